@@ -1,0 +1,2 @@
+"""thatchlab: the math behind agent memory."""
+__version__ = "0.1.0"

@@ -1,0 +1,87 @@
+"""Errors raised by thatchlab.
+
+Every error the toolkit raises on bad input is a :class:`ThatchlabError`
+subclass, so callers can catch one type. Messages name the file, row and
+column involved (when there is one) and what was expected instead.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ThatchlabError",
+    "InputError",
+    "TimeError",
+    "ParamsError",
+    "LogValidationError",
+    "EmbeddingError",
+    "EmbeddingLookupError",
+    "StoreSchemaError",
+    "StoreWriteError",
+    "ExportExistsError",
+    "ModelMismatchError",
+]
+
+
+class ThatchlabError(Exception):
+    """Base class of every error raised by thatchlab on bad input or state."""
+
+
+class InputError(ThatchlabError, ValueError):
+    """An argument has a value the engine cannot accept (unknown signal, empty text...)."""
+
+
+class TimeError(InputError):
+    """A timestamp is naive, unparsable or otherwise unusable."""
+
+
+class ParamsError(ThatchlabError, ValueError):
+    """A parameter dataclass got a value outside its domain or an unknown key."""
+
+
+class LogValidationError(ThatchlabError, ValueError):
+    """A log failed validation.
+
+    Attributes
+    ----------
+    file, row, column, expected : the location of the first problem and what
+        was expected there (any may be ``None`` when not applicable).
+    failures : pandas.DataFrame or None
+        Every problem found (row, column, value, expected), when known.
+    """
+
+    def __init__(self, message, *, file=None, row=None, column=None, expected=None,
+                 failures=None):
+        super().__init__(message)
+        self.file = file
+        self.row = row
+        self.column = column
+        self.expected = expected
+        self.failures = failures
+
+
+class EmbeddingError(ThatchlabError, ValueError):
+    """An embedding is unusable: NaN or infinite values, wrong dimension, wrong model."""
+
+
+class EmbeddingLookupError(EmbeddingError):
+    """A :class:`~thatchlab.embed.LookupEmbedder` has no vector for a text."""
+
+    def __init__(self, message, *, text=None):
+        super().__init__(message)
+        self.text = text
+
+
+class StoreSchemaError(ThatchlabError):
+    """A SQLite file is corrupt, foreign, or lacks tables/columns thatchlab needs."""
+
+
+class StoreWriteError(ThatchlabError, OSError):
+    """An export or merge could not be written; the target is left as it was."""
+
+
+class ExportExistsError(StoreWriteError, FileExistsError):
+    """The export target exists and ``overwrite=True`` was not given."""
+
+
+class ModelMismatchError(ThatchlabError, ValueError):
+    """Vectors made with one embedding model are declared as another's."""

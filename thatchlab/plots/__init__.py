@@ -1,0 +1,3 @@
+"""Matplotlib figures; every function returns a Figure with labelled axes and units."""
+
+__all__: list[str] = []

@@ -1,0 +1,380 @@
+"""Atomic SQLite export and read-only import, shared by every store section.
+
+A *section* is a module that knows one engine's tables. It provides
+
+``KEY``      the keyword of :func:`export_sqlite` it serves (``"prediction"``...),
+``ENGINE``   the engine name recorded in ``thatchlab_meta``,
+``TABLES``   the tables it owns,
+``create(conn)``                  create its tables,
+``write(conn, obj, params)``      insert ``obj``'s rows; return ``{table: n_rows}``,
+``present(conn) -> bool``         whether a file holds this section's tables,
+``read(conn, *, embedder=None)``  rebuild the object from the file,
+``check_equal(a, b)``             raise AssertionError if two objects' rows differ,
+``default_params(obj)``           the params object to record (or ``None``),
+``model(obj)``                    the embedding model name of its vectors (or ``None``).
+
+The export writes a temporary file in the target's directory, runs
+``PRAGMA integrity_check`` and ``PRAGMA foreign_key_check``, re-reads every
+section and compares it with what was given, fsyncs, and only then replaces
+the target with ``os.replace``: a failure at any point leaves the old target
+intact and no partial file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import importlib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..errors import ExportExistsError, ModelMismatchError, StoreSchemaError, StoreWriteError, ThatchlabError
+from ..schema import META_DDL, SCHEMA_VERSION, STORES_DDL
+
+__all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
+           "connect_readonly", "atomic_sqlite"]
+
+#: export keyword → section module. Sections load lazily.
+SECTIONS = {
+    "prediction": "thatchlab.store.thatch_prediction",
+    "behavior": "thatchlab.store.thatch_behavior",
+    "beliefs": "thatchlab.store.belief",
+    "calibration": "thatchlab.store.calibration",
+    "patterns": "thatchlab.store.patterns",
+}
+
+
+def _section(key: str):
+    try:
+        return importlib.import_module(SECTIONS[key])
+    except ModuleNotFoundError as exc:  # a section whose engine has not landed
+        raise ThatchlabError(f"store section {key!r} is not available in this thatchlab ({exc})") from None
+
+
+def _available_sections():
+    out = {}
+    for key in SECTIONS:
+        try:
+            out[key] = importlib.import_module(SECTIONS[key])
+        except ModuleNotFoundError:
+            continue
+    return out
+
+
+@dataclass
+class ExportResult:
+    """Where an export went and what it holds."""
+
+    path: Path
+    manifest_path: Path
+    counts: dict
+    model: str | None
+    engines: list
+
+    def __fspath__(self):
+        return str(self.path)
+
+
+@dataclass
+class StoreContents:
+    """What :func:`import_sqlite` found in a file.
+
+    Attributes are ``None`` for sections the file does not hold.
+    """
+
+    path: Path
+    prediction: object = None
+    behavior: object = None
+    beliefs: object = None
+    calibration: object = None
+    patterns: object = None
+    meta: dict = field(default_factory=dict)
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+
+def _params_for(key, params, obj, sec):
+    if params is None:
+        return sec.default_params(obj)
+    if isinstance(params, dict):
+        return params.get(key, sec.default_params(obj))
+    # one params object: it serves every section whose params type it is
+    default = sec.default_params(obj)
+    if default is not None and type(default) is not type(params):
+        return default
+    return params
+
+
+def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibration=None,
+                  patterns=None, production_model=None, allow_model_mismatch=False, params=None,
+                  overwrite=False) -> ExportResult:
+    """Write engine state as a SQLite file production opens unchanged, plus a manifest.
+
+    Parameters
+    ----------
+    path : target file (``.db``/``.sqlite``). Its directory must exist.
+    prediction, behavior : scoring engines (their tables are written in the
+        production thatch DDL; a ``stores`` table with ``global`` is always present).
+    beliefs, calibration, patterns : state of the other engines, when given.
+    production_model : the model name to declare; ``None`` means the vectors'
+        own model. Declaring another model raises :class:`ModelMismatchError`
+        unless ``allow_model_mismatch=True``.
+    params : one params object or a mapping ``{"prediction": ScoringParams, ...}``;
+        defaults to each engine's own. The scoring engines' ``confidence``
+        column is recomputed under the chosen K and P0.
+    overwrite : replace an existing target (otherwise :class:`ExportExistsError`).
+
+    Returns
+    -------
+    ExportResult with ``path``, ``manifest_path`` and row ``counts``.
+    """
+    path = Path(path)
+    given = {k: v for k, v in dict(prediction=prediction, behavior=behavior, beliefs=beliefs,
+                                   calibration=calibration, patterns=patterns).items() if v is not None}
+    sections = {k: _section(k) for k in given}
+    if path.exists() and not overwrite:
+        raise ExportExistsError(f"{path}: export target exists; pass overwrite=True to replace it")
+    if path.is_dir():
+        raise StoreWriteError(f"{path}: is a directory; expected a file path")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise StoreWriteError(f"{path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise StoreWriteError(f"{path}: directory {parent} is not writable")
+
+    models = {k: sections[k].model(obj) for k, obj in given.items()}
+    vector_models = sorted({m for m in models.values() if m})
+    if production_model is not None and vector_models and not allow_model_mismatch:
+        wrong = [m for m in vector_models if m != production_model]
+        if wrong:
+            raise ModelMismatchError(
+                f"{path}: vectors were made with {wrong} but production_model={production_model!r}; "
+                "thresholds do not transfer between models (pass allow_model_mismatch=True to "
+                "declare it anyway)")
+    model = production_model if production_model is not None else (
+        vector_models[0] if len(vector_models) == 1 else (vector_models or None))
+    chosen = {k: _params_for(k, params, obj, sections[k]) for k, obj in given.items()}
+
+    counts: dict = {}
+
+    def build(conn):
+        conn.execute(STORES_DDL)
+        conn.execute("INSERT OR IGNORE INTO stores(name) VALUES ('global')")
+        # the scoring DDL is always written, so production can open any export
+        for key in ("prediction", "behavior"):
+            sec = sections.get(key) or _section(key)
+            sec.create(conn)
+        for key, obj in given.items():
+            sec = sections[key]
+            if key not in ("prediction", "behavior"):
+                sec.create(conn)
+            counts.update(sec.write(conn, obj, chosen[key]))
+        conn.execute(META_DDL)
+        meta = {
+            "schema_version": str(SCHEMA_VERSION),
+            "thatchlab_version": __version__,
+            "model": json.dumps(model),
+            "engines": json.dumps([sections[k].ENGINE for k in given]),
+            "params": json.dumps({k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
+                                 sort_keys=True),
+        }
+        conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+
+    def verify(tmp_path):
+        with contextlib.closing(connect_readonly(tmp_path)) as conn:
+            for key, obj in given.items():
+                back = sections[key].read(conn)
+                try:
+                    sections[key].check_equal(obj, back, chosen[key])
+                except AssertionError as exc:
+                    raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
+
+    atomic_sqlite(path, build, verify=verify)
+    manifest_path = path.with_name(path.stem + ".manifest.json")
+    manifest = _manifest(path, model, given, sections, chosen, counts)
+    _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
+                        engines=[sections[k].ENGINE for k in given])
+
+
+def _manifest(path, model, given, sections, chosen, counts):
+    env = []
+    for key, var in (("prediction", "THATCH_PREDICTION_THRESHOLD"), ("behavior", "THATCH_BEHAVIOR_THRESHOLD")):
+        p = chosen.get(key)
+        if p is not None:
+            from ..jsfmt import js_number
+            env.append(f"{var}={js_number(p.threshold)}")
+    notes = []
+    if "prediction" in given or "behavior" in given:
+        notes.append(
+            "Production hard-codes K=5, P0=0.5 and W_SOFT=0.25 in its scoring engine; only the "
+            "nudge thresholds are read from the environment lines above. The exported "
+            "confidence column was recomputed under the K and P0 recorded here; production "
+            "will apply its own constants to later signals.")
+    return {
+        "file": path.name,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "schema_version": SCHEMA_VERSION,
+        "thatchlab_version": __version__,
+        "model": model,
+        "engines": [sections[k].ENGINE for k in given],
+        "params": {k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
+        "counts": counts,
+        "environment": env,
+        "notes": notes,
+    }
+
+
+def _fsync_dir(directory: Path):
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _atomic_text(path: Path, text: str):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise StoreWriteError(f"{path}: cannot write ({exc})") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def atomic_sqlite(path, build, *, verify=None):
+    """Build a SQLite file in a temp file beside ``path`` and swap it in atomically.
+
+    ``build(conn)`` runs inside one transaction with foreign keys on;
+    integrity and foreign-key checks run before ``verify(tmp_path)`` and the swap.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("BEGIN")
+            build(conn)
+            conn.execute("COMMIT")
+            check_integrity(conn, path)
+        finally:
+            conn.close()
+        if verify is not None:
+            verify(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except ThatchlabError:
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreWriteError(f"{path}: cannot write ({type(exc).__name__}: {exc}); "
+                              "the target was left as it was") from None
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def check_integrity(conn, label):
+    """Run ``PRAGMA integrity_check`` and ``foreign_key_check``; raise on problems."""
+    res = conn.execute("PRAGMA integrity_check").fetchall()
+    if res != [("ok",)]:
+        raise StoreWriteError(f"{label}: integrity check failed: {res[:3]}")
+    fk = conn.execute("PRAGMA foreign_key_check").fetchall()
+    if fk:
+        raise StoreWriteError(f"{label}: foreign key check failed: {fk[:3]}")
+
+
+def connect_readonly(path) -> sqlite3.Connection:
+    """Open a SQLite file read-only; a missing, corrupt or non-SQLite file → StoreSchemaError."""
+    p = Path(path)
+    if not p.is_file():
+        raise StoreSchemaError(f"{p}: no such file")
+    try:
+        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
+        conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise StoreSchemaError(f"{p}: not a readable SQLite database ({exc})") from None
+    return conn
+
+
+def table_columns(conn, table) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()]
+
+
+def require_tables(conn, label, tables: dict):
+    """Raise StoreSchemaError naming each missing table or column.
+
+    ``tables`` maps table name → the columns it must have.
+    """
+    for table, cols in tables.items():
+        have = table_columns(conn, table)
+        if not have:
+            raise StoreSchemaError(f"{label}: missing table {table!r}")
+        missing = [c for c in cols if c not in have]
+        if missing:
+            raise StoreSchemaError(f"{label}: table {table!r} lacks column(s) {missing}")
+
+
+def import_sqlite(path, embedder=None) -> StoreContents:
+    """Open an exported (or production) file read-only and rebuild the state found.
+
+    Returns a :class:`StoreContents` whose ``prediction``/``behavior`` are
+    engines (given ``embedder`` for later queries), and ``beliefs``,
+    ``calibration``, ``patterns`` the other engines' state, each ``None``
+    when absent. A corrupt, foreign or incomplete file raises
+    :class:`StoreSchemaError` naming what is missing.
+    """
+    path = Path(path)
+    with contextlib.closing(connect_readonly(path)) as conn:
+        try:
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+        except sqlite3.DatabaseError as exc:
+            raise StoreSchemaError(f"{path}: not a readable SQLite database ({exc})") from None
+        meta = {}
+        if "thatchlab_meta" in tables:
+            for k, v in conn.execute("SELECT key, value FROM thatchlab_meta").fetchall():
+                try:
+                    meta[k] = json.loads(v)
+                except json.JSONDecodeError:
+                    meta[k] = v
+        out = StoreContents(path=path, meta=meta)
+        found = False
+        for key, sec in _available_sections().items():
+            try:
+                if not sec.present(conn):
+                    continue
+                setattr(out, key, sec.read(conn, embedder=embedder) if key in ("prediction", "behavior")
+                        else sec.read(conn))
+            except sqlite3.DatabaseError as exc:
+                raise StoreSchemaError(f"{path}: cannot read section {key!r} ({exc})") from None
+            found = True
+        if not found:
+            raise StoreSchemaError(
+                f"{path}: no thatchlab or thatch tables found; expected 'stores' with "
+                "'predictions'/'behaviors' (thatch) or another engine's export tables "
+                f"(found tables: {sorted(tables) or 'none'})")
+    return out
+
+
+def utc_now_text():  # for backups and report names; never used inside engines
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

@@ -1,0 +1,3 @@
+"""Synthetic worlds with planted ground truth, seeded and deterministic."""
+
+__all__: list[str] = []

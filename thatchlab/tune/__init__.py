@@ -1,0 +1,3 @@
+"""Tuning: sweeps and the fitters (PriorFitter, HalfLifeFitter, DeriveWeightsFitter)."""
+
+__all__: list[str] = []

@@ -29,8 +29,9 @@ def js_round(x):
     """
     arr = np.asarray(x, dtype=np.float64)
     fl = np.floor(arr)
-    diff = arr - fl  # exact for finite doubles
-    out = np.where(diff >= 0.5, fl + 1.0, fl)
+    with np.errstate(invalid="ignore"):
+        diff = arr - fl  # exact for finite doubles
+        out = np.where(diff >= 0.5, fl + 1.0, fl)
     out = np.where(np.isfinite(arr), out, arr)
     if out.ndim == 0:
         return float(out)

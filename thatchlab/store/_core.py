@@ -8,8 +8,11 @@ A *section* is a module that knows one engine's tables. It provides
 ``create(conn)``                  create its tables,
 ``write(conn, obj, params)``      insert ``obj``'s rows; return ``{table: n_rows}``,
 ``present(conn) -> bool``         whether a file holds this section's tables,
-``read(conn, *, embedder=None)``  rebuild the object from the file,
-``check_equal(a, b)``             raise AssertionError if two objects' rows differ,
+``read(conn)``                    rebuild the object from the file (the scoring
+                                  sections also take ``embedder=``),
+``check_equal(a, b, params)``     raise AssertionError if what was given (``a``,
+                                  as written under ``params``) and what was read
+                                  back (``b``) differ,
 ``default_params(obj)``           the params object to record (or ``None``),
 ``model(obj)``                    the embedding model name of its vectors (or ``None``).
 
@@ -33,7 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..errors import ExportExistsError, ModelMismatchError, StoreSchemaError, StoreWriteError, ThatchlabError
+from ..errors import (
+    ExportExistsError,
+    ModelMismatchError,
+    StoreSchemaError,
+    StoreWriteError,
+    ThatchlabError,
+)
 from ..schema import META_DDL, SCHEMA_VERSION, STORES_DDL
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",

@@ -1,0 +1,220 @@
+"""SQLite export/import of the scoring engines in the production thatch schema."""
+
+import json
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests._vectors import basis
+from thatchlab.behavior import BehaviorEngine
+from thatchlab.embed import LookupEmbedder
+from thatchlab.errors import (
+    ExportExistsError,
+    ModelMismatchError,
+    StoreSchemaError,
+    StoreWriteError,
+)
+from thatchlab.params import ScoringParams
+from thatchlab.prediction import PredictionEngine
+from thatchlab.store import export_sqlite, import_sqlite
+
+T = "2026-11-29T21:00:00.123Z"
+
+
+@pytest.fixture
+def engines():
+    vecs = {"writing tests": basis(0), "use pytest": basis(1), "committing": basis(2),
+            "run the linter": basis(3), "editing docs": basis(4), "use British spelling": basis(5)}
+    emb = LookupEmbedder(vecs, name="toy-model")
+    pred = PredictionEngine(emb, project_store="repo")
+    pred.update("writing tests", "use pytest", "confirm", "said so", now=T)
+    pred.update("writing tests", "use pytest", "soft", None, now="2026-11-30T10:00:00Z")
+    pred.update("editing docs", "use British spelling", "create", "seen in PR", store="global", now=T)
+    beh = BehaviorEngine(emb, project_store="repo")
+    beh.codify("committing", "run the linter", "caught issues", now=T)
+    beh.feedback("run the linter", False, "docs-only change", now=T)
+    return pred, beh
+
+
+def _same_tables(a, b):
+    for name in ("stores", "matchers", "items", "edges", "provenance"):
+        x, y = a.tables[name], b.tables[name]
+        assert list(x.columns) == list(y.columns), name
+        assert len(x) == len(y), name
+        for col in x.columns:
+            if col == "embedding":
+                assert [np.asarray(u).tobytes() for u in x[col]] == [np.asarray(v).tobytes() for v in y[col]]
+            else:
+                assert x[col].tolist() == y[col].tolist(), (name, col)
+
+
+def test_round_trip_equals_input(tmp_path, engines):
+    pred, beh = engines
+    res = export_sqlite(tmp_path / "thatch.db", prediction=pred, behavior=beh)
+    back = import_sqlite(res.path, embedder=pred.embedder)
+    _same_tables(pred, back.prediction)
+    _same_tables(beh, back.behavior)
+    assert back.prediction.project_store == "repo"
+    assert back.meta["engines"] == ["prediction", "behavior"]
+    assert back.meta["model"] == "toy-model"
+    # the imported engine keeps working
+    assert back.prediction.update("writing tests", "use pytest", "confirm", None, now=T).text == \
+        '[confirm] "use pytest" confidence=0.62 (2/0.25)'
+
+
+def test_file_has_production_ddl_blobs_and_timestamps(tmp_path, engines):
+    pred, beh = engines
+    path = export_sqlite(tmp_path / "t.db", prediction=pred, behavior=beh).path
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT name FROM stores ORDER BY rowid").fetchall() == [("global",), ("repo",)]
+    blob, model, created = con.execute(
+        "SELECT embedding, model, created_at FROM prediction_matchers").fetchone()
+    assert blob == np.asarray(basis(0), dtype="<f4").tobytes() and len(blob) == 8 * 4
+    assert model == "toy-model" and created == "2026-11-29T21:00:00.123Z"
+    assert con.execute("SELECT created_at FROM prediction_provenance ORDER BY rowid LIMIT 1").fetchone() == \
+        ("2026-11-29T21:00:00Z",)
+    dflt = {r[1]: r[4] for r in con.execute("PRAGMA table_info(predictions)")}
+    assert dflt["confidence"] == "0.5" and dflt["confirm_count"] == "0"
+    assert "strftime" in dflt["created_at"]
+
+
+def test_production_writes_without_defaults_succeed(tmp_path, engines):
+    pred, beh = engines
+    path = export_sqlite(tmp_path / "t.db", prediction=pred, behavior=beh).path
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA foreign_keys = ON")
+    pid = con.execute("SELECT id FROM predictions LIMIT 1").fetchone()[0]
+    con.execute("INSERT INTO prediction_provenance (id, prediction_id, signal, detail) "
+                "VALUES ('p-new', ?, 'confirm', 'from production')", (pid,))
+    con.execute("INSERT INTO prediction_matchers (id, store, description) VALUES ('m-new', 'repo', 'x')")
+    con.execute("INSERT INTO behaviors (id, store, statement) VALUES ('b-new', 'global', 'y')")
+    con.commit()
+    created = con.execute("SELECT created_at FROM prediction_provenance WHERE id='p-new'").fetchone()[0]
+    assert len(created) == 20 and created.endswith("Z")
+    assert con.execute("SELECT confidence, confirm_count FROM behaviors WHERE id='b-new'").fetchone() == (0.5, 0)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_manifest_names_thresholds_and_hard_coded_constants(tmp_path, engines):
+    pred, beh = engines
+    params = {"prediction": ScoringParams(k=8, p0=0.4, threshold=0.55), "behavior": ScoringParams(threshold=0.65)}
+    res = export_sqlite(tmp_path / "tuned.db", prediction=pred, behavior=beh, params=params)
+    manifest = json.loads(res.manifest_path.read_text())
+    assert res.manifest_path.name == "tuned.manifest.json"
+    assert manifest["environment"] == ["THATCH_PREDICTION_THRESHOLD=0.55", "THATCH_BEHAVIOR_THRESHOLD=0.65"]
+    assert manifest["params"]["prediction"]["k"] == 8.0
+    assert manifest["model"] == "toy-model"
+    assert manifest["counts"]["predictions"] == 2 and manifest["counts"]["behaviors"] == 1
+    assert any("hard-codes K=5" in n for n in manifest["notes"])
+    # the exported confidence is recomputed under the chosen K and P0
+    con = sqlite3.connect(res.path)
+    conf = con.execute("SELECT confidence FROM predictions WHERE statement='use pytest'").fetchone()[0]
+    assert conf == pytest.approx((1 + 8 * 0.4) / (1 + 0.25 + 8))
+
+
+def test_existing_target_is_refused_and_kept(tmp_path, engines):
+    pred, _ = engines
+    target = tmp_path / "t.db"
+    target.write_bytes(b"precious")
+    with pytest.raises(ExportExistsError):
+        export_sqlite(target, prediction=pred)
+    assert target.read_bytes() == b"precious"
+    export_sqlite(target, prediction=pred, overwrite=True)
+    assert import_sqlite(target).prediction is not None
+
+
+@pytest.mark.parametrize("where", ["missing_dir", "file_as_dir", "proc"])
+def test_unwritable_location_raises_and_writes_nothing(tmp_path, engines, where):
+    pred, _ = engines
+    if where == "missing_dir":
+        target = tmp_path / "nope" / "t.db"
+    elif where == "file_as_dir":
+        (tmp_path / "afile").write_text("x")
+        target = tmp_path / "afile" / "t.db"
+    else:
+        target = "/proc/thatchlab-test.db"
+    with pytest.raises(StoreWriteError):
+        export_sqlite(target, prediction=pred)
+    assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["afile"])
+
+
+def test_failed_export_leaves_old_target_and_no_temp(tmp_path, engines, monkeypatch):
+    pred, _ = engines
+    target = tmp_path / "t.db"
+    export_sqlite(target, prediction=pred)
+    before = target.read_bytes()
+    from thatchlab.store import thatch_prediction
+
+    def boom(conn, engine, params):
+        conn.execute("INSERT INTO stores(name) VALUES ('half-written')")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(thatch_prediction, "write", boom)
+    with pytest.raises(StoreWriteError, match="disk full"):
+        export_sqlite(target, prediction=pred, overwrite=True)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db", "t.manifest.json"]
+
+
+def test_model_mismatch_is_refused_unless_allowed(tmp_path, engines):
+    pred, _ = engines
+    with pytest.raises(ModelMismatchError):
+        export_sqlite(tmp_path / "a.db", prediction=pred, production_model="Xenova/bge-small-en-v1.5")
+    res = export_sqlite(tmp_path / "a.db", prediction=pred, production_model="Xenova/bge-small-en-v1.5",
+                        allow_model_mismatch=True)
+    assert json.loads(res.manifest_path.read_text())["model"] == "Xenova/bge-small-en-v1.5"
+
+
+def test_corrupt_foreign_and_incomplete_files(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreSchemaError, match="not a readable SQLite"):
+        import_sqlite(bad)
+    foreign = tmp_path / "foreign.db"
+    con = sqlite3.connect(foreign)
+    con.execute("CREATE TABLE customers (id INTEGER)")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreSchemaError, match="no thatchlab or thatch tables"):
+        import_sqlite(foreign)
+    partial = tmp_path / "partial.db"
+    con = sqlite3.connect(partial)
+    con.execute("CREATE TABLE stores (name TEXT PRIMARY KEY)")
+    con.execute("INSERT INTO stores VALUES ('global')")
+    con.execute("CREATE TABLE predictions (id TEXT PRIMARY KEY, store TEXT, statement TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreSchemaError, match="partial.db: missing table 'prediction_matchers'"):
+        import_sqlite(partial)
+    con = sqlite3.connect(partial)
+    for ddl in ("CREATE TABLE prediction_matchers (id TEXT, store TEXT, description TEXT, embedding BLOB, "
+                "model TEXT, created_at TEXT, updated_at TEXT)",
+                "CREATE TABLE prediction_edges (matcher_id TEXT, prediction_id TEXT, weight REAL, created_at TEXT)",
+                "CREATE TABLE prediction_provenance (id TEXT, prediction_id TEXT, signal TEXT, detail TEXT, "
+                "created_at TEXT)"):
+        con.execute(ddl)
+    con.commit()
+    con.close()
+    with pytest.raises(StoreSchemaError, match=r"'predictions' lacks column\(s\) \['rationale'"):
+        import_sqlite(partial)
+    with pytest.raises(StoreSchemaError, match="no such file"):
+        import_sqlite(tmp_path / "missing.db")
+
+
+def test_import_is_read_only(tmp_path, engines):
+    pred, _ = engines
+    path = export_sqlite(tmp_path / "t.db", prediction=pred).path
+    before = path.read_bytes()
+    back = import_sqlite(path)
+    back.prediction  # noqa: B018
+    assert path.read_bytes() == before
+
+
+def test_export_does_not_modify_engine(tmp_path, engines):
+    pred, _ = engines
+    before = {k: v.drop(columns=["embedding"], errors="ignore") for k, v in pred.tables.items()}
+    export_sqlite(tmp_path / "t.db", prediction=pred, params=ScoringParams(k=20))
+    for k, v in pred.tables.items():
+        pd.testing.assert_frame_equal(before[k], v.drop(columns=["embedding"], errors="ignore"))

@@ -2,9 +2,11 @@
 
 ``export_sqlite`` writes engine state as a file production opens unchanged
 (atomically, with integrity checks and a manifest); ``import_sqlite`` reads
-one back read-only.
+one back read-only; ``merge_into`` ships an export into a live production
+file without losing the tables thatchlab does not model.
 """
 
 from ._core import ExportResult, StoreContents, export_sqlite, import_sqlite
+from ._merge import MergeResult, merge_into
 
-__all__ = ["ExportResult", "StoreContents", "export_sqlite", "import_sqlite"]
+__all__ = ["ExportResult", "MergeResult", "StoreContents", "export_sqlite", "import_sqlite", "merge_into"]

@@ -16,10 +16,11 @@ A *section* is a module that knows one engine's tables. It provides
 ``default_params(obj)``           the params object to record (or ``None``),
 ``model(obj)``                    the embedding model name of its vectors (or ``None``).
 
-The export writes a temporary file in the target's directory, runs
-``PRAGMA integrity_check`` and ``PRAGMA foreign_key_check``, re-reads every
-section and compares it with what was given, fsyncs, and only then replaces
-the target with ``os.replace``: a failure at any point leaves the old target
+The export builds the database in memory, runs ``PRAGMA integrity_check``
+and ``PRAGMA foreign_key_check``, re-reads every section from the serialized
+bytes and compares it with what was given, and only then writes a temporary
+file beside the target, fsyncs it and replaces the target with
+``os.replace``: a failure (or a kill) at any point leaves the old target
 intact and no partial file.
 """
 
@@ -46,7 +47,7 @@ from ..errors import (
 from ..schema import META_DDL, SCHEMA_VERSION, STORES_DDL
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
-           "connect_readonly", "atomic_sqlite"]
+           "connect_readonly", "atomic_sqlite", "write_bytes_atomic", "connect_bytes"]
 
 #: export keyword → section module. Sections load lazily.
 SECTIONS = {
@@ -195,8 +196,8 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
         }
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
-    def verify(tmp_path):
-        with contextlib.closing(connect_readonly(tmp_path)) as conn:
+    def verify(data):
+        with contextlib.closing(connect_bytes(data)) as conn:
             for key, obj in given.items():
                 back = sections[key].read(conn)
                 try:
@@ -250,56 +251,93 @@ def _fsync_dir(directory: Path):
 
 
 def _atomic_text(path: Path, text: str):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        write_bytes_atomic(path, text.encode("utf-8"))
     except OSError as exc:
         raise StoreWriteError(f"{path}: cannot write ({exc})") from None
+
+
+def _stale_temps(path: Path):
+    """Temp files of earlier writers to ``path`` that died (a SIGKILL leaves them)."""
+    for p in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            pid = int(p.name[len(path.name) + 2:].split(".")[0])
+        except ValueError:
+            continue
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            yield p
+        except PermissionError:
+            continue
+
+
+def write_bytes_atomic(path, data: bytes):
+    """Write ``data`` to ``path`` atomically: temp file beside it, fsync, ``os.replace``.
+
+    The file is built in memory first, so the temp file exists only for the
+    moment of one write and fsync; temp files left by killed writers are
+    removed on the next write.
+    """
+    path = Path(path)
+    for stale in _stale_temps(path):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
 
 
+def connect_bytes(data: bytes) -> sqlite3.Connection:
+    """An in-memory connection holding a serialized database."""
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(data)
+    return conn
+
+
 def atomic_sqlite(path, build, *, verify=None):
-    """Build a SQLite file in a temp file beside ``path`` and swap it in atomically.
+    """Build a SQLite database in memory and write it to ``path`` atomically.
 
     ``build(conn)`` runs inside one transaction with foreign keys on;
-    integrity and foreign-key checks run before ``verify(tmp_path)`` and the swap.
+    integrity and foreign-key checks run, then ``verify(data)`` on the
+    serialized bytes, and only then is the file written (see
+    :func:`write_bytes_atomic`). A failure anywhere leaves ``path`` as it was.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
     try:
-        conn = sqlite3.connect(tmp, isolation_level=None)
+        conn = sqlite3.connect(":memory:", isolation_level=None)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("BEGIN")
             build(conn)
             conn.execute("COMMIT")
             check_integrity(conn, path)
+            data = conn.serialize()
         finally:
             conn.close()
         if verify is not None:
-            verify(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+            verify(data)
+        write_bytes_atomic(path, data)
     except ThatchlabError:
         raise
     except (OSError, sqlite3.Error) as exc:
         raise StoreWriteError(f"{path}: cannot write ({type(exc).__name__}: {exc}); "
                               "the target was left as it was") from None
-    finally:
-        for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
 
 
 def check_integrity(conn, label):

@@ -2,10 +2,10 @@
 
 A production thatch file also holds memories (``entries``, ``dedup_pairs``)
 and tables thatchlab does not know; shipping a replacement file would lose
-them. :func:`merge_into` works on a consistent copy of the production file
+them. :func:`merge_into` works on an in-memory copy of the production file
 (SQLite's backup API, so WAL content is included), replaces only the rows of
 the engines the export holds, in one transaction, checks integrity, keeps a
-backup of the original and swaps the merged copy in atomically.
+backup of the original and writes the merged file atomically.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import StoreSchemaError, StoreWriteError, ThatchlabError
 from ..schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
-from ._core import _fsync_dir, _section, check_integrity, connect_readonly
+from ._core import _section, check_integrity, connect_readonly, write_bytes_atomic
 
 __all__ = ["merge_into", "MergeResult"]
 
@@ -45,11 +45,6 @@ def _engines_of(export_conn, label) -> list:
     return json.loads(row[0])
 
 
-def _copy_sqlite(src: Path, dst: Path):
-    with contextlib.closing(connect_readonly(src)) as s, contextlib.closing(sqlite3.connect(dst)) as d:
-        s.backup(d)
-
-
 def merge_into(export_path, production_db, backup: bool = True) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
@@ -71,14 +66,14 @@ def merge_into(export_path, production_db, backup: bool = True) -> MergeResult:
         raise StoreSchemaError(f"{production_db}: no such production file")
     with contextlib.closing(connect_readonly(production_db)):
         pass  # a corrupt or non-SQLite production file raises StoreSchemaError here
-    directory = production_db.parent
-    tmp = directory / f".{production_db.name}.{os.getpid()}.merge.tmp"
     backup_path = production_db.with_name(production_db.name + ".bak") if backup else None
     result = MergeResult(path=production_db, backup_path=backup_path, engines=engines)
     try:
-        _copy_sqlite(production_db, tmp)
-        con = sqlite3.connect(tmp, isolation_level=None)
+        con = sqlite3.connect("file:thatchlab-merge?mode=memory", uri=True, isolation_level=None)
         try:
+            with contextlib.closing(connect_readonly(production_db)) as src:
+                src.backup(con)  # a consistent copy, WAL content included
+            original = con.serialize()
             con.execute("PRAGMA foreign_keys = ON")
             con.execute("ATTACH DATABASE ? AS ex", (f"file:{export_path.resolve()}?mode=ro",))
             con.execute("BEGIN IMMEDIATE")
@@ -92,29 +87,21 @@ def merge_into(export_path, production_db, backup: bool = True) -> MergeResult:
             con.execute("COMMIT")
             con.execute("DETACH DATABASE ex")
             check_integrity(con, production_db)
+            merged = con.serialize()
         finally:
             con.close()
         if backup_path is not None:
-            bak_tmp = directory / f".{backup_path.name}.{os.getpid()}.tmp"
-            _copy_sqlite(production_db, bak_tmp)
-            os.replace(bak_tmp, backup_path)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        # the old WAL/SHM belong to the old file: the merged copy has none
+            write_bytes_atomic(backup_path, original)
+        # the old WAL/SHM belong to the old file: the merged file has none
         for side in ("-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(str(production_db) + side)
-        os.replace(tmp, production_db)
-        _fsync_dir(directory)
+        write_bytes_atomic(production_db, merged)
     except ThatchlabError:
         raise
     except (OSError, sqlite3.Error) as exc:
         raise StoreWriteError(f"{production_db}: merge failed ({type(exc).__name__}: {exc}); "
                               "production was left as it was") from None
-    finally:
-        for leftover in directory.glob(f".{production_db.name}.{os.getpid()}.merge.tmp*"):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
     return result
 
 

@@ -1,0 +1,67 @@
+"""HTML reports: notebook renderings and the report of ``thatchlab run``.
+
+A notebook rendering carries a hash of the notebook it was made from
+(its cells' sources and stored outputs), so a test can tell a stale
+rendering from a current one without re-executing anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+from pathlib import Path
+
+__all__ = ["notebook_hash", "render_notebook", "render_all_notebooks", "rendering_hash", "HASH_META"]
+
+HASH_META = "thatchlab-notebook-sha256"
+
+
+def notebook_hash(path) -> str:
+    """sha256 over the notebook's cell types, sources and stored outputs (not metadata)."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    canon = []
+    for cell in nb.get("cells", []):
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        outputs = []
+        for out in cell.get("outputs", []) or []:
+            o = {k: v for k, v in out.items() if k not in ("metadata", "execution_count")}
+            outputs.append(o)
+        canon.append({"type": cell.get("cell_type"), "source": src, "outputs": outputs})
+    blob = json.dumps(canon, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+def render_notebook(path, out_path) -> Path:
+    """Render a notebook's stored outputs to HTML (no execution), stamped with its hash."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    path, out_path = Path(path), Path(out_path)
+    nb = nbformat.read(path, as_version=4)
+    body, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
+    stamp = f'<meta name="{HASH_META}" content="{notebook_hash(path)}">'
+    body = body.replace("<head>", "<head>\n" + stamp, 1)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(body, encoding="utf-8")
+    return out_path
+
+
+def rendering_hash(html_path) -> str | None:
+    """The notebook hash stamped into a rendering (None when absent)."""
+    text = Path(html_path).read_text(encoding="utf-8")
+    marker = f'<meta name="{HASH_META}" content="'
+    i = text.find(marker)
+    if i < 0:
+        return None
+    j = text.index('"', i + len(marker))
+    return html.unescape(text[i + len(marker):j])
+
+
+def render_all_notebooks(notebooks_dir="notebooks", out_dir="reports/notebooks") -> list[Path]:
+    """Render every notebook in ``notebooks_dir`` to ``out_dir/<name>.html``."""
+    out = []
+    for nb in sorted(Path(notebooks_dir).glob("*.ipynb")):
+        out.append(render_notebook(nb, Path(out_dir) / (nb.stem + ".html")))
+    return out

@@ -47,9 +47,12 @@ def normalise_rows(arr: np.ndarray) -> np.ndarray:
     [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
     """
     a = np.asarray(arr, dtype=np.float64)
-    norms = np.sqrt(np.einsum("...i,...i->...", a, a))[..., None]
+    # scale by the largest magnitude first so tiny rows do not underflow when squared
+    scale = np.max(np.abs(a), axis=-1, keepdims=True) if a.shape[-1] else np.zeros(a.shape[:-1] + (1,))
+    scaled = a / np.where(scale > 0.0, scale, 1.0)
+    norms = np.sqrt(np.einsum("...i,...i->...", scaled, scaled))[..., None]
     safe = np.where(norms > 0.0, norms, 1.0)
-    return (a / safe).astype(np.float32)
+    return (scaled / safe).astype(np.float32)
 
 
 def check_vectors(arr, dim: int | None = None, what: str = "embedding") -> np.ndarray:

@@ -16,10 +16,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["VectorRows", "MARGIN"]
+__all__ = ["VectorRows", "MARGIN", "exact_cosines"]
 
 #: Slack around float32 cosines: > one rounding step (0.001) plus twice the float32 error.
 MARGIN = 2e-3
+
+
+def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosines of two float64 matrices of the same shape: dot / (|a| |b|), 0
+    when a norm is 0.
+
+    Every exact cosine in thatchlab goes through this one function (row-wise
+    ``einsum``, never a BLAS call whose summation order depends on the batch
+    shape), so the engine and the vectorised replay agree to the last bit.
+    """
+    dots = np.einsum("ij,ij->i", a, b)
+    norms = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
+    out = np.zeros(len(a), dtype=np.float64)
+    np.divide(dots, norms, out=out, where=norms > 0)
+    return out
 
 
 class VectorRows:
@@ -140,13 +155,9 @@ class VectorRows:
         """Cosines in float64, dot / (|a| |b|), 0 when a norm is 0 (production's formula)."""
         if len(positions) == 0:
             return np.zeros(0, dtype=np.float64)
-        q = np.asarray(q, dtype=np.float64)
         block = np.vstack([self._vecs[int(p)] for p in positions]).astype(np.float64)
-        dots = block @ q
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block)) * np.sqrt(q @ q)
-        out = np.zeros(len(positions), dtype=np.float64)
-        np.divide(dots, norms, out=out, where=norms > 0)
-        return out
+        q = np.asarray(q, dtype=np.float64)
+        return exact_cosines(block, np.ascontiguousarray(np.broadcast_to(q, block.shape)))
 
     def cosines(self, q, rows=None, model=None, *, floor=None, top=None):
         """``(positions, exact cosines)`` of the candidate rows."""

@@ -123,8 +123,9 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
                     fh.write(json.dumps({k: _jsonable(v) for k, v in rec.items()},
                                         ensure_ascii=False, allow_nan=False) + "\n")
         elif fmt == "csv":
-            for col in list(json_columns) + [c for c in out.columns if out[c].map(
-                    lambda v: isinstance(v, (list, tuple, np.ndarray))).any()]:
+            auto = [c for c in out.columns
+                    if out[c].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any()]
+            for col in dict.fromkeys(list(json_columns) + auto):  # each column encoded once
                 if col in out.columns:
                     out[col] = out[col].map(lambda v: None if _isnull(v) else json.dumps(_jsonable(v)))
             out.to_csv(tmp, index=False)

@@ -1,0 +1,138 @@
+"""HalfLifeFitter: censored exponential MLE, exposure segments, recovery of planted half-lives."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from thatchlab.errors import InputError
+from thatchlab.params import BeliefParams
+from thatchlab.synth import BeliefWorld
+from thatchlab.tune import HalfLifeFitter, exposure_segments
+
+LN2 = math.log(2)
+
+
+def test_literal_fit_and_interval():
+    f = HalfLifeFitter().fit([10, 10, 10, 10], [True, False, True, False])
+    s = f.summary_.loc["all"]
+    assert f.half_life_["all"] == pytest.approx(20 * LN2)
+    assert (int(s["n"]), int(s["events"]), s["exposure_days"], s["rate"]) == (4, 2, 40.0, 0.05)
+    # exact Poisson interval of the rate: chi2(0.025; 4)/80 and chi2(0.975; 6)/80
+    assert s["ci_lower"] == pytest.approx(LN2 / (14.449375335447922 / 80))
+    assert s["ci_upper"] == pytest.approx(LN2 / (0.4844185570879305 / 80))
+    assert s["log_likelihood"] == pytest.approx(2 * math.log(0.05) - 2)
+    assert f.fit([1, 2], [1, 0]) is f
+
+
+def test_no_events_means_infinite_half_life():
+    f = HalfLifeFitter().fit([5, 7], [False, False], groups=["identity", "identity"])
+    s = f.summary_.loc["identity"]
+    assert math.isinf(s["coef"]) and math.isinf(s["ci_upper"]) and s["ci_lower"] == pytest.approx(
+        LN2 / (-math.log(0.025) / 12))
+    assert f.to_params().identity is None
+
+
+def test_groups_are_sorted_and_counted():
+    f = HalfLifeFitter().fit([1, 2, 3, 4], [1, 1, 0, 1], groups=["state", "plan", "state", None])
+    assert list(f.summary_.index) == ["plan", "state", "unclassified"]
+    assert f.summary_["events"].tolist() == [1, 1, 1] and f.summary_["n"].tolist() == [1, 2, 1]
+    p = f.to_params(BeliefParams(preference=50))
+    assert p.state == pytest.approx(4 * LN2) and p.plan == pytest.approx(2 * LN2) and p.preference == 50
+
+
+@pytest.mark.parametrize("durations, events, groups", [
+    ([-1, 2], [1, 0], None), ([np.nan], [1], None), ([1, 2], [1], None), ([], [], None),
+    ([1, 2], [1, 0], ["a"]),
+])
+def test_bad_input_raises(durations, events, groups):
+    with pytest.raises(InputError):
+        HalfLifeFitter().fit(durations, events, groups)
+    with pytest.raises(InputError):
+        HalfLifeFitter(alpha=1.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 500), st.booleans()), min_size=1, max_size=30),
+       st.floats(0.1, 10), st.randoms())
+def test_scaling_and_order_invariance(rows, scale, rnd):
+    t, e = (np.array(x) for x in zip(*rows))
+    base = HalfLifeFitter().fit(t, e).summary_
+    scaled = HalfLifeFitter().fit(t * scale, e).summary_
+    if e.any():
+        assert scaled.loc["all", "coef"] == pytest.approx(base.loc["all", "coef"] * scale, rel=1e-9)
+        assert base.loc["all", "ci_lower"] <= base.loc["all", "coef"] <= base.loc["all", "ci_upper"]
+    perm = list(range(len(t)))
+    rnd.shuffle(perm)
+    shuffled = HalfLifeFitter().fit(t[perm], e[perm]).summary_
+    pd.testing.assert_frame_equal(shuffled, base, rtol=1e-12)
+
+
+def _log(rows):
+    cols = ["ts", "memory_id", "kind", "text", "belief_class", "target_memory_id", "authority",
+            "valid_to", "confirmed"]
+    return pd.DataFrame([dict(zip(cols, r)) for r in rows], columns=cols)
+
+
+def d(n):
+    return (pd.Timestamp("2026-01-01T00:00:00Z") + pd.Timedelta(days=n)).isoformat()
+
+
+def test_exposure_segments_follow_the_evidence():
+    log = _log([
+        (d(0), "a", "write", "a", "state", None, 2, None, None),
+        (d(2), "a-r", "restated", None, None, "a", 2, None, None),
+        (d(3), "a-w", "contradicted", None, None, "a", 1, None, None),    # weaker: ignored
+        (d(5), "a-c", "contradicted", None, None, "a", 2, None, None),    # the end
+        (d(6), "a-r2", "restated", None, None, "a", 2, None, None),       # after the end: ignored
+        (d(1), "b", "write", "b", "plan", None, None, None, None),
+        (d(4), "b", "review", None, None, None, None, None, True),
+        (d(7), "b", "delete", None, None, None, None, None, None),        # censors
+        (d(1), "c", "write", "c", "plan", None, None, d(3), None),        # named date: left out
+        (d(2), "e", "write", "e", None, None, None, None, None),
+        (d(9), "e", "review", None, None, None, None, None, False),       # refuting review ends it
+        (d(3), "f", "write", "f", "episodic", None, None, None, None),    # censored at end of log
+    ])
+    seg = exposure_segments(log).sort_values(["memory_id", "start"]).reset_index(drop=True)
+    assert seg["memory_id"].tolist() == ["a", "a", "b", "b", "e", "f"]
+    assert seg["group"].tolist() == ["state", "state", "plan", "plan", "unclassified", "episodic"]
+    assert seg["duration_days"].tolist() == [2.0, 3.0, 3.0, 3.0, 7.0, 6.0]
+    assert seg["event"].tolist() == [False, True, False, False, True, False]
+    f = HalfLifeFitter().fit_from_log(log)
+    assert f.summary_.loc["state", "coef"] == pytest.approx(5 * LN2)
+    assert f.segments_.shape[0] == 6
+
+
+def test_fitter_recovers_planted_half_lives():
+    world = BeliefWorld(read_rate=0.0, seed=11)
+    log = world.log(n_memories=2500, days=150)
+    f = HalfLifeFitter(alpha=0.01).fit_from_log(log)
+    checked = 0
+    for cls, planted in world.half_lives.items():
+        s = f.summary_.loc[cls]
+        if planted is None:
+            assert s["events"] == 0 and math.isinf(s["coef"])
+            continue
+        assert s["ci_lower"] <= planted <= s["ci_upper"], (cls, planted, s.to_dict())
+        checked += 1
+    assert checked == 7
+    # the fitted half-lives are far from the seed's priors where the world differs
+    assert f.summary_.loc["preference", "ci_upper"] < BeliefParams().preference
+
+
+def test_weibull_check_flags_non_constant_hazards():
+    rng = np.random.default_rng(0)
+    expo = rng.exponential(10, 400)
+    wear = 10 * rng.weibull(3.0, 400)
+    t = np.concatenate([expo, wear])
+    g = ["expo"] * 400 + ["wear"] * 400
+    f = HalfLifeFitter(weibull=True).fit(t, np.ones(800, dtype=bool), g)
+    w = f.weibull_
+    assert bool(w.loc["expo", "exponential_ok"]) is True
+    assert bool(w.loc["wear", "exponential_ok"]) is False and w.loc["wear", "rho"] > 2
+    assert HalfLifeFitter().fit([1], [1]).weibull_ is None

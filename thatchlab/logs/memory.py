@@ -1,0 +1,152 @@
+"""The memory log of the belief model (seed 001, DESIGN §8).
+
+One row per event on a memory store: ``write`` inserts a row, the evidence
+events (``restated``, ``contradicted``, ``resolved``, ``unrelated``,
+``review``, ``delete``) touch one, and ``read`` is a reader looking at one,
+optionally labelled with whether the belief still held (``still_true``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
+from ._core import LogSpec, RowRule, read_table, validate_frame, write_table
+
+__all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memory_log",
+           "write_memory_log"]
+
+#: Columns of the memory log, in order. Only ``ts``, ``memory_id`` and ``kind``
+#: are required; the others are added as nulls when absent.
+MEMORY_LOG_COLUMNS = ("ts", "memory_id", "kind", "text", "belief_class", "tier", "memory_kind",
+                      "user_asserted", "half_life_days", "valid_to", "authority",
+                      "target_memory_id", "subject_scope", "confirmed", "still_true")
+_BOOLS = ("user_asserted", "confirmed", "still_true")
+_NUMS = ("half_life_days", "authority")
+_BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
+
+
+def _isnull(v) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
+def _text_ok(col, nullable):
+    return lambda df: df[col].map(lambda v: (isinstance(v, str) and v != "") or (nullable and _isnull(v)))
+
+
+def _bool_ok(col):
+    return lambda df: df[col].map(lambda v: isinstance(v, (bool, np.bool_)) or _isnull(v))
+
+
+def _num_ok(col, positive):
+    def test(df):
+        x = pd.to_numeric(df[col], errors="coerce")
+        ok = x.notna() & np.isfinite(x.astype(float))
+        if positive:
+            ok &= x > 0
+        return ok | df[col].map(_isnull)
+    return test
+
+
+def _kind_is(df, *kinds):
+    return df["kind"].isin(kinds)
+
+
+MEMORY_LOG = LogSpec(
+    name="memory log",
+    required=("ts", "memory_id", "kind"),
+    optional=MEMORY_LOG_COLUMNS[3:],
+    times=("ts", "valid_to"),
+    rules=(
+        RowRule("ts", "a timezone-aware ISO-8601 time", lambda df: df["ts"].notna()),
+        RowRule("memory_id", "a non-empty text id", _text_ok("memory_id", False)),
+        RowRule("kind", f"one of {list(MEMORY_LOG_KINDS)}", lambda df: df["kind"].isin(MEMORY_LOG_KINDS)),
+        RowRule("text", "a non-empty text on write rows",
+                lambda df: ~_kind_is(df, "write") | _text_ok("text", False)(df)),
+        RowRule("belief_class", f"one of {list(BELIEF_CLASSES)} or null",
+                lambda df: df["belief_class"].isin(BELIEF_CLASSES) | df["belief_class"].map(_isnull)),
+        RowRule("half_life_days", "a number of days > 0, or null (no decay)",
+                _num_ok("half_life_days", True)),
+        RowRule("authority", "a number (higher = more authoritative) or null",
+                _num_ok("authority", False)),
+        RowRule("target_memory_id", "a non-empty text id or null", _text_ok("target_memory_id", True)),
+        RowRule("user_asserted", "true or false (or null)", _bool_ok("user_asserted")),
+        RowRule("confirmed", "true or false on review rows",
+                lambda df: _bool_ok("confirmed")(df) & (~_kind_is(df, "review") | df["confirmed"].map(
+                    lambda v: not _isnull(v)))),
+        RowRule("still_true", "true, false or null on read rows; null elsewhere",
+                lambda df: _bool_ok("still_true")(df) & (_kind_is(df, "read") | df["still_true"].map(_isnull))),
+    ),
+)
+
+
+def _pre(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for col in _BOOLS:
+        if col in out.columns:
+            out[col] = out[col].map(
+                lambda v: _BOOL_TEXT.get(v, v) if isinstance(v, str) else
+                (bool(v) if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                 and v in (0, 1) else v)).astype(object)
+    return out
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for col in _NUMS:
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
+    for col in _BOOLS:
+        out[col] = pd.array([None if _isnull(v) else bool(v) for v in out[col]], dtype="boolean")
+    for col in ("memory_id", "kind", "text", "belief_class", "tier", "memory_kind", "target_memory_id",
+                "subject_scope"):
+        out[col] = out[col].map(lambda v: None if _isnull(v) else str(v)).astype(object)
+    extra = [c for c in out.columns if c not in MEMORY_LOG_COLUMNS]
+    return out[list(MEMORY_LOG_COLUMNS) + extra]
+
+
+def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
+    """Validate a memory log and return it typed (a new frame; the input is untouched).
+
+    Required columns ``ts, memory_id, kind``; optional (null when absent)
+    ``text, belief_class, tier, memory_kind, user_asserted, half_life_days,
+    valid_to, authority, target_memory_id, subject_scope, confirmed,
+    still_true``. Times are aware (parsed to UTC); ``kind`` one of
+    ``write, restated, contradicted, resolved, unrelated, review, delete,
+    read``; ``write`` rows need ``text``; ``half_life_days`` > 0 or null;
+    ``review`` rows need ``confirmed``; ``still_true`` only on ``read`` rows.
+    For evidence events ``target_memory_id`` names the row touched (then
+    ``memory_id`` is the evidence source); when it is null the row touched is
+    ``memory_id``.
+
+    Raises :class:`~thatchlab.errors.LogValidationError` naming row and
+    column, or with ``errors="report"`` returns ``(valid, rejected)``.
+
+    >>> import pandas as pd
+    >>> log = pd.DataFrame({"ts": ["2026-01-01T00:00:00Z", "2026-01-05T00:00:00Z"],
+    ...     "memory_id": ["m1", "m1"], "kind": ["write", "read"], "text": ["likes tea", None],
+    ...     "belief_class": ["preference", None], "still_true": [None, "true"]})
+    >>> v = validate_memory_log(log)
+    >>> v["still_true"].tolist(), str(v["ts"].dtype)
+    ([<NA>, True], 'datetime64[ns, UTC]')
+    """
+    df_in = _pre(df) if isinstance(df, pd.DataFrame) else df
+    res = validate_frame(df_in, MEMORY_LOG, source=source, errors=errors)
+    if errors == "raise":
+        return _typed(res)
+    valid, rejected = res
+    return _typed(valid), rejected
+
+
+def read_memory_log(path, errors: str = "raise"):
+    """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`)."""
+    return validate_memory_log(read_table(path), source=str(path), errors=errors)
+
+
+def write_memory_log(df: pd.DataFrame, path):
+    """Validate and write a memory log (format by suffix); returns the path."""
+    log = validate_memory_log(df)
+    out = log.copy()
+    for col in _BOOLS:
+        out[col] = out[col].astype(object).map(lambda v: None if _isnull(v) else bool(v))
+    return write_table(out, path)

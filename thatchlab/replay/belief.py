@@ -1,0 +1,253 @@
+"""Replay of a memory log through the belief model (seed 001).
+
+Events run in time order through a :class:`~thatchlab.belief.BeliefStore`:
+writes insert rows, evidence events touch them, reads record the row's
+stored state. Currency and band at every read are then computed in one
+vectorised pass, so the per-class half-lives change only that last step
+(:meth:`BeliefReplayResult.rescore`). Metrics say how well currency predicts
+whether a belief still holds, and count *time-only transitions* — stored
+changes no event explains — which the model forbids (must be 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..belief import (
+    BeliefParams,
+    BeliefStore,
+    compute_currency,
+    currency_band,
+    derive_half_life_days,
+)
+from ..errors import InputError
+from ..logs.memory import validate_memory_log
+from ..metrics.calibration import brier
+
+__all__ = ["run_belief", "BeliefReplayResult", "band_truth_table"]
+
+_FP = ("status", "valid_to", "confidence", "corroboration_count", "last_corroborated_at",
+       "superseded_by", "half_life_days", "belief_class")
+_BANDS = ("current", "fading", "history")
+
+
+def _val(v):
+    return None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT else v
+
+
+def _write_row(ev: dict) -> dict:
+    return dict(id=ev["memory_id"], text=ev["text"], belief_class=_val(ev["belief_class"]),
+                half_life_days=_val(ev["half_life_days"]),
+                user_asserted=bool(_val(ev["user_asserted"]) or False), kind=_val(ev["memory_kind"]),
+                tier=_val(ev["tier"]), subject_scope=_val(ev["subject_scope"]),
+                authority=_val(ev["authority"]), captured_at=ev["ts"], valid_to=_val(ev["valid_to"]))
+
+
+@dataclass
+class BeliefReplayResult:
+    """What :func:`run_belief` returns.
+
+    Attributes
+    ----------
+    events : one row per ``read``: ts, memory_id, still_true, the stored
+        state read (status, class, half-life, valid_to, ``as_of``), and
+        ``effective_half_life_days``, ``currency``, ``band``, ``useful_now``.
+    actions : one row per evidence event: what it did to the store.
+    state : the final :class:`~thatchlab.belief.BeliefStore`.
+    metrics : scalars — ``auc`` and ``brier`` of currency for ``still_true``,
+        ``n_reads``, ``n_labelled``, ``share_true_<band>``, ``n_<band>``,
+        ``useful_now_precision``, ``useful_now_recall``,
+        ``time_only_transitions`` (always 0 for this model), ``n_missing``.
+    band_table : band × truth counts with the share still true per band.
+    params : the parameters used.
+    """
+
+    events: pd.DataFrame
+    actions: pd.DataFrame
+    state: BeliefStore
+    metrics: dict
+    band_table: pd.DataFrame
+    params: BeliefParams
+    _raw_reads: pd.DataFrame = field(repr=False, default=None)
+    _time_only: int = field(repr=False, default=0)
+
+    @property
+    def tables(self) -> dict:
+        return self.state.tables
+
+    def rescore(self, params: BeliefParams) -> BeliefReplayResult:
+        """The same replay scored under other half-life priors, without
+        re-running the events (valid when only the priors differ)."""
+        events, metrics, table = _score(self._raw_reads, params, self._time_only,
+                                        self.metrics["n_missing"])
+        return BeliefReplayResult(events, self.actions, self.state, metrics, table, params,
+                                  self._raw_reads, self._time_only)
+
+
+def band_truth_table(events: pd.DataFrame) -> pd.DataFrame:
+    """Counts of labelled reads per band and truth, with ``share_true`` per band.
+
+    >>> import pandas as pd
+    >>> t = band_truth_table(pd.DataFrame({"band": ["current", "current", "history"],
+    ...                                    "still_true": [True, False, False]}))
+    >>> float(t.loc["current", "share_true"]), int(t.loc["history", "false"])
+    (0.5, 1)
+    """
+    lab = events[events["still_true"].notna() & events["band"].notna()]
+    y = lab["still_true"].astype(bool).to_numpy()
+    b = lab["band"].to_numpy()
+    rows = []
+    for band in _BANDS:
+        m = b == band
+        n, t = int(m.sum()), int((y & m).sum())
+        rows.append(dict(band=band, true=t, false=n - t, n=n, share_true=t / n if n else np.nan))
+    return pd.DataFrame(rows).set_index("band")
+
+
+def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: int):
+    ev = raw.copy()
+    if len(ev):
+        ev["effective_half_life_days"] = derive_half_life_days(
+            ev["half_life_days"], user_asserted=ev["user_asserted"], belief_class=ev["belief_class"],
+            kind=ev["memory_kind"], tier=ev["tier"], params=params)
+        cur = np.asarray(compute_currency(ev["as_of"], ev["ts"], ev["effective_half_life_days"],
+                                          ev["valid_to"]), dtype=np.float64)
+        cur[ev["missing"].to_numpy(dtype=bool)] = np.nan
+        ev["currency"] = cur
+        ev["band"] = currency_band(cur)
+        known = (ev["belief_class"].notna() | ev["half_life_days"].notna()).to_numpy()
+        active = (ev["status"] == "active").to_numpy()
+        ev["useful_now"] = known & active & np.isin(ev["band"].to_numpy(dtype=object),
+                                                    ["current", "fading"])
+    else:
+        for col in ("effective_half_life_days", "currency"):
+            ev[col] = pd.Series(dtype="float64")
+        ev["band"] = pd.Series(dtype=object)
+        ev["useful_now"] = pd.Series(dtype=bool)
+    lab = ev[ev["still_true"].notna() & ev["currency"].notna()]
+    y = lab["still_true"].astype(bool).to_numpy()
+    c = lab["currency"].to_numpy(dtype=np.float64)
+    if len(np.unique(y)) == 2:
+        from sklearn.metrics import roc_auc_score
+
+        auc = float(roc_auc_score(y, c))
+    else:
+        auc = float("nan")
+    table = band_truth_table(ev)
+    u = lab["useful_now"].to_numpy(dtype=bool)
+    metrics = dict(auc=auc, brier=brier(y, c), n_reads=int(len(ev)), n_labelled=int(len(lab)),
+                   time_only_transitions=int(time_only), n_missing=int(n_missing),
+                   useful_now_precision=float(y[u].mean()) if u.any() else float("nan"),
+                   useful_now_recall=float(u[y].mean()) if y.any() else float("nan"))
+    for band in _BANDS:
+        metrics[f"n_{band}"] = int(table.loc[band, "n"])
+        metrics[f"share_true_{band}"] = float(table.loc[band, "share_true"])
+    return ev, metrics, table
+
+
+def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
+               initial=None) -> BeliefReplayResult:
+    """Replay a memory log under ``params``.
+
+    Events run in ``ts`` order (ties keep log order): ``write`` inserts a row
+    (captured at ``ts``; ``memory_kind`` is the row's ``kind``), evidence
+    events go through :meth:`BeliefStore.apply`, ``read`` records the row as
+    stored. Events on rows that do not exist (deleted or never written) are
+    counted in ``n_missing`` and change nothing. Each read's currency is
+    ``compute_currency(as_of, ts, derive_half_life_days(...), valid_to)``.
+
+    Parameters
+    ----------
+    log : a memory log (validated here).
+    params : BeliefParams (defaults: the seed's priors).
+    initial : a BeliefStore or memories DataFrame to start from (copied).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> log = pd.DataFrame({
+    ...     "ts": ["2026-01-01T00:00:00Z", "2026-01-08T00:00:00Z", "2026-01-15T00:00:00Z"],
+    ...     "memory_id": ["m1", "m1", "m1"], "kind": ["write", "read", "read"],
+    ...     "text": ["went hiking", None, None], "belief_class": ["episodic", None, None],
+    ...     "still_true": [None, True, False]})
+    >>> r = run_belief(log)
+    >>> r.events["currency"].tolist(), r.events["band"].tolist()
+    ([0.5, 0.25], ['fading', 'fading'])
+    >>> r.metrics["auc"], r.metrics["time_only_transitions"]
+    (1.0, 0)
+    """
+    params = params if params is not None else BeliefParams()
+    if not isinstance(params, BeliefParams):
+        raise InputError(f"params: expected BeliefParams, got {type(params).__name__}")
+    log = validate_memory_log(log)
+    order = np.argsort(log["ts"].to_numpy(), kind="stable")
+    log = log.iloc[order].reset_index(drop=True)
+    if isinstance(initial, BeliefStore):
+        store = initial.copy()
+        store.params = params
+    else:
+        store = BeliefStore(initial, params=params)
+    reads, actions = [], []
+    last_fp: dict = {}
+    touched: set = set()
+    time_only = n_missing = 0
+    for pos, ev in enumerate(log.to_dict(orient="records")):
+        kind = ev["kind"]
+        n_journal = len(store.journal)
+        if kind == "write":
+            store.write(_write_row(ev), _where=f"memory log row {pos} (write)")
+            touched.add(ev["memory_id"])
+        elif kind == "read":
+            row = store._rows.get(ev["memory_id"])
+            if row is None:
+                n_missing += 1
+                reads.append(dict(position=pos, ts=ev["ts"], memory_id=ev["memory_id"],
+                                  still_true=ev["still_true"], missing=True))
+            else:
+                fp = tuple(repr(row[c]) for c in _FP)
+                mid = row["id"]
+                if mid in last_fp and last_fp[mid] != fp and mid not in touched:
+                    time_only += 1
+                last_fp[mid] = fp
+                touched.discard(mid)
+                reads.append(dict(
+                    position=pos, ts=ev["ts"], memory_id=mid, still_true=ev["still_true"],
+                    missing=False, status=row["status"], belief_class=row["belief_class"],
+                    half_life_days=row["half_life_days"], user_asserted=row["user_asserted"],
+                    memory_kind=row["kind"], tier=row["tier"], valid_to=row["valid_to"],
+                    as_of=row["last_corroborated_at"] or row["captured_at"],
+                    corroboration_count=row["corroboration_count"]))
+        else:
+            target = _val(ev["target_memory_id"]) or ev["memory_id"]
+            if kind != "unrelated" and target not in store._rows:
+                n_missing += 1
+                actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
+                                    action="missing", changed=[]))
+                continue
+            out = store._apply_one(dict(ev), pos)
+            touched.add(out["memory_id"])
+            actions.append(dict(position=pos, ts=ev["ts"], **out))
+        if kind in ("read", "unrelated") and len(store.journal) != n_journal:
+            time_only += len(store.journal) - n_journal
+    raw = _reads_frame(reads)
+    events, metrics, table = _score(raw, params, time_only, n_missing)
+    act = pd.DataFrame(actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])
+    return BeliefReplayResult(events, act, store, metrics, table, params, raw, time_only)
+
+
+def _reads_frame(reads: list) -> pd.DataFrame:
+    cols = ["position", "ts", "memory_id", "still_true", "missing", "status", "belief_class",
+            "half_life_days", "user_asserted", "memory_kind", "tier", "valid_to", "as_of",
+            "corroboration_count"]
+    df = pd.DataFrame(reads, columns=cols)
+    for col in ("ts", "valid_to", "as_of"):
+        df[col] = pd.to_datetime(pd.Series(list(df[col]), dtype=object), utc=True).dt.as_unit("ns")
+    df["half_life_days"] = pd.to_numeric(df["half_life_days"]).astype("float64")
+    df["still_true"] = pd.array([None if _val(v) is None else bool(v) for v in df["still_true"]],
+                                dtype="boolean")
+    df["missing"] = df["missing"].astype(bool)
+    df["user_asserted"] = df["user_asserted"].map(lambda v: bool(v) if _val(v) is not None else False)
+    return df

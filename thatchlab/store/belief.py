@@ -1,0 +1,154 @@
+"""Store section "beliefs": the belief model's memory rows as ``belief_memories`` (seed 001).
+
+Production keeps these rows in Firestore; the SQLite table is for analysis
+(no production system reads it). Times are ISO-8601 UTC text with
+microseconds and ``Z``; ``evidence`` is a JSON array; rows keep insertion
+order. Currency is never stored: it is computed when a row is read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..belief import MEMORY_COLUMNS, BeliefParams, BeliefStore
+from ..errors import StoreSchemaError, StoreWriteError
+from ..params.belief import BELIEF_STATUSES
+from ._core import require_tables, table_columns
+
+__all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
+           "default_params", "model"]
+
+KEY = "beliefs"
+ENGINE = "belief"
+TABLES = ("belief_memories",)
+_STATUSES = ", ".join(f"'{s}'" for s in BELIEF_STATUSES)
+DDL = [
+    f"""CREATE TABLE IF NOT EXISTS belief_memories (
+    id TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    belief_class TEXT,
+    half_life_days REAL CHECK (half_life_days IS NULL OR half_life_days > 0),
+    user_asserted INTEGER NOT NULL DEFAULT 0,
+    kind TEXT,
+    tier TEXT,
+    subject_scope TEXT,
+    authority REAL,
+    captured_at TEXT NOT NULL,
+    last_corroborated_at TEXT,
+    valid_to TEXT,
+    confidence REAL,
+    corroboration_count INTEGER NOT NULL DEFAULT 0,
+    superseded_by TEXT,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ({_STATUSES}))
+)""",
+]
+_TIMES = ("captured_at", "last_corroborated_at", "valid_to")
+
+
+def _store(obj) -> BeliefStore:
+    if isinstance(obj, BeliefStore):
+        return obj
+    if hasattr(obj, "state") and isinstance(obj.state, BeliefStore):
+        return obj.state
+    if isinstance(obj, pd.DataFrame):
+        return BeliefStore(obj)
+    raise StoreWriteError(f"beliefs: expected a BeliefStore, a run_belief result or a memories "
+                          f"DataFrame, got {type(obj).__name__}")
+
+
+def _opt(v):
+    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _time(v):
+    v = _opt(v)
+    return None if v is None else pd.Timestamp(v).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _rows(store: BeliefStore) -> list:
+    out = []
+    for r in store._rows.values():
+        row = []
+        for col in MEMORY_COLUMNS:
+            v = r[col]
+            if col in _TIMES:
+                v = _time(v)
+            elif col == "evidence":
+                v = json.dumps(list(v))
+            elif col == "user_asserted":
+                v = int(bool(v))
+            else:
+                v = _opt(v)
+            row.append(v)
+        out.append(tuple(row))
+    return out
+
+
+def create(conn) -> None:
+    for stmt in DDL:
+        conn.execute(stmt)
+
+
+def write(conn, obj, params) -> dict:
+    rows = _rows(_store(obj))
+    cols = ", ".join(MEMORY_COLUMNS)
+    marks = ", ".join("?" for _ in MEMORY_COLUMNS)
+    conn.executemany(f"INSERT INTO belief_memories({cols}) VALUES ({marks})", rows)
+    return {"belief_memories": len(rows)}
+
+
+def present(conn) -> bool:
+    return bool(table_columns(conn, "belief_memories"))
+
+
+def _params_from_meta(conn) -> BeliefParams:
+    try:
+        row = conn.execute("SELECT value FROM thatchlab_meta WHERE key = 'params'").fetchone()
+        data = json.loads(row[0]).get("beliefs") if row else None
+        return BeliefParams.from_dict(data) if data else BeliefParams()
+    except Exception:  # a foreign or older meta table: fall back to the defaults
+        return BeliefParams()
+
+
+def read(conn) -> BeliefStore:
+    """The belief store in a file (read-only connection), rows in insertion order,
+    with the parameters recorded in ``thatchlab_meta`` (defaults otherwise)."""
+    if not present(conn):
+        raise StoreSchemaError("beliefs: missing table 'belief_memories'")
+    require_tables(conn, "beliefs", {"belief_memories": MEMORY_COLUMNS})
+    df = pd.read_sql_query(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM belief_memories ORDER BY rowid",
+                           conn)
+    df = df.astype(object).where(df.notna(), None)
+    try:
+        df["evidence"] = [json.loads(v) if v is not None else [] for v in df["evidence"]]
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise StoreSchemaError(f"beliefs: column 'evidence' is not JSON ({exc})") from None
+    df["user_asserted"] = [bool(v) for v in df["user_asserted"]]
+    try:
+        return BeliefStore(df, params=_params_from_meta(conn))
+    except Exception as exc:
+        raise StoreSchemaError(f"beliefs: invalid rows in 'belief_memories' ({exc})") from None
+
+
+def check_equal(a, b, params) -> None:
+    ra, rb = _rows(_store(a)), _rows(_store(b))
+    if ra != rb:
+        n = next((i for i, (x, y) in enumerate(zip(ra, rb)) if x != y), min(len(ra), len(rb)))
+        raise AssertionError(f"belief_memories rows differ after the round trip (first at row {n})")
+
+
+def default_params(obj):
+    return _store(obj).params
+
+
+def model(obj):
+    return None

@@ -1,0 +1,208 @@
+"""Half-life fitting for the belief model (seed 001): the priors, estimated.
+
+Currency assumes a belief stops holding at a constant rate since it was last
+evidenced, i.e. an exponential lifetime whose half-life is the class prior.
+:class:`HalfLifeFitter` estimates that half-life per class by maximum
+likelihood from right-censored exposure segments (lifelines style), with exact
+Poisson intervals and an optional Weibull check of the constant-rate
+assumption; :meth:`HalfLifeFitter.fit_from_log` builds the segments from a
+memory log.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..logs.memory import validate_memory_log
+from ..params.belief import BELIEF_CLASSES, BeliefParams
+
+__all__ = ["HalfLifeFitter", "exposure_segments"]
+
+_LN2 = math.log(2.0)
+
+
+def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
+    """Exposure segments of a memory log (one row per segment).
+
+    A segment runs from an evidence time (the ``write``, a ``restated``, a
+    confirming ``review``) to the next evidence (censored), to the end of the
+    belief (an observed event: ``resolved``, a refuting ``review``, or a
+    ``contradicted`` whose ``authority`` is at least the row's — null counts
+    as 0 — as the store would apply it), or to the row's deletion or the end
+    of the log (censored). Rows written with a named ``valid_to`` do not
+    decay and are left out. Events after a belief's end are ignored.
+
+    Returns columns ``memory_id``, ``group`` (the class, ``unclassified`` when
+    null), ``start``, ``stop``, ``duration_days``, ``event``.
+    """
+    log = validate_memory_log(log)
+    log = log.iloc[np.argsort(log["ts"].to_numpy(), kind="stable")].reset_index(drop=True)
+    end_ts = log["ts"].max() if end is None else pd.Timestamp(end).tz_convert("UTC")
+    writes = log[(log["kind"] == "write") & log["valid_to"].isna()].drop_duplicates("memory_id")
+    rows = writes.set_index("memory_id")
+    target = log["target_memory_id"].where(log["target_memory_id"].notna(), log["memory_id"])
+    known = target.isin(rows.index)
+    row_auth = target.map(rows["authority"]).fillna(0.0)
+    kind, ts = log["kind"], log["ts"]
+    confirmed = log["confirmed"].fillna(False).astype(bool)
+    is_start = known & ((kind == "restated") | ((kind == "review") & confirmed))
+    is_end = known & ((kind == "resolved") | ((kind == "review") & ~confirmed & log["confirmed"].notna())
+                      | ((kind == "contradicted") & (log["authority"].fillna(0.0) >= row_auth)))
+    is_cens = known & (kind == "delete")
+    stops = pd.DataFrame({"memory_id": target[is_end | is_cens], "ts": ts[is_end | is_cens],
+                          "event": is_end[is_end | is_cens]})
+    stops = stops.drop_duplicates("memory_id", keep="first").set_index("memory_id")
+    stop = pd.Series(end_ts, index=rows.index).astype("datetime64[ns, UTC]")
+    event = pd.Series(False, index=rows.index)
+    stop.loc[stops.index] = stops["ts"]
+    event.loc[stops.index] = stops["event"].astype(bool)
+    starts = pd.concat([pd.DataFrame({"memory_id": rows.index, "ts": rows["ts"].to_numpy()}),
+                        pd.DataFrame({"memory_id": target[is_start].to_numpy(),
+                                      "ts": ts[is_start].to_numpy()})], ignore_index=True)
+    starts["stop"] = starts["memory_id"].map(stop)
+    starts = starts[starts["ts"] < starts["stop"]].sort_values(["memory_id", "ts"], kind="stable")
+    nxt = starts.groupby("memory_id", sort=False)["ts"].shift(-1)
+    last = nxt.isna()
+    seg_stop = nxt.where(~last, starts["stop"])
+    out = pd.DataFrame({
+        "memory_id": starts["memory_id"].to_numpy(),
+        "group": starts["memory_id"].map(rows["belief_class"]).fillna("unclassified").to_numpy(),
+        "start": starts["ts"].to_numpy(), "stop": seg_stop.to_numpy(),
+    })
+    out["start"] = pd.to_datetime(out["start"], utc=True).dt.as_unit("ns")
+    out["stop"] = pd.to_datetime(out["stop"], utc=True).dt.as_unit("ns")
+    out["duration_days"] = (out["stop"] - out["start"]).dt.total_seconds().to_numpy() / 86400.0
+    out["event"] = (last & starts["memory_id"].map(event).astype(bool)).to_numpy()
+    return out.reset_index(drop=True)
+
+
+class HalfLifeFitter:
+    """Right-censored exponential maximum likelihood of half-lives, per group.
+
+    For a group with ``d`` observed ends over total exposure ``T`` days the
+    MLE of the rate is ``λ = d / T`` and the half-life ``ln 2 / λ`` (infinite
+    when ``d = 0``). The ``1 − alpha`` interval is the exact Poisson
+    (Garwood) interval of the rate, ``[χ²(α/2; 2d) / 2T, χ²(1−α/2; 2d+2) / 2T]``,
+    mapped to half-lives. The log-likelihood is ``d ln λ − λ T``.
+
+    Parameters
+    ----------
+    alpha : 1 − the interval's coverage.
+    weibull : also fit a Weibull per group (lifelines ``WeibullFitter``) and
+        report whether its shape ``rho`` is consistent with 1 (constant rate).
+
+    Attributes (after ``fit``)
+    --------------------------
+    half_life_ : Series of half-lives (days) per group.
+    rate_ : Series of rates (per day).
+    summary_ : DataFrame with ``coef`` (half-life, days), ``ci_lower``,
+        ``ci_upper``, ``n``, ``events``, ``exposure_days``, ``rate``,
+        ``log_likelihood``.
+    weibull_ : DataFrame (``rho``, ``rho_ci_lower``, ``rho_ci_upper``,
+        ``lambda_``, ``exponential_ok``) when ``weibull=True``.
+    segments_ : the exposure segments, after :meth:`fit_from_log`.
+
+    Examples
+    --------
+    >>> f = HalfLifeFitter().fit([10, 10, 10, 10], [True, False, True, False])
+    >>> round(float(f.half_life_["all"]), 4)
+    13.8629
+    >>> int(f.summary_.loc["all", "n"]), int(f.summary_.loc["all", "events"])
+    (4, 2)
+    """
+
+    def __init__(self, alpha: float = 0.05, weibull: bool = False):
+        if not 0 < alpha < 1:
+            raise InputError(f"alpha: expected 0 < alpha < 1, got {alpha!r}")
+        self.alpha = float(alpha)
+        self.weibull = bool(weibull)
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"alpha": self.alpha, "weibull": self.weibull}
+
+    def set_params(self, **params) -> HalfLifeFitter:
+        for k, v in params.items():
+            if k not in ("alpha", "weibull"):
+                raise InputError(f"HalfLifeFitter: unknown parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    def fit(self, durations_days, event_observed, groups=None) -> HalfLifeFitter:
+        """Fit per group; returns ``self``."""
+        from scipy.stats import chi2
+
+        t = np.asarray(durations_days, dtype=np.float64).ravel()
+        e = np.asarray(event_observed).astype(bool).ravel()
+        g = (np.full(t.size, "all", dtype=object) if groups is None
+             else np.asarray(pd.Series(groups, dtype=object).fillna("unclassified"), dtype=object))
+        if not (t.size == e.size == g.size):
+            raise InputError("durations_days, event_observed and groups differ in length")
+        if t.size == 0:
+            raise InputError("durations_days: expected at least one duration")
+        if np.isnan(t).any() or (t < 0).any() or np.isinf(t).any():
+            raise InputError("durations_days: expected finite durations >= 0 (days)")
+        df = pd.DataFrame({"t": t, "e": e, "g": g})
+        agg = df.groupby("g", sort=True).agg(n=("t", "size"), events=("e", "sum"),
+                                             exposure_days=("t", "sum"))
+        d = agg["events"].to_numpy(dtype=np.float64)
+        T = agg["exposure_days"].to_numpy(dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(T > 0, d / T, np.nan)
+            lo_rate = np.where(d > 0, chi2.ppf(self.alpha / 2, 2 * d) / (2 * T), 0.0)
+            hi_rate = chi2.ppf(1 - self.alpha / 2, 2 * d + 2) / (2 * T)
+            half = np.where(rate > 0, _LN2 / rate, np.inf)
+            ll = np.where(d > 0, d * np.log(rate), 0.0) - rate * T
+            ci_lo = _LN2 / hi_rate
+            ci_hi = np.where(lo_rate > 0, _LN2 / lo_rate, np.inf)
+        summary = pd.DataFrame({"coef": half, "ci_lower": ci_lo, "ci_upper": ci_hi,
+                                "n": agg["n"].to_numpy(), "events": d.astype(np.int64),
+                                "exposure_days": T, "rate": rate, "log_likelihood": ll},
+                               index=agg.index.rename("group"))
+        self.summary_ = summary
+        self.half_life_ = summary["coef"].rename("half_life_days")
+        self.rate_ = summary["rate"].rename("rate_per_day")
+        self.confidence_interval_ = summary[["ci_lower", "ci_upper"]].copy()
+        self.log_likelihood_ = float(summary["log_likelihood"].sum())
+        self.weibull_ = self._weibull(df) if self.weibull else None
+        return self
+
+    def _weibull(self, df: pd.DataFrame) -> pd.DataFrame:
+        import warnings
+
+        from lifelines import WeibullFitter
+
+        rows = []
+        for name, part in df.groupby("g", sort=True):
+            rho = lam = lo = hi = np.nan
+            if part["e"].sum() >= 2:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    wf = WeibullFitter(alpha=self.alpha).fit(np.maximum(part["t"], 1e-6), part["e"])
+                sm = wf.summary
+                rho, lam = float(wf.rho_), float(wf.lambda_)
+                cols = [c for c in sm.columns if c.startswith("coef lower")] + \
+                    [c for c in sm.columns if c.startswith("coef upper")]
+                lo, hi = float(sm.loc["rho_", cols[0]]), float(sm.loc["rho_", cols[1]])
+            rows.append(dict(group=name, rho=rho, rho_ci_lower=lo, rho_ci_upper=hi, lambda_=lam,
+                             exponential_ok=bool(lo <= 1 <= hi) if not np.isnan(rho) else None))
+        return pd.DataFrame(rows).set_index("group")
+
+    def fit_from_log(self, log: pd.DataFrame, end=None) -> HalfLifeFitter:
+        """Build :func:`exposure_segments` from a memory log and fit per class."""
+        seg = exposure_segments(log, end=end)
+        self.segments_ = seg
+        return self.fit(seg["duration_days"], seg["event"], seg["group"])
+
+    def to_params(self, base: BeliefParams | None = None) -> BeliefParams:
+        """``base`` with each fitted class's prior replaced by its half-life
+        (an infinite half-life — no observed end — becomes ``None``)."""
+        base = base if base is not None else BeliefParams()
+        changes = {}
+        for g, hl in self.half_life_.items():
+            if g in BELIEF_CLASSES and not np.isnan(hl):
+                changes[g] = None if np.isinf(hl) else float(hl)
+        return base.replace(**changes)

@@ -1,0 +1,324 @@
+"""Replay of a recall log through ai-memory's confidence pipeline (seed 002).
+
+Each recall touch (in time order) may be sampled into the shadow log (caller
+value beside the derived one), then decays the stored confidence when decay
+on recall is on; the consumption verdicts of the log form the recall ledger
+that backfills outcomes before each calibration sweep. The result holds the
+observations, one calibration report per window, the final memory state and
+the reliability of caller and derived confidence against consumption.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..calibration import (
+    CalibrationReport,
+    CalibrationState,
+    backfill_recall_outcomes,
+    calibrate_from_shadow,
+    derive,
+    derive_signals,
+    freshness_factor,
+    shadow_sample,
+    signals_json,
+)
+from ..errors import InputError
+from ..logs.recall import read_recall_log, validate_recall_log
+from ..metrics.calibration import calibration_summary, reliability_curve
+from ..params.calibration import CalibrationParams
+
+__all__ = ["CalibrationResult", "run_calibration", "recall_ledger", "decay_touches", "decay_ranking_study"]
+
+_DAY_NS = 86_400 * 10**9
+
+
+@dataclass
+class CalibrationResult:
+    """What :func:`run_calibration` produced.
+
+    Attributes
+    ----------
+    events : per recall touch (log order after a stable sort by ``ts``): the
+        stored confidence before and after the touch, whether it was sampled.
+    observations : the shadow observations, outcomes backfilled from the whole ledger.
+    reports : one :class:`CalibrationReport` per window (chronological);
+        ``report`` is the last; ``windows`` their rows in long form with ``window_end``.
+    reliability : reliability-curve rows for ``caller`` and ``derived`` confidence
+        against consumption on the judged sampled touches.
+    state : the final :class:`CalibrationState` (memories + observations).
+    metrics : scalars (Brier, ECE, log-loss of caller and derived; counts).
+    """
+
+    events: pd.DataFrame
+    observations: pd.DataFrame
+    reports: list
+    windows: pd.DataFrame
+    reliability: pd.DataFrame
+    state: CalibrationState
+    metrics: dict
+    params: CalibrationParams = field(default_factory=CalibrationParams)
+
+    @property
+    def report(self) -> CalibrationReport:
+        return self.reports[-1]
+
+    @property
+    def memories(self) -> pd.DataFrame:
+        return self.state.memories
+
+    @property
+    def tables(self) -> dict:
+        return self.state.tables
+
+
+def recall_ledger(log: pd.DataFrame) -> pd.DataFrame:
+    """The ``recall_observations`` ledger of a validated recall log: its judged touches.
+
+    Columns ``recall_id, memory_id, retriever, rank, score, consumed (0/1), observed_at``.
+
+    >>> from thatchlab.synth.recall import RecallWorld
+    >>> list(recall_ledger(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
+    ['recall_id', 'memory_id', 'retriever', 'rank', 'score', 'consumed', 'observed_at']
+    """
+    judged = log.loc[log["consumed"].notna()]
+    return pd.DataFrame({
+        "recall_id": judged["recall_id"].to_numpy(object),
+        "memory_id": judged["memory_id"].to_numpy(object),
+        "retriever": judged["retriever"].to_numpy(object) if "retriever" in judged else None,
+        "rank": judged["rank"].to_numpy(),
+        "score": judged["score"].to_numpy(np.float64),
+        "consumed": judged["consumed"].astype(bool).astype(np.int64).to_numpy(),
+        "observed_at": judged["ts"].reset_index(drop=True),
+    })
+
+
+def decay_touches(ts_ns, created_ns, memory_codes, start_confidence, half_life_days):
+    """Stored confidence before and after each recall touch under decay on recall.
+
+    Rows must be in time order. A touch replaces confidence by ``decayed(c, age)``
+    with age since the memory's previous touch (else its ``created_at``), so
+    touches compound exactly as production's successive updates do.
+    Returns ``(before, after)`` arrays.
+
+    >>> day = 86_400 * 10**9
+    >>> before, after = decay_touches([30 * day, 60 * day], [0, 0], [0, 0], [0.8, 0.8], 30.0)
+    >>> before.tolist(), after.tolist()
+    ([0.8, 0.4], [0.4, 0.2])
+    """
+    ts_ns = np.asarray(ts_ns, dtype=np.int64)
+    raw = np.asarray(memory_codes)
+    codes = pd.Series(raw)
+    # previous touch of the same memory, in integer nanoseconds (a float shift would round)
+    order = np.argsort(raw, kind="stable")
+    same = np.zeros(len(raw), dtype=bool)
+    same[1:] = raw[order][1:] == raw[order][:-1]
+    prev_sorted = np.where(same, np.concatenate(([0], ts_ns[order][:-1])), 0)
+    first = np.empty(len(raw), dtype=bool)
+    first[order] = ~same
+    prev_ns = np.empty(len(raw), dtype=np.int64)
+    prev_ns[order] = prev_sorted
+    prev_ns = np.where(first, np.asarray(created_ns, dtype=np.int64), prev_ns)
+    factor = np.asarray(freshness_factor((ts_ns - prev_ns) / _DAY_NS, half_life_days), dtype=np.float64)
+    c0 = np.asarray(start_confidence, dtype=np.float64)
+    step = np.where(first, c0 * factor, factor)
+    # sequential products ((c0·f1)·f2)·f3 … equal the one-at-a-time updates bit for bit
+    after = np.clip(pd.Series(step).groupby(codes).cumprod().to_numpy(), 0.0, 1.0)
+    before = pd.Series(after).groupby(codes).shift(1).to_numpy()
+    before = np.where(first, c0, before)
+    return before, after
+
+
+def _windows(start_ns, end_ns, window_days):
+    if window_days <= 0:
+        return [end_ns]
+    w = int(round(window_days * _DAY_NS))
+    n = max(1, math.ceil((end_ns - start_ns) / w))
+    return [end_ns - (n - 1 - k) * w for k in range(n)]
+
+
+def run_calibration(log, params: CalibrationParams | None = None, sample_rate=None, seed=0):
+    """Replay a recall log: shadow sampling, decay on touches, backfill, reports, reliability.
+
+    Parameters
+    ----------
+    log : recall log DataFrame or path (validated with ``validate_recall_log``).
+    params : :class:`CalibrationParams` (derive coefficients, half-life, baseline,
+        ``window_days``, ``decay_on_recall``, ``auto_confidence``).
+    sample_rate : shadow sampling rate; ``None`` uses ``params.sample_rate`` (1.0).
+    seed : seed of the sampling generator (``numpy.random.default_rng(seed)``).
+
+    Returns
+    -------
+    CalibrationResult
+
+    Notes
+    -----
+    Touches are processed in ``ts`` order (stable). With ``decay_on_recall`` the
+    stored value starts at the memory's first logged ``caller_confidence`` (or
+    the derived value at age 0 with ``auto_confidence``) and each touch applies
+    :func:`~thatchlab.calibration.decayed` since the previous touch; the shadow
+    row keeps the value before the touch. Without decay the stored value is
+    the row's logged ``caller_confidence``. Report windows end at the last
+    recall and every ``window_days`` before it, back to the first recall; each
+    report sees the observations and ledger rows up to its end, as a sweep run
+    at that moment would. Reliability uses each sampled touch's own
+    ``consumed`` verdict (the report's utility uses production's per-memory
+    backfill). GC is not applied; see :func:`~thatchlab.calibration.gc_observations`.
+
+    Examples
+    --------
+    >>> from thatchlab.synth.recall import RecallWorld
+    >>> res = run_calibration(RecallWorld(n_memories=20, n_recalls=200, seed=1).log)
+    >>> res.metrics["n_recalls"], res.metrics["n_observations"]
+    (200, 200)
+    """
+    params = params if params is not None else CalibrationParams()
+    if not isinstance(params, CalibrationParams):
+        raise InputError(f"params: expected CalibrationParams, got {type(params).__name__}")
+    rate = params.sample_rate if sample_rate is None else sample_rate
+    if isinstance(log, (str, Path)):
+        log = read_recall_log(log)
+    else:
+        log = validate_recall_log(log)
+    if len(log) == 0:
+        raise InputError("run_calibration: the recall log is empty; expected at least one recall row")
+    log = log.sort_values("ts", kind="stable").reset_index(drop=True)
+    ts_ns = log["ts"].array.asi8
+    created_ns = log["created_at"].array.asi8
+    codes, mem_ids = pd.factorize(log["memory_id"], sort=False)
+    kw = params.derive_kwargs()
+
+    first_rows = pd.Series(np.arange(len(log))).groupby(codes).first().to_numpy()
+    if params.auto_confidence:
+        sig = derive_signals(0.0, log["is_atom"].to_numpy()[first_rows],
+                             log["corroboration"].to_numpy()[first_rows], kw["baseline"], kw["half_life_days"])
+        start_mem = np.asarray(derive(0.0, log["is_atom"].to_numpy()[first_rows],
+                                      log["corroboration"].to_numpy()[first_rows], **kw), dtype=np.float64)
+        signals = np.asarray(signals_json(sig), dtype=object)
+    else:
+        start_mem = log["caller_confidence"].to_numpy(np.float64)[first_rows]
+        signals = np.full(len(first_rows), None, dtype=object)
+    c0 = start_mem[codes]
+    if params.decay_on_recall:
+        before, after = decay_touches(ts_ns, created_ns, codes, c0, params.half_life_days)
+    elif params.auto_confidence:
+        before = after = c0
+    else:  # without decay the stored value is whatever the caller last wrote
+        before = after = log["caller_confidence"].to_numpy(np.float64)
+
+    rate_c = 0.0 if not np.isfinite(float(rate)) else min(max(float(rate), 0.0), 1.0)
+    sampled = np.random.default_rng(seed).random(len(log)) < rate_c
+    frame = log.assign(caller_confidence=before)
+    # the same draws as shadow_sample(frame, rate, default_rng(seed)), kept aligned with the log rows
+    obs = shadow_sample(frame.loc[sampled], 1.0, np.random.default_rng(seed), params=params)
+    ledger = recall_ledger(log)
+    end_ns, start_ns = int(ts_ns.max()), int(ts_ns.min())
+
+    reports, long = [], []
+    obs_t = obs["observed_at"].array.asi8
+    led_t = ledger["observed_at"].array.asi8
+    for t_end in _windows(start_ns, end_ns, params.window_days):
+        seen, _ = backfill_recall_outcomes(obs.loc[obs_t <= t_end], ledger.loc[led_t <= t_end])
+        rep = calibrate_from_shadow(seen, pd.Timestamp(t_end, tz="UTC"), days=params.window_days)
+        reports.append(rep)
+        long.append(rep.to_frame().assign(window_end=pd.Timestamp(t_end, tz="UTC")))
+    windows = pd.concat(long, ignore_index=True)
+    windows = windows[["window_end"] + [c for c in windows.columns if c != "window_end"]]
+    final_obs, _ = backfill_recall_outcomes(obs, ledger)
+
+    judged = sampled & log["consumed"].notna().to_numpy()
+    y = log["consumed"].to_numpy(dtype=float, na_value=np.nan)[judged]
+    p_caller = np.asarray(before)[judged]
+    p_derived = np.asarray(derive((ts_ns - created_ns) / _DAY_NS, log["is_atom"].to_numpy(),
+                                  log["corroboration"].to_numpy(), **kw))[judged]
+    curves = pd.concat([reliability_curve(y, p_caller).assign(confidence="caller"),
+                        reliability_curve(y, p_derived).assign(confidence="derived")], ignore_index=True)
+    curves = curves[["confidence"] + [c for c in curves.columns if c != "confidence"]]
+
+    last_ns = pd.Series(ts_ns).groupby(codes).max().to_numpy()
+    final_conf = pd.Series(after).groupby(codes).last().to_numpy()
+    if params.decay_on_recall:
+        source = np.full(len(mem_ids), "decayed", dtype=object)
+        decayed_at = pd.Series(pd.to_datetime(last_ns, utc=True)).dt.as_unit("ns")
+        signals = np.full(len(mem_ids), None, dtype=object)
+    else:
+        source = np.full(len(mem_ids), "auto_derived" if params.auto_confidence else "caller_provided",
+                         dtype=object)
+        decayed_at = pd.Series(pd.NaT, index=range(len(mem_ids)), dtype="datetime64[ns, UTC]")
+    memories = pd.DataFrame({"id": np.asarray(mem_ids, dtype=object), "confidence": final_conf,
+                             "confidence_source": source, "confidence_signals": signals,
+                             "confidence_decayed_at": decayed_at})
+    events = pd.DataFrame({"ts": log["ts"], "recall_id": log["recall_id"], "memory_id": log["memory_id"],
+                           "confidence_before": before, "confidence_after": after, "sampled": sampled,
+                           "consumed": log["consumed"]})
+
+    cal_caller = calibration_summary(y, p_caller)
+    cal_derived = calibration_summary(y, p_derived)
+    n_judged_obs = int(final_obs["recall_outcome"].notna().sum())
+    n_consumed_obs = int((final_obs["recall_outcome"] == "consumed").sum())
+    metrics = {
+        "n_recalls": int(len(log)), "n_memories": int(len(mem_ids)), "n_observations": int(len(obs)),
+        "n_judged": int(judged.sum()),
+        "consumption_rate": float(np.mean(y)) if y.size else float("nan"),
+        "consumption_utility": n_consumed_obs / n_judged_obs if n_judged_obs else float("nan"),
+        "report_groups": int(len(reports[-1].rows)),
+        "mean_caller_confidence": float(np.mean(p_caller)) if y.size else float("nan"),
+        "mean_derived_confidence": float(np.mean(p_derived)) if y.size else float("nan"),
+    }
+    for name, summ in (("caller", cal_caller), ("derived", cal_derived)):
+        for k in ("brier", "ece", "log_loss"):
+            metrics[f"{name}_{k}"] = float(summ[k])
+    state = CalibrationState(memories=memories, observations=final_obs, params=params)
+    return CalibrationResult(events=events, observations=final_obs, reports=reports, windows=windows,
+                             reliability=curves, state=state, metrics=metrics, params=params)
+
+
+def decay_ranking_study(log, half_lives=(7.0, 15.0, 30.0, 60.0, 120.0), confidence_weight=2.0):
+    """What a decay half-life does to recall ranking, per half-life.
+
+    Each logged row's text score is ``score − confidence_weight × caller_confidence``;
+    under decay the memory ranks by ``text + confidence_weight × decayed(caller,
+    age, half_life)`` with ``age = ts − created_at`` (the compounded decay of all
+    earlier touches). Per half-life: the share of recalls (with ≥ 2 memories)
+    whose top memory changes against no decay, and the mean age in days of the
+    top memory (``inf`` half-life = no decay).
+
+    Returns
+    -------
+    DataFrame with ``half_life_days, top1_changed, mean_top1_age_days, n_recalls``.
+
+    >>> from thatchlab.synth.recall import RecallWorld
+    >>> s = decay_ranking_study(RecallWorld(n_memories=30, n_recalls=300, seed=1).log, (30.0, float("inf")))
+    >>> float(s["top1_changed"].iloc[-1]), int(s["n_recalls"].iloc[0])
+    (0.0, 100)
+    """
+    from ..calibration import decayed, recall_score
+
+    log = validate_recall_log(log) if not isinstance(log, (str, Path)) else read_recall_log(log)
+    log = log.loc[log["score"].notna()].reset_index(drop=True)
+    multi = log.groupby("recall_id")["memory_id"].transform("size").to_numpy() >= 2
+    log = log.loc[multi].reset_index(drop=True)
+    caller = log["caller_confidence"].to_numpy(np.float64)
+    text = log["score"].to_numpy(np.float64) - confidence_weight * caller
+    age = (log["ts"].array.asi8 - log["created_at"].array.asi8) / _DAY_NS
+    rid = log["recall_id"].to_numpy(object)
+
+    def top(score):
+        order = pd.DataFrame({"r": rid, "s": score, "i": np.arange(len(score))}).sort_values(
+            ["r", "s", "i"], ascending=[True, False, True], kind="stable")
+        return order.groupby("r", sort=True)["i"].first().to_numpy()
+
+    base_top = top(np.asarray(recall_score(text, caller, confidence_weight)))
+    rows = []
+    for hl in half_lives:
+        conf = caller if not np.isfinite(hl) else np.asarray(decayed(caller, age, hl))
+        t = top(np.asarray(recall_score(text, conf, confidence_weight)))
+        rows.append((float(hl), float(np.mean(t != base_top)) if len(t) else float("nan"),
+                     float(np.mean(age[t])) if len(t) else float("nan"), int(len(t))))
+    return pd.DataFrame(rows, columns=["half_life_days", "top1_changed", "mean_top1_age_days", "n_recalls"])

@@ -1,0 +1,165 @@
+"""Store section "calibration": ai-memory's confidence columns and shadow observations (seed 002).
+
+Exports a :class:`~thatchlab.calibration.CalibrationState` as two tables: a
+``memories`` patch table keyed by memory id holding ai-memory's confidence
+columns (``confidence``, ``confidence_source``, ``confidence_signals`` JSON,
+``confidence_decayed_at`` RFC 3339) — rows to apply to a live database, not
+a database ai-memory opens — and ``confidence_shadow_observations``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..calibration import MEMORY_COLUMNS, OBSERVATION_COLUMNS, CalibrationState
+from ..errors import StoreSchemaError, StoreWriteError
+from ..params.calibration import CONFIDENCE_SOURCES, CalibrationParams
+from ._core import require_tables, table_columns
+
+__all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
+           "default_params", "model"]
+
+KEY = "calibration"
+ENGINE = "calibration"
+TABLES = ("memories", "confidence_shadow_observations")
+_SOURCES = ", ".join(f"'{s}'" for s in CONFIDENCE_SOURCES)
+DDL = [
+    f"""CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    confidence REAL NOT NULL DEFAULT 1.0,
+    confidence_source TEXT NOT NULL DEFAULT 'caller_provided' CHECK (confidence_source IN ({_SOURCES})),
+    confidence_signals TEXT,
+    confidence_decayed_at TEXT
+)""",
+    """CREATE TABLE IF NOT EXISTS confidence_shadow_observations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    source TEXT,
+    observed_at TEXT NOT NULL,
+    caller_confidence REAL,
+    derived_confidence REAL NOT NULL,
+    signals TEXT,
+    recall_outcome TEXT CHECK (recall_outcome IS NULL OR recall_outcome IN ('consumed', 'unconsumed'))
+)""",
+    "CREATE INDEX IF NOT EXISTS idx_confidence_shadow_observed_at ON confidence_shadow_observations(observed_at)",
+    "CREATE INDEX IF NOT EXISTS idx_confidence_shadow_memory ON confidence_shadow_observations(memory_id)",
+]
+
+
+def _state(obj) -> CalibrationState:
+    if isinstance(obj, CalibrationState):
+        return obj
+    if hasattr(obj, "state") and isinstance(obj.state, CalibrationState):
+        return obj.state
+    if isinstance(obj, dict):
+        return CalibrationState(memories=obj.get("memories", CalibrationState().memories),
+                                observations=obj.get("observations", CalibrationState().observations))
+    raise StoreWriteError(f"calibration: expected a CalibrationState, a run_calibration result or a dict "
+                          f"of memories/observations, got {type(obj).__name__}")
+
+
+def _time_text(values) -> list:
+    s = pd.to_datetime(pd.Series(values, dtype=object), utc=True) if len(values) else pd.Series([], dtype=object)
+    return [None if pd.isna(t) else t.isoformat() for t in s]
+
+
+def _opt(v):
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _memory_rows(df: pd.DataFrame) -> list:
+    missing = [c for c in MEMORY_COLUMNS if c not in df.columns]
+    if missing:
+        raise StoreWriteError(f"calibration.memories: missing column(s) {missing}")
+    return list(zip(df["id"].astype(str), df["confidence"].astype(np.float64).tolist(),
+                    df["confidence_source"].map(str).tolist(), [_opt(v) for v in df["confidence_signals"]],
+                    _time_text(df["confidence_decayed_at"].tolist()), strict=True))
+
+
+def _obs_rows(df: pd.DataFrame) -> list:
+    missing = [c for c in OBSERVATION_COLUMNS if c not in df.columns]
+    if missing:
+        raise StoreWriteError(f"calibration.observations: missing column(s) {missing}")
+    return list(zip(df["memory_id"].astype(str), df["namespace"].astype(str), [_opt(v) for v in df["source"]],
+                    _time_text(df["observed_at"].tolist()), [_opt(v) for v in df["caller_confidence"]],
+                    df["derived_confidence"].astype(np.float64).tolist(), [_opt(v) for v in df["signals"]],
+                    [_opt(v) for v in df["recall_outcome"]], strict=True))
+
+
+def create(conn) -> None:
+    for stmt in DDL:
+        conn.execute(stmt)
+
+
+def write(conn, obj, params) -> dict:
+    st = _state(obj)
+    mem, obs = _memory_rows(st.memories), _obs_rows(st.observations)
+    conn.executemany("INSERT INTO memories(id, confidence, confidence_source, confidence_signals, "
+                     "confidence_decayed_at) VALUES (?, ?, ?, ?, ?)", mem)
+    conn.executemany("INSERT INTO confidence_shadow_observations(memory_id, namespace, source, observed_at, "
+                     "caller_confidence, derived_confidence, signals, recall_outcome) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", obs)
+    return {"memories": len(mem), "confidence_shadow_observations": len(obs)}
+
+
+def present(conn) -> bool:
+    return ("confidence_source" in table_columns(conn, "memories")
+            or bool(table_columns(conn, "confidence_shadow_observations")))
+
+
+def read(conn) -> CalibrationState:
+    """The calibration state in a file (read-only connection), rows in insertion order."""
+    from .._calibration_shadow import utc_column
+
+    have_mem = bool(table_columns(conn, "memories"))
+    have_obs = bool(table_columns(conn, "confidence_shadow_observations"))
+    if not (have_mem or have_obs):
+        raise StoreSchemaError("calibration: missing tables 'memories' and 'confidence_shadow_observations'")
+    state = CalibrationState()
+    if have_mem:
+        require_tables(conn, "calibration", {"memories": MEMORY_COLUMNS})
+        mem = pd.read_sql_query(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories ORDER BY rowid", conn)
+        mem["confidence"] = mem["confidence"].astype(np.float64)
+        mem["confidence_signals"] = mem["confidence_signals"].astype(object).where(
+            mem["confidence_signals"].notna(), None)
+        mem["confidence_decayed_at"] = utc_column(
+            mem["confidence_decayed_at"].astype(object).where(mem["confidence_decayed_at"].notna(), None),
+            "memories.confidence_decayed_at")
+        state.memories = mem
+    if have_obs:
+        require_tables(conn, "calibration", {"confidence_shadow_observations": OBSERVATION_COLUMNS})
+        obs = pd.read_sql_query(f"SELECT {', '.join(OBSERVATION_COLUMNS)} FROM confidence_shadow_observations "
+                                "ORDER BY id", conn)
+        for col in ("source", "signals", "recall_outcome"):
+            obs[col] = obs[col].astype(object).where(obs[col].notna(), None)
+        obs["caller_confidence"] = obs["caller_confidence"].astype(np.float64)
+        obs["derived_confidence"] = obs["derived_confidence"].astype(np.float64)
+        obs["observed_at"] = utc_column(obs["observed_at"], "confidence_shadow_observations.observed_at")
+        state.observations = obs
+    return state
+
+
+def check_equal(a, b, params) -> None:
+    sa, sb = _state(a), _state(b)
+    if _memory_rows(sa.memories) != _memory_rows(sb.memories):
+        raise AssertionError("memories rows differ after the round trip")
+    ra, rb = _obs_rows(sa.observations), _obs_rows(sb.observations)
+    if ra != rb:
+        raise AssertionError("confidence_shadow_observations rows differ after the round trip")
+
+
+def default_params(obj):
+    st = _state(obj)
+    return st.params if isinstance(st.params, CalibrationParams) else CalibrationParams()
+
+
+def model(obj):
+    return None

@@ -1,0 +1,58 @@
+"""Export/import of mined patterns through the ``temporal_patterns`` table."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from thatchlab.anticipation import mine
+from thatchlab.errors import ExportExistsError, StoreSchemaError
+from thatchlab.params import AnticipationParams
+from thatchlab.store import export_sqlite, import_sqlite
+from thatchlab.synth import PatternWorld
+
+
+@pytest.fixture(scope="module")
+def patterns():
+    ev, rc = PatternWorld(n_workspaces=2, days=35, seed=2).generate()
+    return mine(ev, rc, "2026-02-09T06:30:00Z", AnticipationParams(min_obs=3, mode="seed"))
+
+
+def test_round_trip(tmp_path, patterns):
+    assert set(patterns.type) == {"sequential", "periodic", "conditional", "co-occurrence"}
+    res = export_sqlite(tmp_path / "p.db", patterns=patterns)
+    assert res.counts == {"temporal_patterns": len(patterns)}
+    assert res.engines == ["anticipation"]
+    back = import_sqlite(tmp_path / "p.db").patterns
+    pd.testing.assert_frame_equal(back, patterns)
+    assert back.attrs["params"]["mode"] == "seed"
+    assert back.attrs["now"] == pd.Timestamp("2026-02-09T06:30:00Z").isoformat()
+    with sqlite3.connect(tmp_path / "p.db") as conn:
+        row = conn.execute("SELECT type, trigger_name, last_seen FROM temporal_patterns WHERE id = 0").fetchone()
+    assert row[0] == "sequential" and row[2].endswith("Z")
+    with pytest.raises(ExportExistsError):
+        export_sqlite(tmp_path / "p.db", patterns=patterns)
+
+
+def test_bad_file_and_bad_rows(tmp_path, patterns):
+    path = tmp_path / "p.db"
+    export_sqlite(path, patterns=patterns)
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE temporal_patterns DROP COLUMN slot")
+    with pytest.raises(StoreSchemaError, match="temporal_patterns.*slot"):
+        import_sqlite(path)
+    with pytest.raises(Exception, match="missing column"):
+        export_sqlite(tmp_path / "q.db", patterns=patterns.drop(columns="confidence"))
+    assert not (tmp_path / "q.db").exists()
+
+
+def test_empty_patterns_round_trip(tmp_path):
+    empty = mine(pd.DataFrame({"ts": pd.Series(dtype="datetime64[ns, UTC]"), "workspace": [], "session": [],
+                               "name": [], "entities": []}),
+                 pd.DataFrame({"ts": pd.Series(dtype="datetime64[ns, UTC]"), "workspace": [], "session": [],
+                               "fact_id": [], "entities": []}), "2026-01-01T00:00:00Z")
+    export_sqlite(tmp_path / "e.db", patterns=empty)
+    back = import_sqlite(tmp_path / "e.db").patterns
+    assert back.empty and list(back.columns) == list(empty.columns)

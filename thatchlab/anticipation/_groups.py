@@ -1,0 +1,49 @@
+"""Integer-coded group operations shared by the session miners (conditional, co-occurrence).
+
+Rows are reduced to integer codes once (workspace, session, item), then
+first/last times, distinct counts and within-session pairs are computed with
+``factorize``, ``bincount`` and ``searchsorted`` instead of string group-bys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["session_codes", "first_or_last", "pairs_within"]
+
+
+def session_codes(workspace, session):
+    """Codes of (workspace, session) and of workspace; the session code orders by workspace first."""
+    w_code, w_uni = pd.factorize(np.asarray(workspace, dtype=object), sort=True)
+    s_code, _ = pd.factorize(np.asarray(session, dtype=object), sort=True)
+    key = w_code.astype(np.int64) * (int(s_code.max()) + 1 if len(s_code) else 1) + s_code
+    sess, sess_uni = pd.factorize(key, sort=True)
+    return sess.astype(np.int64), w_code.astype(np.int64), w_uni
+
+
+def first_or_last(sess, item, t, n_items, how):
+    """One row per distinct (session, item): arrays (session, item, time) sorted by (session, item),
+    time being the earliest (``how="min"``) or latest (``"max"``) of the group."""
+    key = sess * n_items + item
+    code, uni = pd.factorize(key, sort=True)
+    fill = np.iinfo(np.int64).max if how == "min" else np.iinfo(np.int64).min
+    out = np.full(len(uni), fill, dtype=np.int64)
+    (np.minimum if how == "min" else np.maximum).at(out, code, t)
+    return uni // n_items, uni % n_items, out
+
+
+def pairs_within(sess_a, sess_b, *, strictly_after_self=False):
+    """Index pairs (i, j) of rows of A and rows of B in the same session (both sorted by session).
+
+    With ``strictly_after_self`` (A is B), only j > i: each unordered pair once.
+    """
+    lo = np.searchsorted(sess_b, sess_a, side="left")
+    hi = np.searchsorted(sess_b, sess_a, side="right")
+    if strictly_after_self:
+        lo = np.arange(len(sess_a)) + 1
+    cnt = np.maximum(hi - lo, 0)
+    total = int(cnt.sum())
+    i = np.repeat(np.arange(len(sess_a)), cnt)
+    j = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+    return i, j

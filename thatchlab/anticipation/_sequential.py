@@ -1,0 +1,260 @@
+"""Sequential patterns: "after A, B usually follows" (seed 004, pattern type 1).
+
+Two counting rules share one vectorised pair enumeration. ``mode="seed"``
+reproduces the seed's SQL (every pair (A, B) with B strictly after A and
+strictly before A + window counts; confidence = pairs / count(A), which can
+exceed 1). ``mode="fraction"`` counts the A occurrences followed by at least
+one B, so confidence is a true fraction in [0, 1].
+
+Events are sorted by (workspace, ts); each event's window of followers is a
+contiguous slice found with ``searchsorted``; pairs are generated in chunks
+and aggregated with ``bincount`` so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._time import as_utc_series
+from ..errors import InputError
+from ..params.anticipation import SEQUENTIAL_MODES, parse_duration
+
+__all__ = ["mine_sequential", "SEQUENTIAL_COLUMNS"]
+
+SEQUENTIAL_COLUMNS = ["workspace", "trigger", "target", "observations", "confidence",
+                      "avg_delay_s", "last_seen"]
+
+_CHUNK_PAIRS = 1 << 22      # pairs aggregated per chunk (bounded memory)
+_DENSE_BINS = 1 << 24       # above this many (group, name) bins, aggregate by sorting
+
+
+def _stream(events) -> tuple[pd.DataFrame, str]:
+    if not isinstance(events, pd.DataFrame):
+        raise InputError(f"events: expected a pandas DataFrame, got {type(events).__name__}")
+    name_col = "name" if "name" in events.columns else ("fact_id" if "fact_id" in events.columns else None)
+    missing = [c for c in ("ts", "workspace") if c not in events.columns]
+    if name_col is None:
+        missing.append("name")
+    if missing:
+        raise InputError(f"events: missing column(s) {missing}; expected ts, workspace, name "
+                         "(or fact_id for a recall stream)")
+    return events, name_col
+
+
+def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min_conf: float = 0.5,
+                    mode: str = "fraction") -> pd.DataFrame:
+    """Mine "after A, B follows within ``window``" patterns per workspace.
+
+    For an occurrence ``a`` of trigger A at time ``t_a``, the followers are the
+    events of the same workspace with ``t_a < t < t_a + window`` (both strict).
+
+    * ``mode="seed"``: observations = number of (A, B) follower pairs;
+      confidence = observations / count(A); avg_delay_s = mean delay over the
+      pairs (confidence may exceed 1, as in the seed).
+    * ``mode="fraction"``: observations = number of A occurrences with at
+      least one B follower; confidence = observations / count(A) ∈ [0, 1];
+      avg_delay_s = mean delay to the first B.
+
+    Rows are kept when observations ≥ ``min_obs`` and confidence > ``min_conf``.
+    ``trigger == target`` is allowed. ``last_seen`` is the latest counted
+    target occurrence. When the input has a ``kind`` column (``"event"`` or
+    ``"fact"``), names are distinguished by kind and the output gains
+    ``trigger_kind`` and ``target_kind``.
+
+    Parameters
+    ----------
+    events : DataFrame with ``ts`` (aware), ``workspace`` and ``name`` (or
+        ``fact_id``); not modified.
+    window : duration text or Timedelta.
+    min_obs, min_conf : thresholds.
+    mode : ``"fraction"`` (default) or ``"seed"``.
+
+    Returns
+    -------
+    DataFrame (workspace, trigger, target, observations, confidence,
+    avg_delay_s, last_seen), sorted by workspace, trigger, target.
+
+    Examples
+    --------
+    >>> t = pd.Timestamp("2026-01-05T09:00Z")
+    >>> ev = pd.DataFrame({"ts": [t, t + pd.Timedelta("1h"), t + pd.Timedelta("2h"),
+    ...                           t + pd.Timedelta("2d"), t + pd.Timedelta("2d1h")],
+    ...                    "workspace": "w", "name": ["a", "b", "b", "a", "b"]})
+    >>> mine_sequential(ev, min_obs=2, mode="fraction")[["trigger", "target", "observations", "confidence"]]
+      trigger target  observations  confidence
+    0       a      b             2         1.0
+    >>> mine_sequential(ev, min_obs=2, mode="seed")[["trigger", "target", "observations", "confidence"]]
+      trigger target  observations  confidence
+    0       a      b             3         1.5
+    """
+    if mode not in SEQUENTIAL_MODES:
+        raise InputError(f"mode: expected one of {list(SEQUENTIAL_MODES)}, got {mode!r}")
+    w_ns = int(parse_duration("window", window).value)
+    events, name_col = _stream(events)
+    has_kind = "kind" in events.columns
+    out_cols = SEQUENTIAL_COLUMNS + (["trigger_kind", "target_kind"] if has_kind else [])
+    n = len(events)
+    if n == 0:
+        return _empty(out_cols)
+
+    ts = as_utc_series(events["ts"].reset_index(drop=True), what="events.ts").array.asi8
+    if (ts == np.iinfo(np.int64).min).any():
+        raise InputError("events.ts: null timestamps; expected an aware time on every row")
+    ws_code, ws_uni = pd.factorize(events["workspace"].to_numpy(), sort=True)
+    nm_code, nm_uni = pd.factorize(events[name_col].to_numpy(), sort=True)
+    for col, code in (("workspace", ws_code), (name_col, nm_code)):
+        if (code < 0).any():
+            raise InputError(f"events: row {int(np.flatnonzero(code < 0)[0])}, column {col!r}: "
+                             "expected a value, got null")
+    if has_kind:
+        kd_code, kd_uni = pd.factorize(events["kind"].to_numpy(), sort=True)
+        nm_code = kd_code.astype(np.int64) * len(nm_uni) + nm_code
+        node_code, node_uni = pd.factorize(nm_code, sort=True)
+    else:
+        node_code, node_uni = nm_code.astype(np.int64), np.arange(len(nm_uni))
+    n_nodes = len(node_uni)
+
+    order = np.lexsort((ts, ws_code))
+    ts_s = ts[order]
+    ws_s = ws_code[order].astype(np.int64)
+    nd_s = node_code[order].astype(np.int64)
+
+    jstart, jend = _windows(ts_s, ws_s, w_ns)
+    # group = (workspace, trigger node): its total count is the denominator
+    gid = ws_s * n_nodes + nd_s
+    g_code, g_uni = pd.factorize(gid, sort=True)
+    g_code = g_code.astype(np.int64)
+    n_groups = len(g_uni)
+    g_total = np.bincount(g_code, minlength=n_groups)
+
+    prev_same = None
+    if mode == "fraction":
+        prev_same = _previous_same(g_code)
+
+    counts, delays, last = _aggregate(ts_s, nd_s, g_code, jstart, jend, prev_same, n_groups, n_nodes)
+    keys = counts.index if isinstance(counts, pd.Series) else None
+    if keys is None:
+        keys = np.flatnonzero(counts >= min_obs)
+        obs = counts[keys]
+        dsum = delays[keys]
+        lmax = last[keys]
+    else:
+        sel = counts.to_numpy() >= min_obs
+        keys = counts.index.to_numpy()[sel]
+        obs = counts.to_numpy()[sel]
+        dsum = delays.to_numpy()[sel]
+        lmax = last.to_numpy()[sel]
+    g_of = keys // n_nodes
+    tgt = keys % n_nodes
+    conf = obs.astype(np.float64) / g_total[g_of].astype(np.float64)
+    keep = conf > min_conf
+    g_of, tgt, obs, conf, dsum, lmax = (a[keep] for a in (g_of, tgt, obs, conf, dsum, lmax))
+    trig_ws = g_uni[g_of] // n_nodes
+    trig_nd = g_uni[g_of] % n_nodes
+
+    def names(node):
+        raw = node_uni[node] % len(nm_uni) if has_kind else node
+        return nm_uni[raw]
+
+    out = pd.DataFrame({
+        "workspace": ws_uni[trig_ws],
+        "trigger": names(trig_nd),
+        "target": names(tgt),
+        "observations": obs.astype(np.int64),
+        "confidence": conf,
+        "avg_delay_s": dsum / obs,
+        "last_seen": pd.to_datetime(lmax, utc=True).as_unit("ns"),
+    })
+    if has_kind:
+        out["trigger_kind"] = kd_uni[node_uni[trig_nd] // len(nm_uni)]
+        out["target_kind"] = kd_uni[node_uni[tgt] // len(nm_uni)]
+    sort_cols = ["workspace", "trigger", "target"] + (["trigger_kind", "target_kind"] if has_kind else [])
+    return out.sort_values(sort_cols, kind="stable").reset_index(drop=True)[out_cols]
+
+
+def _empty(cols) -> pd.DataFrame:
+    out = pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    out["observations"] = out["observations"].astype(np.int64)
+    out["confidence"] = out["confidence"].astype(np.float64)
+    out["avg_delay_s"] = out["avg_delay_s"].astype(np.float64)
+    out["last_seen"] = pd.Series(dtype="datetime64[ns, UTC]")
+    return out
+
+
+def _windows(ts_s, ws_s, w_ns):
+    """First follower index (strictly later) and window end (strictly before t + w) per event."""
+    t0 = int(ts_s.min())
+    span = int(ts_s.max()) - t0 + w_ns + 1
+    n_ws = int(ws_s.max()) + 1
+    if n_ws * span < (1 << 62):
+        key = ws_s * span + (ts_s - t0)
+        return (np.searchsorted(key, key, side="right"),
+                np.searchsorted(key, key + w_ns, side="left"))
+    # very long logs with many workspaces: search workspace by workspace
+    jstart = np.empty(len(ts_s), dtype=np.int64)
+    jend = np.empty(len(ts_s), dtype=np.int64)
+    bounds = np.flatnonzero(np.diff(ws_s)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(ts_s)]):
+        seg = ts_s[lo:hi]
+        jstart[lo:hi] = lo + np.searchsorted(seg, seg, side="right")
+        jend[lo:hi] = lo + np.searchsorted(seg, seg + w_ns, side="left")
+    return jstart, jend
+
+
+def _previous_same(g_code):
+    """Index (in sorted order) of the previous occurrence of the same (workspace, name), or -1."""
+    o = np.argsort(g_code, kind="stable")
+    prev = np.full(len(g_code), -1, dtype=np.int64)
+    same = g_code[o[1:]] == g_code[o[:-1]]
+    prev[o[1:][same]] = o[:-1][same]
+    return prev
+
+
+def _aggregate(ts_s, nd_s, g_code, jstart, jend, prev_same, n_groups, n_nodes):
+    """Count pairs per (trigger group, target node): counts, delay sums (s), latest target ts."""
+    n_bins = n_groups * n_nodes
+    dense = n_bins <= _DENSE_BINS
+    if dense:
+        counts = np.zeros(n_bins, dtype=np.int64)
+        delays = np.zeros(n_bins, dtype=np.float64)
+        last = np.full(n_bins, np.iinfo(np.int64).min, dtype=np.int64)
+    else:
+        parts = []
+    per = jend - jstart
+    csum = np.cumsum(per)
+    n = len(per)
+    lo = 0
+    while lo < n:
+        base = csum[lo - 1] if lo else 0
+        hi = int(np.searchsorted(csum, base + _CHUNK_PAIRS, side="right"))
+        hi = max(hi, lo + 1)
+        hi = min(hi, n)
+        cnt = per[lo:hi]
+        total = int(cnt.sum())
+        if total:
+            i = np.repeat(np.arange(lo, hi), cnt)
+            starts = np.repeat(jstart[lo:hi] - (np.cumsum(cnt) - cnt), cnt)
+            j = starts + np.arange(total)
+            if prev_same is not None:  # the first B after each A only
+                first = prev_same[j] < jstart[i]
+                i = i[first]
+                j = j[first]
+            key = g_code[i] * n_nodes + nd_s[j]
+            tj = ts_s[j]
+            delay = (tj - ts_s[i]) / 1e9
+            if dense:
+                counts += np.bincount(key, minlength=n_bins)
+                delays += np.bincount(key, weights=delay, minlength=n_bins)
+                np.maximum.at(last, key, tj)
+            else:
+                parts.append(pd.DataFrame({"key": key, "delay": delay, "t": tj})
+                             .groupby("key").agg(n=("delay", "size"), d=("delay", "sum"), t=("t", "max")))
+        lo = hi
+    if dense:
+        return counts, delays, last
+    if not parts:
+        empty = pd.Series(dtype=np.int64)
+        return empty, pd.Series(dtype=np.float64), pd.Series(dtype=np.int64)
+    agg = pd.concat(parts).groupby(level=0).agg(n=("n", "sum"), d=("d", "sum"), t=("t", "max"))
+    return agg["n"], agg["d"], agg["t"]

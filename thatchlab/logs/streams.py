@@ -1,0 +1,98 @@
+"""Event and recall streams of the anticipation engine (seed 004).
+
+An event stream has one row per workspace event (``ts, workspace, session,
+name, entities``); a recall stream one row per fact recalled by the agent
+(``ts, workspace, session, fact_id, entities``). ``entities`` is a list of
+entity names mentioned by the row (a JSON array in CSV files; null means
+none). Validation names the file, row, column and what was expected.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._core import LogSpec, RowRule, read_table, validate_frame, write_table
+
+__all__ = ["EVENT_SPEC", "RECALL_SPEC", "validate_event_log", "read_event_log",
+           "validate_recall_stream", "read_recall_stream", "write_stream"]
+
+
+def _text(col):
+    def test(df):
+        return df[col].map(lambda v: isinstance(v, str) and v != "")
+    return RowRule(col, "non-empty text", test)
+
+
+def _is_entity_list(v) -> bool:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return True
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return all(isinstance(x, str) and x != "" for x in v)
+    return False
+
+
+_ENTITIES = RowRule("entities", 'a list of entity names (JSON array such as ["prod", "billing"]) or null',
+                    lambda df: df["entities"].map(_is_entity_list))
+
+EVENT_SPEC = LogSpec(name="event stream", required=("ts", "workspace", "session", "name"),
+                     optional=("entities",), times=("ts",),
+                     rules=(RowRule("ts", "a timezone-aware ISO-8601 time (not null)",
+                                    lambda df: df["ts"].notna()),
+                            _text("workspace"), _text("session"), _text("name"), _ENTITIES))
+RECALL_SPEC = LogSpec(name="recall stream", required=("ts", "workspace", "session", "fact_id"),
+                      optional=("entities",), times=("ts",),
+                      rules=(RowRule("ts", "a timezone-aware ISO-8601 time (not null)",
+                                     lambda df: df["ts"].notna()),
+                             _text("workspace"), _text("session"), _text("fact_id"), _ENTITIES))
+
+
+def _normalise(out):
+    def one(v):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return []
+        return [str(x) for x in v]
+    if isinstance(out, tuple):
+        valid, rejected = out
+        valid["entities"] = [one(v) for v in valid["entities"]]
+        return valid, rejected
+    out["entities"] = [one(v) for v in out["entities"]]
+    return out
+
+
+def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
+    """Validate an event stream; ``entities`` come back as lists (``[]`` for null).
+
+    >>> df = pd.DataFrame({"ts": ["2026-01-05T09:00:00Z"], "workspace": ["w"],
+    ...                    "session": ["s1"], "name": ["deploy.success"]})
+    >>> validate_event_log(df)["entities"].tolist()
+    [[]]
+    """
+    return _normalise(validate_frame(df, EVENT_SPEC, source=source, errors=errors))
+
+
+def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise"):
+    """Validate a recall stream; ``entities`` come back as lists (``[]`` for null).
+
+    >>> df = pd.DataFrame({"ts": ["2026-01-05T09:00:00Z"], "workspace": ["w"],
+    ...                    "session": ["s1"], "fact_id": ["weekly_metrics"], "entities": [["kpi"]]})
+    >>> validate_recall_stream(df)["entities"].tolist()
+    [['kpi']]
+    """
+    return _normalise(validate_frame(df, RECALL_SPEC, source=source, errors=errors))
+
+
+def read_event_log(path, errors: str = "raise"):
+    """Read and validate an event stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet."""
+    return validate_event_log(read_table(path, json_columns=["entities"]), source=str(path), errors=errors)
+
+
+def read_recall_stream(path, errors: str = "raise"):
+    """Read and validate a recall stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet."""
+    return validate_recall_stream(read_table(path, json_columns=["entities"]), source=str(path), errors=errors)
+
+
+def write_stream(df: pd.DataFrame, path):
+    """Write an event or recall stream (``entities`` as JSON arrays in CSV)."""
+    # list cells are detected and JSON-encoded by write_table itself
+    return write_table(df, path)

@@ -1,0 +1,167 @@
+"""Store section "patterns": mined temporal patterns as ``temporal_patterns`` (seed 004).
+
+The seed keeps its sequential patterns in a materialised view; thatchlab
+exports all four pattern types in one table, one row per pattern in the
+order :func:`~thatchlab.anticipation.mine` returned them. ``trigger`` and
+``target`` are stored as ``trigger_name``/``target_name`` and ``group`` as
+``group_id`` (SQL keywords); times are ISO-8601 UTC text with microseconds
+and ``Z``; ``mined_at`` records the mining time when known.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..anticipation import PATTERN_COLUMNS, PATTERN_TYPES
+from ..errors import StoreSchemaError, StoreWriteError
+from ..params.anticipation import AnticipationParams
+from ._core import require_tables, table_columns
+
+__all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
+           "default_params", "model"]
+
+KEY = "patterns"
+ENGINE = "anticipation"
+TABLES = ("temporal_patterns",)
+_TYPES = ", ".join(f"'{t}'" for t in PATTERN_TYPES)
+DDL = [
+    f"""CREATE TABLE IF NOT EXISTS temporal_patterns (
+    id INTEGER PRIMARY KEY,
+    type TEXT NOT NULL CHECK (type IN ({_TYPES})),
+    workspace TEXT NOT NULL,
+    trigger_name TEXT NOT NULL,
+    target_name TEXT NOT NULL,
+    confidence REAL NOT NULL CHECK (confidence >= 0),
+    observations INTEGER NOT NULL CHECK (observations >= 0),
+    last_seen TEXT,
+    trigger_kind TEXT,
+    target_kind TEXT,
+    avg_delay_s REAL,
+    slot TEXT,
+    weeks INTEGER,
+    group_id TEXT,
+    mined_at TEXT
+)""",
+    "CREATE INDEX IF NOT EXISTS temporal_patterns_lookup ON temporal_patterns(workspace, trigger_name)",
+]
+#: DataFrame column → table column.
+_COLS = {c: {"trigger": "trigger_name", "target": "target_name", "group": "group_id"}.get(c, c)
+         for c in PATTERN_COLUMNS}
+
+
+def _frame(obj) -> pd.DataFrame:
+    if hasattr(obj, "patterns") and isinstance(obj.patterns, pd.DataFrame):
+        obj = obj.patterns
+    if not isinstance(obj, pd.DataFrame):
+        raise StoreWriteError(f"patterns: expected the DataFrame of anticipation.mine() (or a replay "
+                              f"result), got {type(obj).__name__}")
+    missing = [c for c in ("type", "workspace", "trigger", "target", "confidence", "observations")
+               if c not in obj.columns]
+    if missing:
+        raise StoreWriteError(f"patterns: missing column(s) {missing}; expected the output of mine()")
+    return obj
+
+
+def _opt(v):
+    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _time(v):
+    v = _opt(v)
+    return None if v is None else pd.Timestamp(v).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _rows(df: pd.DataFrame) -> list:
+    mined_at = _time(df.attrs.get("now")) if df.attrs.get("now") else None
+    out = []
+    for i, rec in enumerate(df.reindex(columns=PATTERN_COLUMNS).itertuples(index=False)):
+        vals = []
+        for col, v in zip(PATTERN_COLUMNS, rec):
+            if col == "last_seen":
+                vals.append(_time(v))
+            elif col in ("observations", "weeks"):
+                v = _opt(v)
+                vals.append(None if v is None else int(v))
+            elif col in ("confidence", "avg_delay_s"):
+                v = _opt(v)
+                vals.append(None if v is None else float(v))
+            else:
+                v = _opt(v)
+                vals.append(None if v is None else str(v))
+        out.append((i, *vals, mined_at))
+    return out
+
+
+def create(conn) -> None:
+    for stmt in DDL:
+        conn.execute(stmt)
+
+
+def write(conn, obj, params) -> dict:
+    rows = _rows(_frame(obj))
+    cols = ["id"] + [_COLS[c] for c in PATTERN_COLUMNS] + ["mined_at"]
+    conn.executemany(f"INSERT INTO temporal_patterns({', '.join(cols)}) VALUES "
+                     f"({', '.join('?' for _ in cols)})", rows)
+    return {"temporal_patterns": len(rows)}
+
+
+def present(conn) -> bool:
+    return bool(table_columns(conn, "temporal_patterns"))
+
+
+def _params_from_meta(conn):
+    try:
+        row = conn.execute("SELECT value FROM thatchlab_meta WHERE key = 'params'").fetchone()
+        data = json.loads(row[0]).get(KEY) if row else None
+        return AnticipationParams.from_dict(data).to_dict() if data else None
+    except Exception:  # a foreign or older meta table
+        return None
+
+
+def read(conn) -> pd.DataFrame:
+    """The patterns in a file as :func:`mine` returns them (``attrs`` keep params and mining time)."""
+    cols = [_COLS[c] for c in PATTERN_COLUMNS]
+    require_tables(conn, "patterns", {"temporal_patterns": cols + ["id", "mined_at"]})
+    raw = pd.read_sql_query(f"SELECT {', '.join(cols)}, mined_at FROM temporal_patterns ORDER BY id", conn)
+    bad = raw[~raw["type"].isin(PATTERN_TYPES)]
+    if len(bad):
+        raise StoreSchemaError(f"patterns: row {int(bad.index[0])} of 'temporal_patterns' has type "
+                               f"{bad['type'].iloc[0]!r}; expected one of {list(PATTERN_TYPES)}")
+    df = raw.rename(columns={v: k for k, v in _COLS.items()})
+    out = df[PATTERN_COLUMNS].astype(object).where(df[PATTERN_COLUMNS].notna(), None)
+    out["confidence"] = df["confidence"].astype(np.float64)
+    out["observations"] = df["observations"].astype(np.int64)
+    out["avg_delay_s"] = pd.to_numeric(df["avg_delay_s"], errors="coerce").astype(np.float64)
+    out["weeks"] = pd.array(df["weeks"], dtype="Int64")
+    out["last_seen"] = pd.to_datetime(df["last_seen"], utc=True, format="ISO8601").dt.as_unit("ns")
+    params = _params_from_meta(conn)
+    if params is not None:
+        out.attrs["params"] = params
+    mined = df["mined_at"].dropna()
+    if len(mined):
+        out.attrs["now"] = pd.Timestamp(mined.iloc[0]).isoformat()
+    return out
+
+
+def check_equal(a, b, params) -> None:
+    ra, rb = _rows(_frame(a)), _rows(_frame(b))
+    if ra != rb:
+        n = next((i for i, (x, y) in enumerate(zip(ra, rb)) if x != y), min(len(ra), len(rb)))
+        raise AssertionError(f"temporal_patterns rows differ after the round trip (first at row {n})")
+
+
+def default_params(obj):
+    data = _frame(obj).attrs.get("params")
+    return AnticipationParams.from_dict(data) if data else AnticipationParams()
+
+
+def model(obj):
+    return None  # patterns carry no vectors

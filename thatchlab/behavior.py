@@ -56,9 +56,12 @@ class BehaviorEngine(ScoringEngine):
         """The ``behavior_codify`` tool: create or link a rule; confidence unchanged."""
         return self._write(situation, behavior, "codify", rationale, store, now)
 
-    def feedback(self, behavior: str, relevant: bool, context: str = "", store=None, now=None) -> Reply:
+    def feedback(self, behavior: str, relevant: bool, context: str = "", store=None, now=None, *,
+                 vector=None) -> Reply:
         """Ham (``relevant=True`` → confirm) or spam (→ disconfirm) for the
-        behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``."""
+        behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``.
+
+        ``vector`` is ``behavior``'s passage vector when already embedded (replays)."""
         _check_text("behavior", behavior)
         if not isinstance(relevant, bool):
             if relevant in (0, 1):
@@ -72,7 +75,7 @@ class BehaviorEngine(ScoringEngine):
         from ._time import iso_ms, iso_s, resolve_now
 
         t = resolve_now(now, self.clock)
-        ipos = self._find_in_store(behavior, store)
+        ipos = self._find_in_store(behavior, store, vector)
         if ipos is None:
             return Reply(text=f'No behavior matching "{behavior}" found in "{store}".',
                          action="not_found", store=store)

@@ -1,0 +1,131 @@
+"""Replay of an interaction log: the vectorised path against event-by-event, same run.
+
+A production-like starting store (matchers half in the project store, half
+in ``global``, one prediction each) and a log of messages interleaved with
+prediction updates (new and existing matchers, every signal) are replayed
+both ways with random unit vectors (a LookupEmbedder, no model). Messages
+are noisy copies of matcher vectors so nudges fire. The two results must be
+identical (events, nudges, tables), else the script exits non-zero.
+
+    python benchmarks/bench_replay.py          # 50,000 messages, 2,000 matchers
+    python benchmarks/bench_replay.py --ci     # small sizes, seconds
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import parse, timed  # noqa: E402
+
+from thatchlab.embed import LookupEmbedder  # noqa: E402
+from thatchlab.params import ScoringParams  # noqa: E402
+from thatchlab.prediction import PredictionEngine  # noqa: E402
+from thatchlab.replay import run  # noqa: E402
+
+DIM = 384
+
+
+def build(n_messages: int, n_matchers: int, n_updates: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(n_matchers, DIM)).astype(np.float32)
+    items = rng.normal(size=(n_matchers, DIM)).astype(np.float32)
+    stores = np.where(np.arange(n_matchers) % 2 == 0, "project", "global")
+    ts = "2026-01-01T00:00:00.000Z"
+    c = rng.integers(0, 6, n_matchers).astype(float)
+    d = rng.integers(0, 4, n_matchers) + 0.25 * rng.integers(0, 3, n_matchers)
+    stmt = [f"preference {i}" for i in range(n_matchers)]
+    tables = {
+        "stores": pd.DataFrame({"name": ["global", "project"]}),
+        "matchers": pd.DataFrame({"id": [f"m{i}" for i in range(n_matchers)], "store": stores,
+                                  "description": [f"situation {i}" for i in range(n_matchers)],
+                                  "embedding": list(m), "model": "random", "created_at": ts, "updated_at": ts}),
+        "items": pd.DataFrame({"id": [f"p{i}" for i in range(n_matchers)], "store": stores, "statement": stmt,
+                               "rationale": None, "embedding": list(items), "model": "random",
+                               "confidence": (c + 2.5) / (c + d + 5), "confirm_count": c,
+                               "disconfirm_count": d, "created_at": ts, "updated_at": ts}),
+        "edges": pd.DataFrame({"matcher_id": [f"m{i}" for i in range(n_matchers)],
+                               "prediction_id": [f"p{i}" for i in range(n_matchers)], "weight": 1.0,
+                               "created_at": ts}),
+        "provenance": pd.DataFrame(columns=["id", "prediction_id", "signal", "detail", "created_at"])}
+    passages = {f"situation {i}": m[i] for i in range(n_matchers)}
+    passages.update({s: v for s, v in zip(stmt, items)})
+    n_new = max(1, n_updates // 5)
+    new_m = rng.normal(size=(n_new, DIM)).astype(np.float32)
+    new_i = rng.normal(size=(n_new, DIM)).astype(np.float32)
+    passages.update({f"new situation {j}": new_m[j] for j in range(n_new)})
+    passages.update({f"new preference {j}": new_i[j] for j in range(n_new)})
+    all_m = np.vstack([m, new_m])
+    queries, rows = {}, []
+    n = n_messages + n_updates
+    upd_at = set(rng.choice(n, size=n_updates, replace=False).tolist())
+    t0 = pd.Timestamp("2026-02-01T00:00:00Z")
+    signals = np.array(["confirm", "disconfirm", "soft", "create"])
+    k_new = 0
+    for j in range(n):
+        row = {"ts": t0 + pd.Timedelta(seconds=30 * j), "session": f"s{j // 4}"}
+        if j in upd_at:
+            if k_new < n_new and rng.random() < 0.2:
+                row.update(kind="prediction_update", matcher=f"new situation {k_new}",
+                           statement=f"new preference {k_new}", signal=str(rng.choice(signals)))
+                k_new += 1
+            else:
+                i = int(rng.integers(n_matchers))
+                row.update(kind="prediction_update", matcher=f"situation {i}", statement=stmt[i],
+                           signal=str(rng.choice(signals[:3])), store=str(stores[i]))
+        else:
+            target = int(rng.integers(n_matchers + k_new))
+            q = all_m[target] / np.linalg.norm(all_m[target]) + rng.normal(scale=0.04, size=DIM)
+            text = f"message number {j}"
+            queries[text] = q.astype(np.float32)
+            row.update(kind="message", text=text)
+        rows.append(row)
+    emb = LookupEmbedder(passages, queries=queries, name="random")
+    initial = PredictionEngine.from_tables(tables, embedder=emb)
+    return pd.DataFrame(rows), emb, initial
+
+
+def same(a, b) -> bool:
+    try:
+        pd.testing.assert_frame_equal(a.events, b.events)
+        pd.testing.assert_frame_equal(a.nudges, b.nudges)
+        for name in a.tables:
+            x, y = a.tables[name], b.tables[name]
+            if list(x.columns) != list(y.columns) or len(x) != len(y):
+                return False
+            for col in x.columns:
+                for u, v in zip(x[col].tolist(), y[col].tolist()):
+                    if isinstance(u, np.ndarray) or isinstance(v, np.ndarray):
+                        if not np.array_equal(u, v):
+                            return False
+                    elif not (u == v or (u is None and v is None) or (u != u and v != v)):
+                        return False
+    except AssertionError as exc:
+        print(f"MISMATCH: {exc}")
+        return False
+    return True
+
+
+def main():
+    args = parse(__doc__.splitlines()[0])
+    n_messages, n_matchers, n_updates = (1_000, 200, 100) if args.ci else (50_000, 2_000, 2_000)
+    log, emb, initial = build(n_messages, n_matchers, n_updates)
+    params = ScoringParams()
+    import sklearn.metrics  # noqa: F401  - warm the lazy import both paths' metrics use
+    print(f"sizes: messages={n_messages} matchers={n_matchers} updates={n_updates} dim={DIM}")
+    t_vec, vec = timed(run, log, "prediction", params, embedder=emb, initial=initial, path="vectorised")
+    t_ev, ev = timed(run, log, "prediction", params, embedder=emb, initial=initial, path="events")
+    ok = same(vec, ev)
+    print(f"vectorised: {t_vec:.3f} s  events: {t_ev:.3f} s  nudged items: {len(vec.nudges)}  "
+          f"regimes: {vec.events['regime'].value_counts().to_dict()}  identical: {ok}")
+    if not ok:
+        sys.exit(1)
+    print(f"RESULT bench=replay events={n_messages} ratio={t_ev / t_vec:.2f}")
+
+
+if __name__ == "__main__":
+    main()

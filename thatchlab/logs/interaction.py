@@ -1,0 +1,285 @@
+"""The interaction log of the prediction and behavior engines (seeds 000, 003; DESIGN §8).
+
+One row per event a thatch deployment saw: a user ``message`` (the prompt that
+may fire a nudge), the prediction tools (``prediction_update``,
+``prediction_query``, ``prediction_delete``) and the behavior tools
+(``behavior_codify``, ``behavior_feedback``, ``behavior_delete``). Optional
+columns carry what the logging system surfaced (``surfaced``), the
+probability it had of surfacing exactly that (``propensity``) and a logged
+vector for ``text`` (``embedding``). :func:`signals_from_store` turns a
+production store's provenance into a signal log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StoreSchemaError
+from ..params.scoring import PREDICTION_SIGNALS
+from ._core import LogSpec, RowRule, read_table, validate_frame, write_table
+
+__all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "INTERACTION_LOG", "validate_interaction_log",
+           "read_interaction_log", "write_interaction_log", "signals_from_store"]
+
+#: Event kinds of the interaction log.
+INTERACTION_KINDS = ("message", "prediction_update", "prediction_query", "prediction_delete",
+                     "behavior_codify", "behavior_feedback", "behavior_delete")
+#: Columns in order; only ``ts``, ``session`` and ``kind`` are required.
+INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "statement", "signal",
+                       "relevant", "rationale", "propensity", "surfaced", "embedding")
+_TEXTS = ("session", "store", "kind", "text", "matcher", "statement", "signal", "rationale")
+_BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
+
+
+def _isnull(v) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, (float, np.floating)) and bool(np.isnan(v))
+
+
+def _is_text(v) -> bool:
+    return isinstance(v, str) and v.strip() != ""
+
+
+def _is_str(s: pd.Series) -> pd.Series:
+    return s.map(type).eq(str)
+
+
+def _nonempty(s: pd.Series) -> pd.Series:
+    """Vectorised :func:`_is_text` over a column."""
+    is_str = _is_str(s).to_numpy(dtype=bool)
+    out = is_str.copy()
+    vals = s.to_numpy(object)[is_str]
+    out[is_str] = np.fromiter((v.strip() != "" for v in vals), dtype=bool, count=len(vals))
+    return pd.Series(out, index=s.index)
+
+
+def _need_text(col, kinds):
+    """``col`` must be non-empty text on rows of ``kinds`` (and text or null elsewhere)."""
+    def test(df):
+        need = df["kind"].isin(kinds)
+        ok_type = df[col].isna() | _is_str(df[col])
+        return ok_type & (~need | _nonempty(df[col]))
+    return test
+
+
+def _list_ok(v, elem) -> bool:
+    if _isnull(v):
+        return True
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    return isinstance(v, (list, tuple)) and all(elem(x) for x in v)
+
+
+def _lists_ok(s: pd.Series, elem, nonempty=False) -> pd.Series:
+    """Null, or a list whose elements pass ``elem`` (checked only on non-null rows)."""
+    return _on_present(s, lambda v: _list_ok(v, elem) and (not nonempty or len(v) > 0))
+
+
+def _on_present(s: pd.Series, test) -> pd.Series:
+    """True on null rows, ``test(v)`` elsewhere."""
+    has = s.notna().to_numpy(dtype=bool)
+    out = np.ones(len(s), dtype=bool)
+    vals = s.to_numpy(object)[has]
+    out[has] = np.fromiter((bool(test(v)) for v in vals), dtype=bool, count=len(vals))
+    return pd.Series(out, index=s.index)
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) \
+        and bool(np.isfinite(x))
+
+
+def _probability_ok(s: pd.Series) -> pd.Series:
+    return _on_present(s, lambda v: _number(v) and 0 < v <= 1)
+
+
+INTERACTION_LOG = LogSpec(
+    name="interaction log",
+    required=("ts", "session", "kind"),
+    optional=INTERACTION_COLUMNS[2:],
+    times=("ts",),
+    rules=(
+        RowRule("ts", "a timezone-aware ISO-8601 time", lambda df: df["ts"].notna()),
+        RowRule("session", "a non-empty text id", lambda df: _nonempty(df["session"])),
+        RowRule("kind", f"one of {list(INTERACTION_KINDS)}", lambda df: df["kind"].isin(INTERACTION_KINDS)),
+        RowRule("store", "a non-empty store name or null",
+                lambda df: df["store"].isna() | _nonempty(df["store"])),
+        RowRule("text", "a non-empty text on message and prediction_query rows",
+                _need_text("text", ("message", "prediction_query"))),
+        RowRule("matcher", "a non-empty text on prediction_update and behavior_codify rows",
+                _need_text("matcher", ("prediction_update", "behavior_codify"))),
+        RowRule("statement", "a non-empty text on update, codify, feedback and delete rows",
+                _need_text("statement", ("prediction_update", "prediction_delete", "behavior_codify",
+                                         "behavior_feedback", "behavior_delete"))),
+        RowRule("signal", f"one of {list(PREDICTION_SIGNALS)} on prediction_update rows "
+                          "(null or 'codify' on behavior_codify, null elsewhere)",
+                lambda df: np.where(df["kind"] == "prediction_update", df["signal"].isin(PREDICTION_SIGNALS),
+                                    np.where(df["kind"] == "behavior_codify",
+                                             df["signal"].isna() | df["signal"].eq("codify"),
+                                             df["signal"].isna()))),
+        RowRule("relevant", "true or false on behavior_feedback rows (null elsewhere)",
+                lambda df: np.where(df["kind"] == "behavior_feedback",
+                                    df["relevant"].map(type).isin([bool, np.bool_]),
+                                    df["relevant"].isna())),
+        RowRule("rationale", "text or null", lambda df: df["rationale"].isna() | _is_str(df["rationale"])),
+        RowRule("propensity", "a probability in (0, 1] or null",
+                lambda df: _probability_ok(df["propensity"])),
+        RowRule("surfaced", "a JSON list of statements on message rows, or null",
+                lambda df: _lists_ok(df["surfaced"], lambda x: isinstance(x, str))
+                & ((df["kind"] == "message") | df["surfaced"].isna())),
+        RowRule("embedding", "a list of finite numbers (a vector for text) or null",
+                lambda df: _lists_ok(df["embedding"], _number, nonempty=True)),
+    ),
+)
+
+
+def _pre(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+
+    def on_present(col, fn):
+        if col in out.columns:
+            col_s = out[col].astype(object)
+            has = col_s.notna()
+            if has.any():
+                col_s[has] = col_s[has].map(fn)
+            out[col] = col_s
+
+    on_present("relevant", lambda v: _BOOL_TEXT.get(v, v) if isinstance(v, str) else
+               (bool(v) if _number(v) and v in (0, 1) else v))
+    on_present("propensity", lambda v: _to_float(v) if isinstance(v, str) else v)
+    on_present("surfaced", _decode_list)
+    on_present("embedding", _decode_list)
+    return out
+
+
+def _to_float(v):
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def _decode_list(v):
+    if isinstance(v, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            return json.loads(v)
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for col in _TEXTS:
+        out[col] = out[col].astype(object).where(out[col].notna(), None)
+    rel = out["relevant"].astype(object)
+    out["relevant"] = rel.where(rel.notna(), None).astype("boolean")
+    out["propensity"] = pd.to_numeric(out["propensity"].astype(object).where(out["propensity"].notna(), None),
+                                      errors="coerce").astype("float64")
+    for col, conv in (("surfaced", lambda v: [str(x) for x in v]),
+                      ("embedding", lambda v: np.asarray(v, dtype=np.float32))):
+        c = out[col].astype(object)
+        has = c.notna()
+        res = pd.Series([None] * len(c), index=c.index, dtype=object)
+        if has.any():
+            res[has] = pd.Series([conv(v) for v in c[has]], index=c.index[has], dtype=object)
+        out[col] = res
+    extra = [c for c in out.columns if c not in INTERACTION_COLUMNS]
+    return out[list(INTERACTION_COLUMNS) + extra]
+
+
+def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise"):
+    """Validate an interaction log and return it typed (a new frame; the input is untouched).
+
+    Required columns ``ts, session, kind``; optional (null when absent)
+    ``store, text, matcher, statement, signal, relevant, rationale,
+    propensity, surfaced, embedding``. Per kind:
+
+    - ``message``, ``prediction_query``: ``text`` (the prompt / query context);
+    - ``prediction_update``: ``matcher``, ``statement``, ``signal`` ∈
+      {confirm, disconfirm, soft, create};
+    - ``behavior_codify``: ``matcher`` (the situation), ``statement`` (the behavior);
+    - ``behavior_feedback``: ``statement``, ``relevant`` (true = ham), context in ``text``;
+    - ``*_delete``: the text to match in ``statement``.
+
+    ``store`` null means the engine's project store. ``surfaced`` (messages
+    only) is a list of statements, ``propensity`` a probability in (0, 1],
+    ``embedding`` a vector for ``text`` (JSON text in CSV is decoded).
+
+    Raises :class:`~thatchlab.errors.LogValidationError` naming file, row,
+    column and what was expected; ``errors="report"`` returns ``(valid, rejected)``.
+
+    >>> import pandas as pd
+    >>> log = pd.DataFrame({"ts": ["2026-01-01T09:00:00Z", "2026-01-01T09:01:00Z"],
+    ...     "session": ["s1", "s1"], "kind": ["message", "prediction_update"],
+    ...     "text": ["help me write the tests", None], "matcher": [None, "writing tests"],
+    ...     "statement": [None, "use pytest"], "signal": [None, "confirm"]})
+    >>> v = validate_interaction_log(log)
+    >>> v["kind"].tolist(), str(v["ts"].dtype)
+    (['message', 'prediction_update'], 'datetime64[ns, UTC]')
+    """
+    df_in = _pre(df) if isinstance(df, pd.DataFrame) else df
+    res = validate_frame(df_in, INTERACTION_LOG, source=source, errors=errors)
+    if errors == "raise":
+        return _typed(res)
+    valid, rejected = res
+    return _typed(valid), rejected
+
+
+def read_interaction_log(path, errors: str = "raise"):
+    """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
+    :func:`validate_interaction_log`)."""
+    raw = read_table(path, json_columns=("surfaced", "embedding"))
+    return validate_interaction_log(raw, source=str(path), errors=errors)
+
+
+def write_interaction_log(df: pd.DataFrame, path):
+    """Validate and write an interaction log (format by suffix); returns the path.
+
+    Lists (``surfaced``, ``embedding``) become JSON arrays in JSONL and CSV.
+    """
+    log = validate_interaction_log(df)
+    out = log.copy()
+    out["relevant"] = out["relevant"].astype(object).map(lambda v: None if _isnull(v) else bool(v))
+    out["embedding"] = out["embedding"].map(lambda v: None if v is None else [float(x) for x in v])
+    return write_table(out, path, json_columns=("surfaced", "embedding"))
+
+
+def signals_from_store(path) -> pd.DataFrame:
+    """A thatch store's provenance tables as a signal log, in insertion order.
+
+    Columns ``item_id, kind (prediction|behavior), store, statement, signal,
+    ts`` (``ts`` parsed to UTC from the provenance ``created_at``); prediction
+    rows come first, then behavior rows, each in SQLite rowid order. Rows of
+    deleted items are gone from production's provenance (it cascades), so
+    they are absent here too.
+
+    Raises :class:`~thatchlab.errors.StoreSchemaError` when the file holds
+    neither engine's tables.
+    """
+    from ..store._core import connect_readonly
+
+    parts = []
+    with contextlib.closing(connect_readonly(path)) as conn:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for kind, items, prov, fk in (("prediction", "predictions", "prediction_provenance", "prediction_id"),
+                                      ("behavior", "behaviors", "behavior_provenance", "behavior_id")):
+            if items not in names or prov not in names:
+                continue
+            rows = conn.execute(
+                f"SELECT p.{fk}, i.store, i.statement, p.signal, p.created_at FROM {prov} p "
+                f"LEFT JOIN {items} i ON i.id = p.{fk} ORDER BY p.rowid").fetchall()
+            df = pd.DataFrame(rows, columns=["item_id", "store", "statement", "signal", "ts"], dtype=object)
+            df.insert(1, "kind", kind)
+            parts.append(df)
+    if not parts:
+        raise StoreSchemaError(f"{path}: no thatch provenance tables found; expected "
+                               "'predictions' + 'prediction_provenance' or 'behaviors' + 'behavior_provenance'")
+    out = pd.concat(parts, ignore_index=True)
+    out["ts"] = pd.to_datetime(out["ts"], utc=True, format="ISO8601").dt.as_unit("ns")
+    return out[["item_id", "kind", "store", "statement", "signal", "ts"]]

@@ -1,0 +1,289 @@
+"""Replay of an interaction log through the prediction or behavior engine (seeds 000, 003).
+
+Two paths give identical results (DESIGN §9, §11). ``path="events"`` drives
+the engine API one event at a time — the reference. ``path="vectorised"``
+runs the writes once through the engine's own write path and computes every
+nudge from one message × matcher cosine matrix (:func:`prepare` →
+:class:`~thatchlab.replay._scoring_plan.ScoringPlan`), so a sweep over K, P0,
+W_SOFT and thresholds reuses all the expensive work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError, ParamsError
+from ..logs.interaction import validate_interaction_log
+from ..params import ScoringParams
+from ..scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
+
+__all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS"]
+
+#: Columns of :attr:`ReplayResult.events`, one row per log event in log order.
+EVENT_COLUMNS = ["position", "ts", "session", "store", "kind", "regime", "n_items", "action", "item_id",
+                 "matcher_id", "signal", "forecast", "confidence", "reply"]
+#: Columns of :attr:`ReplayResult.nudges`, one row per surfaced item (messages and queries).
+NUDGE_COLUMNS = ["position", "rank", "item_id", "statement", "matcher_id", "matcher_description", "store",
+                 "score", "cosine", "weight", "confidence", "stored_confidence", "evidence_count"]
+#: Log kinds each engine acts on (messages are read by both).
+ENGINE_KINDS = {"prediction": ("prediction_update", "prediction_query", "prediction_delete"),
+                "behavior": ("behavior_codify", "behavior_feedback", "behavior_delete")}
+
+
+@dataclass
+class ReplayResult:
+    """What :func:`run` returns.
+
+    Attributes
+    ----------
+    events : DataFrame, one row per log event in log order (:data:`EVENT_COLUMNS`):
+        messages carry ``regime``, ``n_items`` and the nudge block in ``reply``;
+        writes carry ``action`` (``created``, ``created+confirm``, ``linked``,
+        ``confirm``, ``deleted``, ``not_found``...), ``item_id``, ``signal``,
+        ``forecast`` (stored confidence before a confirm/disconfirm/soft
+        signal) and ``confidence`` (after) and the reply text; rows of the
+        other engine have action ``ignored``.
+    nudges : DataFrame, one row per surfaced item of a message or query
+        (:data:`NUDGE_COLUMNS`), ``rank`` 0 first.
+    tables : the final engine state (``stores, matchers, items, edges, provenance``).
+    metrics : dict of scalars (see :func:`thatchlab.metrics.scoring.replay_metrics`).
+    engine : ``"prediction"`` or ``"behavior"``.
+    embedder : the embedding model's name.
+    params : the :class:`~thatchlab.params.ScoringParams` used.
+    path : ``"events"`` or ``"vectorised"``.
+    """
+
+    events: pd.DataFrame
+    nudges: pd.DataFrame
+    tables: dict
+    metrics: dict = field(default_factory=dict)
+    engine: str = "prediction"
+    embedder: str | None = None
+    params: ScoringParams = field(default_factory=ScoringParams)
+    path: str = "vectorised"
+
+    def __repr__(self):
+        return (f"ReplayResult(engine={self.engine!r}, path={self.path!r}, events={len(self.events)}, "
+                f"nudges={len(self.nudges)}, embedder={self.embedder!r}, metrics={len(self.metrics)})")
+
+
+def engine_class(engine: str):
+    from ..behavior import BehaviorEngine
+    from ..prediction import PredictionEngine
+
+    if engine not in ("prediction", "behavior"):
+        raise InputError(f"engine: expected 'prediction' or 'behavior', got {engine!r}")
+    return PredictionEngine if engine == "prediction" else BehaviorEngine
+
+
+def initial_engine(initial, engine: str, embedder, params: ScoringParams, cls=None) -> ScoringEngine:
+    """A fresh engine of kind ``engine`` holding ``initial``'s state (never modifying it).
+
+    ``initial`` may be None, a :class:`~thatchlab.store.StoreContents`
+    (``store.import_sqlite(path)``), an engine, or a dict of tables. ``cls``
+    overrides the engine class (a subclass of the engine's).
+    """
+    cls = engine_class(engine) if cls is None else cls
+    project = "project"
+    tables = None
+    if initial is not None:
+        obj = initial
+        if not isinstance(obj, (dict, ScoringEngine)) and hasattr(obj, engine):
+            obj = getattr(obj, engine)
+        if isinstance(obj, ScoringEngine):
+            if obj.config.kind != engine:
+                raise InputError(f"initial: expected {engine} engine state, got a {obj.config.kind} engine")
+            project = obj.project_store
+            if embedder is None:
+                embedder = obj._embedder
+            tables = obj.tables
+        elif isinstance(obj, dict):
+            tables = obj
+        elif obj is not None:
+            raise InputError("initial: expected None, store.import_sqlite(...) contents, an engine or "
+                             f"a dict of tables, got {type(initial).__name__}")
+    if embedder is None:
+        from ..embed import default_embedder
+
+        embedder = default_embedder()
+    if tables is None:
+        return cls(embedder=embedder, params=params, project_store=project)
+    return cls.from_tables(tables, embedder=embedder, params=params, project_store=project)
+
+
+def check_log(log, source=None) -> pd.DataFrame:
+    """The validated, typed log (a copy)."""
+    return validate_interaction_log(log, source=source)
+
+
+def _row_vector(v):
+    return None if v is None else np.asarray(v, dtype=np.float32)
+
+
+def run(log, engine: str = "prediction", params: ScoringParams | None = None, embedder=None,
+        initial=None, path: str = "vectorised") -> ReplayResult:
+    """Replay an interaction log through an engine under ``params``.
+
+    Parameters
+    ----------
+    log : DataFrame shaped like DESIGN §8's interaction log (validated here).
+    engine : ``"prediction"`` or ``"behavior"``; the other engine's rows are ignored.
+    params : :class:`~thatchlab.params.ScoringParams` (production defaults when None).
+    embedder : an Embedder; None uses ``initial``'s or the bundled model.
+    initial : starting state: ``store.import_sqlite(path)``, an engine, or tables.
+    path : ``"vectorised"`` (fast, :func:`prepare` + ``plan.run``) or
+        ``"events"`` (the engine API, event by event). Both give identical
+        ``events``, ``nudges`` and ``tables``.
+
+    Each event's store is its ``store`` column (the project store when null);
+    writes go there and nudges search ``[store, "global"]``. Events run in
+    log order with ``now = ts``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from thatchlab.embed import LookupEmbedder
+    >>> emb = LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1],
+    ...                       "I am writing tests now": [1, 0.1]})
+    >>> log = pd.DataFrame({"ts": ["2026-01-01T09:00:00Z", "2026-01-01T09:05:00Z"],
+    ...     "session": ["s1", "s2"], "kind": ["prediction_update", "message"],
+    ...     "matcher": ["writing tests", None], "statement": ["use pytest", None],
+    ...     "signal": ["confirm", None], "text": [None, "I am writing tests now"]})
+    >>> res = run(log, embedder=emb)
+    >>> res.events[["kind", "action", "regime"]].values.tolist()
+    [['prediction_update', 'created+confirm', None], ['message', None, 'ambiguous']]
+    >>> res.nudges[["statement", "score"]].values.tolist()
+    [['use pytest', 0.58]]
+    """
+    from ..metrics.scoring import replay_metrics
+
+    params = ScoringParams() if params is None else params
+    if not isinstance(params, ScoringParams):
+        raise ParamsError(f"params: expected ScoringParams, got {type(params).__name__}")
+    if path not in ("vectorised", "events"):
+        raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
+    log = check_log(log)
+    if path == "events":
+        res = _run_events(log, engine, params, embedder, initial)
+    else:
+        from ._scoring_plan import prepare as _prepare
+
+        plan = _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=params.dedup_cosine,
+                        dedup_scope=params.dedup_scope, validated=True)
+        res = plan.run(params, metrics=False)
+    res.metrics = replay_metrics(res, log)
+    return res
+
+
+def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
+            dedup_scope: str = "store+global"):
+    """One-time work of the vectorised replay; see :func:`thatchlab.replay._scoring_plan.prepare`."""
+    from ._scoring_plan import prepare as _prepare
+
+    return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
+                    dedup_scope=dedup_scope)
+
+
+def _event_row(pos, ev, store):
+    return {"position": pos, "ts": ev["ts"], "session": ev["session"], "store": store, "kind": ev["kind"],
+            "regime": None, "n_items": np.nan, "action": None, "item_id": None, "matcher_id": None,
+            "signal": None, "forecast": np.nan, "confidence": np.nan, "reply": None}
+
+
+def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder, initial) -> ReplayResult:
+    """The reference path: every event through the engine's public API."""
+    from .._progress import progress
+
+    eng = initial_engine(initial, engine, embedder, params)
+    default_store = eng.project_store
+    kinds = ENGINE_KINDS[engine]
+    conf_by_id = dict(zip(eng._i["id"], eng._i["confidence"]))
+    p_new = posterior_confidence(0.0, 0.0, params.k, params.p0)
+    rows, nudges = [], []
+    records = log.to_dict(orient="records")
+    for pos, ev in enumerate(progress(records, total=len(records), desc="replay events")):
+        store = ev["store"] if ev["store"] is not None else default_store
+        row = _event_row(pos, ev, store)
+        rows.append(row)
+        kind = ev["kind"]
+        if kind != "message" and kind not in kinds:
+            row["action"] = "ignored"
+            continue
+        eng.project_store = store
+        now = ev["ts"]
+        if kind in ("message", "prediction_query"):
+            vec = _row_vector(ev["embedding"])
+            if kind == "message":
+                if vec is not None and len(ev["text"]) >= params.min_prompt_chars:
+                    out = eng.nudge_vector(vec, prompt=ev["text"])
+                else:
+                    out = eng.nudge(ev["text"])
+                row["regime"], row["reply"] = out.regime, out.text
+            else:
+                if vec is None:
+                    out = eng.query(ev["text"])
+                else:
+                    items = eng._rank(vec, eng._default_stores(), params.query_threshold, None)
+                    out = _query_reply(eng, items)
+                row["action"], row["reply"] = "query", out.text
+            items = out.items
+            row["n_items"] = len(items)
+            for rank, it in enumerate(items.to_dict(orient="records")):
+                nudges.append({"position": pos, "rank": rank, **{c: it[c] for c in NUDGE_COLUMNS[2:]}})
+            continue
+        if kind == "prediction_update":
+            reply = eng.update(ev["matcher"], ev["statement"], ev["signal"], ev["rationale"], now=now)
+        elif kind == "behavior_codify":
+            reply = eng.codify(ev["matcher"], ev["statement"], ev["rationale"], now=now)
+        elif kind == "behavior_feedback":
+            reply = eng.feedback(ev["statement"], bool(ev["relevant"]), ev["text"] or "", now=now)
+        else:  # deletes
+            reply = eng.delete(ev["statement"])
+        row.update(action=reply.action, item_id=reply.item_id, matcher_id=reply.matcher_id, reply=reply.text)
+        if reply.signal is not None:
+            row["signal"] = reply.signal
+            if reply.signal in ("confirm", "disconfirm", "soft"):
+                row["forecast"] = conf_by_id.get(reply.item_id, p_new) if not reply.action.startswith(
+                    eng.config.created_word) else p_new
+            row["confidence"] = reply.confidence
+            conf_by_id[reply.item_id] = reply.confidence
+    return ReplayResult(events=events_frame(rows), nudges=nudges_frame(nudges), tables=eng.tables,
+                        engine=engine, embedder=getattr(eng.embedder, "name", None), params=params,
+                        path="events")
+
+
+def _query_reply(eng, items):
+    from ..scoring import Reply
+
+    if len(items) == 0:
+        text = f"No matching {eng.config.plural} found."
+    else:
+        text = "\n".join(eng._line(r) for _, r in items.iterrows())
+    return Reply(text=text, action="query", items=items)
+
+
+def events_frame(rows) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=EVENT_COLUMNS)
+    df["position"] = df["position"].astype("int64")
+    for col in ("n_items", "forecast", "confidence"):
+        df[col] = df[col].astype("float64")
+    for col in ("session", "store", "kind", "regime", "action", "item_id", "matcher_id", "signal", "reply"):
+        df[col] = df[col].astype(object).where(df[col].notna(), None)
+    return df
+
+
+def nudges_frame(rows) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=NUDGE_COLUMNS)
+    for col in ("position", "rank", "evidence_count"):
+        df[col] = df[col].astype("int64")
+    for col in ("score", "cosine", "weight", "confidence", "stored_confidence"):
+        df[col] = df[col].astype("float64")
+    for col in ("item_id", "statement", "matcher_id", "matcher_description", "store"):
+        df[col] = df[col].astype(object)
+    return df.reset_index(drop=True)
+
+
+assert set(NUDGE_COLUMNS[2:]) <= set(ITEM_COLUMNS)

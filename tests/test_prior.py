@@ -1,0 +1,184 @@
+"""PriorFitter: empirical-Bayes K and P0 of the scoring engine's prior."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import betaln
+
+from thatchlab.errors import InputError
+from thatchlab.params import ScoringParams
+from thatchlab.scoring import posterior_confidence
+from thatchlab.tune import PriorFitter
+from thatchlab.tune.prior import beta_binomial_loglik, signal_counts
+
+
+def _signals(counts):
+    """A signal log from per-item (confirms, disconfirms, softs)."""
+    rows = []
+    for i, (c, d, s) in enumerate(counts):
+        rows += [(f"item{i}", "create")] + [(f"item{i}", "confirm")] * c
+        rows += [(f"item{i}", "disconfirm")] * d + [(f"item{i}", "soft")] * s
+    return pd.DataFrame(rows, columns=["item_id", "signal"])
+
+
+@pytest.fixture
+def overdispersed():
+    rng = np.random.default_rng(7)
+    n = rng.integers(3, 12, size=300)
+    c = rng.binomial(n, rng.beta(2.0, 6.0, size=300))
+    return c, n - c
+
+
+def test_loglik_is_the_prequential_log_score():
+    # confirm, confirm, disconfirm on one item: the posterior's one-step forecasts
+    k, p0 = 5.0, 0.4
+    f1 = posterior_confidence(0, 0, k, p0)
+    f2 = posterior_confidence(1, 0, k, p0)
+    f3 = posterior_confidence(2, 0, k, p0)
+    expected = math.log(f1) + math.log(f2) + math.log(1 - f3)
+    assert beta_binomial_loglik([2], [1], k, p0) == pytest.approx(expected, abs=1e-12)
+    assert beta_binomial_loglik([1], [0], 5, 0.5) == pytest.approx(math.log(0.5), abs=1e-15)
+
+
+def test_loglik_binomial_limit():
+    assert beta_binomial_loglik([3, 1], [1, 2], math.inf, 0.6) == pytest.approx(
+        4 * math.log(0.6) + 3 * math.log(0.4), abs=1e-12)
+    assert beta_binomial_loglik([3], [1], 1e9, 0.6) == pytest.approx(
+        3 * math.log(0.6) + math.log(0.4), abs=1e-5)
+
+
+def test_signal_counts_soft_is_fractional():
+    s = pd.DataFrame({"item_id": ["a", "a", "a", "b", "b"],
+                      "signal": ["create", "confirm", "soft", "soft", "disconfirm"]})
+    out = signal_counts(s, soft_weight=0.25)
+    assert out.to_dict("list") == {"item_id": ["a", "b"], "c": [1.0, 0.0], "d": [0.25, 1.25]}
+    assert signal_counts(s, soft_weight=1.0)["d"].tolist() == [1.0, 2.0]
+
+
+def test_unknown_signal_names_row():
+    s = pd.DataFrame({"item_id": ["a", "a"], "signal": ["confirm", "maybe"]})
+    with pytest.raises(InputError, match=r"row 1, column 'signal'.*'maybe'"):
+        PriorFitter().fit(s)
+    with pytest.raises(InputError, match="missing column"):
+        PriorFitter().fit(pd.DataFrame({"item_id": ["a"]}))
+
+
+def test_one_sided_signals_raise():
+    with pytest.raises(InputError, match="same way"):
+        PriorFitter().fit(_signals([(3, 0, 0), (2, 0, 0)]))
+    with pytest.raises(InputError, match="no confirm"):
+        PriorFitter().fit(_signals([(0, 0, 0)]))
+
+
+def test_fit_recovers_and_summary(overdispersed):
+    c, d = overdispersed
+    f = PriorFitter().fit_counts(c, d)
+    assert not f.boundary_
+    assert list(f.summary_.index) == ["k", "p0"]
+    assert list(f.summary_.columns) == ["coef", "ci_lower", "ci_upper"]
+    assert f.summary_.loc["k", "ci_lower"] < 8.0 < f.summary_.loc["k", "ci_upper"]
+    assert f.summary_.loc["p0", "ci_lower"] < 0.25 < f.summary_.loc["p0", "ci_upper"]
+    for row in ("k", "p0"):
+        s = f.summary_.loc[row]
+        assert s["ci_lower"] < s["coef"] < s["ci_upper"]
+    # the maximum beats the production default and nearby points
+    assert f.log_likelihood_ >= beta_binomial_loglik(c, d, 5.0, 0.5)
+    for dk, dp in ((1.1, 1.0), (0.9, 1.0), (1.0, 1.02), (1.0, 0.98)):
+        assert f.log_likelihood_ >= beta_binomial_loglik(c, d, f.k_ * dk, f.p0_ * dp)
+    # profile deviance is 0 at the estimate and the cut at the interval ends
+    prof = f.profile("k", [f.k_, f.summary_.loc["k", "ci_lower"], f.summary_.loc["k", "ci_upper"]])
+    assert prof["deviance"].tolist() == pytest.approx([0.0, 3.841459, 3.841459], abs=1e-3)
+    assert f.to_params() == ScoringParams(k=f.k_, p0=f.p0_)
+
+
+def test_fit_from_signal_log_matches_counts():
+    s = _signals([(3, 1, 0), (0, 2, 1), (4, 0, 2), (1, 1, 0), (5, 3, 0)])
+    f = PriorFitter(soft_weight=0.25).fit(s)
+    g = PriorFitter().fit_counts([3, 0, 4, 1, 5], [1, 2.25, 0.5, 1, 3])
+    assert f.k_ == g.k_ and f.p0_ == g.p0_
+    assert f.log_likelihood_ == pytest.approx(
+        beta_binomial_loglik([3, 0, 4, 1, 5], [1, 2.25, 0.5, 1, 3], f.k_, f.p0_), abs=1e-12)
+
+
+def test_boundary_fit_no_overdispersion():
+    rng = np.random.default_rng(3)
+    n = np.full(400, 6)
+    c = rng.binomial(n, 0.4)
+    f = PriorFitter().fit_counts(c, n - c)
+    assert f.boundary_ and math.isinf(f.k_)
+    assert f.p0_ == pytest.approx(c.sum() / n.sum(), abs=1e-12)
+    assert math.isinf(f.summary_.loc["k", "ci_upper"])
+    assert 0 < f.summary_.loc["k", "ci_lower"] < math.inf
+    assert f.summary_.loc["p0", "ci_lower"] < f.p0_ < f.summary_.loc["p0", "ci_upper"]
+    assert f.log_likelihood_ == pytest.approx(beta_binomial_loglik(c, n - c, math.inf, f.p0_), abs=1e-9)
+    with pytest.raises(InputError, match="boundary"):
+        f.to_params()
+    # every item with the same share of confirms: less spread than binomial, still K = inf
+    g = PriorFitter().fit_counts(np.full(50, 3), np.full(50, 1))
+    assert g.boundary_ and math.isinf(g.k_) and g.p0_ == 0.75
+
+
+def test_params_api():
+    f = PriorFitter(soft_weight=0.5)
+    assert f.get_params() == {"soft_weight": 0.5, "alpha": 0.05}
+    assert f.set_params(alpha=0.1).alpha == 0.1
+    with pytest.raises(InputError):
+        PriorFitter(alpha=1.5)
+    with pytest.raises(InputError):
+        f.set_params(k=3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=12),
+       st.floats(0.1, 50), st.floats(0.05, 0.95), st.randoms())
+def test_loglik_properties(pairs, k, p0, rnd):
+    c = np.array([a for a, _ in pairs], dtype=float)
+    d = np.array([b for _, b in pairs], dtype=float)
+    ll = beta_binomial_loglik(c, d, k, p0)
+    assert ll <= 1e-12  # a log-probability of integer sequences
+    perm = list(range(len(pairs)))
+    rnd.shuffle(perm)
+    assert beta_binomial_loglik(c[perm], d[perm], k, p0) == pytest.approx(ll, abs=1e-9)
+    a, b = k * p0, k * (1 - p0)
+    assert ll == pytest.approx(float(np.sum(betaln(a + c, b + d) - betaln(a, b))), abs=1e-9)
+
+
+def test_interval_coverage_simulation():
+    """Plant K = 8, P0 = 0.3; 200 seeded replications; 95 % profile intervals cover at about 95 %."""
+    rng = np.random.default_rng(2026)
+    k_true, p_true, reps, items = 8.0, 0.3, 200, 120
+    n = rng.integers(2, 10, size=(reps, items))
+    p = rng.beta(k_true * p_true, k_true * (1 - p_true), size=(reps, items))
+    c = rng.binomial(n, p)
+    hit_k = hit_p = 0
+    for r in range(reps):
+        s = PriorFitter().fit_counts(c[r], n[r] - c[r]).summary_
+        hit_k += s.loc["k", "ci_lower"] <= k_true <= s.loc["k", "ci_upper"]
+        hit_p += s.loc["p0", "ci_lower"] <= p_true <= s.loc["p0", "ci_upper"]
+    assert 0.88 <= hit_k / reps <= 0.99
+    assert 0.88 <= hit_p / reps <= 0.99
+
+
+def test_fit_from_a_production_store(tmp_path):
+    """Signals read back from an exported store's provenance give the same fit as the replay's events."""
+    from tests._sweep_logs import interaction_log
+    from thatchlab.logs import signals_from_store
+    from thatchlab.prediction import PredictionEngine
+    from thatchlab.replay.scoring import run
+    from thatchlab.store import export_sqlite
+
+    log, emb = interaction_log(n_events=300, seed=4)
+    res = run(log, "prediction", ScoringParams(), embedder=emb)
+    engine = PredictionEngine.from_tables(res.tables, embedder=emb)
+    out = export_sqlite(tmp_path / "store.db", prediction=engine)
+    signals = signals_from_store(out.path)
+    assert set(signals["signal"]) <= {"create", "confirm", "disconfirm", "soft"}
+    from_store = PriorFitter().fit(signals)
+    ev = res.events
+    from_events = PriorFitter().fit(ev.loc[ev["signal"].notna(), ["item_id", "signal"]])
+    assert from_store.k_ == from_events.k_ and from_store.p0_ == from_events.p0_
+    assert from_store.n_items_ == from_events.n_items_ > 3

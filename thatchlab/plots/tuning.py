@@ -1,0 +1,183 @@
+"""Figures of sweeps and fits (DESIGN §10): metric heatmaps, metric-vs-parameter curves, prior profiles.
+
+The reliability diagram of a tuned replay is
+:func:`thatchlab.plots.scoring.prequential_reliability_diagram`; this module
+adds the views a sweep and the :class:`~thatchlab.tune.PriorFitter` need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "param_label", "metric_label"]
+
+_PARAM_UNITS = {
+    "k": "prior strength K (pseudo-signals)", "p0": "prior mean P0 (probability)",
+    "soft_weight": "soft weight (disconfirm fraction)", "threshold": "nudge threshold (cosine)",
+    "query_threshold": "query threshold (cosine)", "dedup_cosine": "dedup threshold (cosine)",
+    "strong_confidence": "strong confidence (probability)", "strong_evidence": "strong evidence (signals)",
+    "conflict_margin": "conflict margin (score)", "half_life_days": "half-life (days)",
+    "top_matchers": "top matchers (count)", "max_items": "max items (count)",
+}
+_METRIC_UNITS = {
+    "log_loss": "log-loss (nats per signal)", "brier": "Brier score (squared probability)",
+    "ece": "ECE (probability)", "auc": "AUC (probability)", "interruption_rate": "interruption rate (fraction)",
+    "wrong_silent_follow_rate": "wrong silent follows (fraction)", "coverage": "coverage (fraction)",
+    "hit_rate_at_k": "hit rate at k (fraction)", "precision_at_k": "precision at k (fraction)",
+}
+
+
+def param_label(name: str) -> str:
+    """Axis label with units for a parameter (``"{name} (days)"`` for belief half-lives)."""
+    if name in _PARAM_UNITS:
+        return _PARAM_UNITS[name]
+    if name in ("identity", "relationship", "preference", "state", "plan", "episodic", "meta_residue",
+                "meta_standing"):
+        return f"{name} half-life (days)"
+    return f"{name} (parameter value)"
+
+
+def metric_label(metric: str, segment: str = "val") -> str:
+    """Axis label with units for ``<segment>_<metric>``."""
+    base = _METRIC_UNITS.get(metric)
+    if base is None:
+        base = f"{metric} ({'fraction' if metric.endswith('rate') else 'score'})"
+    where = {"val": "validation", "test": "held-out test"}.get(segment, segment)
+    return f"{where} {base}"
+
+
+def _best_over_others(results, keys, column, minimize):
+    """One row per value of ``keys``: the best ``column`` over the other parameters."""
+    df = results.dropna(subset=[column])
+    order = df[column] if minimize else -df[column]
+    df = df.assign(_key=order.to_numpy()).sort_values("_key", kind="stable")
+    return df.drop_duplicates(list(keys), keep="first").drop(columns="_key")
+
+
+def metric_heatmap(results: pd.DataFrame, x: str, y: str, metric: str, segment: str = "val",
+                   minimize: bool = True, title: str | None = None):
+    """Heatmap of ``<segment>_<metric>`` over two swept parameters.
+
+    Where other parameters vary too, each cell shows the best value over
+    them (``minimize`` says which is best). The best cell is outlined.
+
+    >>> res = pd.DataFrame({"k": [1, 1, 5, 5], "p0": [0.3, 0.5, 0.3, 0.5],
+    ...                     "val_brier": [0.3, 0.2, 0.25, 0.22]})
+    >>> fig = metric_heatmap(res, "k", "p0", "brier")
+    >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
+    ('prior strength K (pseudo-signals)', 'prior mean P0 (probability)')
+    """
+    from matplotlib.figure import Figure
+
+    column = f"{segment}_{metric}"
+    best = _best_over_others(results, (x, y), column, minimize)
+    grid = best.pivot(index=y, columns=x, values=column).sort_index().sort_index(axis=1)
+    fig = Figure(figsize=(6.5, 5))
+    ax = fig.add_subplot(1, 1, 1)
+    im = ax.imshow(grid.to_numpy(dtype=float), origin="lower", aspect="auto", cmap="viridis_r" if minimize
+                   else "viridis")
+    ax.set_xticks(range(grid.shape[1]), [f"{v:.3g}" if isinstance(v, float) else str(v) for v in grid.columns],
+                  rotation=45, ha="right")
+    ax.set_yticks(range(grid.shape[0]), [f"{v:.3g}" if isinstance(v, float) else str(v) for v in grid.index])
+    vals = grid.to_numpy(dtype=float)
+    if np.isfinite(vals).any():
+        flat = np.nanargmin(vals) if minimize else np.nanargmax(vals)
+        r, c = np.unravel_index(flat, vals.shape)
+        ax.add_patch(_rect(c - 0.5, r - 0.5))
+    ax.set_xlabel(param_label(x))
+    ax.set_ylabel(param_label(y))
+    fig.colorbar(im, ax=ax, label=metric_label(metric, segment))
+    ax.set_title(title or f"{metric_label(metric, segment)} over {x} and {y}")
+    fig.tight_layout()
+    return fig
+
+
+def _rect(x, y):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), 1, 1, fill=False, edgecolor="red", linewidth=2)
+
+
+def metric_curve(results: pd.DataFrame, param: str, metric: str, segments=("val", "test"),
+                 minimize: bool = True, log_x: bool = False, title: str | None = None):
+    """``<segment>_<metric>`` against one parameter, with bootstrap intervals when present.
+
+    For each value of ``param`` the configuration with the best validation
+    score over the other parameters is shown (validation and its held-out
+    test score); ``<segment>_<metric>_lo``/``_hi`` columns (``intervals=True``
+    in the sweep) are drawn as bands.
+
+    >>> res = pd.DataFrame({"k": [1.0, 5.0, 20.0], "val_brier": [0.3, 0.2, 0.25],
+    ...                     "test_brier": [0.31, 0.22, 0.24]})
+    >>> metric_curve(res, "k", "brier").axes[0].get_ylabel()
+    'Brier score (squared probability)'
+    """
+    from matplotlib.figure import Figure
+
+    best = _best_over_others(results, (param,), f"val_{metric}", minimize).sort_values(param)
+    fig = Figure(figsize=(6, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    xs = best[param].to_numpy(dtype=float)
+    for j, seg in enumerate(segments):
+        col = f"{seg}_{metric}"
+        if col not in best.columns:
+            continue
+        label = {"val": "validation", "test": "held-out test"}.get(seg, seg)
+        ax.plot(xs, best[col].to_numpy(dtype=float), marker="o", color=f"C{j}", label=label)
+        if f"{col}_lo" in best.columns:
+            ax.fill_between(xs, best[f"{col}_lo"].to_numpy(dtype=float), best[f"{col}_hi"].to_numpy(dtype=float),
+                            color=f"C{j}", alpha=0.2, label=f"{label} 95% bootstrap interval")
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(param_label(param) + (" (log scale)" if log_x else ""))
+    ax.set_ylabel(_METRIC_UNITS.get(metric, metric_label(metric, "")[1:]))
+    ax.set_title(title or f"{metric} against {param}")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = None):
+    """Profile-likelihood deviance of K or P0 from a fitted :class:`~thatchlab.tune.PriorFitter`.
+
+    Plots ``2(ℓ̂ − ℓ_profile)`` over a range around the estimate, the
+    χ²₁ cut that defines the interval, the estimate and the interval ends.
+
+    >>> import numpy as np
+    >>> from thatchlab.tune import PriorFitter
+    >>> rng = np.random.default_rng(0)
+    >>> c = rng.binomial(8, rng.beta(2, 3, 200))
+    >>> prior_profile(PriorFitter().fit_counts(c, 8 - c)).axes[0].get_ylabel()
+    'profile deviance 2(ℓ̂ − ℓ) (log-likelihood units)'
+    """
+    from matplotlib.figure import Figure
+
+    s = fitter.summary_.loc[param]
+    coef, lo, hi = float(s["coef"]), float(s["ci_lower"]), float(s["ci_upper"])
+    if param == "k":
+        centre = coef if np.isfinite(coef) else (lo if np.isfinite(lo) and lo > 0 else 100.0)
+        left = lo / 2 if np.isfinite(lo) and lo > 0 else centre / 20
+        right = hi * 2 if np.isfinite(hi) else centre * 50
+        grid = np.geomspace(left, right, n)
+    else:
+        width = max(hi - lo, 1e-3)
+        grid = np.linspace(max(lo - width, 1e-4), min(hi + width, 1 - 1e-4), n)
+    prof = fitter.profile(param, grid)
+    cut = 2.0 * fitter._cut
+    fig = Figure(figsize=(6, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot(prof["value"], prof["deviance"], color="C0", label="profile deviance")
+    ax.axhline(cut, color="0.5", linestyle="--", label=f"χ²₁ cut ({1 - fitter.alpha:.0%} interval)")
+    for v, style in ((coef, "-"), (lo, ":"), (hi, ":")):
+        if np.isfinite(v) and grid[0] <= v <= grid[-1]:
+            ax.axvline(v, color="C3", linestyle=style, linewidth=1)
+    if param == "k":
+        ax.set_xscale("log")
+    ax.set_ylim(0, max(3 * cut, 1.0))
+    ax.set_xlabel(("prior strength K (pseudo-signals, log scale)" if param == "k" else "prior mean P0 (probability)"))
+    ax.set_ylabel("profile deviance 2(ℓ̂ − ℓ) (log-likelihood units)")
+    ax.set_title(title or f"Profile likelihood of {param}" + (" (boundary fit: K = ∞)" if fitter.boundary_ else ""))
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig

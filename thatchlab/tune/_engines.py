@@ -1,0 +1,202 @@
+"""Sweep adapters of the belief, calibration and anticipation replays (seeds 001, 002, 004).
+
+Each adapter replays the time-sorted log with the engine's own ``run_*``
+function and scores any stretch of it from the replay's per-unit outputs
+(reads, judged recalls, prefetched sessions), so validation and test
+segments come from one replay per configuration. The belief adapter re-runs
+the event loop only when a non-prior field changes; half-life priors alone
+only rescore the reads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.calibration import brier, calibration_summary
+from .registry import EngineSpec, Prepared, frame_evaluator
+
+__all__ = ["belief_spec", "calibration_spec", "anticipation_spec"]
+
+
+def _sorted(log: pd.DataFrame) -> pd.DataFrame:
+    order = np.argsort(log["ts"].to_numpy(), kind="stable")
+    return log.iloc[order].reset_index(drop=True)
+
+
+def _ns(ts: pd.Series) -> np.ndarray:
+    return ts.dt.as_unit("ns").array.asi8.astype(np.int64)
+
+
+# -- belief -----------------------------------------------------------------------------------
+_BELIEF_LOOP_FIELDS = ("contradiction_factor", "supersede", "min_score", "k")
+
+
+def _belief_prepare(log, base, embedder=None, params_list=None):
+    from ..logs.memory import validate_memory_log
+
+    log = _sorted(validate_memory_log(log))
+    return Prepared(log, _ns(log["ts"]), None, _belief_estimator())
+
+
+def _belief_estimator():
+    return "replay: currency at reads vs still_true (AUC, Brier)"
+
+
+def _belief_outputs(prepared, params_list):
+    from ..replay.belief import run_belief
+
+    base_runs: dict = {}
+    for params in params_list:
+        key = tuple(getattr(params, f) for f in _BELIEF_LOOP_FIELDS)
+        if key not in base_runs:
+            base_runs[key] = run_belief(prepared.data, params)
+        res = base_runs[key]
+        res = res if res.params == params else res.rescore(params)
+        ev = res.events
+        yield pd.DataFrame({"position": ev["position"].to_numpy(np.int64),
+                            "currency": ev["currency"].to_numpy(np.float64),
+                            "still_true": ev["still_true"], "useful_now": ev["useful_now"].to_numpy(bool)})
+
+
+def _belief_score(frame, prepared, params):
+    lab = frame[frame["still_true"].notna() & frame["currency"].notna()]
+    y = lab["still_true"].astype(bool).to_numpy()
+    c = lab["currency"].to_numpy(np.float64)
+    if len(np.unique(y)) == 2:
+        from sklearn.metrics import roc_auc_score
+
+        auc = float(roc_auc_score(y, c))
+    else:
+        auc = float("nan")
+    u = lab["useful_now"].to_numpy(bool)
+    return {"auc": auc, "brier": brier(y, c),
+            "useful_now_precision": float(y[u].mean()) if u.any() else float("nan"),
+            "useful_now_recall": float(u[y].mean()) if y.any() else float("nan"),
+            "n_labelled": int(len(lab))}
+
+
+def belief_spec() -> EngineSpec:
+    from ..params.belief import BeliefParams
+
+    return EngineSpec("belief", BeliefParams, _belief_prepare,
+                      frame_evaluator(_belief_outputs, _belief_score),
+                      {"auc": "max", "brier": "min", "useful_now_precision": "max",
+                       "useful_now_recall": "max"}, _belief_estimator())
+
+
+# -- calibration ------------------------------------------------------------------------------
+_DAY_NS = 86_400 * 10**9
+
+
+def _calibration_prepare(log, base, embedder=None, params_list=None):
+    from pathlib import Path
+
+    from ..logs.recall import read_recall_log, validate_recall_log
+
+    log = read_recall_log(log) if isinstance(log, (str, Path)) else validate_recall_log(log)
+    log = _sorted(log)
+    return Prepared(log, _ns(log["ts"]), None, _calibration_estimator())
+
+
+def _calibration_estimator():
+    return "replay: caller and derived confidence vs consumption of sampled recalls"
+
+
+def _calibration_outputs(prepared, params_list):
+    from ..calibration import derive
+    from ..replay.calibration import run_calibration
+
+    log = prepared.data
+    age = (_ns(log["ts"]) - _ns(log["created_at"])) / _DAY_NS
+    for params in params_list:
+        res = run_calibration(log, params)
+        ev = res.events
+        judged = (ev["sampled"].to_numpy(bool) & ev["consumed"].notna().to_numpy())
+        derived = np.asarray(derive(age, log["is_atom"].to_numpy(), log["corroboration"].to_numpy(),
+                                    **params.derive_kwargs()), dtype=np.float64)
+        yield pd.DataFrame({"position": np.flatnonzero(judged).astype(np.int64),
+                            "consumed": ev["consumed"].to_numpy(dtype=float, na_value=np.nan)[judged],
+                            "caller": ev["confidence_before"].to_numpy(np.float64)[judged],
+                            "derived": derived[judged]})
+
+
+def _calibration_score(frame, prepared, params):
+    y = frame["consumed"].to_numpy(np.float64)
+    out = {}
+    for name in ("caller", "derived"):
+        summ = calibration_summary(y, frame[name].to_numpy(np.float64))
+        for k in ("brier", "log_loss", "ece"):
+            out[f"{name}_{k}"] = float(summ[k])
+    out["consumption_rate"] = float(y.mean()) if y.size else float("nan")
+    out["n_judged"] = int(y.size)
+    return out
+
+
+def calibration_spec() -> EngineSpec:
+    from ..params.calibration import CalibrationParams
+
+    metrics = {f"{n}_{k}": "min" for n in ("caller", "derived") for k in ("brier", "log_loss", "ece")}
+    return EngineSpec("calibration", CalibrationParams, _calibration_prepare,
+                      frame_evaluator(_calibration_outputs, _calibration_score), metrics,
+                      _calibration_estimator())
+
+
+# -- anticipation -----------------------------------------------------------------------------
+def _anticipation_prepare(log, base, embedder=None, params_list=None):
+    from ..errors import InputError
+    from ..logs.streams import validate_event_log, validate_recall_stream
+
+    if isinstance(log, dict):
+        log = (log.get("events"), log.get("recalls"))
+    if not (isinstance(log, (tuple, list)) and len(log) == 2):
+        raise InputError("log: the anticipation engine expects (events, recalls) or "
+                         "{'events': ..., 'recalls': ...}")
+    events = validate_event_log(log[0], source="events")
+    recalls = _sorted(validate_recall_stream(log[1], source="recalls"))
+    # the recall stream is the time axis: sessions are judged at their first recall
+    return Prepared((events, recalls), _ns(recalls["ts"]), None, _anticipation_estimator())
+
+
+def _anticipation_estimator():
+    return "replay: daily mining, prefetch judged against each session's later recalls"
+
+
+def _anticipation_outputs(prepared, params_list):
+    from ..replay.anticipation import run_anticipation
+
+    events, recalls = prepared.data
+    for params in params_list:
+        s = run_anticipation(events, recalls, params).sessions
+        yield pd.DataFrame({"time_ns": _ns(s["t0"]) if len(s) else np.zeros(0, np.int64),
+                            "useful": s["useful"].to_numpy(np.float64),
+                            "n_prefetched": s["prefetched"].map(len).to_numpy(np.float64),
+                            "n_later": s["later_facts"].map(len).to_numpy(np.float64),
+                            "round_trips_saved": s["round_trips_saved"].to_numpy(np.float64),
+                            "false_prefetches": s["false_prefetches"].to_numpy(np.float64)})
+
+
+def _anticipation_score(frame, prepared, params):
+    n = len(frame)
+    useful = frame["useful"].to_numpy(np.float64)
+    n_pre = frame["n_prefetched"].sum()
+
+    def mean(x):
+        return float(np.mean(x)) if n else float("nan")
+
+    return {"hit_rate_at_k": mean(useful > 0), "precision_at_k": mean(useful / params.k),
+            "prefetch_precision": float(useful.sum() / n_pre) if n_pre else float("nan"),
+            "recall_at_k": mean(useful / np.maximum(frame["n_later"].to_numpy(), 1.0)),
+            "round_trips_saved_per_session": mean(frame["round_trips_saved"]),
+            "false_prefetches_per_session": mean(frame["false_prefetches"]),
+            "sessions": int(n)}
+
+
+def anticipation_spec() -> EngineSpec:
+    from ..params.anticipation import AnticipationParams
+
+    return EngineSpec("anticipation", AnticipationParams, _anticipation_prepare,
+                      frame_evaluator(_anticipation_outputs, _anticipation_score, where="time"),
+                      {"hit_rate_at_k": "max", "precision_at_k": "max", "prefetch_precision": "max",
+                       "recall_at_k": "max", "round_trips_saved_per_session": "max",
+                       "false_prefetches_per_session": "min"}, _anticipation_estimator())

@@ -1,0 +1,103 @@
+"""Where a sweep's chunks run (inline, loky processes, a Dask cluster) and where results go (DESIGN §10).
+
+:class:`Runner` ships the prepared log once per worker and yields each
+chunk's scores as it finishes; :class:`Cache` appends finished
+configurations to one Parquet file, rewritten atomically after every chunk,
+so a crashed sweep loses at most the chunks in flight.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .registry import EngineSpec
+
+__all__ = ["Runner", "Cache", "typed", "chunked", "evaluate_chunk"]
+
+
+def evaluate_chunk(spec: EngineSpec, prepared, chunk, segments, metric, boot):
+    """Worker task: score the ``(index, params)`` pairs of one chunk."""
+    rows = spec.evaluate(prepared, [p for _, p in chunk], segments, metric, boot)
+    return [i for i, _ in chunk], rows
+
+
+class Runner:
+    """Evaluates chunks locally (inline or loky) or on Dask, feeding a cache as they finish."""
+
+    def __init__(self, spec, prepared, segments, metric, boot, n_jobs, backend, client):
+        self.spec, self.prepared, self.segments = spec, prepared, segments
+        self.metric, self.boot, self.n_jobs, self.backend, self.client = metric, boot, n_jobs, backend, client
+        self._remote = None
+
+    def workers(self) -> int:
+        if self.backend == "dask":
+            return max(1, len(self.client.scheduler_info().get("workers", {})))
+        if self.n_jobs is None or self.n_jobs == 1:
+            return 1
+        return (os.cpu_count() or 1) if self.n_jobs < 0 else int(self.n_jobs)
+
+    def run(self, chunks):
+        """Yield ``(indices, rows)`` per chunk (in completion order for Dask)."""
+        if not chunks:
+            return
+        if self.backend == "dask":
+            from distributed import as_completed
+
+            if self._remote is None:  # ship the prepared log once per worker
+                self._remote = self.client.scatter(self.prepared, broadcast=True)
+            futures = [self.client.submit(evaluate_chunk, self.spec, self._remote, chunk, self.segments,
+                                          self.metric, self.boot, pure=False) for chunk in chunks]
+            for fut in as_completed(futures):
+                yield fut.result()
+                fut.release()
+        elif self.workers() == 1:
+            for chunk in chunks:
+                yield evaluate_chunk(self.spec, self.prepared, chunk, self.segments, self.metric, self.boot)
+        else:
+            from joblib import Parallel, delayed
+
+            par = Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")
+            yield from par(delayed(evaluate_chunk)(self.spec, self.prepared, chunk, self.segments,
+                                                    self.metric, self.boot) for chunk in chunks)
+
+
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Arrow round trip: fresh and cached rows get the same dtypes."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(frame, preserve_index=False).to_pandas()
+
+
+class Cache:
+    """Finished configurations in one Parquet file, rewritten atomically after each chunk."""
+
+    def __init__(self, path, sweep_id):
+        self.path = None if path is None else Path(path)
+        self.sweep_id = sweep_id
+        self.frame = pd.read_parquet(self.path) if self.path is not None and self.path.exists() else None
+
+    def done(self) -> pd.DataFrame:
+        if self.frame is None or "sweep_id" not in self.frame.columns:
+            return pd.DataFrame()
+        return self.frame[self.frame["sweep_id"] == self.sweep_id]
+
+    def add(self, rows: pd.DataFrame):
+        if self.path is None:
+            return
+        self.frame = rows if self.frame is None else pd.concat([self.frame, rows], ignore_index=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.frame.to_parquet(tmp, index=False)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+
+
+def chunked(items, size):
+    return [items[i:i + size] for i in range(0, len(items), size)]

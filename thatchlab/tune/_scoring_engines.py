@@ -1,0 +1,274 @@
+"""Sweep adapter of the prediction and behavior replays (seeds 000, 003; DESIGN §11).
+
+``prepare`` builds one vectorised-replay plan per dedup rule in the sweep
+(each text embedded once, each cosine matrix computed once per
+``dedup_cosine``); the plans hold vectors, never the embedding model, so
+Dask workers need no model. Configurations that differ only in K, P0 and
+the soft weight are scored by broadcasting each item's count history over
+all of them at once (the prequential forecast metrics); thresholds go
+through ``plan.run`` once per setting, reusing the plan's cosines, and the
+regime parameters only reclassify that run's nudges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .registry import EngineSpec, Prepared, bootstrap_interval, config_seed
+
+__all__ = ["prediction_spec", "behavior_spec", "FORECAST_METRICS", "REGIME_METRICS", "forecast_matrix",
+           "forecast_scores", "regimes_from_nudges"]
+
+#: Prequential scores of the confidence forecasts (depend on K, P0, soft weight only).
+FORECAST_METRICS = {"log_loss": "min", "brier": "min", "ece": "min"}
+#: Nudge outcomes (depend on thresholds and regime parameters too).
+REGIME_METRICS = {"interruption_rate": "min", "wrong_silent_follow_rate": "min", "coverage": "max"}
+_FORECAST_ESTIMATOR = "prequential: stored confidence before each signal as a forecast of confirm"
+_REGIME_ESTIMATOR = "direct: logged feedback attributed to the replayed nudges"
+_SIGNALS = ("confirm", "disconfirm", "soft")
+
+
+class _MemoEmbedder:
+    """Embeds each (kind, text) once across the plans of one sweep."""
+
+    def __init__(self, inner):
+        self._inner, self._memo = inner, {}
+        self.name = getattr(inner, "name", None)
+        self.dim = getattr(inner, "dim", None)
+
+    def _get(self, texts, kind, fn):
+        todo = [t for t in dict.fromkeys(texts) if (kind, t) not in self._memo]
+        if todo:
+            for t, v in zip(todo, np.asarray(fn(todo))):
+                self._memo[(kind, t)] = v
+        return np.stack([self._memo[(kind, t)] for t in texts]) if texts else np.zeros((0, self.dim or 0))
+
+    def embed_queries(self, texts):
+        return self._get(list(texts), "query", self._inner.embed_queries)
+
+    def embed_passages(self, texts):
+        return self._get(list(texts), "passage", self._inner.embed_passages)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _rule(params):
+    return (float(params.dedup_cosine), params.dedup_scope)
+
+
+def _make_prepare(engine: str):
+    def prepare(log, base, embedder=None, params_list=None):
+        from ..replay.scoring import check_log
+        from ..replay.scoring import prepare as plan_for
+
+        log = check_log(log)
+        log = log.iloc[np.argsort(log["ts"].to_numpy(), kind="stable")].reset_index(drop=True)
+        rules = dict.fromkeys([_rule(base)] + [_rule(p) for p in (params_list or [])])
+        if embedder is None:
+            from ..embed import default_embedder
+
+            embedder = default_embedder()
+        memo = _MemoEmbedder(embedder)
+        plans = {rule: plan_for(log, engine, embedder=memo, dedup_cosine=rule[0], dedup_scope=rule[1])
+                 for rule in rules}
+        times = log["ts"].dt.as_unit("ns").array.asi8.astype(np.int64)
+        name = next(iter(plans.values())).embedder_name
+        return Prepared({"plans": plans, "log": log}, times, name, _FORECAST_ESTIMATOR)
+
+    return prepare
+
+
+def forecast_matrix(plan, params_list):
+    """Prequential forecasts of every confirm/disconfirm/soft signal under many settings at once.
+
+    Replays the plan's per-item count history with ``d = d_hard + W·n_soft``
+    and the posterior ``(c + K·P0) / (c + d + K)`` for all configurations as
+    columns (the same arithmetic, element by element, as one replay).
+    Returns ``(positions, item_ids, signals, F)`` with ``F`` of shape
+    ``(n_signals, n_configs)``: the stored confidence just before each signal.
+    """
+    k = np.array([p.k for p in params_list], dtype=np.float64)
+    p0 = np.array([p.p0 for p in params_list], dtype=np.float64)
+    w = np.array([p.soft_weight for p in params_list], dtype=np.float64)
+    c = plan.h_dc.copy()
+    d = plan.h_dd[:, None] + w[None, :] * plan.h_soft[:, None]
+    for r in range(1, int(plan.h_rank.max()) + 1 if len(plan.h_rank) else 0):
+        j = np.flatnonzero(plan.h_rank == r)
+        c[j] = c[j - 1] + c[j]
+        d[j] = d[j - 1] + d[j]
+    conf = (c[:, None] + k * p0) / (c[:, None] + d + k)
+    conf = np.where(np.isnan(plan.h_fixed)[:, None], conf, plan.h_fixed[:, None])
+    before = plan.w["before"]
+    sel = (before >= 0) & np.isin(plan.w["signal"].astype(str), _SIGNALS)
+    return (plan.w["position"][sel], plan.w["item_id"][sel], plan.w["signal"][sel],
+            conf[before[sel]] if sel.any() else np.zeros((0, len(params_list))))
+
+
+def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
+    """Weighted log-loss, Brier and ECE of every column of forecasts ``F`` at once.
+
+    ``y`` is 1 for confirm and 0 otherwise; a soft row weighs ``soft_weights[j]``
+    in column ``j``, other rows 1. Same definitions as
+    :func:`thatchlab.metrics.scoring.prequential_scores` (log-loss with
+    forecasts clipped to [1e-15, 1 − 1e-15]; ECE over ``n_bins`` uniform bins,
+    ``Σ_b (W_b / W)·|observed_b − mean_forecast_b|``), vectorised over
+    configurations; values agree with it up to floating-point summation order.
+    Returns arrays (one value per column) keyed by metric.
+    """
+    n, m = F.shape
+    if n == 0:
+        nan = np.full(m, np.nan)
+        return {"n_forecasts": np.zeros(m, dtype=np.int64), "log_loss": nan, "brier": nan.copy(),
+                "ece": nan.copy()}
+    y = np.asarray(y, dtype=np.float64)[:, None]
+    w = np.where(np.asarray(soft, dtype=bool)[:, None], np.asarray(soft_weights, dtype=np.float64)[None, :], 1.0)
+    wsum = w.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.clip(F, 1e-15, 1 - 1e-15)
+        ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
+        log_loss = (ll * w).sum(axis=0) / wsum
+        brier = np.round(((y - F) ** 2 * w).sum(axis=0) / wsum, 15)
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        b = np.clip(np.searchsorted(edges[1:-1], F.ravel(), side="right"), 0, n_bins - 1).reshape(F.shape)
+        flat = (b + n_bins * np.arange(m)[None, :]).ravel()
+        wb = np.bincount(flat, weights=w.ravel(), minlength=n_bins * m).reshape(m, n_bins)
+        wp = np.bincount(flat, weights=(w * F).ravel(), minlength=n_bins * m).reshape(m, n_bins)
+        wy = np.bincount(flat, weights=(w * y).ravel(), minlength=n_bins * m).reshape(m, n_bins)
+        gap = np.where(wb > 0, np.abs(wy / wb - wp / wb), 0.0)
+        ece = np.round((wb / wsum[:, None] * gap).sum(axis=1), 12)
+    return {"n_forecasts": np.full(m, n, dtype=np.int64), "log_loss": log_loss, "brier": brier, "ece": ece}
+
+
+def _forecast_scores(frame, soft_weight):
+    from ..metrics.scoring import prequential_scores
+
+    return prequential_scores(frame, soft_weight)
+
+
+def _regime_scores(outcomes):
+    from ..metrics.scoring import regime_rates
+
+    rates = regime_rates(outcomes)
+    return {k: rates[k] for k in REGIME_METRICS} | {"n_messages": rates["n_messages"]}
+
+
+_REGIME_FIELDS = ("strong_confidence", "strong_evidence", "conflict_margin")
+
+
+def regimes_from_nudges(events: pd.DataFrame, nudges: pd.DataFrame, params) -> np.ndarray:
+    """The regime of every event under ``params``'s regime fields, from a replay's nudges.
+
+    The nudges of a replay do not depend on ``strong_confidence``,
+    ``strong_evidence`` or ``conflict_margin``; only the classification does
+    (DESIGN §3, Regimes): a message is ``strong`` when its top item's stored
+    confidence ≥ ``strong_confidence``, its evidence count ≥
+    ``strong_evidence`` and no other surfaced item from the same matcher
+    scores within ``conflict_margin`` (compared in integer thousandths);
+    other messages with items are ``ambiguous``; ``none`` and ``skipped``
+    stay. Returns the new ``regime`` column (object array, events order).
+    """
+    from ..jsfmt import js_round
+
+    reg = events["regime"].to_numpy(object).copy()
+    reg[reg == "strong"] = "ambiguous"
+    is_msg = (events["kind"] == "message").to_numpy()
+    if len(nudges) == 0:
+        return reg
+    pos = nudges["position"].to_numpy(np.int64)
+    rank = nudges["rank"].to_numpy(np.int64)
+    matcher = nudges["matcher_id"].to_numpy(object)
+    k = js_round(nudges["score"].to_numpy(np.float64) * 1000).astype(np.int64)
+    top = rank == 0
+    top_k = pd.Series(k[top], index=pos[top])
+    top_m = pd.Series(matcher[top], index=pos[top])
+    tk = top_k.reindex(pos).to_numpy()
+    tm = top_m.reindex(pos).to_numpy(object)
+    margin = int(js_round(params.conflict_margin * 1000))
+    competing = np.unique(pos[(rank > 0) & (matcher == tm) & (tk - k <= margin)])
+    strong = (top & (nudges["stored_confidence"].to_numpy(np.float64) >= params.strong_confidence)
+              & (nudges["evidence_count"].to_numpy(np.int64) >= params.strong_evidence)
+              & ~np.isin(pos, competing))
+    at = pos[strong]
+    at = at[is_msg[at]]
+    reg[at] = "strong"
+    return reg
+
+
+def _boot(row, name, metric, part, scorer, boot, params):
+    lo, hi = bootstrap_interval(part, lambda d: scorer(d)[metric], n=boot["n"], alpha=boot["alpha"],
+                                seed=config_seed(boot["seed"], params))
+    row[f"{name}_{metric}_lo"], row[f"{name}_{metric}_hi"] = lo, hi
+
+
+def _evaluate(prepared, params_list, segments, metric=None, boot=None):
+    """Score ``params_list`` on ``segments``; broadcasting when ``metric`` is a forecast metric."""
+    from ..metrics.scoring import regime_outcomes
+
+    plans = prepared.data["plans"]
+    rows = [dict() for _ in params_list]
+    by_rule: dict = {}
+    for i, p in enumerate(params_list):
+        by_rule.setdefault(_rule(p), []).append(i)
+    for rule, idx in by_rule.items():
+        if rule not in plans:
+            from ..errors import InputError
+
+            raise InputError(f"dedup_cosine={rule[0]}, dedup_scope={rule[1]!r} was not prepared; "
+                             "search the dedup rule with search='grid' or 'random'")
+        plan = plans[rule]
+        if metric is None or metric in FORECAST_METRICS:
+            chunk = [params_list[i] for i in idx]
+            pos, items, sig, F = forecast_matrix(plan, chunk)
+            sw = [p.soft_weight for p in chunk]
+            y, soft = sig == "confirm", sig == "soft"
+            for seg in segments:
+                inside = seg.mask(pos)
+                scores = forecast_scores(y[inside], soft[inside], F[inside], sw)
+                for col, i in enumerate(idx):
+                    rows[i].update({f"{seg.name}_{k}": v[col].item() for k, v in scores.items()})
+                    if boot and metric is not None:
+                        part = pd.DataFrame({"position": pos[inside], "item_id": items[inside],
+                                             "signal": sig[inside], "forecast": F[inside, col]})
+                        _boot(rows[i], seg.name, metric, part,
+                              lambda d, w=sw[col]: _forecast_scores(d, w), boot, chunk[col])
+            for i in idx:
+                rows[i]["estimator"] = _FORECAST_ESTIMATOR
+            continue
+        # one plan.run per nudge-determining setting; regime fields only reclassify its nudges
+        by_nudge: dict = {}
+        for i in idx:
+            key = tuple(v for f, v in params_list[i].to_dict().items() if f not in _REGIME_FIELDS)
+            by_nudge.setdefault(key, []).append(i)
+        for group in by_nudge.values():
+            res = plan.run(params_list[group[0]], metrics=False)
+            forecast = {seg.name: _forecast_scores(res.events[seg.mask(res.events["position"])],
+                                                   params_list[group[0]].soft_weight) for seg in segments}
+            for i in group:
+                p = params_list[i]
+                events = res.events.assign(regime=regimes_from_nudges(res.events, res.nudges, p))
+                outcomes = regime_outcomes(events, res.nudges)
+                for seg in segments:
+                    oc = outcomes[seg.mask(outcomes["position"])]
+                    rows[i].update({f"{seg.name}_{k}": v for k, v in forecast[seg.name].items()})
+                    rows[i].update({f"{seg.name}_{k}": v for k, v in _regime_scores(oc).items()})
+                    if boot:
+                        _boot(rows[i], seg.name, metric, oc, _regime_scores, boot, p)
+                rows[i]["estimator"] = _REGIME_ESTIMATOR
+    return rows
+
+
+def _spec(engine: str) -> EngineSpec:
+    from ..params.scoring import ScoringParams
+
+    return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
+                      {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR)
+
+
+def prediction_spec() -> EngineSpec:
+    return _spec("prediction")
+
+
+def behavior_spec() -> EngineSpec:
+    return _spec("behavior")

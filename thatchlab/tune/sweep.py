@@ -1,0 +1,360 @@
+"""Honest parameter sweeps over logged interactions, locally or on a Dask cluster (DESIGN §10, §11).
+
+Every configuration replays the whole time-sorted log once and is scored
+out of sample: on a validation stretch and a later test stretch (a holdout
+fraction, or the folds of a scikit-learn ``TimeSeriesSplit``). The engine's
+expensive preparation (validation, embeddings, cosines) runs once per sweep
+and is shipped to the workers; configurations are evaluated in chunks, and
+a Parquet cache lets a crashed sweep resume where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._progress import progress
+from ..errors import InputError
+from ._runner import Cache, Runner, chunked, typed
+from ._space import check_space, grid_configs, optuna_suggest, random_configs
+from .registry import Segment, get_engine, register_engine
+
+__all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id"]
+
+_SEARCHES = ("grid", "random", "optuna")
+_BACKENDS = ("loky", "dask")
+
+
+def _register_builtin():
+    from . import _engines, _scoring_engines
+
+    for name, factory in (("prediction", _scoring_engines.prediction_spec),
+                          ("behavior", _scoring_engines.behavior_spec),
+                          ("belief", _engines.belief_spec), ("calibration", _engines.calibration_spec),
+                          ("anticipation", _engines.anticipation_spec)):
+        register_engine(factory, name=name, replace=True)
+
+
+_register_builtin()
+
+
+def config_id(engine: str, params) -> str:
+    """Stable hash of one configuration: the engine name and every parameter value.
+
+    >>> from thatchlab.params import ScoringParams
+    >>> config_id("prediction", ScoringParams()) == config_id("prediction", ScoringParams(k=5))
+    True
+    """
+    text = json.dumps({"engine": engine, "params": params.to_dict()}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def holdout_segments(times, holdout=0.2) -> list[Segment]:
+    """Validation and test segments of a time-sorted log.
+
+    ``holdout = h`` (``0 < h < 0.5``) cuts the ``n`` rows at
+    ``⌊(1−2h)·n⌋`` and ``⌊(1−h)·n⌋``: validation = ``[1−2h, 1−h)``,
+    test = ``[1−h, 1]``. A ``TimeSeriesSplit`` gives one validation segment
+    per fold but the last (``val0``, ``val1``...) and its last fold's test
+    block as the test segment.
+
+    >>> [(s.name, s.lo, s.hi) for s in holdout_segments(np.arange(10), 0.2)]
+    [('val', 6, 8), ('test', 8, 10)]
+    """
+    t = np.asarray(times, dtype=np.int64)
+    n = t.size
+    if n < 2:
+        raise InputError(f"log: expected at least 2 rows to hold out a validation and a test "
+                         f"stretch, got {n}")
+    if hasattr(holdout, "split") and hasattr(holdout, "get_n_splits"):
+        blocks = [(int(test[0]), int(test[-1]) + 1) for _, test in holdout.split(np.arange(n))]
+        if len(blocks) < 2:
+            raise InputError("holdout: a TimeSeriesSplit needs n_splits >= 2 (validation folds + test)")
+        names = [f"val{i}" for i in range(len(blocks) - 1)] + ["test"]
+    else:
+        if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0 < holdout < 0.5:
+            raise InputError(f"holdout: expected a fraction 0 < h < 0.5 or a TimeSeriesSplit, got {holdout!r}")
+        a, b = int(math.floor((1 - 2 * holdout) * n)), int(math.floor((1 - holdout) * n))
+        if not (a < b < n):
+            raise InputError(f"holdout: {holdout} leaves an empty validation or test stretch of a "
+                             f"{n}-row log")
+        blocks, names = [(a, b), (b, n)], ["val", "test"]
+    return [Segment(name, lo, hi, int(t[lo]), int(t[hi]) if hi < n else None)
+            for name, (lo, hi) in zip(names, blocks)]
+
+
+def _cell_digest(v) -> str:
+    if not isinstance(v, (np.ndarray, list, tuple)):
+        return str(v)
+    arr = np.asarray(v)
+    if arr.dtype.kind in "biuf":
+        return hashlib.sha256(arr.astype(np.float64).tobytes()).hexdigest()
+    return repr(list(v))
+
+
+def _fingerprint(log) -> str:
+    h = hashlib.sha256()
+    if isinstance(log, (str, Path)):
+        h.update(Path(log).read_bytes())
+    elif isinstance(log, pd.DataFrame):
+        h.update(repr(list(log.columns)).encode())
+        text = log.astype(str)
+        for col in log.columns:  # vectors in full, not their abbreviated repr
+            cells = log[col].to_numpy(object)
+            if pd.api.types.is_object_dtype(log[col]) and any(isinstance(v, (np.ndarray, list, tuple)) for v in cells):
+                text[col] = [_cell_digest(v) for v in cells]
+        h.update(pd.util.hash_pandas_object(text, index=False).to_numpy().tobytes())
+    elif isinstance(log, dict):
+        for k in sorted(log):
+            h.update(k.encode() + _fingerprint(log[k]).encode())
+    elif isinstance(log, (tuple, list)):
+        for part in log:
+            h.update(_fingerprint(part).encode())
+    else:
+        h.update(repr(log).encode())
+    return h.hexdigest()
+
+
+def _rows_frame(spec, indices, rows, params_list, cids, sweep_id, prepared, segments, metric):
+    recs = []
+    seg_names = ["val"] + [s.name for s in segments if s.name != "test"] + ["test"]
+    seg_names = list(dict.fromkeys(seg_names))
+    for i, row in zip(indices, rows):
+        rec = dict(params_list[i].to_dict())
+        rec.update(row)
+        fold = [s.name for s in segments if s.name.startswith("val") and s.name != "val"]
+        if fold:  # TimeSeriesSplit: val_<m> is the mean over the validation folds
+            for m in list(spec.metrics):
+                vals = [row.get(f"{f}_{m}", np.nan) for f in fold]
+                vals = [v for v in vals if v is not None and np.isfinite(v)]
+                rec[f"val_{m}"] = float(np.mean(vals)) if vals else float("nan")
+            # keep the per-fold scores of the chosen metric only
+            rec = {k: v for k, v in rec.items()
+                   if not any(k.startswith(f"{f}_") for f in fold)
+                   or any(k.startswith(f"{f}_{metric}") for f in fold)}
+        rec.update(engine=spec.name, config_id=cids[i], sweep_id=sweep_id, embedder=prepared.embedder,
+                   estimator=row.get("estimator", prepared.estimator))
+        names = list(params_list[i].to_dict())
+        scores = sorted((k for k in rec if k not in names and "_" in k and k.split("_")[0] in seg_names),
+                        key=lambda k: (seg_names.index(k.split("_")[0]), k != f"{k.split('_')[0]}_{metric}"))
+        meta = [k for k in rec if k not in names and k not in scores]
+        recs.append({k: rec[k] for k in names + scores + meta})
+    return typed(pd.DataFrame(recs))
+
+
+def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "grid", n_trials=None,
+          holdout=0.2, n_jobs=1, backend: str = "loky", client=None, seed: int = 0, cache=None,
+          intervals=False, base=None, embedder=None, chunk_size=None) -> pd.DataFrame:
+    """Score many parameter settings of an engine out of sample on one log.
+
+    The log is sorted by time (stable) and replayed once per configuration;
+    each configuration is scored on the validation and test segments of
+    :func:`holdout_segments`. The engine's ``prepare`` step (embeddings,
+    cosines) runs once; configurations run in chunks on ``n_jobs`` loky
+    processes or on a Dask ``client``.
+
+    Parameters
+    ----------
+    log : the engine's log (DataFrame; ``(events, recalls)`` for anticipation).
+    space : parameter → list of values (grid, random choice), ``(low, high)`` /
+        ``(low, high, "log")`` ranges or scipy distributions (random, optuna).
+    metric : the metric to optimise (see ``get_engine(engine).metrics``).
+    engine : a registered engine name or an :class:`~thatchlab.tune.registry.EngineSpec`.
+    search : ``"grid"``, ``"random"`` (``n_trials`` seeded draws) or ``"optuna"``
+        (TPE seeded by ``seed``, ``n_trials`` trials, validation score as objective).
+    holdout : fraction ``h`` or a scikit-learn ``TimeSeriesSplit``.
+    n_jobs, backend, client : ``backend="loky"`` uses ``n_jobs`` local processes;
+        ``backend="dask"`` submits chunks to ``client`` (a ``distributed.Client``).
+    seed : seed of random search, Optuna and bootstrap.
+    cache : Parquet path; finished configurations are appended after each
+        chunk and reused by a rerun of the same sweep (same log, holdout, engine).
+    intervals : ``True`` (200 resamples) or a number of bootstrap resamples:
+        adds ``val_<metric>_lo/_hi`` and ``test_<metric>_lo/_hi`` (95 %).
+    base : parameters of the fields not in ``space`` (engine defaults when None).
+    embedder : embedder of the prediction/behavior engines.
+    chunk_size : configurations per task (default: about four tasks per worker, at most 64).
+
+    Returns
+    -------
+    DataFrame, one row per distinct configuration in proposal order: every
+    parameter, ``val_<m>`` and ``test_<m>`` for each engine metric ``m``,
+    ``engine``, ``config_id``, ``sweep_id``, ``embedder``, ``estimator``.
+
+    Examples
+    --------
+    >>> from thatchlab.synth import BeliefWorld
+    >>> log = BeliefWorld(seed=0).log(n_memories=30, days=60)
+    >>> res = sweep(log, {"episodic": [3.0, 7.0]}, "brier", engine="belief")
+    >>> res[["episodic", "val_brier", "test_brier"]].shape
+    (2, 3)
+    """
+    spec = get_engine(engine)
+    if search not in _SEARCHES:
+        raise InputError(f"search: expected one of {list(_SEARCHES)}, got {search!r}")
+    if backend not in _BACKENDS:
+        raise InputError(f"backend: expected one of {list(_BACKENDS)}, got {backend!r}")
+    if metric not in spec.metrics:
+        raise InputError(f"metric: expected one of {sorted(spec.metrics)} for engine {spec.name!r}, "
+                         f"got {metric!r}")
+    if backend == "dask" and client is None:
+        try:
+            from distributed import get_client
+
+            client = get_client()
+        except (ImportError, ValueError):
+            raise InputError("backend='dask': pass client=distributed.Client(...)") from None
+    base = spec.params_class() if base is None else base
+    if not isinstance(base, spec.params_class):
+        raise InputError(f"base: expected {spec.params_class.__name__}, got {type(base).__name__}")
+    check_space(space, spec.params_class)
+    if search == "grid":
+        if n_trials is not None:
+            raise InputError("n_trials: a grid evaluates every combination; leave n_trials=None")
+        proposals = grid_configs(space)
+    elif search == "random":
+        proposals = random_configs(space, n_trials, seed)
+    else:
+        if n_trials is None or int(n_trials) < 1:
+            raise InputError(f"n_trials: expected a positive number of Optuna trials, got {n_trials!r}")
+        proposals = None
+    boot = None
+    if intervals:
+        boot = {"n": 200 if intervals is True else int(intervals), "alpha": 0.05, "seed": int(seed)}
+
+    params_list = None if proposals is None else [base.replace(**cfg) for cfg in proposals]
+    prepared = spec.prepare(log, base, embedder=embedder, params_list=params_list)
+    segments = holdout_segments(prepared.times, holdout)
+    sweep_id = hashlib.sha256(json.dumps(
+        [spec.name, _fingerprint(log), [dataclasses.astuple(s) for s in segments], prepared.embedder,
+         boot and [metric, boot]], default=str).encode()).hexdigest()[:20]
+    runner = Runner(spec, prepared, segments, metric, boot, n_jobs, backend, client)
+    store = Cache(cache, sweep_id)
+    state = dict(spec=spec, runner=runner, store=store, prepared=prepared, segments=segments,
+                 metric=metric, sweep_id=sweep_id, chunk_size=chunk_size)
+    if params_list is not None:
+        frame = _evaluate_all(params_list, **state)
+    else:
+        frame = _optuna(space, base, int(n_trials), seed, **state)
+    frame.attrs.update(engine=spec.name, metric=metric, holdout=repr(holdout))
+    return frame
+
+
+def _evaluate_all(params_list, *, spec, runner, store, prepared, segments, metric, sweep_id, chunk_size):
+    cids = [config_id(spec.name, p) for p in params_list]
+    order = list(dict.fromkeys(cids))  # distinct configurations, first proposal first
+    first = {cid: i for i, cid in reversed(list(enumerate(cids)))}
+    done = store.done()
+    have = set(done["config_id"]) if len(done) else set()
+    todo = [(first[c], params_list[first[c]]) for c in order if c not in have]
+    size = chunk_size or max(1, min(64, math.ceil(len(todo) / (4 * runner.workers())) if todo else 1))
+    chunks = chunked(todo, int(size))
+    frames = [done] if len(done) else []
+    bar = progress(total=len(chunks), desc=f"sweep {spec.name}")
+    try:
+        for indices, rows in runner.run(chunks):
+            part = _rows_frame(spec, indices, rows, params_list, cids, sweep_id, prepared, segments, metric)
+            store.add(part)
+            frames.append(part)
+            bar.update(1)
+    finally:
+        bar.close()
+    if not frames:
+        return pd.DataFrame()
+    allrows = pd.concat(frames, ignore_index=True).drop_duplicates("config_id", keep="first")
+    out = allrows.set_index("config_id").loc[order].reset_index()
+    cols = [c for c in allrows.columns if c in out.columns]
+    return out[cols].reset_index(drop=True)
+
+
+def _optuna(space, base, n_trials, seed, *, spec, runner, store, prepared, segments, metric, sweep_id,
+            chunk_size):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    direction = "minimize" if spec.metrics[metric] == "min" else "maximize"
+    study = optuna.create_study(direction=direction, sampler=optuna.samplers.TPESampler(seed=seed))
+    batch = max(1, runner.workers())
+    frames, proposed = [], []
+    state = dict(spec=spec, runner=runner, store=store, prepared=prepared, segments=segments,
+                 metric=metric, sweep_id=sweep_id, chunk_size=chunk_size or 1)
+    while len(proposed) < n_trials:
+        trials = [study.ask() for _ in range(min(batch, n_trials - len(proposed)))]
+        params_list = [base.replace(**optuna_suggest(t, space)) for t in trials]
+        part = _evaluate_all(params_list, **state)
+        by_id = part.set_index("config_id")
+        for trial, params in zip(trials, params_list):
+            value = by_id.loc[config_id(spec.name, params), f"val_{metric}"]
+            value = float(value.iloc[0]) if isinstance(value, pd.Series) else float(value)
+            if np.isfinite(value):
+                study.tell(trial, value)
+            else:
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        proposed.extend(params_list)
+        frames.append(part)
+    out = pd.concat(frames, ignore_index=True).drop_duplicates("config_id", keep="first")
+    return out.reset_index(drop=True)
+
+
+@dataclass
+class BestConfig:
+    """The configuration :func:`best` picked: its params object and its scores.
+
+    ``val`` is the validation score it was picked on; ``test`` the held-out
+    score to report beside it; ``row`` the whole result row. Unpacks as
+    ``params, row = best(...)``.
+    """
+
+    params: object
+    metric: str
+    val: float
+    test: float
+    row: pd.Series
+
+    def __iter__(self):
+        return iter((self.params, self.row))
+
+
+def best(results: pd.DataFrame, metric: str, minimize: bool = True) -> BestConfig:
+    """The configuration with the best *validation* score, its held-out test score beside it.
+
+    Ties keep the first proposed configuration; rows whose validation score
+    is NaN are never picked.
+
+    >>> import pandas as pd
+    >>> res = pd.DataFrame({"k": [2.0, 5.0], "p0": [0.5, 0.5], "val_brier": [0.3, 0.2],
+    ...                     "test_brier": [0.1, 0.25], "engine": "prediction"})
+    >>> b = best(res, "brier")
+    >>> b.params.k, b.val, b.test
+    (5.0, 0.2, 0.25)
+    """
+    col = f"val_{metric}"
+    if col not in results.columns:
+        raise InputError(f"results: no column {col!r}; expected a sweep result scored on {metric!r}")
+    vals = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
+    if not np.isfinite(vals).any():
+        raise InputError(f"results: every {col} is NaN; nothing to pick")
+    key = np.where(np.isfinite(vals), vals if minimize else -vals, np.inf)
+    row = results.iloc[int(np.argmin(key))]
+    name = row.get("engine", results.attrs.get("engine"))
+    if name is None:
+        raise InputError("results: no 'engine' column; expected a frame returned by tune.sweep")
+    spec = get_engine(name)
+    values = {}
+    for name_ in (f.name for f in dataclasses.fields(spec.params_class)):
+        if name_ in row.index:
+            v = row[name_]
+            if isinstance(v, np.generic):
+                v = v.item()
+            if isinstance(v, float) and math.isnan(v):
+                v = None
+            values[name_] = v
+    params = spec.params_class(**values)
+    test = row.get(f"test_{metric}", float("nan"))
+    return BestConfig(params, metric, float(row[col]), float(test), row)

@@ -4,8 +4,39 @@ Readers and writers handle JSONL, CSV and Parquet; each log kind has a
 ``validate_*`` function raising :class:`~thatchlab.errors.LogValidationError`
 with the file, row, column and what was expected. Logs are never modified in
 place.
+
+========================  ===========================================  ================
+log                       validate / read                              engine
+========================  ===========================================  ================
+interaction log           ``validate_interaction_log`` / ``read_...``  prediction, behavior
+memory log                ``validate_memory_log`` / ``read_...``       belief
+recall log                ``validate_recall_log`` / ``read_...``       calibration
+event and recall streams  ``validate_event_log``, ``validate_recall_stream``  anticipation
+========================  ===========================================  ================
 """
 
 from ._core import LogSpec, RowRule, log_format, read_table, validate_frame, write_table
+from .interaction import (
+    INTERACTION_COLUMNS,
+    INTERACTION_KINDS,
+    read_interaction_log,
+    signals_from_store,
+    validate_interaction_log,
+    write_interaction_log,
+)
+from .memory import MEMORY_LOG_COLUMNS, read_memory_log, validate_memory_log, write_memory_log
+from .recall import RECALL_COLUMNS, read_recall_log, validate_recall_log
+from .streams import (
+    read_event_log,
+    read_recall_stream,
+    validate_event_log,
+    validate_recall_stream,
+    write_stream,
+)
 
-__all__ = ["LogSpec", "RowRule", "log_format", "read_table", "validate_frame", "write_table"]
+__all__ = ["INTERACTION_COLUMNS", "INTERACTION_KINDS", "read_interaction_log", "signals_from_store",
+           "validate_interaction_log", "write_interaction_log",
+           "MEMORY_LOG_COLUMNS", "read_memory_log", "validate_memory_log", "write_memory_log",
+           "RECALL_COLUMNS", "read_recall_log", "validate_recall_log",
+           "read_event_log", "read_recall_stream", "validate_event_log", "validate_recall_stream",
+           "write_stream", "LogSpec", "RowRule", "log_format", "read_table", "validate_frame", "write_table"]

@@ -1,5 +1,18 @@
 """Metrics: calibration of forecasts, regime outcomes, ranking and estimators."""
 
 from .calibration import brier, calibration_summary, ece, log_loss, reliability_curve
+from .scoring import (
+                      Estimate,
+                      attribute,
+    counterfactual_metrics,
+                      estimate,
+                      prequential,
+                      prequential_scores,
+                      regime_outcomes,
+                      regime_rates,
+                      replay_metrics,
+                      weighted_reliability,
+)
 
-__all__ = ["brier", "calibration_summary", "ece", "log_loss", "reliability_curve"]
+__all__ = ["Estimate", "attribute", "counterfactual_metrics", "estimate", "prequential", "prequential_scores", "regime_outcomes",
+           "regime_rates", "replay_metrics", "weighted_reliability", "brier", "calibration_summary", "ece", "log_loss", "reliability_curve"]

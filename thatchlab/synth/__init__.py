@@ -1,3 +1,8 @@
 """Synthetic worlds with planted ground truth, seeded and deterministic."""
 
-__all__: list[str] = []
+from .belief import BeliefWorld
+from .patterns import PatternWorld
+from .preference import BehaviorWorld, PreferenceWorld, simulate
+from .recall import RecallWorld
+
+__all__ = ["PreferenceWorld", "BehaviorWorld", "simulate", "PatternWorld", "BeliefWorld", "RecallWorld"]

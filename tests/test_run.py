@@ -1,0 +1,73 @@
+"""The main job on the bundled data: every engine replayed, a sweep, the fits, a report, an export."""
+
+import json
+import sqlite3
+
+import pytest
+
+from thatchlab.errors import InputError
+from thatchlab.run import load_config, run_all
+from thatchlab.store import import_sqlite
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory, repo_root, real_embedder):
+    out = tmp_path_factory.mktemp("run")
+    return run_all(repo_root / "data", out, embedder=real_embedder,
+                   sweep_space={"k": [2.0, 5.0], "threshold": [0.6, 0.65]})
+
+
+def test_every_engine_ran_and_nothing_was_skipped(result):
+    assert result.skipped == []
+    titles = " | ".join(s.title for s in result.sections)
+    for word in ("Prediction engine: replay", "Behavior engine", "holdout sweep", "empirical-Bayes prior",
+                 "Belief model", "Confidence calibration", "Anticipation"):
+        assert word in titles
+    assert result.metrics["belief replay and fit"]["time_only_transitions"] == 0
+
+
+def test_report_has_figures_tables_params_versions_timings(result):
+    html = result.report_path.read_text()
+    assert result.report_path.name == "index.html"
+    for needle in ("<h2>Parameters</h2>", "<h2>Versions</h2>", "<h2>Timings</h2>",
+                   "sentence-transformers/all-MiniLM-L6-v2", "CONFIDENCE CALIBRATION REPORT"):
+        assert needle in html
+    figures = sorted(p.name for p in (result.out_dir / "figures").glob("*.png"))
+    assert len(figures) >= 8
+    for name in figures:
+        assert f"figures/{name}" in html
+
+
+def test_export_holds_every_engine_and_the_sweep_winner(result):
+    back = import_sqlite(result.export_path)
+    assert back.meta["engines"] == ["prediction", "behavior", "belief", "calibration", "anticipation"]
+    assert back.prediction is not None and back.beliefs is not None and back.patterns is not None
+    manifest = json.loads(result.manifest_path.read_text())
+    winner = result.sections[2].tables[1][1]["value"]
+    assert manifest["params"]["prediction"]["k"] == winner["k"]
+    assert f"THATCH_PREDICTION_THRESHOLD={winner['threshold']:g}" in manifest["environment"]
+    con = sqlite3.connect(result.export_path)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_rerun_replaces_its_own_output(result, repo_root, real_embedder):
+    again = run_all(repo_root / "data", result.out_dir, embedder=real_embedder,
+                    sweep_space={"k": [5.0], "threshold": [0.6]})
+    assert again.export_path == result.export_path and again.report_path == result.report_path
+
+
+def test_config_errors_are_clear(tmp_path):
+    bad = tmp_path / "c.json"
+    bad.write_text('{"predicton": {"k": 3}}')
+    with pytest.raises(InputError, match="unknown section"):
+        load_config(bad)
+    with pytest.raises(InputError, match="no such config"):
+        load_config(tmp_path / "missing.toml")
+    good = tmp_path / "c.toml"
+    good.write_text('[prediction]\nk = 3.0\n[sweep]\nholdout = 0.25\n')
+    assert load_config(good) == {"prediction": {"k": 3.0}, "sweep": {"holdout": 0.25}}
+
+
+def test_missing_data_dir(tmp_path):
+    with pytest.raises(InputError, match="no such data directory"):
+        run_all(tmp_path / "nope", tmp_path / "out")

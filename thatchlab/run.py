@@ -1,0 +1,404 @@
+"""The main job: every engine replayed on the sample logs, a sweep, the fits, a report, an export.
+
+``thatchlab run`` (and :func:`run_all`) does a researcher's whole loop on
+one data directory: replay each engine under production defaults, run a
+small honest holdout sweep of the prediction engine, fit the prior, the
+belief half-lives and the derive coefficients, write an HTML report with
+figures, and export the tuned state as a SQLite store with its manifest.
+Each log that is absent from the data directory is skipped and the report
+says so.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from . import __version__
+from ._progress import progress
+from .errors import InputError
+from .params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
+
+__all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config"]
+
+#: The small sweep the main job runs (prediction engine, holdout 0.2).
+DEFAULT_SWEEP_SPACE = {"k": [2.0, 5.0, 10.0], "p0": [0.4, 0.5, 0.6], "threshold": [0.55, 0.6, 0.65]}
+
+_PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": BeliefParams,
+           "calibration": CalibrationParams, "anticipation": AnticipationParams}
+
+
+@dataclass
+class Section:
+    """One part of the report: a title, text, tables and figure files."""
+
+    title: str
+    text: str = ""
+    tables: list = field(default_factory=list)     # (caption, DataFrame)
+    figures: list = field(default_factory=list)    # (caption, relative PNG path)
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    report_path: Path
+    export_path: Path | None
+    manifest_path: Path | None
+    metrics: dict
+    timings: dict
+    sections: list
+    skipped: list
+
+
+def load_config(path) -> dict:
+    """Read a JSON or TOML config: ``{engine: {param: value}, "sweep": {"space": ..., "holdout": ...}}``."""
+    if path is None:
+        return {}
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such config file")
+    try:
+        if p.suffix.lower() == ".toml":
+            import tomllib
+
+            cfg = tomllib.loads(p.read_text(encoding="utf-8"))
+        else:
+            cfg = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{p}: cannot read the config ({exc}); expected JSON or TOML") from None
+    if not isinstance(cfg, dict):
+        raise InputError(f"{p}: expected a mapping of engine → parameters")
+    unknown = set(cfg) - set(_PARAMS) - {"sweep"}
+    if unknown:
+        raise InputError(f"{p}: unknown section(s) {sorted(unknown)}; expected some of "
+                         f"{sorted(_PARAMS) + ['sweep']}")
+    return cfg
+
+
+def _params(cfg, engine):
+    return _PARAMS[engine].from_dict(cfg.get(engine, {})) if cfg.get(engine) else _PARAMS[engine]()
+
+
+def _fmt_table(df: pd.DataFrame) -> str:
+    return df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–")
+
+
+def _metrics_frame(metrics: dict) -> pd.DataFrame:
+    rows = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return pd.DataFrame({"value": pd.Series(rows, dtype="float64")})
+
+
+def _save(fig, out_dir: Path, name: str) -> str:
+    rel = f"figures/{name}.png"
+    (out_dir / "figures").mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_dir / rel, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return rel
+
+
+def run_all(data_dir="data", out_dir="reports/run", config=None, embedder=None,
+            sweep_space=None, show_progress=None) -> RunResult:
+    """Run the main job on ``data_dir`` and write the report and export to ``out_dir``.
+
+    ``config`` is a path (JSON/TOML) or a dict of per-engine parameters and
+    ``{"sweep": {"space": {...}, "holdout": 0.2}}``. The previous output of a
+    run in ``out_dir`` is replaced.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    if not data_dir.is_dir():
+        raise InputError(f"{data_dir}: no such data directory")
+    cfg = config if isinstance(config, dict) else load_config(config)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections, timings, metrics, skipped = [], {}, {}, []
+    state: dict = {}
+    steps = [("prediction replay", _prediction), ("behavior replay", _behavior),
+             ("prediction sweep", _sweep), ("prior fit", _prior), ("belief replay and fit", _belief),
+             ("calibration replay and fit", _calibration), ("anticipation replay", _anticipation)]
+    ctx = dict(data=data_dir, out=out_dir, cfg=cfg, embedder=embedder, state=state,
+               sweep_space=sweep_space)
+    for name, step in progress(steps, desc="thatchlab run", enabled=show_progress):
+        t0 = time.perf_counter()
+        sec = step(ctx)
+        timings[name] = time.perf_counter() - t0
+        if sec is None:
+            skipped.append(name)
+            continue
+        sections.append(sec)
+        metrics[name] = state.get(f"{name}:metrics", {})
+    t0 = time.perf_counter()
+    export_path, manifest_path = _export(ctx)
+    timings["export"] = time.perf_counter() - t0
+    report_path = _write_report(out_dir, sections, timings, skipped, ctx, export_path)
+    return RunResult(out_dir, report_path, export_path, manifest_path, metrics, timings, sections, skipped)
+
+
+# ----------------------------------------------------------------- steps
+def _embedder(ctx):
+    if ctx["embedder"] is None:
+        from .embed import default_embedder
+
+        ctx["embedder"] = default_embedder()
+    return ctx["embedder"]
+
+
+def _scoring(ctx, engine, filename):
+    from .logs import read_interaction_log
+    from .plots import prequential_reliability_diagram, regime_bars
+    from .replay import run
+
+    path = ctx["data"] / filename
+    if not path.is_file():
+        return None
+    log = read_interaction_log(path)
+    params = _params(ctx["cfg"], engine)
+    res = run(log, engine=engine, params=params, embedder=_embedder(ctx))
+    ctx["state"][engine] = res
+    ctx["state"][f"{engine}:log"] = log
+    ctx["state"][f"{engine} replay:metrics"] = res.metrics
+    sec = Section(f"{engine.capitalize()} engine: replay of {filename}",
+                  f"{len(log)} events replayed under {'the configured' if ctx['cfg'].get(engine) else 'production default'}"
+                  f" parameters with the {res.embedder} embedder.")
+    sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
+    regimes = res.events.loc[res.events["kind"] == "message", "regime"].value_counts().rename("messages")
+    sec.tables.append(("Nudge regimes", regimes.to_frame()))
+    sec.figures.append(("Reliability of the prequential forecasts",
+                        _save(prequential_reliability_diagram({"defaults": res}), ctx["out"], f"{engine}_reliability")))
+    sec.figures.append(("Regimes per message", _save(regime_bars({"defaults": res}), ctx["out"], f"{engine}_regimes")))
+    return sec
+
+
+def _prediction(ctx):
+    return _scoring(ctx, "prediction", "interactions.jsonl")
+
+
+def _behavior(ctx):
+    return _scoring(ctx, "behavior", "behavior_interactions.jsonl")
+
+
+def _sweep(ctx):
+    from .plots import metric_heatmap
+    from .tune import best, sweep
+
+    log = ctx["state"].get("prediction:log")
+    if log is None:
+        return None
+    scfg = ctx["cfg"].get("sweep", {})
+    space = ctx["sweep_space"] or scfg.get("space") or DEFAULT_SWEEP_SPACE
+    holdout = scfg.get("holdout", 0.2)
+    results = sweep(log, space, "log_loss", engine="prediction", holdout=holdout,
+                    embedder=_embedder(ctx), base=_params(ctx["cfg"], "prediction"))
+    winner = best(results, "log_loss")
+    ctx["state"]["best_params"] = winner.params
+    ctx["state"]["prediction sweep:metrics"] = {"val_log_loss": winner.val, "test_log_loss": winner.test}
+    keys = list(space)
+    shown = results[keys + ["val_log_loss", "test_log_loss", "val_brier", "test_brier"]] \
+        .sort_values("val_log_loss", kind="stable").head(10)
+    sec = Section("Prediction engine: holdout sweep",
+                  f"{len(results)} configurations scored on a time-based holdout of {holdout:g} "
+                  f"(validation = the {holdout:g} before the last {holdout:g} of the log, test = the "
+                  f"last {holdout:g}). The winner is picked on validation log-loss; its test "
+                  f"log-loss is the honest estimate: val {winner.val:.4f}, test {winner.test:.4f}.")
+    sec.tables.append(("Best ten configurations by validation log-loss", shown.reset_index(drop=True)))
+    sec.tables.append(("Winner", pd.DataFrame({"value": pd.Series(
+        {k: getattr(winner.params, k) for k in keys})})))
+    if len(keys) >= 2:
+        sec.figures.append((f"Validation log-loss over {keys[0]} and {keys[1]}",
+                            _save(metric_heatmap(results, keys[0], keys[1], "log_loss"), ctx["out"], "sweep_heatmap")))
+    return sec
+
+
+def _prior(ctx):
+    from .plots import prior_profile
+    from .tune import PriorFitter
+
+    res = ctx["state"].get("prediction")
+    if res is None:
+        return None
+    prov = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})
+    fit = PriorFitter(soft_weight=res.params.soft_weight).fit(prov[["item_id", "signal"]])
+    ctx["state"]["prior"] = fit
+    ctx["state"]["prior fit:metrics"] = {"k": fit.k_, "p0": fit.p0_, "log_likelihood": fit.log_likelihood_}
+    sec = Section("Prediction engine: empirical-Bayes prior",
+                  "K and P0 fitted by the beta-binomial marginal likelihood of every prediction's "
+                  "confirm/disconfirm counts (soft signals fractional), with profile-likelihood intervals. "
+                  "Production hard-codes K = 5 and P0 = 0.5.")
+    sec.tables.append(("Fitted prior", fit.summary_))
+    if fit.k_ not in (0.0, float("inf")):
+        sec.figures.append(("Profile likelihood of K", _save(prior_profile(fit, "k"), ctx["out"], "prior_profile")))
+    return sec
+
+
+def _belief(ctx):
+    from .logs import read_memory_log
+    from .plots import currency_curves
+    from .replay import run_belief
+    from .tune import HalfLifeFitter
+
+    path = ctx["data"] / "memory_log.jsonl"
+    if not path.is_file():
+        return None
+    log = read_memory_log(path)
+    res = run_belief(log, _params(ctx["cfg"], "belief"))
+    fit = HalfLifeFitter().fit_from_log(log)
+    ctx["state"]["belief"] = res
+    ctx["state"]["belief replay and fit:metrics"] = res.metrics
+    sec = Section("Belief model: currency against truth, fitted half-lives",
+                  f"{len(log)} memory-log events; currency and band recorded at each labelled read. "
+                  f"Time-only transitions (must be 0): {res.metrics['time_only_transitions']}.")
+    sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
+    sec.tables.append(("Band × truth", res.band_table))
+    sec.tables.append(("Fitted half-lives (exponential MLE per class)", fit.summary_))
+    sec.figures.append(("Currency curves: priors and fitted half-lives",
+                        _save(currency_curves(res.params, fitted=fit.half_life_), ctx["out"], "belief_currency")))
+    return sec
+
+
+def _calibration(ctx):
+    from .logs import read_recall_log
+    from .plots import reliability_diagram
+    from .replay import run_calibration
+    from .tune import DeriveWeightsFitter
+
+    path = ctx["data"] / "recall_log.jsonl"
+    if not path.is_file():
+        return None
+    log = read_recall_log(path)
+    res = run_calibration(log, _params(ctx["cfg"], "calibration"))
+    fit = DeriveWeightsFitter().fit(log)
+    ctx["state"]["calibration"] = res
+    ctx["state"]["calibration replay and fit:metrics"] = res.metrics
+    sec = Section("Confidence calibration: shadow report, reliability, fitted derive coefficients",
+                  "The last window's calibration report, as production prints it:\n\n" + res.report.to_ascii())
+    sec.tables.append(("Reliability of caller vs derived confidence", _metrics_frame(res.metrics)))
+    sec.tables.append(("Derive coefficients by maximum likelihood of consumption", fit.summary_))
+    sec.figures.append(("Reliability diagram", _save(reliability_diagram(res.reliability), ctx["out"],
+                                                      "calibration_reliability")))
+    return sec
+
+
+def _anticipation(ctx):
+    from .anticipation import mine_sequential
+    from .logs import read_event_log, read_recall_stream
+    from .plots import confidence_modes_plot
+    from .replay import run_anticipation
+
+    ev_path, rc_path = ctx["data"] / "events.jsonl", ctx["data"] / "recalls.jsonl"
+    if not (ev_path.is_file() and rc_path.is_file()):
+        return None
+    events, recalls = read_event_log(ev_path), read_recall_stream(rc_path)
+    params = _params(ctx["cfg"], "anticipation")
+    res = run_anticipation(events, recalls, params)
+    ctx["state"]["anticipation"] = res
+    ctx["state"]["anticipation replay:metrics"] = res.metrics
+    seed = mine_sequential(events, window=params.window, min_obs=params.min_obs, min_conf=params.min_conf,
+                           mode="seed")
+    frac = mine_sequential(events, window=params.window, min_obs=params.min_obs, min_conf=params.min_conf,
+                           mode="fraction")
+    sec = Section("Anticipation: mined patterns and prefetch savings",
+                  f"{len(events)} events and {len(recalls)} recalls; patterns re-mined daily at 06:30 UTC "
+                  f"over the trailing {params.lookback}, prefetching k = {params.k} facts per session.")
+    sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
+    sec.tables.append(("Recall round-trips, tokens and latency per session", res.roi()))
+    sec.figures.append(("Sequential confidence: the seed's pair count vs true fractions",
+                        _save(confidence_modes_plot(seed, frac), ctx["out"], "anticipation_modes")))
+    return sec
+
+
+def _export(ctx):
+    from .store import export_sqlite
+
+    st = ctx["state"]
+    kwargs, params = {}, {}
+    for engine in ("prediction", "behavior"):
+        res = st.get(engine)
+        if res is not None:
+            from .replay.scoring import engine_class
+
+            kwargs[engine] = engine_class(engine).from_tables(res.tables, embedder=ctx["embedder"],
+                                                              params=res.params)
+    if "best_params" in st and "prediction" in kwargs:
+        params["prediction"] = st["best_params"]
+    if st.get("belief") is not None:
+        kwargs["beliefs"] = st["belief"].state
+    if st.get("calibration") is not None:
+        kwargs["calibration"] = st["calibration"].state
+    if st.get("anticipation") is not None:
+        kwargs["patterns"] = st["anticipation"].patterns
+    if not kwargs:
+        return None, None
+    res = export_sqlite(ctx["out"] / "thatch.db", params=params or None, overwrite=True, **kwargs)
+    st["export"] = res
+    return res.path, res.manifest_path
+
+
+# ----------------------------------------------------------------- report
+_CSS = """
+body { font: 15px/1.45 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1080px;
+       margin: 2em auto; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+table.t { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 13px; }
+table.t th, table.t td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
+figure { margin: 1em 0; } figcaption { color: #555; font-size: 13px; }
+pre { background: #f6f8fa; padding: .8em; overflow-x: auto; font-size: 12px; }
+.meta td { text-align: left; }
+"""
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version(), "thatchlab": __version__}
+    for pkg in ("numpy", "pandas", "scipy", "scikit-learn", "torch", "sentence-transformers", "lifelines",
+                "duckdb", "dask"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -> Path:
+    import html
+
+    emb = ctx["embedder"]
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>thatchlab run</title>"
+             f"<style>{_CSS}</style></head><body>",
+             "<h1>thatchlab run</h1>",
+             f"<p>Data: <code>{html.escape(str(ctx['data']))}</code> · embedder: "
+             f"<code>{html.escape(getattr(emb, 'name', str(emb)) if emb is not None else 'none')}</code>"
+             + (f" · export: <code>{html.escape(export_path.name)}</code> (and its manifest)" if export_path else "")
+             + "</p>"]
+    if skipped:
+        parts.append(f"<p>Skipped (no log in the data directory): {html.escape(', '.join(skipped))}.</p>")
+    for sec in sections:
+        parts.append(f"<h2>{html.escape(sec.title)}</h2>")
+        if sec.text:
+            if "\n" in sec.text:
+                head, _, rest = sec.text.partition("\n\n")
+                parts.append(f"<p>{html.escape(head)}</p><pre>{html.escape(rest)}</pre>")
+            else:
+                parts.append(f"<p>{html.escape(sec.text)}</p>")
+        for caption, df in sec.tables:
+            parts.append(f"<h3>{html.escape(caption)}</h3>{_fmt_table(df)}")
+        for caption, rel in sec.figures:
+            parts.append(f"<figure><img src='{rel}' alt='{html.escape(caption)}' style='max-width:100%'>"
+                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    params = {name: _params(ctx["cfg"], name).to_dict() for name in _PARAMS}
+    if "best_params" in ctx["state"]:
+        params["prediction (exported winner)"] = ctx["state"]["best_params"].to_dict()
+    parts.append("<h2>Parameters</h2><pre>" + html.escape(json.dumps(params, indent=1, default=str)) + "</pre>")
+    parts.append("<h2>Versions</h2>" + _fmt_table(pd.DataFrame({"version": pd.Series(_versions())})))
+    parts.append("<h2>Timings</h2>" + _fmt_table(pd.DataFrame({"seconds": pd.Series(timings)})))
+    parts.append("</body></html>")
+    path = out_dir / "index.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path

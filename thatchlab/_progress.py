@@ -17,8 +17,12 @@ def progress_enabled(flag=None) -> bool:
 
 
 def progress(iterable=None, *, total=None, desc=None, enabled=None, **kw):
-    """Wrap ``iterable`` in a tqdm bar unless progress bars are off."""
-    from tqdm.auto import tqdm
+    """Wrap ``iterable`` in a tqdm bar unless progress bars are off.
+
+    The plain text bar is used everywhere (it renders in notebooks too and
+    needs no widget library).
+    """
+    from tqdm.std import tqdm
 
     return tqdm(iterable, total=total, desc=desc, disable=not progress_enabled(enabled),
                 leave=False, **kw)

@@ -128,23 +128,7 @@ class BehaviorEngine(ScoringEngine):
     def _seed_one(self, situation, behavior, rationale, now):
         """Codify into ``global`` always creating a new behavior (never linking
         to someone else's rule), reusing a near-identical global matcher."""
-        from ._time import iso_ms, iso_s, resolve_now
-        from .scoring import posterior_confidence
-
-        t = resolve_now(now, self.clock)
-        mvec, ivec = self._embed([situation, behavior], "passage")
-        store, model, p = "global", self.model_name, self.params
-        mpos, _ = self._nearest(self._m_vec, mvec, self._matcher_mask_for(store))
-        ms = iso_ms(t)
-        if mpos is None:
-            mid = self._next_id("matchers", store, situation)
-            mpos = self._add_matcher_row(mid, store, situation, mvec, model, ms, ms)
-        mid = self._m["id"][mpos]
-        iid = self._next_id("items", store, behavior)
-        ipos = self._add_item_row(iid, store, behavior, rationale, ivec, model,
-                                  posterior_confidence(0.0, 0.0, p.k, p.p0), 0.0, 0.0, ms, ms)
-        self._add_edge(mid, iid, 1.0, ms)
-        self._record(ipos, "codify", rationale, iso_s(t))
+        self._write(situation, behavior, "codify", rationale, "global", now, force_new=True)
 
 
 #: Phrases that mark a rule as a shortcut rather than a discipline.

@@ -548,8 +548,11 @@ class ScoringEngine:
 
     # ------------------------------------------------------------ writes
     def _write(self, matcher: str, statement: str, signal: str, rationale, store, now,
-               *, vectors=None) -> Reply:
-        """The update/codify transaction (matcher dedup, item dedup, link, signal, provenance)."""
+               *, vectors=None, force_new: bool = False) -> Reply:
+        """The update/codify transaction (matcher dedup, item dedup, link, signal, provenance).
+
+        ``force_new`` skips the item dedup (default seeding must never link to
+        someone else's rule)."""
         cfg, p = self.config, self.params
         _check_text(self._matcher_arg, matcher)
         _check_text(cfg.noun, statement)
@@ -568,7 +571,7 @@ class ScoringEngine:
         # -- searches (nothing written yet)
         mpos, _ = self._nearest(self._m_vec, mvec, self._matcher_mask_for(store))
         scope = [store] if p.dedup_scope == "store" else list(dict.fromkeys([store, "global"]))
-        ipos, _ = self._nearest(self._i_vec, ivec, self._item_mask(scope))
+        ipos = None if force_new else self._nearest(self._i_vec, ivec, self._item_mask(scope))[0]
         ms, ts = iso_ms(t), iso_s(t)
         # -- mutations (cannot fail past this point)
         self._ensure_store(store)

@@ -1,10 +1,15 @@
 """The command line: every verb has --help, bad input gives one clear line and a non-zero exit."""
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from thatchlab import logs
 from thatchlab.cli import main
 
 
@@ -53,3 +58,279 @@ def test_corrupt_store_into_import(tmp_path, capsys):
 def test_every_verb_has_help(verb):
     proc = subprocess.run([sys.executable, "-m", "thatchlab.cli", verb, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "Usage" in proc.stdout
+
+
+# ----------------------------------------------------------------- the analysis verbs
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _pairs(out):
+    """The ``name value`` lines printed by replay/mine/sweep, as a dict of text."""
+    return dict(line.split(None, 1) for line in out.strip().splitlines() if len(line.split()) == 2)
+
+
+@pytest.fixture(scope="module")
+def small_interactions(tmp_path_factory):
+    """The first 300 events of the sample interaction log and a lookup table of random 8-d vectors."""
+    d = tmp_path_factory.mktemp("cli")
+    log = logs.read_interaction_log(DATA / "interactions.jsonl").iloc[:300]
+    logs.write_interaction_log(log, d / "log.jsonl")
+    texts = pd.unique(pd.concat([log[c] for c in ("text", "matcher", "statement")]).dropna())
+    vecs = np.random.default_rng(0).normal(size=(len(texts), 8))
+    logs.write_table(pd.DataFrame({"text": texts, "embedding": list(vecs)}), d / "lookup.csv")
+    return d / "log.jsonl", d / "lookup.csv"
+
+
+def test_replay_prediction_with_lookup_writes_events_and_metrics(small_interactions, tmp_path, capsys):
+    from thatchlab.embed import LookupEmbedder
+    from thatchlab.replay import run as replay_run
+
+    log, lookup = small_interactions
+    code, out, _ = run(["replay", str(log), "--engine", "prediction", "--lookup", str(lookup),
+                        "--events-out", str(tmp_path / "ev.parquet"), "--metrics-out", str(tmp_path / "m.json")],
+                       capsys)
+    assert code == 0
+    table = logs.read_table(lookup, json_columns=["embedding"])
+    want = replay_run(logs.read_interaction_log(log), embedder=LookupEmbedder(table)).metrics
+    printed = _pairs(out)
+    assert printed["n_events"] == "300" and printed["n_messages"] == str(want["n_messages"])
+    assert printed["log_loss"] == f"{want['log_loss']:.6g}" and printed["estimator"] == want["estimator"]
+    assert json.loads((tmp_path / "m.json").read_text())["brier"] == pytest.approx(want["brier"])
+    assert len(pd.read_parquet(tmp_path / "ev.parquet")) == 300
+
+
+@pytest.mark.parametrize("engine, argv", [
+    ("belief", ["memory_log.jsonl"]),
+    ("calibration", ["recall_log.jsonl"]),
+    ("anticipation", ["events.jsonl", "--recalls", str(DATA / "recalls.jsonl")]),
+])
+def test_replay_other_engines(engine, argv, tmp_path, capsys):
+    from thatchlab import replay
+
+    code, out, _ = run(["replay", str(DATA / argv[0]), *argv[1:], "--engine", engine,
+                        "--metrics-out", str(tmp_path / "m.csv"), "--events-out", str(tmp_path / "e.csv")], capsys)
+    assert code == 0
+    if engine == "belief":
+        want = replay.run_belief(logs.read_memory_log(DATA / argv[0])).metrics
+        assert _pairs(out)["time_only_transitions"] == "0"
+    elif engine == "calibration":
+        want = replay.run_calibration(logs.read_recall_log(DATA / argv[0])).metrics
+    else:
+        want = replay.run_anticipation(logs.read_event_log(DATA / argv[0]),
+                                       logs.read_recall_stream(DATA / "recalls.jsonl")).metrics
+    printed = _pairs(out)
+    numeric = {k: v for k, v in want.items() if isinstance(v, float)}
+    assert numeric and all(printed[k] == f"{v:.6g}" for k, v in numeric.items())
+    table = pd.read_csv(tmp_path / "m.csv").set_index("metric")
+    assert table.loc[next(iter(numeric)), "value"] == pytest.approx(next(iter(numeric.values())))
+    assert len(pd.read_csv(tmp_path / "e.csv")) > 0
+
+
+def test_replay_with_the_bundled_model(real_embedder, small_interactions, capsys):
+    from thatchlab.replay import run as replay_run
+
+    log, _ = small_interactions
+    code, out, _ = run(["replay", str(log), "--engine", "prediction"], capsys)
+    want = replay_run(logs.read_interaction_log(log), embedder=real_embedder).metrics
+    assert code == 0 and _pairs(out)["n_strong"] == str(want["n_strong"])
+    assert _pairs(out)["brier"] == f"{want['brier']:.6g}"
+
+
+def test_sweep_prints_the_best_configuration_and_writes_every_row(small_interactions, tmp_path, capsys):
+    from thatchlab.embed import LookupEmbedder
+    from thatchlab.tune import best, sweep
+
+    log, lookup = small_interactions
+    space = {"k": [2.0, 5.0], "threshold": [0.55, 0.65]}
+    cfg = tmp_path / "base.json"
+    cfg.write_text(json.dumps({"prediction": {"p0": 0.4}}))
+    code, out, _ = run(["sweep", str(log), "--engine", "prediction", "--lookup", str(lookup), "--space",
+                        json.dumps(space), "--metric", "brier", "--config", str(cfg),
+                        "--out", str(tmp_path / "all.csv")], capsys)
+    assert code == 0
+    from thatchlab.params import ScoringParams
+
+    res = sweep(logs.read_interaction_log(log), space, "brier", engine="prediction", base=ScoringParams(p0=0.4),
+                embedder=LookupEmbedder(logs.read_table(lookup, json_columns=["embedding"])))
+    win = best(res, "brier")
+    printed = _pairs(out)
+    assert out.startswith("4 configurations of prediction; best by validation brier (lower is better):")
+    assert printed["k"] == f"{win.params.k:.6g}" and printed["threshold"] == f"{win.params.threshold:.6g}"
+    assert printed["val_brier"] == f"{win.val:.6g}" and printed["test_brier"] == f"{win.test:.6g}"
+    rows = pd.read_csv(tmp_path / "all.csv")
+    assert len(rows) == 4 and set(rows["p0"]) == {0.4}
+
+
+def test_sweep_random_search_from_a_space_file_maximises(tmp_path, capsys):
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"state": {"low": 5, "high": 60}, "plan": [10, 30]}))
+    code, out, _ = run(["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", str(space),
+                        "--metric", "auc", "--search", "random", "--n-trials", "3",
+                        "--out", str(tmp_path / "r.json")], capsys)
+    assert code == 0 and "best by validation auc (higher is better)" in out
+    rows = pd.DataFrame(json.loads((tmp_path / "r.json").read_text()))
+    assert len(rows) == 3 and float(_pairs(out)["val_auc"]) == pytest.approx(rows["val_auc"].max(), abs=5e-6)
+
+
+def test_fit_halflife_and_derive_print_the_summary(tmp_path, capsys):
+    from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter
+
+    code, out, _ = run(["fit", "halflife", str(DATA / "memory_log.jsonl"), "--out", str(tmp_path / "h.csv")],
+                       capsys)
+    want = HalfLifeFitter().fit_from_log(logs.read_memory_log(DATA / "memory_log.jsonl")).summary_
+    assert code == 0 and out.split("\n")[0].split()[0] == "coef"
+    written = pd.read_csv(tmp_path / "h.csv").set_index(want.index.name)
+    assert written.loc["state", "coef"] == pytest.approx(want.loc["state", "coef"])
+    code, out, _ = run(["fit", "derive", str(DATA / "recall_log.jsonl")], capsys)
+    want = DeriveWeightsFitter().fit(logs.read_recall_log(DATA / "recall_log.jsonl")).summary_
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("atom_bump"))
+    assert float(line.split()[1]) == pytest.approx(want.loc["atom_bump", "coef"], rel=1e-5)
+
+
+def test_export_then_fit_prior_from_the_store_and_from_the_log(small_interactions, tmp_path, capsys):
+    from thatchlab.store import import_sqlite
+
+    log, lookup = small_interactions
+    db = tmp_path / "out" / "thatch.db"
+    argv = ["export", str(log), "--engine", "prediction", "--out", str(db), "--lookup", str(lookup)]
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and f"exported prediction (model 'lookup') to {db}" in out
+    contents = import_sqlite(db)
+    assert _pairs(out)["predictions"] == str(len(contents.prediction.tables["items"]))
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err == f"error: {db}: the file exists; pass --overwrite to replace it\n"
+    assert run(argv + ["--overwrite"], capsys)[0] == 0
+    code, from_store, _ = run(["fit", "prior", str(db), "--out", str(tmp_path / "p.json")], capsys)
+    assert code == 0 and from_store.splitlines()[2].split()[0] == "k"
+    code, from_log, _ = run(["fit", "prior", str(log), "--lookup", str(lookup)], capsys)
+    assert code == 0 and from_log == from_store   # the store's provenance is the replay's
+    fit = pd.DataFrame(json.loads((tmp_path / "p.json").read_text())).set_index("param")
+    assert list(fit.index) == ["k", "p0"] and 0 < fit.loc["p0", "coef"] < 1
+
+
+def test_calibrate_a_recall_log_and_an_ai_memory_database(tmp_path, capsys):
+    from thatchlab.calibration import calibrate_from_shadow
+    from thatchlab.replay import run_calibration
+    from thatchlab.store import export_sqlite
+
+    res = run_calibration(logs.read_recall_log(DATA / "recall_log.jsonl"))
+    code, out, _ = run(["calibrate", str(DATA / "recall_log.jsonl")], capsys)
+    assert code == 0 and out == res.reports[-1].to_ascii().rstrip("\n") + "\n"
+    code, out, _ = run(["calibrate", str(DATA / "recall_log.jsonl"), "--now", "2026-04-01T00:00:00Z",
+                        "--days", "10", "--json"], capsys)
+    want = calibrate_from_shadow(res.state.observations, "2026-04-01T00:00:00Z", days=10)
+    assert code == 0 and json.loads(out) == json.loads(want.to_json())
+    db = export_sqlite(tmp_path / "mem.db", calibration=res.state).path
+    code, out, _ = run(["calibrate", str(db)], capsys)
+    last = res.state.observations["observed_at"].max()
+    assert code == 0 and out == calibrate_from_shadow(res.state.observations, last, 30).to_ascii().rstrip("\n") + "\n"
+    assert out.startswith("CONFIDENCE CALIBRATION REPORT (window: 30 days, observations: ")
+
+
+def test_mine_counts_each_pattern_type_and_writes_them(tmp_path, capsys):
+    from thatchlab.anticipation import mine
+    from thatchlab.params import AnticipationParams
+
+    ev, rc = logs.read_event_log(DATA / "events.jsonl"), logs.read_recall_stream(DATA / "recalls.jsonl")
+    code, out, _ = run(["mine", str(DATA / "events.jsonl"), str(DATA / "recalls.jsonl"), "--mode", "seed",
+                        "--window", "2h", "--out", str(tmp_path / "p.parquet")], capsys)
+    now = max(ev["ts"].max(), rc["ts"].max()) + pd.Timedelta(seconds=1)
+    want = mine(ev, rc, now, AnticipationParams(window="2h", mode="seed"))
+    printed = _pairs(out.split("\n", 1)[1])
+    assert code == 0 and out.splitlines()[0].endswith(f"{now.isoformat()}):")
+    assert {k: int(v) for k, v in printed.items()} == {
+        **{t: int((want["type"] == t).sum()) for t in ("sequential", "periodic", "conditional", "co-occurrence")},
+        "total": len(want)}
+    assert len(pd.read_parquet(tmp_path / "p.parquet")) == len(want) > 0
+
+
+@pytest.mark.parametrize("kind, reader, files", [
+    ("preference", logs.read_interaction_log, ["s.csv"]),
+    ("behavior", logs.read_interaction_log, ["s.csv"]),
+    ("belief", logs.read_memory_log, ["s.csv"]),
+    ("recall", logs.read_recall_log, ["s.csv"]),
+    ("patterns", None, ["s.events.csv", "s.recalls.csv"]),
+])
+def test_synth_writes_readable_deterministic_logs(kind, reader, files, tmp_path, capsys):
+    for run_dir in ("a", "b"):
+        code, out, _ = run(["synth", kind, "--out", str(tmp_path / run_dir / "s.csv"), "--seed", "3",
+                            "--size", "20"], capsys)
+        assert code == 0 and out.count("wrote ") == len(files)
+    for name in files:
+        a, b = tmp_path / "a" / name, tmp_path / "b" / name
+        assert a.read_bytes() == b.read_bytes()
+        read = reader or (logs.read_event_log if ".events." in name else logs.read_recall_stream)
+        assert f"wrote {len(read(a))} rows to {a}" in out.replace(str(tmp_path / "b"), str(tmp_path / "a"))
+    if kind == "recall":
+        assert len(logs.read_recall_log(tmp_path / "a" / "s.csv")) == 20
+
+
+BAD = [
+    (["replay", str(DATA / "interactions.jsonl"), "--engine", "nope"], "--engine: expected one of"),
+    (["replay", "/nonexistent/log.jsonl", "--engine", "belief"], "no such file"),
+    (["replay", str(DATA / "events.jsonl"), "--engine", "anticipation"], "--recalls"),
+    (["replay", str(DATA / "recall_log.jsonl"), "--engine", "belief"], "missing column(s)"),
+    (["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--events-out", "x.txt"],
+     "unknown output format"),
+    (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", "{bad", "--metric", "auc"],
+     "--space: not valid JSON"),
+    (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", '{"state": [1]}',
+      "--metric", "nope"], "no metric 'nope'"),
+    (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", '{"nope": [1]}',
+      "--metric", "auc"], "unknown parameter"),
+    (["fit", "nope", "x"], "expected one of prior, halflife, derive"),
+    (["calibrate", str(DATA / "recall_log.jsonl"), "--now", "2026-01-01T00:00:00"], "naive"),
+    (["calibrate", "/nonexistent/m.db"], "no such file"),
+    (["mine", str(DATA / "events.jsonl"), str(DATA / "recalls.jsonl"), "--window", "xyz"], "duration"),
+    (["mine", str(DATA / "events.jsonl"), str(DATA / "recalls.jsonl"), "--now", "garbage"], "--now"),
+    (["export", str(DATA / "interactions.jsonl"), "--engine", "belief", "--out", "x.db"], "--engine"),
+    (["synth", "nope", "--out", "x.csv"], "expected one of preference"),
+    (["synth", "belief", "--out", "x.txt"], "suffix"),
+    (["synth", "belief", "--out", "x.csv", "--size", "0"], "--size"),
+    (["replay"], "Missing argument"),
+    (["synth", "belief", "--out", "x.csv", "--size", "abc"], "Invalid value"),
+    (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", "absent.json", "--metric", "auc"],
+     "no such space file"),
+    (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief"], "Missing option"),
+    (["fit", "halflife", str(DATA / "memory_log.jsonl"), "--bogus"], "No such option"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", BAD, ids=[" ".join(a[:1] + [n]) for a, n in BAD])
+def test_bad_input_to_the_analysis_verbs(argv, needle, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(argv, capsys)
+    lines = [ln for ln in err.splitlines() if ln]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0]
+    assert not list(tmp_path.iterdir())   # nothing half-written
+
+
+def test_malformed_log_and_config_name_the_file(tmp_path, capsys):
+    bad = tmp_path / "log.jsonl"
+    bad.write_text('{"ts": "2026-01-01T00:00:00Z", "memory_id": "m1", "kind": "write"}\n{"ts": \n')
+    code, _, err = run(["fit", "halflife", str(bad)], capsys)
+    assert code == 2 and err.startswith(f"error: {bad}: line 2") and err.count("\n") == 1
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[belief]\nstate = 'long'\n")
+    code, _, err = run(["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--config", str(cfg)],
+                       capsys)
+    assert code == 2 and err.startswith("error: ") and str(cfg) in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("verb", ["replay", "sweep", "fit", "calibrate", "mine", "export", "synth"])
+def test_analysis_verbs_have_help(verb, capsys):
+    code, out, _ = run([verb, "--help"], capsys)
+    assert code == 0 and "Usage" in out and "--help" in out
+
+
+def test_an_unexpected_failure_is_still_one_line(monkeypatch, capsys):
+    import thatchlab.replay as rp
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("something\nbroke")
+
+    monkeypatch.setattr(rp, "run_belief", boom)
+    monkeypatch.delenv("THATCHLAB_DEBUG", raising=False)
+    code, _, err = run(["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief"], capsys)
+    assert code == 1 and err == "error: unexpected RuntimeError: something broke (set THATCHLAB_DEBUG=1 for the traceback)\n"

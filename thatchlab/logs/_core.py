@@ -221,6 +221,10 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     if not isinstance(df, pd.DataFrame):
         raise LogValidationError(f"{where}{label}: expected a pandas DataFrame, got {type(df).__name__}",
                                  file=source)
+    dup = df.columns[df.columns.duplicated()].unique().tolist()
+    if dup:
+        raise LogValidationError(f"{where}{label}: duplicate column name(s) {dup}; expected each column once",
+                                 file=source, column=str(dup[0]), expected="unique column names")
     missing = [c for c in spec.required if c not in df.columns]
     if missing:
         raise LogValidationError(

@@ -90,8 +90,9 @@ def _on_present(s: pd.Series, test) -> pd.Series:
 
 
 def _number(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) \
-        and bool(np.isfinite(x))
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        return False
+    return isinstance(x, (int, np.integer)) or bool(np.isfinite(x))  # ints of any size are finite
 
 
 def _probability_ok(s: pd.Series) -> pd.Series:

@@ -232,20 +232,9 @@ class EmbeddingCache:
             return
         le = mat.astype("<f4")
         rows = [(self.key, kind, t, le.shape[1], le[i].tobytes()) for i, t in enumerate(items)]
-        try:
-            conn = self._connect()
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.executemany(
-                    "INSERT OR IGNORE INTO embeddings (model_key, kind, text, dim, vector) "
-                    "VALUES (?, ?, ?, ?, ?)", rows)
-                conn.execute("COMMIT")
-            finally:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                conn.close()
-        except (sqlite3.Error, OSError) as exc:
-            self._fail(exc)
+        self._write(lambda conn: conn.executemany(
+            "INSERT OR IGNORE INTO embeddings (model_key, kind, text, dim, vector) "
+            "VALUES (?, ?, ?, ?, ?)", rows))
 
     def count(self, kind: str | None = None) -> int:
         """Number of cached vectors for this key (and ``kind``, when given)."""
@@ -271,11 +260,15 @@ class EmbeddingCache:
         """Delete every cached vector of this key (other models' vectors stay)."""
         if not self.enabled:
             return
+        self._write(lambda conn: conn.execute("DELETE FROM embeddings WHERE model_key = ?", (self.key,)))
+
+    def _write(self, statement) -> None:
+        """Run ``statement(conn)`` in one ``BEGIN IMMEDIATE`` transaction; a failure turns the cache off."""
         try:
             conn = self._connect()
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.execute("DELETE FROM embeddings WHERE model_key = ?", (self.key,))
+                statement(conn)
                 conn.execute("COMMIT")
             finally:
                 if conn.in_transaction:

@@ -9,14 +9,13 @@ order. Currency is never stored: it is computed when a row is read.
 from __future__ import annotations
 
 import json
-import math
 
-import numpy as np
 import pandas as pd
 
 from ..belief import MEMORY_COLUMNS, BeliefParams, BeliefStore
 from ..errors import StoreSchemaError, StoreWriteError
 from ..params.belief import BELIEF_STATUSES
+from ._cells import opt, time_text
 from ._core import require_tables, table_columns
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
@@ -61,17 +60,8 @@ def _store(obj) -> BeliefStore:
                           f"DataFrame, got {type(obj).__name__}")
 
 
-def _opt(v):
-    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
-def _time(v):
-    v = _opt(v)
-    return None if v is None else pd.Timestamp(v).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _rows(store: BeliefStore) -> list:
@@ -81,13 +71,13 @@ def _rows(store: BeliefStore) -> list:
         for col in MEMORY_COLUMNS:
             v = r[col]
             if col in _TIMES:
-                v = _time(v)
+                v = time_text(v)
             elif col == "evidence":
                 v = json.dumps(list(v))
             elif col == "user_asserted":
                 v = int(bool(v))
             else:
-                v = _opt(v)
+                v = opt(v)
             row.append(v)
         out.append(tuple(row))
     return out

@@ -9,14 +9,13 @@ a database ai-memory opens — and ``confidence_shadow_observations``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from ..calibration import MEMORY_COLUMNS, OBSERVATION_COLUMNS, CalibrationState
 from ..errors import StoreSchemaError, StoreWriteError
 from ..params.calibration import CONFIDENCE_SOURCES, CalibrationParams
+from ._cells import opt
 from ._core import require_tables, table_columns
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
@@ -67,12 +66,6 @@ def _time_text(values) -> list:
     return [None if pd.isna(t) else t.isoformat() for t in s]
 
 
-def _opt(v):
-    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 def _memory_rows(df: pd.DataFrame) -> list:
@@ -80,7 +73,7 @@ def _memory_rows(df: pd.DataFrame) -> list:
     if missing:
         raise StoreWriteError(f"calibration.memories: missing column(s) {missing}")
     return list(zip(df["id"].astype(str), df["confidence"].astype(np.float64).tolist(),
-                    df["confidence_source"].map(str).tolist(), [_opt(v) for v in df["confidence_signals"]],
+                    df["confidence_source"].map(str).tolist(), [opt(v) for v in df["confidence_signals"]],
                     _time_text(df["confidence_decayed_at"].tolist()), strict=True))
 
 
@@ -88,10 +81,10 @@ def _obs_rows(df: pd.DataFrame) -> list:
     missing = [c for c in OBSERVATION_COLUMNS if c not in df.columns]
     if missing:
         raise StoreWriteError(f"calibration.observations: missing column(s) {missing}")
-    return list(zip(df["memory_id"].astype(str), df["namespace"].astype(str), [_opt(v) for v in df["source"]],
-                    _time_text(df["observed_at"].tolist()), [_opt(v) for v in df["caller_confidence"]],
-                    df["derived_confidence"].astype(np.float64).tolist(), [_opt(v) for v in df["signals"]],
-                    [_opt(v) for v in df["recall_outcome"]], strict=True))
+    return list(zip(df["memory_id"].astype(str), df["namespace"].astype(str), [opt(v) for v in df["source"]],
+                    _time_text(df["observed_at"].tolist()), [opt(v) for v in df["caller_confidence"]],
+                    df["derived_confidence"].astype(np.float64).tolist(), [opt(v) for v in df["signals"]],
+                    [opt(v) for v in df["recall_outcome"]], strict=True))
 
 
 def create(conn) -> None:

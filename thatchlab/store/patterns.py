@@ -11,7 +11,6 @@ and ``Z``; ``mined_at`` records the mining time when known.
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
@@ -19,6 +18,7 @@ import pandas as pd
 from ..anticipation import PATTERN_COLUMNS, PATTERN_TYPES
 from ..errors import StoreSchemaError, StoreWriteError
 from ..params.anticipation import AnticipationParams
+from ._cells import opt, time_text
 from ._core import require_tables, table_columns
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
@@ -66,35 +66,26 @@ def _frame(obj) -> pd.DataFrame:
     return obj
 
 
-def _opt(v):
-    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
-def _time(v):
-    v = _opt(v)
-    return None if v is None else pd.Timestamp(v).tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _rows(df: pd.DataFrame) -> list:
-    mined_at = _time(df.attrs.get("now")) if df.attrs.get("now") else None
+    mined_at = time_text(df.attrs.get("now")) if df.attrs.get("now") else None
     out = []
     for i, rec in enumerate(df.reindex(columns=PATTERN_COLUMNS).itertuples(index=False)):
         vals = []
         for col, v in zip(PATTERN_COLUMNS, rec):
             if col == "last_seen":
-                vals.append(_time(v))
+                vals.append(time_text(v))
             elif col in ("observations", "weeks"):
-                v = _opt(v)
+                v = opt(v)
                 vals.append(None if v is None else int(v))
             elif col in ("confidence", "avg_delay_s"):
-                v = _opt(v)
+                v = opt(v)
                 vals.append(None if v is None else float(v))
             else:
-                v = _opt(v)
+                v = opt(v)
                 vals.append(None if v is None else str(v))
         out.append((i, *vals, mined_at))
     return out

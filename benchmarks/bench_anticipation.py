@@ -25,41 +25,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.anticipation import mine_sequential
-
-DUCKDB_SQL = """
-SELECT e1.workspace_id AS workspace, e1.name AS trigger, e2.name AS target,
-       COUNT(*) AS observations,
-       COUNT(*)::DOUBLE / total.cnt AS confidence,
-       AVG(EXTRACT(EPOCH FROM e2.occurred_at - e1.occurred_at))::DOUBLE AS avg_delay_s
-FROM mnemo_event e1
-JOIN mnemo_event e2 ON e2.workspace_id = e1.workspace_id
-  AND e2.occurred_at > e1.occurred_at
-  AND e2.occurred_at < e1.occurred_at + INTERVAL '24 hours'
-CROSS JOIN LATERAL (
-  SELECT COUNT(*) AS cnt FROM mnemo_event
-  WHERE name = e1.name AND workspace_id = e1.workspace_id
-) total
-GROUP BY e1.workspace_id, e1.name, e2.name, total.cnt
-HAVING COUNT(*) >= 3 AND COUNT(*)::DOUBLE / total.cnt > 0.5
-"""
-
-# SQLite: times as integer microseconds, the LATERAL count as a join to per-(workspace, name) counts
-SQLITE_SQL = """
-WITH total AS (
-  SELECT workspace_id, name, COUNT(*) AS cnt FROM mnemo_event GROUP BY workspace_id, name
-)
-SELECT e1.workspace_id AS workspace, e1.name AS trigger, e2.name AS target,
-       COUNT(*) AS observations,
-       CAST(COUNT(*) AS REAL) / total.cnt AS confidence,
-       AVG((e2.occurred_us - e1.occurred_us) / 1e6) AS avg_delay_s
-FROM mnemo_event e1
-JOIN mnemo_event e2 ON e2.workspace_id = e1.workspace_id
-  AND e2.occurred_us > e1.occurred_us
-  AND e2.occurred_us < e1.occurred_us + 86400000000
-JOIN total ON total.workspace_id = e1.workspace_id AND total.name = e1.name
-GROUP BY e1.workspace_id, e1.name, e2.name, total.cnt
-HAVING COUNT(*) >= 3 AND CAST(COUNT(*) AS REAL) / total.cnt > 0.5
-"""
+from thatchlab.anticipation._reference_sql import SEED_SEQUENTIAL_DUCKDB, SEED_SEQUENTIAL_SQLITE
 
 
 def generate(n_ws: int, per_ws: int, seed: int = 0) -> pd.DataFrame:
@@ -97,7 +63,7 @@ def run_duckdb(events, repeat):
                                       "occurred_at": events["ts"].dt.tz_convert(None)}))
     con.execute("CREATE TABLE mnemo_event AS SELECT * FROM src")
     con.unregister("src")
-    seconds, out = best_of(lambda: con.execute(DUCKDB_SQL).df(), repeat)
+    seconds, out = best_of(lambda: con.execute(SEED_SEQUENTIAL_DUCKDB).df(), repeat)
     con.close()
     return seconds, out
 
@@ -111,7 +77,7 @@ def run_sqlite(events, repeat):
     con.execute("CREATE INDEX ev_ws_time ON mnemo_event(workspace_id, occurred_us)")
     con.execute("CREATE INDEX ev_ws_name ON mnemo_event(workspace_id, name)")
     con.execute("ANALYZE")
-    seconds, rows = best_of(lambda: con.execute(SQLITE_SQL).fetchall(), repeat)
+    seconds, rows = best_of(lambda: con.execute(SEED_SEQUENTIAL_SQLITE).fetchall(), repeat)
     con.close()
     return seconds, pd.DataFrame(rows, columns=["workspace", "trigger", "target", "observations",
                                                 "confidence", "avg_delay_s"])

@@ -20,6 +20,7 @@ from thatchlab.anticipation import (
     mine_sequential,
     slot_of,
 )
+from thatchlab.anticipation._reference_sql import SEED_SEQUENTIAL_DUCKDB
 from thatchlab.errors import InputError, ParamsError
 from thatchlab.params import AnticipationParams
 
@@ -96,23 +97,7 @@ def test_sequential_rejects_bad_input():
     assert mine_sequential(ev([])).empty
 
 
-SEED_SQL = """
-SELECT e1.workspace_id AS workspace, e1.name AS trigger, e2.name AS target,
-       COUNT(*) AS observations,
-       COUNT(*)::DOUBLE / total.cnt AS confidence,
-       AVG(EXTRACT(EPOCH FROM e2.occurred_at - e1.occurred_at))::DOUBLE AS avg_delay_s
-FROM mnemo_event e1
-JOIN mnemo_event e2 ON e2.workspace_id = e1.workspace_id
-  AND e2.occurred_at > e1.occurred_at
-  AND e2.occurred_at < e1.occurred_at + INTERVAL '24 hours'
-CROSS JOIN LATERAL (
-  SELECT COUNT(*) AS cnt FROM mnemo_event
-  WHERE name = e1.name AND workspace_id = e1.workspace_id
-) total
-GROUP BY e1.workspace_id, e1.name, e2.name, total.cnt
-HAVING COUNT(*) >= 3 AND COUNT(*)::DOUBLE / total.cnt > 0.5
-ORDER BY 1, 2, 3
-"""
+SEED_SQL = SEED_SEQUENTIAL_DUCKDB + "ORDER BY 1, 2, 3\n"
 
 
 def _random_stream(seed, n=3000, n_ws=6, names="abcdefg"):

@@ -26,7 +26,6 @@ import time
 import numpy as np
 import pandas as pd
 
-from thatchlab._progress import progress
 from thatchlab.belief import (
     BELIEF_PRIORS,
     band_reference,
@@ -34,6 +33,7 @@ from thatchlab.belief import (
     currency_band,
     currency_reference,
 )
+from thatchlab.core.progress import progress
 
 
 def make_rows(n: int, seed: int = 0):

@@ -23,9 +23,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import parse, timed  # noqa: E402
 
+from thatchlab.core.jsfmt import js_round  # noqa: E402
 from thatchlab.embed import LookupEmbedder  # noqa: E402
-from thatchlab.jsfmt import js_round  # noqa: E402
-from thatchlab.prediction import PredictionEngine  # noqa: E402
+from thatchlab.scoring import PredictionEngine  # noqa: E402
 
 DIM = 384
 

@@ -22,10 +22,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import parse, timed  # noqa: E402
 
+from thatchlab.core.params import ScoringParams  # noqa: E402
 from thatchlab.embed import LookupEmbedder  # noqa: E402
-from thatchlab.params import ScoringParams  # noqa: E402
-from thatchlab.prediction import PredictionEngine  # noqa: E402
 from thatchlab.replay import run  # noqa: E402
+from thatchlab.scoring import PredictionEngine  # noqa: E402
 
 DIM = 384
 

@@ -26,9 +26,9 @@ import time
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
 from thatchlab.metrics.scoring import prequential_scores
-from thatchlab.params import ScoringParams
 from thatchlab.replay.scoring import prepare, run
 from thatchlab.tune import sweep
 from thatchlab.tune._scoring_engines import forecast_matrix

@@ -21,8 +21,8 @@ from thatchlab.anticipation import (
     slot_of,
 )
 from thatchlab.anticipation._reference_sql import SEED_SEQUENTIAL_DUCKDB
-from thatchlab.errors import InputError, ParamsError
-from thatchlab.params import AnticipationParams
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.params import AnticipationParams
 
 T0 = pd.Timestamp("2026-01-05T09:00:00Z")  # a Monday
 H = pd.Timedelta(hours=1)

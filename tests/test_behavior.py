@@ -3,9 +3,9 @@
 import pytest
 
 from tests._vectors import at_cos, basis
-from thatchlab.behavior import BehaviorEngine, default_behaviors, laziness_flags
+from thatchlab.core.errors import InputError
 from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import InputError
+from thatchlab.scoring import BehaviorEngine, default_behaviors, laziness_flags
 
 T = "2026-03-01T12:00:00Z"
 

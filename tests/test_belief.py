@@ -23,8 +23,8 @@ from thatchlab.belief import (
     currency_reference,
     derive_half_life_days,
 )
+from thatchlab.core.errors import InputError, ParamsError, TimeError
 from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import InputError, ParamsError, TimeError
 
 T0 = pd.Timestamp("2026-01-01T00:00:00Z")
 UTC = dt.timezone.utc
@@ -162,7 +162,7 @@ def test_priors_are_the_seeds():
                                    "meta_residue": 1.0, "meta_standing": None}
     with pytest.raises(TypeError):
         BELIEF_PRIORS["preference"] = 1
-    from thatchlab.params import BELIEF_PRIORS as from_params
+    from thatchlab.core.params import BELIEF_PRIORS as from_params
     assert from_params is BELIEF_PRIORS
 
 

@@ -31,12 +31,12 @@ from thatchlab.calibration import (
     shadow_sample,
     signals_json,
 )
-from thatchlab.calibration_io import (
+from thatchlab.core.errors import InputError, ParamsError, StoreSchemaError, TimeError
+from thatchlab.logs.ai_memory import (
     read_ai_memory,
     read_recall_observations,
     read_shadow_observations,
 )
-from thatchlab.errors import InputError, ParamsError, StoreSchemaError, TimeError
 
 NOW = pd.Timestamp("2026-03-01T00:00:00Z")
 
@@ -421,8 +421,8 @@ def test_ai_memory_reader_errors(tmp_path):
 
 
 @pytest.mark.parametrize("module", [
-    "thatchlab.calibration", "thatchlab._calibration_shadow", "thatchlab._calibration_report",
-    "thatchlab.calibration_io", "thatchlab.params.calibration", "thatchlab.logs.recall",
+    "thatchlab.calibration._derive", "thatchlab.calibration._shadow", "thatchlab.calibration._report",
+    "thatchlab.logs.ai_memory", "thatchlab.core.params.calibration", "thatchlab.logs.recall",
     "thatchlab.replay.calibration", "thatchlab.synth.recall", "thatchlab.tune.derive",
     "thatchlab.plots.calibration",
 ])

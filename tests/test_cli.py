@@ -148,7 +148,7 @@ def test_sweep_prints_the_best_configuration_and_writes_every_row(small_interact
                         json.dumps(space), "--metric", "brier", "--config", str(cfg),
                         "--out", str(tmp_path / "all.csv")], capsys)
     assert code == 0
-    from thatchlab.params import ScoringParams
+    from thatchlab.core.params import ScoringParams
 
     res = sweep(logs.read_interaction_log(log), space, "brier", engine="prediction", base=ScoringParams(p0=0.4),
                 embedder=LookupEmbedder(logs.read_table(lookup, json_columns=["embedding"])))
@@ -230,7 +230,7 @@ def test_calibrate_a_recall_log_and_an_ai_memory_database(tmp_path, capsys):
 
 def test_mine_counts_each_pattern_type_and_writes_them(tmp_path, capsys):
     from thatchlab.anticipation import mine
-    from thatchlab.params import AnticipationParams
+    from thatchlab.core.params import AnticipationParams
 
     ev, rc = logs.read_event_log(DATA / "events.jsonl"), logs.read_recall_stream(DATA / "recalls.jsonl")
     code, out, _ = run(["mine", str(DATA / "events.jsonl"), str(DATA / "recalls.jsonl"), "--mode", "seed",

@@ -1,6 +1,6 @@
 """The demo runs through both engines with the real model and exports a readable store."""
 
-from thatchlab.demo import run_demo
+from thatchlab.cli.demo import run_demo
 from thatchlab.store import import_sqlite
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from thatchlab.calibration import CalibrationParams, derive
-from thatchlab.errors import InputError
+from thatchlab.core.errors import InputError
 from thatchlab.synth.recall import PLANTED, RecallWorld
 from thatchlab.tune.derive import COEFS, DeriveWeightsFitter, recalibrate, recall_features
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from thatchlab.core.errors import EmbeddingError, EmbeddingLookupError, InputError
 from thatchlab.embed import (
     DEFAULT_MODEL_NAME,
     CachedEmbedder,
@@ -30,7 +31,6 @@ from thatchlab.embed import (
     normalise_rows,
     weights_hash,
 )
-from thatchlab.errors import EmbeddingError, EmbeddingLookupError, InputError
 
 
 def toy_vector(text: str, dim: int = 8) -> np.ndarray:
@@ -419,7 +419,7 @@ def test_real_model_vectors(real_embedder):
 
 
 def test_real_model_pooling_can_be_replaced(real_embedder, tmp_path):
-    from thatchlab._embed_models import _config_dim
+    from thatchlab.embed._models import _config_dim
 
     path = real_embedder.name_or_path
     cls = SentenceTransformerEmbedder(path, pooling="cls", cache=tmp_path, batch_size=2)
@@ -449,7 +449,7 @@ def test_memory_memo_is_bounded_and_backed_by_disk(cache_dir):
 def test_config_dim_follows_modules(tmp_path):
     import json
 
-    from thatchlab._embed_models import _config_dim
+    from thatchlab.embed._models import _config_dim
 
     (tmp_path / "1_Pooling").mkdir()
     (tmp_path / "2_Dense").mkdir()

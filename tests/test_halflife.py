@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thatchlab.errors import InputError
-from thatchlab.params import BeliefParams
+from thatchlab.core.errors import InputError
+from thatchlab.core.params import BeliefParams
 from thatchlab.synth import BeliefWorld
 from thatchlab.tune import HalfLifeFitter, exposure_segments
 

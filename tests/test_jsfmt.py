@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thatchlab.jsfmt import js_number, js_round, r3, to_fixed
+from thatchlab.core.jsfmt import js_number, js_round, r3, to_fixed
 
 
 @pytest.mark.parametrize("x, expected", [

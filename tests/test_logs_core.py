@@ -4,7 +4,7 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
-from thatchlab.errors import LogValidationError
+from thatchlab.core.errors import LogValidationError
 from thatchlab.logs import LogSpec, RowRule, read_table, validate_frame, write_table
 
 SPEC = LogSpec(

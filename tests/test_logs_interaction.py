@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from thatchlab.behavior import BehaviorEngine
+from thatchlab.core.errors import LogValidationError, StoreSchemaError
 from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import LogValidationError, StoreSchemaError
 from thatchlab.logs import (
     INTERACTION_COLUMNS,
     read_interaction_log,
@@ -16,7 +15,8 @@ from thatchlab.logs import (
     validate_interaction_log,
     write_interaction_log,
 )
-from thatchlab.prediction import PredictionEngine
+from thatchlab.scoring import BehaviorEngine
+from thatchlab.scoring import PredictionEngine
 
 
 @pytest.fixture

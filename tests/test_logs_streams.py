@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from thatchlab.errors import LogValidationError
+from thatchlab.core.errors import LogValidationError
 from thatchlab.logs import (
     read_event_log,
     read_recall_stream,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thatchlab.errors import InputError
+from thatchlab.core.errors import InputError
 from thatchlab.metrics import (
     attribute,
     estimate,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from thatchlab.errors import ParamsError, ThatchlabError
-from thatchlab.params import ScoringParams
+from thatchlab.core.errors import ParamsError, ThatchlabError
+from thatchlab.core.params import ScoringParams
 
 
 def test_production_defaults():

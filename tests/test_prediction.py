@@ -4,7 +4,7 @@ import pytest
 
 from tests._vectors import at_cos, basis
 from thatchlab.embed import LookupEmbedder
-from thatchlab.prediction import PredictionEngine
+from thatchlab.scoring import PredictionEngine
 
 T = "2026-03-01T12:00:00Z"
 VECS = {"writing tests": basis(0), "use pytest": basis(1), "pytest please": basis(1),

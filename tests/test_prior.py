@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import betaln
 
-from thatchlab.errors import InputError
-from thatchlab.params import ScoringParams
+from thatchlab.core.errors import InputError
+from thatchlab.core.params import ScoringParams
 from thatchlab.scoring import posterior_confidence
 from thatchlab.tune import PriorFitter
 from thatchlab.tune.prior import beta_binomial_loglik, signal_counts
@@ -167,8 +167,8 @@ def test_fit_from_a_production_store(tmp_path):
     """Signals read back from an exported store's provenance give the same fit as the replay's events."""
     from tests._sweep_logs import interaction_log
     from thatchlab.logs import signals_from_store
-    from thatchlab.prediction import PredictionEngine
     from thatchlab.replay.scoring import run
+    from thatchlab.scoring import PredictionEngine
     from thatchlab.store import export_sqlite
 
     log, emb = interaction_log(n_events=300, seed=4)

@@ -14,7 +14,7 @@ from thatchlab.store import import_sqlite
 
 WRITER = textwrap.dedent("""
     import sys, numpy as np, pandas as pd
-    from thatchlab.prediction import PredictionEngine
+    from thatchlab.scoring import PredictionEngine
     from thatchlab.embed import LookupEmbedder
     from thatchlab.store import export_sqlite, merge_into
     mode, target, n = sys.argv[1], sys.argv[2], int(sys.argv[3])

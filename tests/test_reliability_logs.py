@@ -5,7 +5,7 @@ dropped columns, cells of the wrong type, naive or unparsable timestamps,
 junk bytes, truncated JSON lines, empty files, CSV without a header — and
 feeds them to the file readers and to the ``validate_*`` functions. A log
 that still looks valid may pass; anything else must raise a subclass of
-:class:`thatchlab.errors.ThatchlabError`.
+:class:`thatchlab.core.errors.ThatchlabError`.
 """
 
 import json
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thatchlab import logs
-from thatchlab.errors import ThatchlabError
+from thatchlab.core.errors import ThatchlabError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from thatchlab.errors import LogValidationError
-from thatchlab.params import AnticipationParams
+from thatchlab.core.errors import LogValidationError
+from thatchlab.core.params import AnticipationParams
 from thatchlab.replay import run_anticipation
 from thatchlab.synth import PatternWorld
 
@@ -93,7 +93,7 @@ def test_replay_on_a_pattern_world_beats_nothing():
 
 
 def test_replay_edge_cases(daily_streams):
-    from thatchlab.errors import InputError
+    from thatchlab.core.errors import InputError
 
     events, recalls = daily_streams
     no_events = run_anticipation(events.iloc[0:0], recalls, warmup="3d")

@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from thatchlab.belief import BeliefParams, BeliefStore
-from thatchlab.errors import LogValidationError
+from thatchlab.core.errors import LogValidationError
 from thatchlab.logs import read_memory_log, validate_memory_log, write_memory_log
 from thatchlab.replay import run_belief
 from thatchlab.synth import BeliefWorld

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from thatchlab.calibration import CalibrationParams, calibrate_from_shadow, decayed, derive
-from thatchlab.errors import InputError, LogValidationError, StoreWriteError
+from thatchlab.core.errors import InputError, LogValidationError, StoreWriteError
 from thatchlab.logs import write_table
 from thatchlab.logs.recall import RECALL_COLUMNS, read_recall_log, validate_recall_log
 from thatchlab.replay.calibration import decay_ranking_study, decay_touches, run_calibration

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import InputError, ParamsError
-from thatchlab.params import ScoringParams
-from thatchlab.prediction import PredictionEngine
 from thatchlab.replay import ReplayResult, prepare, run
+from thatchlab.scoring import PredictionEngine
 
 # Few low-dimensional integer vectors: many exact ties and dedup collisions.
 VECS = [[1, 0, 0], [1, 0, 0], [2, 1, 0], [1, 1, 0], [0, 1, 0], [0, 1, 1], [1, 1, 1], [0, 0, 1],

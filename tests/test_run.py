@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from thatchlab.errors import InputError
+from thatchlab.core.errors import InputError
 from thatchlab.run import load_config, run_all
 from thatchlab.store import import_sqlite
 

@@ -11,18 +11,18 @@ import pandas as pd
 import pytest
 
 from tests._vectors import at_cos, basis
-from thatchlab.behavior import BehaviorEngine
-from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import (
+from thatchlab.core.errors import (
     EmbeddingError,
     EmbeddingLookupError,
     InputError,
     ThatchlabError,
     TimeError,
 )
-from thatchlab.params import ScoringParams
-from thatchlab.prediction import PredictionEngine
+from thatchlab.core.params import ScoringParams
+from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import ID_NAMESPACE, deterministic_id, evidence_count, posterior_confidence
+from thatchlab.scoring import BehaviorEngine
+from thatchlab.scoring import PredictionEngine
 
 T0 = "2026-11-29T21:00:00.123456Z"
 T1 = "2026-11-30T08:15:30.999Z"

@@ -9,11 +9,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from thatchlab.behavior import BehaviorEngine
+from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.params import ScoringParams
-from thatchlab.prediction import PredictionEngine
 from thatchlab.scoring import posterior_confidence
+from thatchlab.scoring import BehaviorEngine
+from thatchlab.scoring import PredictionEngine
 
 DIM = 6
 N_TEXTS = 12

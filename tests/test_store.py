@@ -8,16 +8,16 @@ import pandas as pd
 import pytest
 
 from tests._vectors import basis
-from thatchlab.behavior import BehaviorEngine
-from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import (
+from thatchlab.core.errors import (
     ExportExistsError,
     ModelMismatchError,
     StoreSchemaError,
     StoreWriteError,
 )
-from thatchlab.params import ScoringParams
-from thatchlab.prediction import PredictionEngine
+from thatchlab.core.params import ScoringParams
+from thatchlab.embed import LookupEmbedder
+from thatchlab.scoring import BehaviorEngine
+from thatchlab.scoring import PredictionEngine
 from thatchlab.store import export_sqlite, import_sqlite
 
 T = "2026-11-29T21:00:00.123Z"

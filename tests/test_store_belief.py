@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from thatchlab.belief import BeliefParams, BeliefStore
-from thatchlab.errors import ExportExistsError, StoreSchemaError
+from thatchlab.core.errors import ExportExistsError, StoreSchemaError
 from thatchlab.replay import run_belief
 from thatchlab.store import export_sqlite, import_sqlite
 from thatchlab.synth import BeliefWorld

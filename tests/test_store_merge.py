@@ -5,11 +5,11 @@ import sqlite3
 import pytest
 
 from tests._vectors import basis
-from thatchlab.behavior import BehaviorEngine
+from thatchlab.core.errors import StoreSchemaError
+from thatchlab.core.schema import STORES_DDL, thatch_ddl
 from thatchlab.embed import LookupEmbedder
-from thatchlab.errors import StoreSchemaError
-from thatchlab.prediction import PredictionEngine
-from thatchlab.schema import STORES_DDL, thatch_ddl
+from thatchlab.scoring import BehaviorEngine
+from thatchlab.scoring import PredictionEngine
 from thatchlab.store import export_sqlite, merge_into
 
 T = "2026-02-01T10:00:00Z"

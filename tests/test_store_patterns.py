@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from thatchlab.anticipation import mine
-from thatchlab.errors import ExportExistsError, StoreSchemaError
-from thatchlab.params import AnticipationParams
+from thatchlab.core.errors import ExportExistsError, StoreSchemaError
+from thatchlab.core.params import AnticipationParams
 from thatchlab.store import export_sqlite, import_sqlite
 from thatchlab.synth import PatternWorld
 

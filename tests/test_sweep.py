@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from sklearn.model_selection import TimeSeriesSplit
 
 from tests._sweep_logs import interaction_log
-from thatchlab.errors import InputError, ParamsError
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.params import BeliefParams, ScoringParams
 from thatchlab.metrics.scoring import prequential_scores, regime_outcomes, regime_rates
-from thatchlab.params import BeliefParams, ScoringParams
 from thatchlab.replay.scoring import prepare
 from thatchlab.synth import BeliefWorld
 from thatchlab.tune import EngineSpec, best, get_engine, holdout_segments, sweep
@@ -303,8 +303,8 @@ def test_custom_engine_spec_passes_through(memory_log):
 
 # -- export of the winner ----------------------------------------------------------------------------
 def test_export_winner_writes_manifest(world, tmp_path):
-    from thatchlab.prediction import PredictionEngine
     from thatchlab.replay.scoring import run
+    from thatchlab.scoring import PredictionEngine
     from thatchlab.store import export_sqlite
 
     log, emb = world

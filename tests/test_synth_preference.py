@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from thatchlab.errors import InputError
-from thatchlab.params import ScoringParams
+from thatchlab.core.errors import InputError
+from thatchlab.core.params import ScoringParams
 from thatchlab.replay import run
 from thatchlab.synth import BehaviorWorld, PreferenceWorld, simulate
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thatchlab.errors import InputError
+from thatchlab.core.errors import InputError
 from thatchlab.tune import transfer_threshold
 
 FROM = [0.1, 0.2, 0.3, 0.4]

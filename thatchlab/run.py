@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__
-from ._progress import progress
-from .errors import InputError
-from .params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
+from thatchlab import __version__
+from thatchlab.core.errors import InputError
+from thatchlab.core.params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
+from thatchlab.core.progress import progress
 
 __all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config"]
 
@@ -146,16 +146,16 @@ def run_all(data_dir="data", out_dir="reports/run", config=None, embedder=None,
 # ----------------------------------------------------------------- steps
 def _embedder(ctx):
     if ctx["embedder"] is None:
-        from .embed import default_embedder
+        from thatchlab.embed import default_embedder
 
         ctx["embedder"] = default_embedder()
     return ctx["embedder"]
 
 
 def _scoring(ctx, engine, filename):
-    from .logs import read_interaction_log
-    from .plots import prequential_reliability_diagram, regime_bars
-    from .replay import run
+    from thatchlab.logs import read_interaction_log
+    from thatchlab.plots import prequential_reliability_diagram, regime_bars
+    from thatchlab.replay import run
 
     path = ctx["data"] / filename
     if not path.is_file():
@@ -187,8 +187,8 @@ def _behavior(ctx):
 
 
 def _sweep(ctx):
-    from .plots import metric_heatmap
-    from .tune import best, sweep
+    from thatchlab.plots import metric_heatmap
+    from thatchlab.tune import best, sweep
 
     log = ctx["state"].get("prediction:log")
     if log is None:
@@ -219,8 +219,8 @@ def _sweep(ctx):
 
 
 def _prior(ctx):
-    from .plots import prior_profile
-    from .tune import PriorFitter
+    from thatchlab.plots import prior_profile
+    from thatchlab.tune import PriorFitter
 
     res = ctx["state"].get("prediction")
     if res is None:
@@ -240,10 +240,10 @@ def _prior(ctx):
 
 
 def _belief(ctx):
-    from .logs import read_memory_log
-    from .plots import currency_curves
-    from .replay import run_belief
-    from .tune import HalfLifeFitter
+    from thatchlab.logs import read_memory_log
+    from thatchlab.plots import currency_curves
+    from thatchlab.replay import run_belief
+    from thatchlab.tune import HalfLifeFitter
 
     path = ctx["data"] / "memory_log.jsonl"
     if not path.is_file():
@@ -265,10 +265,10 @@ def _belief(ctx):
 
 
 def _calibration(ctx):
-    from .logs import read_recall_log
-    from .plots import reliability_diagram
-    from .replay import run_calibration
-    from .tune import DeriveWeightsFitter
+    from thatchlab.logs import read_recall_log
+    from thatchlab.plots import reliability_diagram
+    from thatchlab.replay import run_calibration
+    from thatchlab.tune import DeriveWeightsFitter
 
     path = ctx["data"] / "recall_log.jsonl"
     if not path.is_file():
@@ -288,10 +288,10 @@ def _calibration(ctx):
 
 
 def _anticipation(ctx):
-    from .anticipation import mine_sequential
-    from .logs import read_event_log, read_recall_stream
-    from .plots import confidence_modes_plot
-    from .replay import run_anticipation
+    from thatchlab.anticipation import mine_sequential
+    from thatchlab.logs import read_event_log, read_recall_stream
+    from thatchlab.plots import confidence_modes_plot
+    from thatchlab.replay import run_anticipation
 
     ev_path, rc_path = ctx["data"] / "events.jsonl", ctx["data"] / "recalls.jsonl"
     if not (ev_path.is_file() and rc_path.is_file()):
@@ -316,14 +316,14 @@ def _anticipation(ctx):
 
 
 def _export(ctx):
-    from .store import export_sqlite
+    from thatchlab.store import export_sqlite
 
     st = ctx["state"]
     kwargs, params = {}, {}
     for engine in ("prediction", "behavior"):
         res = st.get(engine)
         if res is not None:
-            from .replay.scoring import engine_class
+            from thatchlab.replay.scoring import engine_class
 
             kwargs[engine] = engine_class(engine).from_tables(res.tables, embedder=ctx["embedder"],
                                                               params=res.params)

@@ -7,8 +7,14 @@ are recalled together") — and a :class:`Prefetcher` injects the top facts
 they predict before a session's first recall.
 """
 
-from ._mine import PATTERN_COLUMNS, PATTERN_TYPES, event_recall_union, in_lookback, mine
-from ._miners import (
+from thatchlab.anticipation._mine import (
+    PATTERN_COLUMNS,
+    PATTERN_TYPES,
+    event_recall_union,
+    in_lookback,
+    mine,
+)
+from thatchlab.anticipation._miners import (
     co_recall_count,
     cooccurrence_groups,
     mine_conditional,
@@ -16,8 +22,8 @@ from ._miners import (
     mine_periodic,
     slot_of,
 )
-from ._prefetch import CUE_KINDS, Prefetcher
-from ._sequential import mine_sequential
+from thatchlab.anticipation._prefetch import CUE_KINDS, Prefetcher
+from thatchlab.anticipation._sequential import mine_sequential
 
 __all__ = ["mine_sequential", "mine_periodic", "mine_conditional", "mine_cooccurrence",
            "co_recall_count", "cooccurrence_groups", "slot_of", "mine", "in_lookback",

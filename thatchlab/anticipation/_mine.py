@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._time import as_utc, as_utc_series
-from ..errors import InputError
-from ..params.anticipation import AnticipationParams
-from ._miners import mine_conditional, mine_cooccurrence, mine_periodic
-from ._sequential import mine_sequential
+from thatchlab.anticipation._miners import mine_conditional, mine_cooccurrence, mine_periodic
+from thatchlab.anticipation._sequential import mine_sequential
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.anticipation import AnticipationParams
+from thatchlab.core.time import as_utc, as_utc_series
 
 __all__ = ["mine", "PATTERN_COLUMNS", "PATTERN_TYPES", "in_lookback", "event_recall_union"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._time import as_utc_series
-from ..errors import InputError
-from ._groups import first_or_last, pairs_within, session_codes
+from thatchlab.anticipation._groups import first_or_last, pairs_within, session_codes
+from thatchlab.core.errors import InputError
+from thatchlab.core.time import as_utc_series
 
 _DAY_NS = 86400 * 10**9
 

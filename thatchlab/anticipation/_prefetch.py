@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._time import as_utc
-from ..errors import InputError
-from ..params.anticipation import AnticipationParams
-from ._miners import slot_of
+from thatchlab.anticipation._miners import slot_of
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.anticipation import AnticipationParams
+from thatchlab.core.time import as_utc
 
 __all__ = ["Prefetcher", "CUE_KINDS"]
 

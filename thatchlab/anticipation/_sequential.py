@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._time import as_utc_series
-from ..errors import InputError
-from ..params.anticipation import SEQUENTIAL_MODES, parse_duration
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.anticipation import SEQUENTIAL_MODES, parse_duration
+from thatchlab.core.time import as_utc_series
 
 __all__ = ["mine_sequential", "SEQUENTIAL_COLUMNS"]
 

@@ -1,7 +1,7 @@
 """Logs: validated long-format event tables, one row per event.
 
 Readers and writers handle JSONL, CSV and Parquet; each log kind has a
-``validate_*`` function raising :class:`~thatchlab.errors.LogValidationError`
+``validate_*`` function raising :class:`~thatchlab.core.errors.LogValidationError`
 with the file, row, column and what was expected. Logs are never modified in
 place.
 
@@ -13,10 +13,29 @@ memory log                ``validate_memory_log`` / ``read_...``       belief
 recall log                ``validate_recall_log`` / ``read_...``       calibration
 event and recall streams  ``validate_event_log``, ``validate_recall_stream``  anticipation
 ========================  ===========================================  ================
+
+Production files are logs too: :func:`signals_from_store` reads a thatch
+store's provenance as a signal log, and :func:`read_ai_memory` an ai-memory
+database's memories, shadow observations and recall ledger.
 """
 
-from ._core import LogSpec, RowRule, log_format, read_table, validate_frame, write_table
-from .interaction import (
+from thatchlab.logs._core import (
+    LogSpec,
+    RowRule,
+    log_format,
+    read_table,
+    validate_frame,
+    write_table,
+)
+from thatchlab.logs.ai_memory import (
+    LEDGER_COLUMNS,
+    AiMemoryTables,
+    read_ai_memory,
+    read_memories,
+    read_recall_observations,
+    read_shadow_observations,
+)
+from thatchlab.logs.interaction import (
     INTERACTION_COLUMNS,
     INTERACTION_KINDS,
     read_interaction_log,
@@ -24,9 +43,14 @@ from .interaction import (
     validate_interaction_log,
     write_interaction_log,
 )
-from .memory import MEMORY_LOG_COLUMNS, read_memory_log, validate_memory_log, write_memory_log
-from .recall import RECALL_COLUMNS, read_recall_log, validate_recall_log
-from .streams import (
+from thatchlab.logs.memory import (
+    MEMORY_LOG_COLUMNS,
+    read_memory_log,
+    validate_memory_log,
+    write_memory_log,
+)
+from thatchlab.logs.recall import RECALL_COLUMNS, read_recall_log, validate_recall_log
+from thatchlab.logs.streams import (
     read_event_log,
     read_recall_stream,
     validate_event_log,
@@ -39,4 +63,5 @@ __all__ = ["INTERACTION_COLUMNS", "INTERACTION_KINDS", "read_interaction_log", "
            "MEMORY_LOG_COLUMNS", "read_memory_log", "validate_memory_log", "write_memory_log",
            "RECALL_COLUMNS", "read_recall_log", "validate_recall_log",
            "read_event_log", "read_recall_stream", "validate_event_log", "validate_recall_stream",
-           "write_stream", "LogSpec", "RowRule", "log_format", "read_table", "validate_frame", "write_table"]
+           "write_stream", "AiMemoryTables", "read_ai_memory", "read_memories",
+           "read_shadow_observations", "read_recall_observations", "LEDGER_COLUMNS", "LogSpec", "RowRule", "log_format", "read_table", "validate_frame", "write_table"]

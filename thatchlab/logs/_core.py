@@ -3,7 +3,7 @@
 Every log kind (interaction, memory, recall, event/recall streams) is a
 pandas DataFrame with one row per event. This module holds what they share:
 format detection (JSONL, CSV, Parquet), the validation pass that turns schema
-failures into :class:`~thatchlab.errors.LogValidationError` naming file, row,
+failures into :class:`~thatchlab.core.errors.LogValidationError` naming file, row,
 column and what was expected, and the ``errors="report"`` mode that returns
 the valid rows plus a table of rejected rows with reasons.
 
@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from ..errors import LogValidationError
+from thatchlab.core.errors import LogValidationError
 
 __all__ = ["read_table", "write_table", "LogSpec", "RowRule", "validate_frame", "log_format"]
 

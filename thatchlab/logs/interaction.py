@@ -18,9 +18,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from ..errors import StoreSchemaError
-from ..params.scoring import PREDICTION_SIGNALS
-from ._core import LogSpec, RowRule, read_table, validate_frame, write_table
+from thatchlab.core.errors import StoreSchemaError
+from thatchlab.core.params.scoring import PREDICTION_SIGNALS
+from thatchlab.core.sqlite import connect_readonly
+from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame, write_table
 
 __all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "INTERACTION_LOG", "validate_interaction_log",
            "read_interaction_log", "write_interaction_log", "signals_from_store"]
@@ -212,7 +213,7 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     only) is a list of statements, ``propensity`` a probability in (0, 1],
     ``embedding`` a vector for ``text`` (JSON text in CSV is decoded).
 
-    Raises :class:`~thatchlab.errors.LogValidationError` naming file, row,
+    Raises :class:`~thatchlab.core.errors.LogValidationError` naming file, row,
     column and what was expected; ``errors="report"`` returns ``(valid, rejected)``.
 
     >>> import pandas as pd
@@ -260,10 +261,9 @@ def signals_from_store(path) -> pd.DataFrame:
     deleted items are gone from production's provenance (it cascades), so
     they are absent here too.
 
-    Raises :class:`~thatchlab.errors.StoreSchemaError` when the file holds
+    Raises :class:`~thatchlab.core.errors.StoreSchemaError` when the file holds
     neither engine's tables.
     """
-    from ..store._core import connect_readonly
 
     parts = []
     with contextlib.closing(connect_readonly(path)) as conn:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
-from ._core import LogSpec, RowRule, read_table, validate_frame, write_table
+from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
+from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame, write_table
 
 __all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memory_log",
            "write_memory_log"]
@@ -119,7 +119,7 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     ``memory_id`` is the evidence source); when it is null the row touched is
     ``memory_id``.
 
-    Raises :class:`~thatchlab.errors.LogValidationError` naming row and
+    Raises :class:`~thatchlab.core.errors.LogValidationError` naming row and
     column, or with ``errors="report"`` returns ``(valid, rejected)``.
 
     >>> import pandas as pd

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._core import LogSpec, RowRule, read_table, validate_frame
+from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame
 
 __all__ = ["RECALL_LOG", "RECALL_COLUMNS", "validate_recall_log", "read_recall_log"]
 
@@ -93,7 +93,7 @@ def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     ``caller_confidence`` in [0, 1]; ``is_atom`` and ``consumed`` booleans
     (``1/0`` and ``"true"/"false"`` accepted; ``consumed`` may be null);
     ``corroboration >= 0`` and ``rank >= 1`` whole numbers. Bad rows raise
-    :class:`~thatchlab.errors.LogValidationError` naming row and column, or
+    :class:`~thatchlab.core.errors.LogValidationError` naming row and column, or
     with ``errors="report"`` return ``(valid, rejected)``.
 
     Examples

@@ -1,10 +1,16 @@
 """Metrics: calibration of forecasts, regime outcomes, ranking and estimators."""
 
-from .calibration import brier, calibration_summary, ece, log_loss, reliability_curve
-from .scoring import (
+from thatchlab.metrics.calibration import (
+                      brier,
+                      calibration_summary,
+                      ece,
+                      log_loss,
+                      reliability_curve,
+)
+from thatchlab.metrics.scoring import (
                       Estimate,
                       attribute,
-    counterfactual_metrics,
+                      counterfactual_metrics,
                       estimate,
                       prequential,
                       prequential_scores,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from .calibration import brier, log_loss
+from thatchlab.core.errors import InputError
+from thatchlab.metrics.calibration import brier, log_loss
 
 __all__ = ["prequential", "prequential_scores", "weighted_reliability", "attribute", "regime_outcomes",
            "regime_rates", "Estimate", "estimate", "replay_metrics", "counterfactual_metrics",

@@ -1,9 +1,9 @@
 """Matplotlib figures; every function returns a Figure with labelled axes and units."""
-from .anticipation import confidence_modes_plot, prefetch_sweep_plot
-from .belief import band_table_figure, currency_curves
-from .calibration import decay_ranking_plot, reliability_diagram
-from .scoring import prequential_reliability_diagram, regime_bars
-from .tuning import metric_curve, metric_heatmap, prior_profile
+from thatchlab.plots.anticipation import confidence_modes_plot, prefetch_sweep_plot
+from thatchlab.plots.belief import band_table_figure, currency_curves
+from thatchlab.plots.calibration import decay_ranking_plot, reliability_diagram
+from thatchlab.plots.scoring import prequential_reliability_diagram, regime_bars
+from thatchlab.plots.tuning import metric_curve, metric_heatmap, prior_profile
 
 __all__ = ["prequential_reliability_diagram", "regime_bars", "confidence_modes_plot", "prefetch_sweep_plot", "reliability_diagram", "decay_ranking_plot", "currency_curves", "band_table_figure"]
 __all__ += ["metric_heatmap", "metric_curve", "prior_profile"]

@@ -24,8 +24,8 @@ def currency_curves(params=None, days: float = 365.0, classes=None, fitted=None)
     """
     from matplotlib.figure import Figure
 
-    from ..belief import compute_currency
-    from ..params.belief import BELIEF_CLASSES, BeliefParams
+    from thatchlab.belief import compute_currency
+    from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
 
     p = params if params is not None else BeliefParams()
     classes = list(classes) if classes is not None else list(BELIEF_CLASSES)

@@ -39,7 +39,7 @@ def prequential_reliability_diagram(results, n_bins: int = 10,
     """
     from matplotlib.figure import Figure
 
-    from ..metrics.scoring import prequential, weighted_reliability
+    from thatchlab.metrics.scoring import prequential, weighted_reliability
 
     fig = Figure(figsize=(5.5, 5))
     ax = fig.add_subplot(1, 1, 1)

@@ -4,9 +4,9 @@ One module per engine family; each ``run*`` function returns a result
 dataclass with per-event outputs, final state and metrics.
 """
 
-from .anticipation import AnticipationReplayResult, run_anticipation
-from .belief import BeliefReplayResult, band_truth_table, run_belief
-from .calibration import CalibrationResult, decay_ranking_study, run_calibration
-from .scoring import ReplayResult, prepare, run
+from thatchlab.replay.anticipation import AnticipationReplayResult, run_anticipation
+from thatchlab.replay.belief import BeliefReplayResult, band_truth_table, run_belief
+from thatchlab.replay.calibration import CalibrationResult, decay_ranking_study, run_calibration
+from thatchlab.replay.scoring import ReplayResult, prepare, run
 
 __all__ = ["run", "prepare", "ReplayResult", "run_anticipation", "AnticipationReplayResult", "run_belief", "BeliefReplayResult", "band_truth_table", "CalibrationResult", "run_calibration", "decay_ranking_study"]

@@ -5,7 +5,7 @@ The write pass runs every write through the engine's own ``_write`` /
 by raw cosine (``_nearest``). Instead of scanning all rows per write, this
 engine subclass looks candidates up in float32 cosine matrices computed once
 among all write texts and the initial rows, keeps those within ``MARGIN`` of
-the best (the rule of :meth:`thatchlab._vectors.VectorRows.candidates`), and
+the best (the rule of :meth:`thatchlab.core.vectors.VectorRows.candidates`), and
 recomputes them with the engine's own float64 :meth:`VectorRows.exact`, so the
 decision is the engine's.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._vectors import MARGIN
+from thatchlab.core.vectors import MARGIN
 
 __all__ = ["fast_write_class", "attach_lookups", "MAX_LOOKUP"]
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._vectors import MARGIN, exact_cosines
-from ..errors import InputError, ParamsError
-from ..jsfmt import js_number, js_round, r3, to_fixed
-from ..params import ScoringParams
-from ..scoring import evidence_count, posterior_confidence
-from ._fast_writes import fast_write_class
-from ._scoring_writes import WritePass, group_rank
-from .scoring import (
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.jsfmt import js_number, js_round, r3, to_fixed
+from thatchlab.core.params import ScoringParams
+from thatchlab.core.vectors import MARGIN, exact_cosines
+from thatchlab.replay._fast_writes import fast_write_class
+from thatchlab.replay._scoring_writes import WritePass, group_rank
+from thatchlab.replay.scoring import (
     ENGINE_KINDS,
     EVENT_COLUMNS,
     ReplayResult,
@@ -35,6 +34,7 @@ from .scoring import (
     initial_engine,
     nudges_frame,
 )
+from thatchlab.scoring import evidence_count, posterior_confidence
 
 __all__ = ["prepare", "ScoringPlan"]
 
@@ -58,7 +58,7 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     ----------
     log, engine, embedder, initial : as for :func:`thatchlab.replay.run`.
     dedup_cosine, dedup_scope : the dedup rule of the writes; a plan serves
-        every :class:`~thatchlab.params.ScoringParams` with these two values.
+        every :class:`~thatchlab.core.params.ScoringParams` with these two values.
 
     Returns
     -------
@@ -69,7 +69,7 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     --------
     >>> import pandas as pd
     >>> from thatchlab.embed import LookupEmbedder
-    >>> from thatchlab.params import ScoringParams
+    >>> from thatchlab.core.params import ScoringParams
     >>> emb = LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1],
     ...                       "I am writing tests now": [1, 0.1]})
     >>> log = pd.DataFrame({"ts": ["2026-01-01T09:00:00Z", "2026-01-01T09:05:00Z"],
@@ -207,7 +207,7 @@ class ScoringPlan(WritePass):
         res = ReplayResult(events=events, nudges=nudges, tables=self._final_tables(hc, hd, hconf),
                            engine=self.engine, embedder=self.embedder_name, params=p, path="vectorised")
         if metrics:
-            from ..metrics.scoring import replay_metrics
+            from thatchlab.metrics.scoring import replay_metrics
 
             res.metrics = replay_metrics(res, self.log)
         return res

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._fast_writes import attach_lookups
-from .scoring import ENGINE_KINDS
+from thatchlab.replay._fast_writes import attach_lookups
+from thatchlab.replay.scoring import ENGINE_KINDS
 
 __all__ = ["WritePass"]
 
@@ -36,7 +36,7 @@ class WritePass:
     """Mixin of :class:`~thatchlab.replay._scoring_plan.ScoringPlan` holding step 1."""
 
     def _writes(self, eng):
-        from .._progress import progress
+        from thatchlab.core.progress import progress
 
         log, cfg = self.log, eng.config
         kinds = log["kind"].to_numpy(object)

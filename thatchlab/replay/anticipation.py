@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..anticipation import Prefetcher, mine, slot_of
-from ..errors import InputError
-from ..logs.streams import validate_event_log, validate_recall_stream
-from ..params.anticipation import AnticipationParams, parse_duration
+from thatchlab.anticipation import Prefetcher, mine, slot_of
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.anticipation import AnticipationParams, parse_duration
+from thatchlab.logs.streams import validate_event_log, validate_recall_stream
 
 __all__ = ["run_anticipation", "AnticipationReplayResult", "RUN_TIME"]
 

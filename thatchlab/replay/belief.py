@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..belief import (
+from thatchlab.belief import (
     BeliefParams,
     BeliefStore,
     compute_currency,
     currency_band,
     derive_half_life_days,
 )
-from ..errors import InputError
-from ..logs.memory import validate_memory_log
-from ..metrics.calibration import brier
+from thatchlab.core.errors import InputError
+from thatchlab.logs.memory import validate_memory_log
+from thatchlab.metrics.calibration import brier
 
 __all__ = ["run_belief", "BeliefReplayResult", "band_truth_table"]
 

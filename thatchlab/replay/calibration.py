@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..calibration import (
+from thatchlab.calibration import (
     CalibrationReport,
     CalibrationState,
     backfill_recall_outcomes,
@@ -28,10 +28,10 @@ from ..calibration import (
     shadow_sample,
     signals_json,
 )
-from ..errors import InputError
-from ..logs.recall import read_recall_log, validate_recall_log
-from ..metrics.calibration import calibration_summary, reliability_curve
-from ..params.calibration import CalibrationParams
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.logs.recall import read_recall_log, validate_recall_log
+from thatchlab.metrics.calibration import calibration_summary, reliability_curve
 
 __all__ = ["CalibrationResult", "run_calibration", "recall_ledger", "decay_touches", "decay_ranking_study"]
 
@@ -298,7 +298,7 @@ def decay_ranking_study(log, half_lives=(7.0, 15.0, 30.0, 60.0, 120.0), confiden
     >>> float(s["top1_changed"].iloc[-1]), int(s["n_recalls"].iloc[0])
     (0.0, 100)
     """
-    from ..calibration import decayed, recall_score
+    from thatchlab.calibration import decayed, recall_score
 
     log = validate_recall_log(log) if not isinstance(log, (str, Path)) else read_recall_log(log)
     log = log.loc[log["score"].notna()].reset_index(drop=True)

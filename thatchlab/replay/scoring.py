@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, ParamsError
-from ..logs.interaction import validate_interaction_log
-from ..params import ScoringParams
-from ..scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.params import ScoringParams
+from thatchlab.logs.interaction import validate_interaction_log
+from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
 
 __all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS"]
 
@@ -52,7 +52,7 @@ class ReplayResult:
     metrics : dict of scalars (see :func:`thatchlab.metrics.scoring.replay_metrics`).
     engine : ``"prediction"`` or ``"behavior"``.
     embedder : the embedding model's name.
-    params : the :class:`~thatchlab.params.ScoringParams` used.
+    params : the :class:`~thatchlab.core.params.ScoringParams` used.
     path : ``"events"`` or ``"vectorised"``.
     """
 
@@ -71,8 +71,8 @@ class ReplayResult:
 
 
 def engine_class(engine: str):
-    from ..behavior import BehaviorEngine
-    from ..prediction import PredictionEngine
+    from thatchlab.scoring.behavior import BehaviorEngine
+    from thatchlab.scoring.prediction import PredictionEngine
 
     if engine not in ("prediction", "behavior"):
         raise InputError(f"engine: expected 'prediction' or 'behavior', got {engine!r}")
@@ -106,7 +106,7 @@ def initial_engine(initial, engine: str, embedder, params: ScoringParams, cls=No
             raise InputError("initial: expected None, store.import_sqlite(...) contents, an engine or "
                              f"a dict of tables, got {type(initial).__name__}")
     if embedder is None:
-        from ..embed import default_embedder
+        from thatchlab.embed import default_embedder
 
         embedder = default_embedder()
     if tables is None:
@@ -131,7 +131,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     ----------
     log : DataFrame shaped like DESIGN §8's interaction log (validated here).
     engine : ``"prediction"`` or ``"behavior"``; the other engine's rows are ignored.
-    params : :class:`~thatchlab.params.ScoringParams` (production defaults when None).
+    params : :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
     embedder : an Embedder; None uses ``initial``'s or the bundled model.
     initial : starting state: ``store.import_sqlite(path)``, an engine, or tables.
     path : ``"vectorised"`` (fast, :func:`prepare` + ``plan.run``) or
@@ -158,7 +158,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     >>> res.nudges[["statement", "score"]].values.tolist()
     [['use pytest', 0.58]]
     """
-    from ..metrics.scoring import replay_metrics
+    from thatchlab.metrics.scoring import replay_metrics
 
     params = ScoringParams() if params is None else params
     if not isinstance(params, ScoringParams):
@@ -169,7 +169,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     if path == "events":
         res = _run_events(log, engine, params, embedder, initial)
     else:
-        from ._scoring_plan import prepare as _prepare
+        from thatchlab.replay._scoring_plan import prepare as _prepare
 
         plan = _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=params.dedup_cosine,
                         dedup_scope=params.dedup_scope, validated=True)
@@ -181,7 +181,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
             dedup_scope: str = "store+global"):
     """One-time work of the vectorised replay; see :func:`thatchlab.replay._scoring_plan.prepare`."""
-    from ._scoring_plan import prepare as _prepare
+    from thatchlab.replay._scoring_plan import prepare as _prepare
 
     return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
                     dedup_scope=dedup_scope)
@@ -195,7 +195,7 @@ def _event_row(pos, ev, store):
 
 def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder, initial) -> ReplayResult:
     """The reference path: every event through the engine's public API."""
-    from .._progress import progress
+    from thatchlab.core.progress import progress
 
     eng = initial_engine(initial, engine, embedder, params)
     default_store = eng.project_store
@@ -256,7 +256,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
 
 
 def _query_reply(eng, items):
-    from ..scoring import Reply
+    from thatchlab.scoring import Reply
 
     if len(items) == 0:
         text = f"No matching {eng.config.plural} found."

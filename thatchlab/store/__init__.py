@@ -6,7 +6,7 @@ one back read-only; ``merge_into`` ships an export into a live production
 file without losing the tables thatchlab does not model.
 """
 
-from ._core import ExportResult, StoreContents, export_sqlite, import_sqlite
-from ._merge import MergeResult, merge_into
+from thatchlab.store._core import ExportResult, StoreContents, export_sqlite, import_sqlite
+from thatchlab.store._merge import MergeResult, merge_into
 
 __all__ = ["ExportResult", "MergeResult", "StoreContents", "export_sqlite", "import_sqlite", "merge_into"]

@@ -36,18 +36,19 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
-from ..errors import (
+from thatchlab import __version__
+from thatchlab.core.errors import (
     ExportExistsError,
     ModelMismatchError,
     StoreSchemaError,
     StoreWriteError,
     ThatchlabError,
 )
-from ..schema import META_DDL, SCHEMA_VERSION, STORES_DDL
+from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
+from thatchlab.core.sqlite import connect_readonly
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
-           "connect_readonly", "atomic_sqlite", "write_bytes_atomic", "connect_bytes"]
+           "atomic_sqlite", "write_bytes_atomic", "connect_bytes"]
 
 #: export keyword → section module. Sections load lazily.
 SECTIONS = {
@@ -218,7 +219,7 @@ def _manifest(path, model, given, sections, chosen, counts):
     for key, var in (("prediction", "THATCH_PREDICTION_THRESHOLD"), ("behavior", "THATCH_BEHAVIOR_THRESHOLD")):
         p = chosen.get(key)
         if p is not None:
-            from ..jsfmt import js_number
+            from thatchlab.core.jsfmt import js_number
             env.append(f"{var}={js_number(p.threshold)}")
     notes = []
     if "prediction" in given or "behavior" in given:
@@ -348,37 +349,6 @@ def check_integrity(conn, label):
     fk = conn.execute("PRAGMA foreign_key_check").fetchall()
     if fk:
         raise StoreWriteError(f"{label}: foreign key check failed: {fk[:3]}")
-
-
-def connect_readonly(path) -> sqlite3.Connection:
-    """Open a SQLite file read-only; a missing, corrupt or non-SQLite file → StoreSchemaError."""
-    p = Path(path)
-    if not p.is_file():
-        raise StoreSchemaError(f"{p}: no such file")
-    try:
-        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
-        conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise StoreSchemaError(f"{p}: not a readable SQLite database ({exc})") from None
-    return conn
-
-
-def table_columns(conn, table) -> list[str]:
-    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()]
-
-
-def require_tables(conn, label, tables: dict):
-    """Raise StoreSchemaError naming each missing table or column.
-
-    ``tables`` maps table name → the columns it must have.
-    """
-    for table, cols in tables.items():
-        have = table_columns(conn, table)
-        if not have:
-            raise StoreSchemaError(f"{label}: missing table {table!r}")
-        missing = [c for c in cols if c not in have]
-        if missing:
-            raise StoreSchemaError(f"{label}: table {table!r} lacks column(s) {missing}")
 
 
 def import_sqlite(path, embedder=None) -> StoreContents:

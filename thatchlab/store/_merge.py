@@ -17,9 +17,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import StoreSchemaError, StoreWriteError, ThatchlabError
-from ..schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
-from ._core import _section, check_integrity, connect_readonly, write_bytes_atomic
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError
+from thatchlab.core.schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
+from thatchlab.core.sqlite import connect_readonly
+from thatchlab.store._core import _section, check_integrity, write_bytes_atomic
 
 __all__ = ["merge_into", "MergeResult"]
 

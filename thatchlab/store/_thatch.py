@@ -12,11 +12,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from ..errors import StoreSchemaError
-from ..params import ScoringParams
-from ..schema import ENGINE_TABLES, thatch_ddl
-from ..scoring import posterior_confidence
-from ._core import require_tables
+from thatchlab.core.errors import StoreSchemaError
+from thatchlab.core.params import ScoringParams
+from thatchlab.core.schema import ENGINE_TABLES, thatch_ddl
+from thatchlab.core.sqlite import require_tables
+from thatchlab.scoring import posterior_confidence
 
 _COLUMNS = {
     "matchers": ["id", "store", "description", "embedding", "model", "created_at", "updated_at"],
@@ -53,9 +53,9 @@ class ThatchSection:
 
     def _engine_cls(self):
         if self.KEY == "prediction":
-            from ..prediction import PredictionEngine
+            from thatchlab.scoring.prediction import PredictionEngine
             return PredictionEngine
-        from ..behavior import BehaviorEngine
+        from thatchlab.scoring.behavior import BehaviorEngine
         return BehaviorEngine
 
     def create(self, conn):

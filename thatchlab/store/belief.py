@@ -12,11 +12,11 @@ import json
 
 import pandas as pd
 
-from ..belief import MEMORY_COLUMNS, BeliefParams, BeliefStore
-from ..errors import StoreSchemaError, StoreWriteError
-from ..params.belief import BELIEF_STATUSES
-from ._cells import opt, time_text
-from ._core import require_tables, table_columns
+from thatchlab.belief import MEMORY_COLUMNS, BeliefParams, BeliefStore
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError
+from thatchlab.core.params.belief import BELIEF_STATUSES
+from thatchlab.core.sqlite import require_tables, table_columns
+from thatchlab.store._cells import opt, time_text
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]

@@ -12,11 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..calibration import MEMORY_COLUMNS, OBSERVATION_COLUMNS, CalibrationState
-from ..errors import StoreSchemaError, StoreWriteError
-from ..params.calibration import CONFIDENCE_SOURCES, CalibrationParams
-from ._cells import opt
-from ._core import require_tables, table_columns
+from thatchlab.calibration import MEMORY_COLUMNS, OBSERVATION_COLUMNS, CalibrationState
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError
+from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
+from thatchlab.core.sqlite import require_tables, table_columns
+from thatchlab.core.time import utc_column
+from thatchlab.store._cells import opt
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -110,7 +111,6 @@ def present(conn) -> bool:
 
 def read(conn) -> CalibrationState:
     """The calibration state in a file (read-only connection), rows in insertion order."""
-    from .._calibration_shadow import utc_column
 
     have_mem = bool(table_columns(conn, "memories"))
     have_obs = bool(table_columns(conn, "confidence_shadow_observations"))

@@ -15,11 +15,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from ..anticipation import PATTERN_COLUMNS, PATTERN_TYPES
-from ..errors import StoreSchemaError, StoreWriteError
-from ..params.anticipation import AnticipationParams
-from ._cells import opt, time_text
-from ._core import require_tables, table_columns
+from thatchlab.anticipation import PATTERN_COLUMNS, PATTERN_TYPES
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError
+from thatchlab.core.params.anticipation import AnticipationParams
+from thatchlab.core.sqlite import require_tables, table_columns
+from thatchlab.store._cells import opt, time_text
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]

@@ -1,6 +1,6 @@
 """Store section: the behavior engine's four production tables."""
 
-from ._thatch import ThatchSection
+from thatchlab.store._thatch import ThatchSection
 
 _S = ThatchSection("behavior")
 KEY, ENGINE, TABLES = _S.KEY, _S.ENGINE, _S.TABLES

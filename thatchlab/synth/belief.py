@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..logs.memory import MEMORY_LOG_COLUMNS, validate_memory_log
-from ..params.belief import BELIEF_CLASSES
+from thatchlab.core.params.belief import BELIEF_CLASSES
+from thatchlab.logs.memory import MEMORY_LOG_COLUMNS, validate_memory_log
 
 __all__ = ["BeliefWorld", "PLANTED_HALF_LIVES", "sample_memory_log"]
 

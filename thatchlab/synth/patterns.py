@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._time import as_utc
+from thatchlab.core.time import as_utc
 
 __all__ = ["PatternWorld"]
 

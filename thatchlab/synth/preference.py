@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..logs.interaction import validate_interaction_log
-from ..params import ScoringParams
-from ._preference_texts import MATCHER_TEMPLATES, PROMPT_TEMPLATES, SITUATIONS
+from thatchlab.core.errors import InputError
+from thatchlab.core.params import ScoringParams
+from thatchlab.logs.interaction import validate_interaction_log
+from thatchlab.synth._preference_texts import MATCHER_TEMPLATES, PROMPT_TEMPLATES, SITUATIONS
 
 __all__ = ["PreferenceWorld", "BehaviorWorld", "simulate", "sample_interaction_logs"]
 
@@ -142,7 +142,7 @@ class PreferenceWorld:
         (cosine ≈ 1 / (1 + spread²) between them); each statement has its own
         direction. Deterministic given the world and ``seed``.
         """
-        from ..embed import LookupEmbedder
+        from thatchlab.embed import LookupEmbedder
 
         rng = np.random.default_rng(self.seed + 7919 if seed is None else seed)
         groups = [self.matchers[s] + self.prompts[s] for s in range(self.n_situations)]
@@ -204,7 +204,7 @@ def simulate(world: PreferenceWorld, params: ScoringParams | None = None, n_sess
     >>> log["regime"].dropna().tolist()[:2]
     ['none', 'none']
     """
-    from ..prediction import PredictionEngine
+    from thatchlab.scoring.prediction import PredictionEngine
 
     params = ScoringParams() if params is None else params
     emb = world.lookup_embedder() if embedder is None else embedder

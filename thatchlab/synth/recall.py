@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..calibration import derive, recall_score
-from ..logs.recall import RECALL_COLUMNS
-from ..params.calibration import CalibrationParams
+from thatchlab.calibration import derive, recall_score
+from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.logs.recall import RECALL_COLUMNS
 
 __all__ = ["RecallWorld", "PLANTED"]
 
@@ -60,7 +60,9 @@ class RecallWorld:
         rng = np.random.default_rng(seed)
         self.memories = self._memories(rng)
         self.log, self.truth = self._recalls(rng)
-        from ..replay.calibration import recall_ledger  # replay sits above synth's engine imports
+        from thatchlab.replay.calibration import (
+            recall_ledger,  # replay sits above synth's engine imports
+        )
 
         self.ledger = recall_ledger(self.log)
 

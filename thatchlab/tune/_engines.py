@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics.calibration import brier, calibration_summary
-from .registry import EngineSpec, Prepared, frame_evaluator
+from thatchlab.metrics.calibration import brier, calibration_summary
+from thatchlab.tune.registry import EngineSpec, Prepared, frame_evaluator
 
 __all__ = ["belief_spec", "calibration_spec", "anticipation_spec"]
 
@@ -33,7 +33,7 @@ _BELIEF_LOOP_FIELDS = ("contradiction_factor", "supersede", "min_score", "k")
 
 
 def _belief_prepare(log, base, embedder=None, params_list=None):
-    from ..logs.memory import validate_memory_log
+    from thatchlab.logs.memory import validate_memory_log
 
     log = _sorted(validate_memory_log(log))
     return Prepared(log, _ns(log["ts"]), None, _belief_estimator())
@@ -44,7 +44,7 @@ def _belief_estimator():
 
 
 def _belief_outputs(prepared, params_list):
-    from ..replay.belief import run_belief
+    from thatchlab.replay.belief import run_belief
 
     base_runs: dict = {}
     for params in params_list:
@@ -77,7 +77,7 @@ def _belief_score(frame, prepared, params):
 
 
 def belief_spec() -> EngineSpec:
-    from ..params.belief import BeliefParams
+    from thatchlab.core.params.belief import BeliefParams
 
     return EngineSpec("belief", BeliefParams, _belief_prepare,
                       frame_evaluator(_belief_outputs, _belief_score),
@@ -92,7 +92,7 @@ _DAY_NS = 86_400 * 10**9
 def _calibration_prepare(log, base, embedder=None, params_list=None):
     from pathlib import Path
 
-    from ..logs.recall import read_recall_log, validate_recall_log
+    from thatchlab.logs.recall import read_recall_log, validate_recall_log
 
     log = read_recall_log(log) if isinstance(log, (str, Path)) else validate_recall_log(log)
     log = _sorted(log)
@@ -104,8 +104,8 @@ def _calibration_estimator():
 
 
 def _calibration_outputs(prepared, params_list):
-    from ..calibration import derive
-    from ..replay.calibration import run_calibration
+    from thatchlab.calibration import derive
+    from thatchlab.replay.calibration import run_calibration
 
     log = prepared.data
     age = (_ns(log["ts"]) - _ns(log["created_at"])) / _DAY_NS
@@ -134,7 +134,7 @@ def _calibration_score(frame, prepared, params):
 
 
 def calibration_spec() -> EngineSpec:
-    from ..params.calibration import CalibrationParams
+    from thatchlab.core.params.calibration import CalibrationParams
 
     metrics = {f"{n}_{k}": "min" for n in ("caller", "derived") for k in ("brier", "log_loss", "ece")}
     return EngineSpec("calibration", CalibrationParams, _calibration_prepare,
@@ -144,8 +144,8 @@ def calibration_spec() -> EngineSpec:
 
 # -- anticipation -----------------------------------------------------------------------------
 def _anticipation_prepare(log, base, embedder=None, params_list=None):
-    from ..errors import InputError
-    from ..logs.streams import validate_event_log, validate_recall_stream
+    from thatchlab.core.errors import InputError
+    from thatchlab.logs.streams import validate_event_log, validate_recall_stream
 
     if isinstance(log, dict):
         log = (log.get("events"), log.get("recalls"))
@@ -163,7 +163,7 @@ def _anticipation_estimator():
 
 
 def _anticipation_outputs(prepared, params_list):
-    from ..replay.anticipation import run_anticipation
+    from thatchlab.replay.anticipation import run_anticipation
 
     events, recalls = prepared.data
     for params in params_list:
@@ -193,7 +193,7 @@ def _anticipation_score(frame, prepared, params):
 
 
 def anticipation_spec() -> EngineSpec:
-    from ..params.anticipation import AnticipationParams
+    from thatchlab.core.params.anticipation import AnticipationParams
 
     return EngineSpec("anticipation", AnticipationParams, _anticipation_prepare,
                       frame_evaluator(_anticipation_outputs, _anticipation_score, where="time"),

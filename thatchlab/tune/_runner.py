@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .registry import EngineSpec
+from thatchlab.tune.registry import EngineSpec
 
 __all__ = ["Runner", "Cache", "typed", "chunked", "evaluate_chunk"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .registry import EngineSpec, Prepared, bootstrap_interval, config_seed
+from thatchlab.tune.registry import EngineSpec, Prepared, bootstrap_interval, config_seed
 
 __all__ = ["prediction_spec", "behavior_spec", "FORECAST_METRICS", "REGIME_METRICS", "forecast_matrix",
            "forecast_scores", "regimes_from_nudges"]
@@ -60,14 +60,14 @@ def _rule(params):
 
 def _make_prepare(engine: str):
     def prepare(log, base, embedder=None, params_list=None):
-        from ..replay.scoring import check_log
-        from ..replay.scoring import prepare as plan_for
+        from thatchlab.replay.scoring import check_log
+        from thatchlab.replay.scoring import prepare as plan_for
 
         log = check_log(log)
         log = log.iloc[np.argsort(log["ts"].to_numpy(), kind="stable")].reset_index(drop=True)
         rules = dict.fromkeys([_rule(base)] + [_rule(p) for p in (params_list or [])])
         if embedder is None:
-            from ..embed import default_embedder
+            from thatchlab.embed import default_embedder
 
             embedder = default_embedder()
         memo = _MemoEmbedder(embedder)
@@ -142,13 +142,13 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
 
 
 def _forecast_scores(frame, soft_weight):
-    from ..metrics.scoring import prequential_scores
+    from thatchlab.metrics.scoring import prequential_scores
 
     return prequential_scores(frame, soft_weight)
 
 
 def _regime_scores(outcomes):
-    from ..metrics.scoring import regime_rates
+    from thatchlab.metrics.scoring import regime_rates
 
     rates = regime_rates(outcomes)
     return {k: rates[k] for k in REGIME_METRICS} | {"n_messages": rates["n_messages"]}
@@ -169,7 +169,7 @@ def regimes_from_nudges(events: pd.DataFrame, nudges: pd.DataFrame, params) -> n
     other messages with items are ``ambiguous``; ``none`` and ``skipped``
     stay. Returns the new ``regime`` column (object array, events order).
     """
-    from ..jsfmt import js_round
+    from thatchlab.core.jsfmt import js_round
 
     reg = events["regime"].to_numpy(object).copy()
     reg[reg == "strong"] = "ambiguous"
@@ -204,7 +204,7 @@ def _boot(row, name, metric, part, scorer, boot, params):
 
 def _evaluate(prepared, params_list, segments, metric=None, boot=None):
     """Score ``params_list`` on ``segments``; broadcasting when ``metric`` is a forecast metric."""
-    from ..metrics.scoring import regime_outcomes
+    from thatchlab.metrics.scoring import regime_outcomes
 
     plans = prepared.data["plans"]
     rows = [dict() for _ in params_list]
@@ -213,7 +213,7 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
         by_rule.setdefault(_rule(p), []).append(i)
     for rule, idx in by_rule.items():
         if rule not in plans:
-            from ..errors import InputError
+            from thatchlab.core.errors import InputError
 
             raise InputError(f"dedup_cosine={rule[0]}, dedup_scope={rule[1]!r} was not prepared; "
                              "search the dedup rule with search='grid' or 'random'")
@@ -260,7 +260,7 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
 
 
 def _spec(engine: str) -> EngineSpec:
-    from ..params.scoring import ScoringParams
+    from thatchlab.core.params.scoring import ScoringParams
 
     return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
                       {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR)

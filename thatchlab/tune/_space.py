@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..errors import InputError, ParamsError
+from thatchlab.core.errors import InputError, ParamsError
 
 __all__ = ["grid_configs", "random_configs", "optuna_suggest", "check_space"]
 

@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from ..calibration import derive
-from ..errors import InputError
-from ..metrics.calibration import brier, ece, log_loss
-from ..params.calibration import CalibrationParams
+from thatchlab.calibration import derive
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.metrics.calibration import brier, ece, log_loss
 
 __all__ = ["DeriveWeightsFitter", "recall_features", "recalibrate"]
 

@@ -16,9 +16,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..logs.memory import validate_memory_log
-from ..params.belief import BELIEF_CLASSES, BeliefParams
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
+from thatchlab.logs.memory import validate_memory_log
 
 __all__ = ["HalfLifeFitter", "exposure_segments"]
 

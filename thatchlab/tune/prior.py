@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..params.scoring import ScoringParams
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.scoring import ScoringParams
 
 __all__ = ["PriorFitter", "beta_binomial_loglik", "signal_counts"]
 
@@ -61,7 +61,7 @@ def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFr
     """Per-item counts ``c`` (confirms) and ``d`` (disconfirms + soft_weight × softs).
 
     ``create``/``codify`` signals change no count; other signals raise
-    :class:`~thatchlab.errors.InputError` naming the row.
+    :class:`~thatchlab.core.errors.InputError` naming the row.
 
     >>> s = pd.DataFrame({"item_id": ["a", "a", "b"], "signal": ["confirm", "soft", "create"]})
     >>> signal_counts(s).to_dict("list")

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from thatchlab.core.errors import InputError
 
 __all__ = ["EngineSpec", "Prepared", "Segment", "register_engine", "get_engine", "engines",
            "frame_evaluator", "bootstrap_interval", "config_seed"]

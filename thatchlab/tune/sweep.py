@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._progress import progress
-from ..errors import InputError
-from ._runner import Cache, Runner, chunked, typed
-from ._space import check_space, grid_configs, optuna_suggest, random_configs
-from .registry import Segment, get_engine, register_engine
+from thatchlab.core.errors import InputError
+from thatchlab.core.progress import progress
+from thatchlab.tune._runner import Cache, Runner, chunked, typed
+from thatchlab.tune._space import check_space, grid_configs, optuna_suggest, random_configs
+from thatchlab.tune.registry import Segment, get_engine, register_engine
 
 __all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id"]
 
@@ -33,7 +33,7 @@ _BACKENDS = ("loky", "dask")
 
 
 def _register_builtin():
-    from . import _engines, _scoring_engines
+    from thatchlab.tune import _engines, _scoring_engines
 
     for name, factory in (("prediction", _scoring_engines.prediction_spec),
                           ("behavior", _scoring_engines.behavior_spec),
@@ -48,7 +48,7 @@ _register_builtin()
 def config_id(engine: str, params) -> str:
     """Stable hash of one configuration: the engine name and every parameter value.
 
-    >>> from thatchlab.params import ScoringParams
+    >>> from thatchlab.core.params import ScoringParams
     >>> config_id("prediction", ScoringParams()) == config_id("prediction", ScoringParams(k=5))
     True
     """

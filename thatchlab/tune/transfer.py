@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from thatchlab.core.errors import InputError
 
 __all__ = ["transfer_threshold"]
 

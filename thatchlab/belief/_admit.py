@@ -1,0 +1,238 @@
+"""Admission gate of the belief model (seed 001, rule 3): evidence at admission.
+
+A new claim is compared with its nearest stored rows by embedding; only
+neighbours at or above a similarity bar go to a judge, which names the
+evidence event (restated, contradicted, resolved, unrelated) and the row it
+touches. Similarity alone never writes: without a judged event the claim is
+an ordinary new row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.core.errors import EmbeddingError, InputError
+from thatchlab.core.time import as_utc
+
+__all__ = ["admit", "Judgment", "OracleJudge", "SimilarityJudge", "CallableJudge", "JUDGE_EVENTS"]
+
+#: Events a judge may return.
+JUDGE_EVENTS = ("restated", "contradicted", "resolved", "unrelated")
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A judge's verdict on one claim: the event and the row it touches."""
+
+    event: str
+    target_memory_id: str | None = None
+    rationale: str = ""
+
+
+def _as_judgment(value) -> Judgment:
+    if isinstance(value, Judgment):
+        return value
+    if isinstance(value, str):
+        return Judgment(value)
+    if isinstance(value, dict):
+        return Judgment(value.get("event"), value.get("target_memory_id"),
+                        value.get("rationale") or "")
+    if isinstance(value, (tuple, list)) and 1 <= len(value) <= 3:
+        return Judgment(*value)
+    raise InputError(f"judge: expected a Judgment, dict, (event, target) tuple or event text, "
+                     f"got {value!r}")
+
+
+class OracleJudge:
+    """Returns the labelled event of each claim (e.g. from a memory log).
+
+    ``labels`` maps a claim id to an event name or ``(event, target_memory_id)``,
+    or is a DataFrame with ``memory_id``, ``kind`` and ``target_memory_id``.
+    A claim without a label, or whose labelled row is not among the
+    neighbours shown, is ``unrelated``: the judge cannot pick a row the gate
+    did not retrieve.
+
+    >>> import pandas as pd
+    >>> j = OracleJudge({"c1": ("restated", "m1")})
+    >>> j({"id": "c1", "text": "x"}, pd.DataFrame({"id": ["m1"], "score": [0.9]})).event
+    'restated'
+    """
+
+    def __init__(self, labels):
+        if isinstance(labels, pd.DataFrame):
+            rows = labels[labels["kind"].isin(JUDGE_EVENTS)]
+            labels = {str(m): (k, None if pd.isna(t) else str(t)) for m, k, t in
+                      zip(rows["memory_id"], rows["kind"], rows["target_memory_id"])}
+        self.labels = {str(k): (v if isinstance(v, tuple) else (v, None)) for k, v in labels.items()}
+
+    @classmethod
+    def from_log(cls, log: pd.DataFrame) -> OracleJudge:
+        """Labels from a memory log's evidence rows that name a target."""
+        return cls(log[log["target_memory_id"].notna()])
+
+    def __call__(self, claim: dict, neighbours: pd.DataFrame) -> Judgment:
+        event, target = self.labels.get(str(claim.get("id")), ("unrelated", None))
+        if event == "unrelated" or target in set(neighbours["id"]):
+            return Judgment(event, None if event == "unrelated" else target, "label")
+        return Judgment("unrelated", None, "labelled row not among the neighbours")
+
+
+class SimilarityJudge:
+    """Baseline: the top neighbour at or above ``restate_at`` is ``restated``,
+    anything else ``unrelated`` (it never contradicts or resolves).
+
+    >>> import pandas as pd
+    >>> SimilarityJudge(0.9)({"id": "c"}, pd.DataFrame({"id": ["m1"], "score": [0.95]}))
+    Judgment(event='restated', target_memory_id='m1', rationale='similarity 0.950 >= 0.9')
+    """
+
+    def __init__(self, restate_at: float = 0.9):
+        self.restate_at = float(restate_at)
+
+    def __call__(self, claim: dict, neighbours: pd.DataFrame) -> Judgment:
+        if len(neighbours) and neighbours["score"].iloc[0] >= self.restate_at:
+            s = float(neighbours["score"].iloc[0])
+            return Judgment("restated", str(neighbours["id"].iloc[0]),
+                            f"similarity {s:.3f} >= {self.restate_at:g}")
+        return Judgment("unrelated", None, f"no neighbour >= {self.restate_at:g}")
+
+
+class CallableJudge:
+    """Wraps a user's function (e.g. an LLM call) as a judge.
+
+    ``fn(claim_text, neighbours)`` gets the claim text and a list of dicts
+    (``id``, ``text``, ``score``, ...) and returns a :class:`Judgment`, a dict
+    with ``event``/``target_memory_id``, an ``(event, target)`` tuple or an
+    event name.
+
+    >>> import pandas as pd
+    >>> j = CallableJudge(lambda text, nb: ("resolved", nb[0]["id"]))
+    >>> j({"id": "c", "text": "done"}, pd.DataFrame({"id": ["m1"], "text": ["plan"], "score": [0.8]}))
+    Judgment(event='resolved', target_memory_id='m1', rationale='')
+    """
+
+    def __init__(self, fn: Callable):
+        if not callable(fn):
+            raise InputError(f"CallableJudge: expected a callable, got {fn!r}")
+        self.fn = fn
+
+    def __call__(self, claim: dict, neighbours: pd.DataFrame) -> Judgment:
+        return _as_judgment(self.fn(claim.get("text"), neighbours.to_dict(orient="records")))
+
+
+def _claims_frame(claims) -> pd.DataFrame:
+    if isinstance(claims, str):
+        claims = [claims]
+    if not isinstance(claims, pd.DataFrame):
+        claims = pd.DataFrame({"text": list(claims)})
+    if "text" not in claims.columns:
+        raise InputError("claims: expected a 'text' column")
+    out = claims.reset_index(drop=True).copy()
+    if "id" not in out.columns:
+        out["id"] = [f"claim-{i}" for i in range(len(out))]
+    return out
+
+
+def admit(store, claims, judge, embedder, k: int | None = None, min_score: float | None = None,
+          *, at=None, apply: bool = True) -> pd.DataFrame:
+    """Run new claims through the admission gate, one after another.
+
+    For each claim: cosine similarity (dot product of L2-normalised passage
+    vectors, in float64) with every row of ``store``; the ``k`` nearest
+    (ties in insertion order); the judge is consulted only when some of them
+    have similarity ``>= min_score`` and sees only those. ``restated`` /
+    ``resolved`` touch the target row; ``contradicted`` touches it (subject to
+    authority) and, when the contradiction lands, adds the claim as a new row
+    that supersedes it; ``unrelated`` (or no neighbour) adds the claim.
+
+    Parameters
+    ----------
+    store : BeliefStore (changed in place when ``apply``).
+    claims : DataFrame with ``text`` (and optionally ``id``, ``ts``,
+        ``authority``, ``belief_class`` and other memory columns), or texts.
+    judge : callable ``judge(claim_dict, neighbours_df) -> Judgment``.
+    embedder : an :class:`~thatchlab.embed.Embedder`.
+    k, min_score : default to ``store.params.k`` / ``store.params.min_score``.
+    at : the time of claims that carry no ``ts``.
+    apply : when False nothing is written (the decisions are only reported).
+
+    Returns
+    -------
+    DataFrame, one row per claim: ``claim_id``, ``text``, ``top_score``,
+    ``n_neighbours`` (at or above ``min_score``), ``consulted``, ``event``,
+    ``target_memory_id``, ``rationale``, ``action``.
+    """
+    k = store.params.k if k is None else int(k)
+    min_score = store.params.min_score if min_score is None else float(min_score)
+    if k < 1:
+        raise InputError(f"k: expected >= 1, got {k}")
+    cl = _claims_frame(claims)
+    rows = list(store._rows.values())
+    texts = [r["text"] for r in rows] + cl["text"].astype(str).tolist()
+    uniq = list(dict.fromkeys(texts))
+    vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float64) if uniq else np.zeros((0, 1))
+    if vecs.shape[0] != len(uniq):
+        raise EmbeddingError(f"embedder returned {vecs.shape[0]} vectors for {len(uniq)} texts")
+    vec_of = dict(zip(uniq, vecs))
+    ids = [r["id"] for r in rows]
+    mat = [vec_of[r["text"]] for r in rows]
+    out = []
+    for i, claim in enumerate(cl.to_dict(orient="records")):
+        ts = claim.get("ts") if claim.get("ts") is not None and not pd.isna(claim.get("ts")) else at
+        if ts is None:
+            raise InputError(f"claims row {i}: no 'ts' and no at= given (engines never read the clock)")
+        ts = as_utc(ts, what=f"claims row {i}, column 'ts'")
+        q = vec_of[str(claim["text"])]
+        alive = [j for j, m in enumerate(ids) if m in store._rows]
+        if alive:
+            sims = np.asarray([mat[j] for j in alive]) @ q
+            order = np.argsort(-sims, kind="stable")[:k]
+            nb_idx = [alive[j] for j in order if sims[j] >= min_score]
+            top = float(sims[order[0]])
+            scores = {alive[j]: float(sims[j]) for j in order}
+        else:
+            nb_idx, top, scores = [], float("nan"), {}
+        if nb_idx:
+            nb = pd.DataFrame([store._rows[ids[j]] for j in nb_idx])
+            nb.insert(2, "score", [scores[j] for j in nb_idx])
+            verdict = _as_judgment(judge(dict(claim), nb.reset_index(drop=True)))
+            if verdict.event not in JUDGE_EVENTS:
+                raise InputError(f"judge returned event {verdict.event!r}; expected one of "
+                                 f"{list(JUDGE_EVENTS)}")
+            if verdict.event != "unrelated" and verdict.target_memory_id not in set(nb["id"]):
+                raise InputError(f"judge named row {verdict.target_memory_id!r}, which is not among "
+                                 f"the neighbours shown ({list(nb['id'])})")
+        else:
+            verdict = Judgment("unrelated", None, "no neighbour at or above min_score")
+        action = "none"
+        if apply:
+            action = _apply_verdict(store, claim, ts, verdict)
+            if action in ("inserted", "superseded"):
+                ids.append(str(claim["id"]))
+                mat.append(q)
+        out.append(dict(claim_id=str(claim["id"]), text=claim["text"], top_score=top,
+                        n_neighbours=len(nb_idx), consulted=bool(nb_idx), event=verdict.event,
+                        target_memory_id=verdict.target_memory_id, rationale=verdict.rationale,
+                        action=action))
+    return pd.DataFrame(out, columns=["claim_id", "text", "top_score", "n_neighbours", "consulted",
+                                      "event", "target_memory_id", "rationale", "action"])
+
+
+def _apply_verdict(store, claim: dict, ts, verdict: Judgment) -> str:
+    new_row = {c: v for c, v in claim.items() if c not in ("ts",)}
+    if new_row.get("captured_at") is None or pd.isna(new_row.get("captured_at")):
+        new_row["captured_at"] = ts
+    if verdict.event == "unrelated":
+        store.write(new_row)
+        return "inserted"
+    ev = dict(ts=ts, kind=verdict.event, memory_id=str(claim["id"]),
+              target_memory_id=verdict.target_memory_id, authority=claim.get("authority"))
+    res = store.apply(ev).iloc[0]
+    if verdict.event == "contradicted" and res["action"] != "nothing":
+        store.write(new_row)
+        return "superseded" if res["action"] == "superseded" else "inserted"
+    return res["action"]

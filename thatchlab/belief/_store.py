@@ -1,0 +1,344 @@
+"""A belief store: memory rows that only evidence events change (seed 001, rule 2).
+
+Rows are the production memory fields (the evidence clock is
+``last_corroborated_at``). ``restated`` refreshes the clock, ``contradicted``
+lowers confidence and may supersede, ``resolved`` closes the row at the event
+time, ``unrelated`` writes nothing and ``delete`` is the only removal.
+Reads compute currency on the fly and never write; nothing changes on time
+alone.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.belief._currency import (
+    compute_currency,
+    currency_band,
+    derive_half_life_days,
+    evidence_clock,
+)
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.belief import (
+    BELIEF_CLASSES,
+    BELIEF_STATUSES,
+    BELIEF_VIEWS,
+    EVIDENCE_EVENTS,
+    BeliefParams,
+)
+from thatchlab.core.time import as_utc, iso_ms
+
+__all__ = ["BeliefStore", "MEMORY_COLUMNS"]
+
+#: Columns of a memory row, in order (the ``belief_memories`` table).
+MEMORY_COLUMNS = ("id", "text", "belief_class", "half_life_days", "user_asserted", "kind", "tier",
+                  "subject_scope", "authority", "captured_at", "last_corroborated_at", "valid_to",
+                  "confidence", "corroboration_count", "superseded_by", "evidence", "status")
+_TIMES = ("captured_at", "last_corroborated_at", "valid_to")
+_FLOATS = ("half_life_days", "authority", "confidence")
+_TEXTS = ("id", "text", "belief_class", "kind", "tier", "subject_scope", "superseded_by", "status")
+_DEFAULTS = dict(belief_class=None, half_life_days=None, user_asserted=False, kind=None, tier=None,
+                 subject_scope=None, authority=None, last_corroborated_at=None, valid_to=None,
+                 confidence=1.0, corroboration_count=0, superseded_by=None, evidence=(),
+                 status="active")
+
+
+def _null(v) -> bool:
+    if v is None or v is pd.NaT or v is pd.NA:
+        return True
+    if isinstance(v, (float, np.floating)) and np.isnan(v):
+        return True
+    return False
+
+
+def _norm_row(raw: dict, where: str) -> dict:
+    """A clean row dict (aware Timestamps, floats, None for missing)."""
+    row = {}
+    for col in MEMORY_COLUMNS:
+        v = raw.get(col, _DEFAULTS.get(col))
+        if col == "status" and _null(v):
+            v = "active"
+        if col in _TIMES:
+            row[col] = None if _null(v) else as_utc(v, what=f"{where}, column {col!r}").as_unit("ns")
+        elif col in _FLOATS:
+            if _null(v):
+                row[col] = _DEFAULTS.get(col) if col == "confidence" else None
+            else:
+                try:
+                    row[col] = float(v)
+                except (TypeError, ValueError):
+                    raise InputError(f"{where}, column {col!r}: expected a number, got {v!r}") from None
+        elif col == "user_asserted":
+            row[col] = False if _null(v) else bool(v)
+        elif col == "corroboration_count":
+            row[col] = 0 if _null(v) else int(v)
+        elif col == "evidence":
+            if isinstance(v, str):
+                import json
+                v = json.loads(v)
+            row[col] = [] if v is None or (np.ndim(v) == 0 and _null(v)) else [str(x) for x in v]
+        else:
+            row[col] = None if _null(v) else str(v)
+    if row["id"] is None or row["text"] is None:
+        raise InputError(f"{where}: a memory row needs 'id' and 'text'")
+    if row["captured_at"] is None:
+        raise InputError(f"{where}, column 'captured_at': expected an aware time, got null")
+    if row["belief_class"] is not None and row["belief_class"] not in BELIEF_CLASSES:
+        raise InputError(f"{where}, column 'belief_class': expected one of {list(BELIEF_CLASSES)} "
+                         f"or null, got {row['belief_class']!r}")
+    if row["half_life_days"] is not None and not row["half_life_days"] > 0:
+        raise InputError(f"{where}, column 'half_life_days': expected > 0 or null, "
+                         f"got {row['half_life_days']!r}")
+    if row["status"] not in BELIEF_STATUSES:
+        raise InputError(f"{where}, column 'status': expected one of {list(BELIEF_STATUSES)}, "
+                         f"got {row['status']!r}")
+    return row
+
+
+def memories_frame(rows) -> pd.DataFrame:
+    """Rows (dicts) → a DataFrame with the memory dtypes."""
+    rows = list(rows)
+    df = pd.DataFrame.from_records(rows, columns=list(MEMORY_COLUMNS))
+    for col in _TIMES:
+        df[col] = pd.to_datetime(pd.Series([r[col] for r in rows], dtype=object), utc=True
+                                 ).dt.as_unit("ns") if rows else pd.Series(dtype="datetime64[ns, UTC]")
+    for col in _FLOATS:
+        df[col] = pd.to_numeric(df[col]).astype(np.float64)
+    df["user_asserted"] = df["user_asserted"].astype(bool)
+    df["corroboration_count"] = df["corroboration_count"].astype(np.int64)
+    df["evidence"] = pd.Series([list(r["evidence"]) for r in rows], dtype=object)
+    for col in _TEXTS:
+        df[col] = df[col].astype(object)
+    return df
+
+
+def _events_records(events) -> list[dict]:
+    if isinstance(events, pd.DataFrame):
+        return events.to_dict(orient="records")
+    if isinstance(events, dict):
+        return [events]
+    return [dict(e) for e in events]
+
+
+class BeliefStore:
+    """Memory rows under the belief model.
+
+    Parameters
+    ----------
+    memories : DataFrame, optional
+        Rows with at least ``id``, ``text``, ``captured_at`` (other columns of
+        :data:`MEMORY_COLUMNS` default to null / 0 / ``active``).
+    params : BeliefParams, optional
+
+    Examples
+    --------
+    >>> store = BeliefStore()
+    >>> store.write({"id": "m1", "text": "likes green tea", "belief_class": "preference",
+    ...              "captured_at": "2026-01-01T00:00:00Z"})
+    >>> _ = store.apply({"ts": "2026-03-01T00:00:00Z", "kind": "restated", "memory_id": "m1"})
+    >>> v = store.view("2026-08-28T00:00:00Z", which="all")
+    >>> row = v.iloc[0]
+    >>> int(row["corroboration_count"]), float(row["currency"]), row["band"]
+    (1, 0.5, 'fading')
+    """
+
+    def __init__(self, memories: pd.DataFrame | None = None, params: BeliefParams | None = None):
+        self.params = params if params is not None else BeliefParams()
+        if not isinstance(self.params, BeliefParams):
+            raise InputError(f"params: expected BeliefParams, got {type(self.params).__name__}")
+        self._rows: dict[str, dict] = {}
+        self.journal: list[dict] = []
+        if memories is not None:
+            if not isinstance(memories, pd.DataFrame):
+                raise InputError(f"memories: expected a DataFrame, got {type(memories).__name__}")
+            for i, rec in enumerate(memories.to_dict(orient="records")):
+                self.write(rec, _where=f"memories row {i}")
+
+    # -- state ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, memory_id) -> bool:
+        return memory_id in self._rows
+
+    def __repr__(self) -> str:
+        return f"BeliefStore({len(self)} memories)"
+
+    @property
+    def memories(self) -> pd.DataFrame:
+        """A copy of the rows as a DataFrame (insertion order)."""
+        return memories_frame(self._rows.values())
+
+    @property
+    def tables(self) -> dict:
+        """``{"belief_memories": memories}``, the export table."""
+        return {"belief_memories": self.memories}
+
+    def row(self, memory_id) -> dict:
+        """A copy of one row as a dict (unknown id raises)."""
+        if memory_id not in self._rows:
+            raise InputError(f"memory_id: no memory {memory_id!r} in the store")
+        return _copy.deepcopy(self._rows[memory_id])
+
+    def copy(self) -> BeliefStore:
+        out = BeliefStore(params=self.params)
+        out._rows = _copy.deepcopy(self._rows)
+        out.journal = list(self.journal)
+        return out
+
+    def get_params(self, deep: bool = True) -> dict:
+        return self.params.to_dict()
+
+    def set_params(self, **changes) -> BeliefStore:
+        self.params = self.params.replace(**changes)
+        return self
+
+    # -- writes ----------------------------------------------------------------------------
+    def write(self, row: dict, *, _where: str | None = None) -> None:
+        """Insert one new memory row (a log ``write``); an existing id raises."""
+        new = _norm_row(dict(row), _where or f"write of {row.get('id')!r}")
+        if new["id"] in self._rows:
+            raise InputError(f"{_where or 'write'}: memory {new['id']!r} already exists")
+        self._rows[new["id"]] = new
+        self.journal.append(dict(memory_id=new["id"], event="write", changed=("*",)))
+
+    def apply(self, events) -> pd.DataFrame:
+        """Apply evidence events in the given order.
+
+        Each event has ``ts``, ``kind`` (one of ``restated``, ``contradicted``,
+        ``resolved``, ``unrelated``, ``review``, ``delete``), ``memory_id``
+        and optionally ``target_memory_id`` (the row touched; when null the
+        row is ``memory_id``, and when set ``memory_id`` is the evidence
+        source), ``authority`` (of the new source, for contradictions) and
+        ``confirmed`` (for reviews).
+
+        Rules: ``restated`` → corroboration_count + 1, last_corroborated_at =
+        ts, evidence pointer appended; ``contradicted`` → if the source's
+        authority ≥ the row's (null = 0): confidence × contradiction_factor
+        and status ``superseded`` (superseded_by = the source) when
+        superseding is allowed and a source is named, else ``contradicted``;
+        a less authoritative contradiction writes nothing; ``resolved`` →
+        valid_to = ts; ``unrelated`` → nothing; ``review`` true → restated,
+        false → contradicted without supersede; ``delete`` → the row is
+        removed.
+
+        Returns a DataFrame with one row per event: ``memory_id`` (the row
+        touched), ``kind``, ``action`` and ``changed`` (columns written).
+        """
+        out = []
+        for i, ev in enumerate(_events_records(events)):
+            out.append(self._apply_one(ev, i))
+        return pd.DataFrame(out, columns=["memory_id", "kind", "action", "changed"])
+
+    def _apply_one(self, ev: dict, i: int) -> dict:
+        kind = ev.get("kind")
+        if kind not in EVIDENCE_EVENTS:
+            raise InputError(f"event {i}, column 'kind': expected one of {list(EVIDENCE_EVENTS)}, "
+                             f"got {kind!r}")
+        ts = as_utc(ev.get("ts"), what=f"event {i}, column 'ts'").as_unit("ns")
+        source = None if _null(ev.get("memory_id")) else str(ev.get("memory_id"))
+        target = None if _null(ev.get("target_memory_id")) else str(ev.get("target_memory_id"))
+        mid = target if target is not None else source
+        if mid is None:
+            raise InputError(f"event {i}: expected a memory_id or target_memory_id")
+        pointer = source if target is not None and source != target else f"{kind}:{iso_ms(ts)}"
+        if kind == "unrelated":
+            return self._done(mid, kind, "nothing", ())
+        if mid not in self._rows:
+            raise InputError(f"event {i} ({kind}): no memory {mid!r} in the store")
+        row = self._rows[mid]
+        if kind == "review":
+            confirmed = ev.get("confirmed")
+            if _null(confirmed):
+                raise InputError(f"event {i} (review): column 'confirmed' must be true or false")
+            if bool(confirmed):
+                return self._restate(row, ts, pointer, kind)
+            return self._contradict(row, kind, supersede_to=None)
+        if kind == "restated":
+            return self._restate(row, ts, pointer, kind)
+        if kind == "resolved":
+            row["valid_to"] = ts
+            return self._done(mid, kind, "resolved", ("valid_to",))
+        if kind == "delete":
+            del self._rows[mid]
+            return self._done(mid, kind, "deleted", ("*",))
+        # contradicted
+        auth = ev.get("authority")
+        new_auth = 0.0 if _null(auth) else float(auth)
+        old_auth = 0.0 if row["authority"] is None else row["authority"]
+        if new_auth < old_auth:
+            return self._done(mid, kind, "nothing", ())
+        named = source if target is not None and source != target else None
+        return self._contradict(row, kind, supersede_to=named if self.params.supersede else None)
+
+    def _restate(self, row, ts, pointer, kind):
+        row["corroboration_count"] += 1
+        row["last_corroborated_at"] = ts
+        row["evidence"].append(pointer)
+        return self._done(row["id"], kind, "restated",
+                          ("corroboration_count", "last_corroborated_at", "evidence"))
+
+    def _contradict(self, row, kind, supersede_to):
+        if row["confidence"] is not None:
+            row["confidence"] = row["confidence"] * self.params.contradiction_factor
+        if supersede_to is not None:
+            row["status"] = "superseded"
+            row["superseded_by"] = supersede_to
+            return self._done(row["id"], kind, "superseded", ("confidence", "status", "superseded_by"))
+        row["status"] = "contradicted"
+        return self._done(row["id"], kind, "contradicted", ("confidence", "status"))
+
+    def _done(self, mid, kind, action, changed):
+        if changed:
+            self.journal.append(dict(memory_id=mid, event=kind, changed=tuple(changed)))
+        return dict(memory_id=mid, kind=kind, action=action, changed=list(changed))
+
+    # -- reads -----------------------------------------------------------------------------
+    def view(self, now, which: str = "useful_now") -> pd.DataFrame:
+        """The rows as a reader sees them at ``now`` (nothing is written).
+
+        Adds ``effective_half_life_days`` (:func:`derive_half_life_days`),
+        ``as_of`` (the evidence clock), ``currency`` and ``band``.
+
+        ``useful_now``: a class or stored half-life is known, status is not
+        superseded/contradicted, band ∈ {current, fading}. ``history``:
+        superseded, contradicted or unclassified rows and rows whose band ∈
+        {fading, history} (fading rows are in both). ``all``: every row.
+        """
+        if which not in BELIEF_VIEWS:
+            raise InputError(f"which: expected one of {list(BELIEF_VIEWS)}, got {which!r}")
+        now = as_utc(now, what="now")
+        df = self.memories
+        if df.empty:
+            for col, dtype in (("effective_half_life_days", "float64"),
+                               ("as_of", "datetime64[ns, UTC]"), ("currency", "float64"),
+                               ("band", object)):
+                df[col] = pd.Series(dtype=dtype)
+            return df
+        df["effective_half_life_days"] = derive_half_life_days(
+            df["half_life_days"], user_asserted=df["user_asserted"],
+            belief_class=df["belief_class"], kind=df["kind"], tier=df["tier"], params=self.params)
+        df["as_of"] = evidence_clock(df)
+        df["currency"] = np.asarray(compute_currency(
+            df["as_of"], now, df["effective_half_life_days"], df["valid_to"]), dtype=np.float64)
+        df["band"] = currency_band(df["currency"])
+        if which == "all":
+            return df
+        known = df["belief_class"].notna() | df["half_life_days"].notna()
+        closed = df["status"].isin(["superseded", "contradicted"])
+        band = df["band"]
+        if which == "useful_now":
+            mask = known & ~closed & band.isin(["current", "fading"])
+        else:
+            mask = closed | ~known | band.isin(["fading", "history"])
+        return df[mask.to_numpy()].reset_index(drop=True)
+
+    def admit(self, claims, judge, embedder, k: int | None = None, min_score: float | None = None,
+              *, at=None, apply: bool = True) -> pd.DataFrame:
+        """Admission gate; see :func:`thatchlab.belief.admit`."""
+        from thatchlab.belief._admit import admit
+
+        return admit(self, claims, judge, embedder, k=k, min_score=min_score, at=at, apply=apply)

@@ -1,0 +1,244 @@
+"""ai-memory's confidence pipeline: derive, freshness decay, tiers and the recall score.
+
+Models seed 002 (ai-memory v0.7.0 "Form 5"): a memory's confidence is derived
+from observable signals (age, atom derivation, corroboration) blended toward a
+per-source baseline as it ages, decays with a half-life on recall touches, is
+observed in shadow beside the caller's value, and calibrated per (namespace,
+source) with consumption utility from the recall ledger. The formulas here are
+vectorised (scalars, numpy arrays or pandas Series); the shadow log and the
+calibration report live in :mod:`thatchlab.calibration._shadow` and
+:mod:`thatchlab.calibration._report` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.calibration._report import CalibrationReport
+from thatchlab.calibration._shadow import (
+    LEDGER_ABSENT_WARNING,
+    OBSERVATION_COLUMNS,
+    backfill_recall_outcomes,
+    calibrate_from_shadow,
+    gc_observations,
+    shadow_sample,
+)
+from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
+
+__all__ = [
+    "EPS", "derive", "derive_signals", "signals_json", "freshness_factor", "decayed",
+    "confidence_tier", "recall_score", "ConfidenceSource", "CONFIDENCE_SOURCES",
+    "CalibrationParams", "CalibrationReport", "CalibrationState", "SIGNAL_FIELDS",
+    "shadow_sample", "backfill_recall_outcomes", "calibrate_from_shadow", "gc_observations",
+    "OBSERVATION_COLUMNS", "MEMORY_COLUMNS", "LEDGER_ABSENT_WARNING",
+]
+
+#: Floor of the half-life, so a zero half-life means "instantly stale", not a division by zero.
+EPS = float(np.finfo(np.float64).eps)
+LN2 = math.log(2.0)
+#: The signal record's field names, in the order production stores them.
+SIGNAL_FIELDS = ("source_age_days", "atom_derivation", "prior_corroboration_count",
+                 "freshness_factor", "baseline_per_source")
+#: Columns of the memories patch table (ai-memory's confidence columns, keyed by id).
+MEMORY_COLUMNS = ("id", "confidence", "confidence_source", "confidence_signals", "confidence_decayed_at")
+
+
+class ConfidenceSource(str, enum.Enum):
+    """The trust path of a memory's confidence (``memories.confidence_source``)."""
+
+    CALLER_PROVIDED = "caller_provided"
+    AUTO_DERIVED = "auto_derived"
+    CALIBRATED = "calibrated"
+    DECAYED = "decayed"
+    CURATOR_DERIVED = "curator_derived"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _is_scalar(*xs) -> bool:
+    return all(np.ndim(x) == 0 for x in xs)
+
+
+def _wrap(value, *inputs):
+    """Return a float for scalar inputs, a Series for Series inputs, else an array."""
+    if _is_scalar(*inputs):
+        return float(np.asarray(value))
+    for x in inputs:
+        if isinstance(x, pd.Series):
+            return pd.Series(np.asarray(value), index=x.index)
+    return np.asarray(value)
+
+
+def _arr(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def freshness_factor(age_days, half_life_days=30.0):
+    """Freshness ``clamp(2 ** (−max(age, 0) / max(half_life, eps)), 0, 1)``.
+
+    Negative ages count as 0 (fresh); a zero half-life is floored at ``EPS``.
+
+    >>> freshness_factor(30.0, 30.0), freshness_factor(-5.0), freshness_factor(1.0, 0.0)
+    (0.5, 1.0, 0.0)
+    """
+    age = np.maximum(_arr(age_days), 0.0)
+    hl = np.maximum(_arr(half_life_days), EPS)
+    ff = np.clip(np.exp2(-age / hl), 0.0, 1.0)
+    return _wrap(ff, age_days, half_life_days)
+
+
+def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life_days=30.0, *,
+           intercept=0.5, atom_bump=0.1, corroboration_weight=0.05, age_penalty=0.02):
+    """The auto-derived confidence of a memory from its observable signals.
+
+    With ``age = max(age, 0)``, ``hl = max(hl, eps)``, ``ff = freshness_factor(age, hl)``::
+
+        base  = clamp(0.5 + 0.1·atom + 0.05·max(log10(1 + max(n, 0)), 0) − 0.02·age·ln2/hl, 0, 1)
+        value = clamp(base·ff + clamp(baseline, 0, 1)·(1 − ff), 0, 1)
+
+    The four coefficients are keyword arguments (``CalibrationParams.derive_kwargs()``
+    gives them all). Scalars give a float; arrays or Series broadcast.
+
+    >>> derive(), derive(is_atom=True, corroboration=9)
+    (0.5, 0.65)
+    >>> round(derive(age_days=30.0), 6)  # base 0.5 − 0.02·ln2, half blended to 0.5
+    0.493069
+    """
+    age = np.maximum(_arr(age_days), 0.0)
+    hl = np.maximum(_arr(half_life_days), EPS)
+    ff = np.clip(np.exp2(-age / hl), 0.0, 1.0)
+    atom = _arr(is_atom)
+    corr_term = np.maximum(np.log10(1.0 + np.maximum(_arr(corroboration), 0.0)), 0.0)
+    base = np.clip(intercept + atom_bump * atom + corroboration_weight * corr_term
+                   - age_penalty * age * LN2 / hl, 0.0, 1.0)
+    value = np.clip(base * ff + np.clip(_arr(baseline), 0.0, 1.0) * (1.0 - ff), 0.0, 1.0)
+    return _wrap(value, age_days, is_atom, corroboration, baseline, half_life_days)
+
+
+def derive_signals(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life_days=30.0):
+    """The signal record that produced a derived value, with production's field names.
+
+    ``source_age_days`` (``max(age, 0)``), ``atom_derivation`` (bool),
+    ``prior_corroboration_count`` (``max(n, 0)`` as int), ``freshness_factor``
+    and ``baseline_per_source`` (clamped to [0, 1]). Scalars give a dict;
+    arrays give a DataFrame with one row per input. :func:`signals_json` turns
+    records into the JSON stored in ``confidence_signals``.
+
+    >>> derive_signals(age_days=30.0, corroboration=2)
+    {'source_age_days': 30.0, 'atom_derivation': False, 'prior_corroboration_count': 2, 'freshness_factor': 0.5, 'baseline_per_source': 0.5}
+    """
+    age = np.maximum(_arr(age_days), 0.0)
+    ff = np.clip(np.exp2(-age / np.maximum(_arr(half_life_days), EPS)), 0.0, 1.0)
+    cols = {
+        "source_age_days": age,
+        "atom_derivation": np.asarray(is_atom).astype(bool),
+        "prior_corroboration_count": np.maximum(_arr(corroboration), 0.0).astype(np.int64),
+        "freshness_factor": ff,
+        "baseline_per_source": np.clip(_arr(baseline), 0.0, 1.0),
+    }
+    if _is_scalar(age_days, is_atom, corroboration, baseline, half_life_days):
+        return {"source_age_days": float(age), "atom_derivation": bool(cols["atom_derivation"]),
+                "prior_corroboration_count": int(cols["prior_corroboration_count"]),
+                "freshness_factor": float(ff), "baseline_per_source": float(cols["baseline_per_source"])}
+    n = np.broadcast(*[np.asarray(v) for v in cols.values()]).shape
+    out = pd.DataFrame({k: np.broadcast_to(v, n) for k, v in cols.items()})
+    for x in (age_days, is_atom, corroboration, baseline, half_life_days):
+        if isinstance(x, pd.Series):
+            out.index = x.index
+            break
+    return out
+
+
+def signals_json(signals) -> str | list[str]:
+    """JSON text of a signal record (dict → str) or of each row of a signal frame (→ list).
+
+    >>> signals_json(derive_signals())
+    '{"source_age_days": 0.0, "atom_derivation": false, "prior_corroboration_count": 0, "freshness_factor": 1.0, "baseline_per_source": 0.5}'
+    """
+    if isinstance(signals, dict):
+        return json.dumps({k: signals[k] for k in SIGNAL_FIELDS})
+    age = signals["source_age_days"].to_numpy(np.float64).tolist()
+    atom = signals["atom_derivation"].to_numpy(bool).tolist()
+    corr = signals["prior_corroboration_count"].to_numpy(np.int64).tolist()
+    ff = signals["freshness_factor"].to_numpy(np.float64).tolist()
+    base = signals["baseline_per_source"].to_numpy(np.float64).tolist()
+    return [json.dumps({"source_age_days": a, "atom_derivation": t, "prior_corroboration_count": c,
+                        "freshness_factor": f, "baseline_per_source": b})
+            for a, t, c, f, b in zip(age, atom, corr, ff, base, strict=True)]
+
+
+def decayed(base, age_days, half_life_days=30.0):
+    """Freshness decay on a recall touch: ``clamp(base · 2 ** (−max(age,0)/max(hl,eps)), 0, 1)``.
+
+    At ``age == half_life`` the value halves; touches compound, so decaying
+    twice over consecutive intervals equals one decay over their sum.
+
+    >>> decayed(0.8, 30.0), decayed(0.8, -3.0), decayed(0.8, 10.0, 0.0)
+    (0.4, 0.8, 0.0)
+    """
+    age = np.maximum(_arr(age_days), 0.0)
+    hl = np.maximum(_arr(half_life_days), EPS)
+    value = np.clip(_arr(base) * np.exp2(-age / hl), 0.0, 1.0)
+    return _wrap(value, base, age_days, half_life_days)
+
+
+def confidence_tier(confidence):
+    """Production's tier of a confidence: ``>= 0.95`` confirmed, ``>= 0.7`` likely, else ambiguous.
+
+    NaN (and None) is ambiguous. Scalars give a str; arrays/Series give an object array/Series.
+
+    >>> confidence_tier(0.95), confidence_tier(0.7), confidence_tier(0.69), confidence_tier(float("nan"))
+    ('confirmed', 'likely', 'ambiguous', 'ambiguous')
+    """
+    x = pd.to_numeric(pd.Series(np.atleast_1d(np.asarray(confidence, dtype=object))),
+                      errors="coerce").to_numpy(np.float64)
+    with np.errstate(invalid="ignore"):
+        tier = np.where(x >= 0.95, "confirmed", np.where(x >= 0.7, "likely", "ambiguous")).astype(object)
+    if np.ndim(confidence) == 0:
+        return str(tier[0])
+    if isinstance(confidence, pd.Series):
+        return pd.Series(tier, index=confidence.index, name="tier")
+    return tier
+
+
+def recall_score(text_score, confidence, confidence_weight=2.0, other=0.0):
+    """The recall ranking score ``text_score + confidence × 2.0 + other``.
+
+    ``text_score`` is the full-text relevance (higher is better), ``other``
+    any further terms a study adds; only the confidence term is production's.
+
+    >>> recall_score(1.0, 0.5)
+    2.0
+    """
+    value = _arr(text_score) + confidence_weight * _arr(confidence) + _arr(other)
+    return _wrap(value, text_score, confidence, other)
+
+
+@dataclass
+class CalibrationState:
+    """The calibration engine's state in ai-memory's schema.
+
+    Attributes
+    ----------
+    memories : DataFrame with :data:`MEMORY_COLUMNS` (ai-memory's ``memories``
+        confidence columns keyed by ``id``; times as ``datetime64[ns, UTC]``).
+    observations : DataFrame with :data:`OBSERVATION_COLUMNS`
+        (``confidence_shadow_observations``).
+    params : the :class:`CalibrationParams` that produced it.
+    """
+
+    memories: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MEMORY_COLUMNS)))
+    observations: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(OBSERVATION_COLUMNS)))
+    params: CalibrationParams = field(default_factory=CalibrationParams)
+
+    @property
+    def tables(self) -> dict:
+        return {"memories": self.memories, "confidence_shadow_observations": self.observations}

@@ -1,0 +1,276 @@
+"""Shadow observations of ai-memory's confidence (seed 002): sampling, backfill, report, GC.
+
+Shadow mode records, for a sample of recall touches, the caller's confidence
+beside the value the derive engine would have computed; an offline sweep
+backfills each observation's recall outcome from the consumption ledger and
+aggregates a per-(namespace, source) calibration report. Shadow never changes
+the caller's value. Public names are re-exported by :mod:`thatchlab.calibration`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.calibration._report import CalibrationReport, empty_rows
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.core.schema import OBSERVATION_COLUMNS
+from thatchlab.core.time import as_utc, utc_column
+
+__all__ = ["OBSERVATION_COLUMNS", "LEDGER_ABSENT_WARNING", "shadow_sample", "backfill_recall_outcomes",
+           "calibrate_from_shadow", "gc_observations"]
+
+LEDGER_ABSENT_WARNING = "recall_observations ledger absent, skipping consumption utility backfill"
+_DAY_NS = 86_400 * 10**9
+
+
+def _need(df, columns, what):
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"{what}: expected a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"{what}: missing column(s) {missing}; expected columns {list(columns)}")
+
+
+def _rng(rng) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    raise InputError(f"rng: expected a numpy.random.Generator or an integer seed, got {rng!r}")
+
+
+def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: CalibrationParams | None = None):
+    """Shadow observations for a sample of recall touches.
+
+    One draw per row in row order, ``rng.random(len(recalls)) < rate`` with the
+    rate clamped to [0, 1]; each kept row records the caller's confidence as
+    it was (never changed), and ``derived_confidence = derive(age, is_atom,
+    corroboration, params.baseline, params.half_life_days)`` with ``age =
+    (ts − created_at)`` in days. ``recall_outcome`` starts NULL.
+
+    Parameters
+    ----------
+    recalls : DataFrame with ``memory_id, namespace, source, ts`` (or
+        ``observed_at``), ``caller_confidence``, ``created_at`` (or
+        ``age_days``), ``is_atom``, ``corroboration`` — e.g. a recall log.
+    sample_rate : float, clamped to [0, 1].
+    rng : numpy ``Generator`` (or an int seed).
+    params : :class:`CalibrationParams` (derive coefficients, half-life, baseline).
+
+    Returns
+    -------
+    DataFrame with :data:`OBSERVATION_COLUMNS`; ``signals`` is the JSON record.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> r = pd.DataFrame({"memory_id": ["m1"], "namespace": ["ns"], "source": ["user"],
+    ...                   "ts": ["2026-01-31T00:00:00Z"], "caller_confidence": [0.9],
+    ...                   "created_at": ["2026-01-01T00:00:00Z"], "is_atom": [False], "corroboration": [0]})
+    >>> obs = shadow_sample(r, 1.0, np.random.default_rng(0))
+    >>> round(float(obs["derived_confidence"][0]), 6), float(obs["caller_confidence"][0]), obs["recall_outcome"][0]
+    (0.493069, 0.9, None)
+    """
+    from thatchlab.calibration._derive import derive, derive_signals, signals_json
+
+    params = params if params is not None else CalibrationParams()
+    tcol = "ts" if "ts" in recalls.columns else "observed_at"
+    acol = "created_at" if "created_at" in getattr(recalls, "columns", ()) else "age_days"
+    _need(recalls, ("memory_id", "namespace", "source", tcol, "caller_confidence", acol,
+                    "is_atom", "corroboration"), "shadow_sample recalls")
+    try:
+        rate = float(sample_rate)
+    except (TypeError, ValueError):
+        raise InputError(f"sample_rate: expected a number in [0, 1], got {sample_rate!r}") from None
+    rate = 0.0 if np.isnan(rate) else min(max(rate, 0.0), 1.0)
+    keep = _rng(rng).random(len(recalls)) < rate
+    sub = recalls.loc[keep]
+    observed = utc_column(sub[tcol].reset_index(drop=True), f"recalls.{tcol}")
+    if acol == "created_at":
+        created = utc_column(sub["created_at"].reset_index(drop=True), "recalls.created_at")
+        age = (observed.array.asi8 - created.array.asi8) / _DAY_NS
+    else:
+        age = sub["age_days"].to_numpy(np.float64)
+    atom = pd.notna(sub["is_atom"]).to_numpy() & sub["is_atom"].to_numpy(object).astype(bool)
+    corr = np.nan_to_num(pd.to_numeric(sub["corroboration"], errors="coerce").to_numpy(np.float64))
+    kw = params.derive_kwargs()
+    derived = derive(age, atom, corr, **kw)
+    sig = derive_signals(age, atom, corr, kw["baseline"], kw["half_life_days"])
+    return pd.DataFrame({
+        "memory_id": sub["memory_id"].to_numpy(object),
+        "namespace": sub["namespace"].to_numpy(object),
+        "source": sub["source"].to_numpy(object),
+        "observed_at": observed,
+        "caller_confidence": sub["caller_confidence"].to_numpy(np.float64),
+        "derived_confidence": np.asarray(derived, dtype=np.float64).reshape(-1),
+        "signals": pd.Series(signals_json(sig) if len(sub) else [], dtype=object),
+        "recall_outcome": pd.Series([None] * len(sub), dtype=object),
+    })
+
+
+def _consumed(values, what) -> np.ndarray:
+    s = pd.Series(values)
+    if s.dtype == bool:
+        return s.to_numpy()
+    mapped = s.map(lambda v: {True: 1.0, False: 0.0, "true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0}.get(v, v)
+                   if isinstance(v, (bool, str, np.bool_)) else v)
+    num = pd.to_numeric(mapped, errors="coerce").to_numpy(np.float64)
+    bad = ~np.isin(num, (0.0, 1.0)) & ~np.isnan(num)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{what}: row {i}, column 'consumed': expected 0/1 or true/false, got {s.iloc[i]!r}")
+    return num == 1.0
+
+
+def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
+    """Fill NULL ``recall_outcome`` from the recall-observations ledger, joined on memory_id.
+
+    A NULL outcome becomes ``consumed`` when any ledger row of the memory is
+    consumed, ``unconsumed`` when rows exist but none is, and stays NULL with
+    no ledger row; outcomes already set are kept. A missing ledger (``None``)
+    warns and updates nothing. The input is not modified.
+
+    Returns
+    -------
+    (observations, n_updated)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> obs = pd.DataFrame({"memory_id": ["a", "b", "c"], "recall_outcome": [None, None, None]})
+    >>> led = pd.DataFrame({"memory_id": ["a", "a", "b"], "consumed": [0, 1, 0]})
+    >>> out, n = backfill_recall_outcomes(obs, led)
+    >>> out["recall_outcome"].tolist(), n
+    (['consumed', 'unconsumed', None], 2)
+    """
+    _need(obs, ("memory_id",), "backfill observations")
+    out = obs.copy()
+    if "recall_outcome" not in out.columns:
+        out["recall_outcome"] = None
+    out["recall_outcome"] = out["recall_outcome"].astype(object)
+    if ledger is None:
+        warnings.warn(LEDGER_ABSENT_WARNING, UserWarning, stacklevel=2)
+        return out, 0
+    _need(ledger, ("memory_id", "consumed"), "recall_observations ledger")
+    any_consumed = pd.Series(_consumed(ledger["consumed"].to_numpy(), "recall_observations ledger"),
+                             index=ledger["memory_id"].to_numpy()).groupby(level=0).any()
+    verdict = pd.Series(np.where(any_consumed.to_numpy(), "consumed", "unconsumed"),
+                        index=any_consumed.index, dtype=object)
+    mapped = out["memory_id"].map(verdict)
+    fill = out["recall_outcome"].isna() & mapped.notna()
+    out.loc[fill, "recall_outcome"] = mapped[fill]
+    return out, int(fill.sum())
+
+
+def _days(days, what="days") -> float:
+    if isinstance(days, bool) or not isinstance(days, numbers.Real) or np.isnan(days) or np.isinf(days):
+        raise InputError(f"{what}: expected a finite number of days, got {days!r}")
+    return float(days)
+
+
+def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
+    """Aggregate shadow observations into the per-(namespace, source) calibration report.
+
+    Window: ``observed_at >= now − days`` (inclusive, no upper bound); ``days
+    == 0`` gives an empty report, negative ``days`` raises. Per group, sorted by
+    namespace then source, over ``derived_confidence``: count, median (mean of
+    the two middle values for an even count), mean, 10 buckets
+    ``min(int(clamp(v, 0, 1)·10), 9)``, and ``consumption_utility =
+    consumed / judged`` (None when nothing in the group is judged).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> obs = pd.DataFrame({"namespace": ["a", "a"], "source": ["user", "user"],
+    ...     "observed_at": pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True),
+    ...     "derived_confidence": [0.4, 0.7], "recall_outcome": ["consumed", None]})
+    >>> print(calibrate_from_shadow(obs, "2026-01-02T00:00:00Z", days=1).to_ascii(), end="")
+    CONFIDENCE CALIBRATION REPORT (window: 1 days, observations: 2)
+    <BLANKLINE>
+    NAMESPACE                 SOURCE         COUNT  MEDIAN    MEAN    UTIL  HISTOGRAM (0.0..1.0)
+    a                         user               2    0.55    0.55    1.00  ....#..#..
+    """
+    d = _days(days)
+    if d < 0:
+        raise InputError(f"days: expected a non-negative number of days, got {days!r}")
+    window_days = int(d) if d == int(d) else d
+    _need(obs, ("namespace", "source", "observed_at", "derived_confidence"), "calibrate_from_shadow observations")
+    if d == 0:
+        return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows())
+    now_ns = as_utc(now, what="now").as_unit("ns").value
+    t = utc_column(obs["observed_at"], "observations.observed_at").array.asi8
+    cutoff = now_ns - int(round(d * _DAY_NS))
+    valid_t = t != np.iinfo(np.int64).min  # NaT never falls in a window
+    mask = (t >= cutoff) & valid_t
+    n = int(mask.sum())
+    if n == 0:
+        return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows())
+    ns_codes, ns_uni = pd.factorize(obs["namespace"].to_numpy(object)[mask], sort=True, use_na_sentinel=False)
+    src_codes, src_uni = pd.factorize(obs["source"].to_numpy(object)[mask], sort=True, use_na_sentinel=False)
+    v = obs["derived_confidence"].to_numpy(np.float64)[mask]
+    key = ns_codes.astype(np.int64) * max(len(src_uni), 1) + src_codes
+    groups, g = np.unique(key, return_inverse=True)
+    n_groups = len(groups)
+    counts = np.bincount(g, minlength=n_groups)
+    order = np.lexsort((v, g))
+    vs = v[order]
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    median = (vs[starts + (counts - 1) // 2] + vs[starts + counts // 2]) / 2.0
+    mean = np.bincount(g, weights=v, minlength=n_groups) / counts
+    clamped = np.nan_to_num(np.clip(v, 0.0, 1.0), nan=0.0)
+    bucket = np.minimum((clamped * 10.0).astype(np.int64), 9)
+    hist = np.bincount(g * 10 + bucket, minlength=n_groups * 10).reshape(n_groups, 10)
+    if "recall_outcome" in obs.columns:
+        outcome = obs["recall_outcome"].to_numpy(object)[mask]
+        consumed = (outcome == "consumed")
+        judged = consumed | (outcome == "unconsumed")
+    else:
+        consumed = judged = np.zeros(n, dtype=bool)
+    n_consumed = np.bincount(g, weights=consumed.astype(np.float64), minlength=n_groups)
+    n_judged = np.bincount(g, weights=judged.astype(np.float64), minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        util = n_consumed / n_judged
+    rows = pd.DataFrame({
+        "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
+                               dtype=object).to_numpy()[groups // max(len(src_uni), 1)],
+        "source": np.asarray(src_uni, dtype=object)[groups % max(len(src_uni), 1)],
+        "count": counts.astype(np.int64),
+        "median": median,
+        "mean": mean,
+        "buckets": [list(map(int, h)) for h in hist.tolist()],
+        "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
+                                         dtype=object),
+    })
+    return CalibrationReport(window_days=window_days, total_observations=n, rows=rows)
+
+
+def gc_observations(obs: pd.DataFrame, now, retention_days):
+    """Delete observations strictly older than ``now − retention_days``.
+
+    ``retention_days <= 0`` deletes nothing. The input is not modified.
+
+    Returns
+    -------
+    (kept, n_deleted)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> obs = pd.DataFrame({"observed_at": pd.to_datetime(["2026-01-01", "2026-01-10"], utc=True)})
+    >>> kept, n = gc_observations(obs, "2026-01-11T00:00:00Z", 9)
+    >>> len(kept), n
+    (1, 1)
+    """
+    _need(obs, ("observed_at",), "gc_observations observations")
+    r = _days(retention_days, "retention_days")
+    if r <= 0:
+        return obs.copy(), 0
+    cutoff = as_utc(now, what="now").as_unit("ns").value - int(round(r * _DAY_NS))
+    t = utc_column(obs["observed_at"], "observations.observed_at").array.asi8
+    old = (t < cutoff) & (t != np.iinfo(np.int64).min)
+    return obs.loc[~old].reset_index(drop=True), int(old.sum())

@@ -1,0 +1,97 @@
+"""Parameters of the anticipation engine (seed 004: temporal pattern mining and prefetch)."""
+
+from __future__ import annotations
+
+import zoneinfo
+from dataclasses import dataclass
+
+import pandas as pd
+
+from thatchlab.core.errors import ParamsError
+from thatchlab.core.params._base import ParamsBase, check_choice, check_int, check_number
+
+__all__ = ["AnticipationParams", "SEQUENTIAL_MODES", "parse_duration"]
+
+#: ``seed`` counts every (A, B) pair as the seed's SQL does; ``fraction`` counts A occurrences.
+SEQUENTIAL_MODES = ("fraction", "seed")
+
+
+def parse_duration(name: str, value) -> pd.Timedelta:
+    """Parse a positive duration (``"24h"``, ``"30d"``, a Timedelta) or raise ParamsError.
+
+    >>> parse_duration("window", "24h").total_seconds()
+    86400.0
+    """
+    try:
+        td = pd.Timedelta(value)
+    except (TypeError, ValueError):
+        raise ParamsError(f"{name}: expected a duration such as '24h' or '30d', got {value!r}") from None
+    if td is pd.NaT or pd.isna(td) or td <= pd.Timedelta(0):
+        raise ParamsError(f"{name}: expected a positive duration, got {value!r}")
+    return td
+
+
+@dataclass(frozen=True)
+class AnticipationParams(ParamsBase):
+    """Mining thresholds, prefetch size and round-trip costs of the anticipation engine.
+
+    Defaults follow the seed: a 24 h sequential window, 30 days of history,
+    at least 3 observations and confidence above 0.5, top-3 prefetch, about
+    200 ms and 150 tokens per recall round-trip. ``slot_hours`` must divide 24.
+
+    >>> p = AnticipationParams()
+    >>> p.window, p.lookback, p.k, p.mode
+    ('24h', '30d', 3, 'fraction')
+    >>> p.replace(min_conf=0.7).min_conf
+    0.7
+    """
+
+    window: str = "24h"
+    lookback: str = "30d"
+    min_obs: int = 3
+    min_conf: float = 0.5
+    min_share: float = 0.5
+    slot_hours: int = 2
+    timezone: str = "UTC"
+    k: int = 3
+    latency_ms_per_recall: float = 200.0
+    tokens_per_recall: float = 150.0
+    mode: str = "fraction"
+
+    def _validate(self) -> dict:
+        window = self.window if isinstance(self.window, str) else str(parse_duration("window", self.window))
+        lookback = self.lookback if isinstance(self.lookback, str) else str(
+            parse_duration("lookback", self.lookback))
+        parse_duration("window", window)
+        parse_duration("lookback", lookback)
+        slot_hours = check_int("slot_hours", self.slot_hours, lo=1, hi=24)
+        if 24 % slot_hours:
+            raise ParamsError(f"slot_hours: expected a divisor of 24 (1, 2, 3, 4, 6, 8, 12, 24), got {self.slot_hours!r}")
+        try:
+            zoneinfo.ZoneInfo(str(self.timezone))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ParamsError(f"timezone: expected an IANA time zone name such as 'UTC' or "
+                              f"'Europe/Paris', got {self.timezone!r}") from None
+        return dict(
+            window=window,
+            lookback=lookback,
+            min_obs=check_int("min_obs", self.min_obs, lo=1),
+            min_conf=check_number("min_conf", self.min_conf, lo=0),
+            min_share=check_number("min_share", self.min_share, lo=0, hi=1),
+            slot_hours=slot_hours,
+            timezone=str(self.timezone),
+            k=check_int("k", self.k, lo=1),
+            latency_ms_per_recall=check_number("latency_ms_per_recall", self.latency_ms_per_recall, lo=0),
+            tokens_per_recall=check_number("tokens_per_recall", self.tokens_per_recall, lo=0),
+            mode=check_choice("mode", self.mode, SEQUENTIAL_MODES),
+        )
+
+    @property
+    def window_td(self) -> pd.Timedelta:
+        """The sequential window as a Timedelta."""
+        return pd.Timedelta(self.window)
+
+    @property
+    def lookback_td(self) -> pd.Timedelta:
+        """The mining lookback as a Timedelta."""
+        return pd.Timedelta(self.lookback)

@@ -1,0 +1,111 @@
+"""Parameters and vocabularies of the belief model (seed 001).
+
+A belief's currency halves every half-life since it was last evidenced; the
+half-life comes from the belief's class. The per-class priors are the seed's
+guesses, kept here as :class:`BeliefParams` fields so replays and fits can
+vary them. ``thatchlab.belief`` re-exports :data:`BELIEF_PRIORS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from thatchlab.core.errors import ParamsError
+from thatchlab.core.params._base import ParamsBase, check_int, check_number
+
+__all__ = [
+    "BeliefParams", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES", "BELIEF_BANDS",
+    "BELIEF_VIEWS", "EVIDENCE_EVENTS", "MEMORY_LOG_KINDS", "NO_DECAY_MEMORY_KINDS",
+    "MEMORY_TIERS",
+]
+
+#: Belief classes, each with a half-life prior (a :class:`BeliefParams` field).
+BELIEF_CLASSES = ("identity", "relationship", "preference", "state", "plan", "episodic",
+                  "meta_residue", "meta_standing")
+#: Stored ``status`` values of a memory row.
+BELIEF_STATUSES = ("active", "contradicted", "superseded")
+#: Currency bands, from most to least current.
+BELIEF_BANDS = ("current", "fading", "history")
+#: Views of :meth:`thatchlab.belief.BeliefStore.view`.
+BELIEF_VIEWS = ("useful_now", "history", "all")
+#: Events that may touch a stored row (``unrelated`` writes nothing).
+EVIDENCE_EVENTS = ("restated", "contradicted", "resolved", "unrelated", "review", "delete")
+#: The ``kind`` column of a memory log.
+MEMORY_LOG_KINDS = ("write",) + EVIDENCE_EVENTS + ("read",)
+#: Memory kinds (the row's ``kind``) that never decay when no class is known.
+NO_DECAY_MEMORY_KINDS = ("document", "trigger")
+#: Tiers seen in production rows; only ``short_term`` changes the derived half-life.
+MEMORY_TIERS = ("short_term", "long_term", "archive")
+
+
+def _prior(name, value):
+    if value is None:
+        return None
+    return check_number(name, value, lo=0, lo_open=True)
+
+
+@dataclass(frozen=True)
+class BeliefParams(ParamsBase):
+    """Half-life priors per belief class and the evidence/admission settings.
+
+    A prior of ``None`` means the class never decays (currency stays 1.0).
+    Defaults are the seed's priors and production's constants.
+
+    Attributes
+    ----------
+    identity, relationship, preference, state, plan, episodic, meta_residue, meta_standing :
+        half-life in days of each belief class (``None`` = no decay).
+    contradiction_factor : confidence is multiplied by this on an applied
+        contradiction (0.0 = production, which sets it to 0).
+    supersede : whether an authoritative contradiction naming a new row
+        supersedes the old one.
+    min_score : the admission judge is consulted only for neighbours with
+        similarity ``>= min_score``.
+    k : how many nearest rows the admission gate retrieves per claim.
+
+    >>> p = BeliefParams(preference=90)
+    >>> p.priors["preference"], p.priors["identity"], p.half_life_for("episodic")
+    (90.0, None, 7.0)
+    """
+
+    identity: float | None = None
+    relationship: float | None = None
+    preference: float | None = 180.0
+    state: float | None = 30.0
+    plan: float | None = 30.0
+    episodic: float | None = 7.0
+    meta_residue: float | None = 1.0
+    meta_standing: float | None = None
+    contradiction_factor: float = 0.0
+    supersede: bool = True
+    min_score: float = 0.75
+    k: int = 5
+
+    def _validate(self) -> dict:
+        out = {c: _prior(c, getattr(self, c)) for c in BELIEF_CLASSES}
+        if not isinstance(self.supersede, bool):
+            raise ParamsError(f"supersede: expected True or False, got {self.supersede!r}")
+        out.update(
+            contradiction_factor=check_number("contradiction_factor", self.contradiction_factor,
+                                              lo=0, hi=1),
+            min_score=check_number("min_score", self.min_score, lo=-1, hi=1),
+            k=check_int("k", self.k, lo=1),
+        )
+        return out
+
+    @property
+    def priors(self) -> MappingProxyType:
+        """Read-only mapping belief class → half-life in days (or ``None``)."""
+        return MappingProxyType({c: getattr(self, c) for c in BELIEF_CLASSES})
+
+    def half_life_for(self, belief_class: str) -> float | None:
+        """The prior of one class; an unknown class raises :class:`ParamsError`."""
+        if belief_class not in BELIEF_CLASSES:
+            raise ParamsError(f"belief_class: expected one of {list(BELIEF_CLASSES)}, "
+                              f"got {belief_class!r}")
+        return getattr(self, belief_class)
+
+
+#: The seed's half-life priors (days) per belief class; ``None`` = no decay.
+BELIEF_PRIORS = BeliefParams().priors

@@ -1,0 +1,90 @@
+"""Parameters of the ai-memory confidence pipeline (seed 002): derive, decay, shadow, calibration.
+
+The derive coefficients and the half-life are fields, so the hand-set values
+production ships with (0.5, 0.1, 0.05, 0.02, 30 days) can be swept and fitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thatchlab.core.errors import ParamsError
+from thatchlab.core.params._base import ParamsBase, check_number
+
+__all__ = ["CalibrationParams", "CONFIDENCE_SOURCES", "RECALL_OUTCOMES"]
+
+#: Values of ai-memory's ``memories.confidence_source`` (the trust path of a value).
+CONFIDENCE_SOURCES = ("caller_provided", "auto_derived", "calibrated", "decayed", "curator_derived")
+#: Values of ``confidence_shadow_observations.recall_outcome`` besides NULL.
+RECALL_OUTCOMES = ("consumed", "unconsumed")
+
+
+@dataclass(frozen=True)
+class CalibrationParams(ParamsBase):
+    """Confidence derive / decay / shadow parameters, production defaults.
+
+    Attributes
+    ----------
+    intercept, atom_bump, corroboration_weight, age_penalty : float
+        Coefficients of the derive base
+        ``intercept + atom_bump·atom + corroboration_weight·log10(1+n)
+        − age_penalty·age·ln2/half_life`` (0.5, 0.1, 0.05, 0.02).
+    half_life_days : float
+        Freshness half-life in days for derive and for decay on recall (30).
+    baseline : float
+        The per-source baseline derive blends toward as content ages (0.5).
+    sample_rate : float
+        Shadow sampling rate in [0, 1] (``AI_MEMORY_CONFIDENCE_SHADOW_SAMPLE_RATE``, 1.0).
+    window_days : float
+        Calibration report window in days (``--days``, 30).
+    retention_days : float
+        Shadow-observation retention for GC; ``<= 0`` keeps everything
+        (a thatchlab choice: 90 days; production does not fix a default here).
+    decay_on_recall : bool
+        Replay applies freshness decay on every recall touch
+        (``AI_MEMORY_CONFIDENCE_DECAY=1``); production's default is off.
+    auto_confidence : bool
+        Memories store the derived value at write time (``auto_derived``)
+        instead of the caller's (``AI_MEMORY_AUTO_CONFIDENCE=1``); default off.
+    confidence_weight : float
+        Weight of confidence in the recall score (``text + confidence × 2.0``).
+
+    >>> CalibrationParams().half_life_days, CalibrationParams().replace(atom_bump=0.2).atom_bump
+    (30.0, 0.2)
+    """
+
+    intercept: float = 0.5
+    atom_bump: float = 0.1
+    corroboration_weight: float = 0.05
+    age_penalty: float = 0.02
+    half_life_days: float = 30.0
+    baseline: float = 0.5
+    sample_rate: float = 1.0
+    window_days: float = 30.0
+    retention_days: float = 90.0
+    decay_on_recall: bool = True
+    auto_confidence: bool = False
+    confidence_weight: float = 2.0
+
+    def _validate(self) -> dict:
+        for name in ("decay_on_recall", "auto_confidence"):
+            if not isinstance(getattr(self, name), bool):
+                raise ParamsError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+        return dict(
+            intercept=check_number("intercept", self.intercept),
+            atom_bump=check_number("atom_bump", self.atom_bump),
+            corroboration_weight=check_number("corroboration_weight", self.corroboration_weight),
+            age_penalty=check_number("age_penalty", self.age_penalty),
+            half_life_days=check_number("half_life_days", self.half_life_days, lo=0, lo_open=True),
+            baseline=check_number("baseline", self.baseline, lo=0, hi=1),
+            sample_rate=check_number("sample_rate", self.sample_rate, lo=0, hi=1),
+            window_days=check_number("window_days", self.window_days, lo=0),
+            retention_days=check_number("retention_days", self.retention_days),
+            confidence_weight=check_number("confidence_weight", self.confidence_weight),
+        )
+
+    def derive_kwargs(self) -> dict:
+        """The keyword arguments of :func:`thatchlab.calibration.derive` these params set."""
+        return dict(baseline=self.baseline, half_life_days=self.half_life_days,
+                    intercept=self.intercept, atom_bump=self.atom_bump,
+                    corroboration_weight=self.corroboration_weight, age_penalty=self.age_penalty)

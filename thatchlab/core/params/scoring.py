@@ -1,0 +1,64 @@
+"""Parameters of the prediction and behavior scoring engines (seeds 000, 003)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thatchlab.core.params._base import ParamsBase, check_choice, check_int, check_number
+
+__all__ = ["ScoringParams", "PREDICTION_SIGNALS", "BEHAVIOR_SIGNALS", "DEDUP_SCOPES"]
+
+#: Signals a prediction update may carry; ``soft`` is a fractional disconfirm.
+PREDICTION_SIGNALS = ("confirm", "disconfirm", "soft", "create")
+#: Provenance signals of the behavior engine (feedback maps ham/spam to confirm/disconfirm).
+BEHAVIOR_SIGNALS = ("confirm", "disconfirm", "codify")
+DEDUP_SCOPES = ("store+global", "store")
+
+
+@dataclass(frozen=True)
+class ScoringParams(ParamsBase):
+    """Parameters of the shared scoring engine, production defaults.
+
+    Production hard-codes ``k``, ``p0`` and ``soft_weight`` and reads the two
+    nudge thresholds from ``THATCH_PREDICTION_THRESHOLD`` /
+    ``THATCH_BEHAVIOR_THRESHOLD``; the regime fields are thatchlab's explicit
+    version of the ambiguity surfacing production leaves to the LLM.
+
+    >>> ScoringParams().k, ScoringParams(k=10).replace(p0=0.3).p0
+    (5.0, 0.3)
+    """
+
+    k: float = 5.0
+    p0: float = 0.5
+    soft_weight: float = 0.25
+    threshold: float = 0.60
+    query_threshold: float = 0.60
+    dedup_cosine: float = 0.85
+    top_matchers: int = 5
+    max_items: int = 5
+    noise_floor: float = 0.01
+    min_prompt_chars: int = 10
+    dedup_scope: str = "store+global"
+    min_confidence: float = 0.0
+    strong_confidence: float = 0.70
+    strong_evidence: int = 3
+    conflict_margin: float = 0.10
+
+    def _validate(self) -> dict:
+        return dict(
+            k=check_number("k", self.k, lo=0, lo_open=True),
+            p0=check_number("p0", self.p0, lo=0, hi=1),
+            soft_weight=check_number("soft_weight", self.soft_weight, lo=0),
+            threshold=check_number("threshold", self.threshold, lo=-1, hi=1),
+            query_threshold=check_number("query_threshold", self.query_threshold, lo=-1, hi=1),
+            dedup_cosine=check_number("dedup_cosine", self.dedup_cosine, lo=-1, hi=1),
+            top_matchers=check_int("top_matchers", self.top_matchers, lo=1),
+            max_items=check_int("max_items", self.max_items, lo=1),
+            noise_floor=check_number("noise_floor", self.noise_floor, lo=-1, hi=1),
+            min_prompt_chars=check_int("min_prompt_chars", self.min_prompt_chars, lo=0),
+            dedup_scope=check_choice("dedup_scope", self.dedup_scope, DEDUP_SCOPES),
+            min_confidence=check_number("min_confidence", self.min_confidence, lo=0, hi=1),
+            strong_confidence=check_number("strong_confidence", self.strong_confidence, lo=0, hi=1),
+            strong_evidence=check_int("strong_evidence", self.strong_evidence, lo=0),
+            conflict_margin=check_number("conflict_margin", self.conflict_margin, lo=0),
+        )

@@ -1,0 +1,83 @@
+"""Table definitions: production thatch DDL and thatchlab's own export tables.
+
+The thatch DDL is production's, defaults included: production inserts rows
+without ``created_at``/``updated_at``/counts and relies on the defaults, so a
+file without them breaks production's later writes.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NOW_S", "thatch_ddl", "STORES_DDL", "META_DDL", "SCHEMA_VERSION", "ENGINE_TABLES", "OBSERVATION_COLUMNS"]
+
+SCHEMA_VERSION = 1
+
+#: SQLite's "now" as production writes it (second ISO text with Z).
+NOW_S = "(strftime('%Y-%m-%dT%H:%M:%SZ','now'))"
+
+STORES_DDL = "CREATE TABLE IF NOT EXISTS stores (name TEXT PRIMARY KEY)"
+
+META_DDL = "CREATE TABLE IF NOT EXISTS thatchlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+
+#: Production table names per scoring engine: matchers, items, edges, provenance, item fk column.
+ENGINE_TABLES = {
+    "prediction": dict(matchers="prediction_matchers", items="predictions",
+                       edges="prediction_edges", provenance="prediction_provenance",
+                       item_fk="prediction_id"),
+    "behavior": dict(matchers="behavior_matchers", items="behaviors",
+                     edges="behavior_edges", provenance="behavior_provenance",
+                     item_fk="behavior_id"),
+}
+
+
+def thatch_ddl(engine: str) -> list[str]:
+    """The four production tables of one scoring engine (``prediction`` or ``behavior``)."""
+    t = ENGINE_TABLES[engine]
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {t['matchers']} (
+    id TEXT PRIMARY KEY,
+    store TEXT NOT NULL REFERENCES stores(name),
+    description TEXT NOT NULL,
+    embedding BLOB,
+    model TEXT,
+    created_at TEXT NOT NULL DEFAULT {NOW_S},
+    updated_at TEXT NOT NULL DEFAULT {NOW_S}
+)""",
+        f"""CREATE TABLE IF NOT EXISTS {t['items']} (
+    id TEXT PRIMARY KEY,
+    store TEXT NOT NULL REFERENCES stores(name),
+    statement TEXT NOT NULL,
+    rationale TEXT,
+    embedding BLOB,
+    model TEXT,
+    confidence REAL NOT NULL DEFAULT 0.5,
+    confirm_count REAL NOT NULL DEFAULT 0,
+    disconfirm_count REAL NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL DEFAULT {NOW_S},
+    updated_at TEXT NOT NULL DEFAULT {NOW_S}
+)""",
+        f"""CREATE TABLE IF NOT EXISTS {t['edges']} (
+    matcher_id TEXT NOT NULL,
+    {t['item_fk']} TEXT NOT NULL,
+    weight REAL NOT NULL DEFAULT 1.0,
+    created_at TEXT NOT NULL DEFAULT {NOW_S},
+    PRIMARY KEY (matcher_id, {t['item_fk']}),
+    FOREIGN KEY (matcher_id) REFERENCES {t['matchers']}(id) ON DELETE CASCADE,
+    FOREIGN KEY ({t['item_fk']}) REFERENCES {t['items']}(id) ON DELETE CASCADE
+)""",
+        f"""CREATE TABLE IF NOT EXISTS {t['provenance']} (
+    id TEXT PRIMARY KEY,
+    {t['item_fk']} TEXT NOT NULL,
+    signal TEXT NOT NULL,
+    detail TEXT,
+    created_at TEXT NOT NULL DEFAULT {NOW_S},
+    FOREIGN KEY ({t['item_fk']}) REFERENCES {t['items']}(id) ON DELETE CASCADE
+)""",
+    ]
+
+# Further export tables (belief_memories, ai-memory confidence columns and
+# shadow observations, temporal_patterns) are defined beside their store
+# sections in thatchlab/store/ and listed here as they land.
+
+#: Columns of ai-memory's ``confidence_shadow_observations`` as thatchlab holds them.
+OBSERVATION_COLUMNS = ("memory_id", "namespace", "source", "observed_at", "caller_confidence",
+                       "derived_confidence", "signals", "recall_outcome")

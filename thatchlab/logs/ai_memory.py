@@ -1,0 +1,137 @@
+"""Read-only readers for an ai-memory SQLite database (seed 002).
+
+ai-memory keeps each memory's confidence columns in ``memories``, shadow
+samples in ``confidence_shadow_observations`` and the consumption ledger in
+``recall_observations``. These readers open the file read-only and return
+DataFrames in the shapes :func:`~thatchlab.calibration.calibrate_from_shadow`
+and :func:`~thatchlab.calibration.backfill_recall_outcomes` take, with RFC 3339
+times parsed to UTC.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.core.errors import StoreSchemaError, ThatchlabError
+from thatchlab.core.schema import OBSERVATION_COLUMNS
+from thatchlab.core.sqlite import connect_readonly, table_names
+from thatchlab.core.time import utc_column
+
+__all__ = ["AiMemoryTables", "read_ai_memory", "read_memories", "read_shadow_observations",
+           "read_recall_observations", "LEDGER_COLUMNS"]
+
+#: Columns of ai-memory's ``recall_observations`` ledger that thatchlab reads.
+LEDGER_COLUMNS = ("recall_id", "memory_id", "retriever", "rank", "score", "consumed", "observed_at")
+_MEMORY_TIMES = ("created_at", "updated_at", "last_accessed_at", "expires_at", "confidence_decayed_at")
+
+
+
+
+def _select(conn, path, table, required) -> pd.DataFrame:
+    if table not in table_names(conn):
+        raise StoreSchemaError(f"{path}: missing table {table!r}; expected an ai-memory database")
+    try:
+        df = pd.read_sql_query(f"SELECT * FROM {table}", conn)
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+        raise StoreSchemaError(f"{path}: cannot read table {table!r} ({exc})") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise StoreSchemaError(f"{path}: table {table!r} lacks column(s) {missing}")
+    return df
+
+
+def _times(df, cols, path, table):
+    for col in cols:
+        if col not in df.columns:
+            continue
+        try:
+            df[col] = utc_column(df[col].astype(object).where(df[col].notna(), None), f"{table}.{col}")
+        except ThatchlabError as exc:
+            raise StoreSchemaError(f"{path}: table {table!r}, column {col!r}: {exc}") from None
+    return df
+
+
+def read_memories(path) -> pd.DataFrame:
+    """ai-memory's ``memories`` table (every column), times parsed to UTC.
+
+    Databases older than the confidence-source migration get
+    ``confidence_source = 'caller_provided'`` and null ``confidence_signals`` /
+    ``confidence_decayed_at``.
+    """
+    with contextlib.closing(connect_readonly(path)) as conn:
+        df = _select(conn, path, "memories", ("id", "confidence"))
+    if "confidence_source" not in df.columns:
+        df["confidence_source"] = "caller_provided"
+    for col in ("confidence_signals", "confidence_decayed_at"):
+        if col not in df.columns:
+            df[col] = None
+    df["confidence"] = pd.to_numeric(df["confidence"], errors="coerce").astype(np.float64)
+    return _times(df, _MEMORY_TIMES, path, "memories")
+
+
+def read_shadow_observations(path) -> pd.DataFrame:
+    """``confidence_shadow_observations`` with ``observed_at`` parsed, ready for
+    :func:`~thatchlab.calibration.calibrate_from_shadow`."""
+    with contextlib.closing(connect_readonly(path)) as conn:
+        df = _select(conn, path, "confidence_shadow_observations",
+                     ("memory_id", "namespace", "observed_at", "derived_confidence"))
+    for col in OBSERVATION_COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    for col in ("caller_confidence", "derived_confidence"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(np.float64)
+    df["recall_outcome"] = df["recall_outcome"].astype(object).where(df["recall_outcome"].notna(), None)
+    df = _times(df, ("observed_at",), path, "confidence_shadow_observations")
+    extra = [c for c in df.columns if c not in OBSERVATION_COLUMNS]
+    return df[extra + list(OBSERVATION_COLUMNS)]
+
+
+def read_recall_observations(path) -> pd.DataFrame | None:
+    """The ``recall_observations`` consumption ledger, or ``None`` when the table is
+    absent (older schemas); :func:`~thatchlab.calibration.backfill_recall_outcomes`
+    then warns and skips the backfill, as production does."""
+    with contextlib.closing(connect_readonly(path)) as conn:
+        if "recall_observations" not in table_names(conn):
+            return None
+        df = _select(conn, path, "recall_observations", ("memory_id", "consumed"))
+    for col in LEDGER_COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    df["consumed"] = pd.to_numeric(df["consumed"], errors="coerce").fillna(0).astype(np.int64)
+    return _times(df, ("observed_at",), path, "recall_observations")
+
+
+@dataclass
+class AiMemoryTables:
+    """The three calibration tables of an ai-memory database (``ledger`` may be ``None``)."""
+
+    memories: pd.DataFrame
+    observations: pd.DataFrame
+    ledger: pd.DataFrame | None
+
+
+def read_ai_memory(path) -> AiMemoryTables:
+    """All three tables at once; a missing shadow table reads as an empty one.
+
+    >>> import tempfile, sqlite3, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "m.db")
+    >>> with sqlite3.connect(p) as c:
+    ...     _ = c.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, confidence REAL)")
+    >>> t = read_ai_memory(p)
+    >>> len(t.memories), len(t.observations), t.ledger is None
+    (0, 0, True)
+    """
+    memories = read_memories(path)
+    with contextlib.closing(connect_readonly(path)) as conn:
+        has_shadow = "confidence_shadow_observations" in table_names(conn)
+    if has_shadow:
+        obs = read_shadow_observations(path)
+    else:
+        obs = pd.DataFrame({c: pd.Series(dtype=object) for c in OBSERVATION_COLUMNS})
+        obs["observed_at"] = pd.Series(dtype="datetime64[ns, UTC]")
+    return AiMemoryTables(memories=memories, observations=obs, ledger=read_recall_observations(path))

@@ -21,6 +21,7 @@ def test_readme_starts_with_two_commands(repo_root):
         assert "pip install -q torch==2.13.0" in cmd and cmd.index("torch==2.13.0") < cmd.index("-e '.[dev]'")
     assert "thatchlab " in install
     assert "pytest" in test and "--nbval" in test and "notebooks" in test
+    assert "lint-imports" in test
 
 
 def test_ci_runs_the_readme_test_command(repo_root):

@@ -1,0 +1,71 @@
+"""The package's shape: layers and private names stay where they belong."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "thatchlab"
+SCORING = PKG / "scoring"
+
+
+def _private_names_of_scoring() -> set[str]:
+    """Every ``_name`` the scoring package defines on its classes or instances."""
+    names = set()
+    for path in SCORING.rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        names.add(item.name)
+                    elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                        targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                        names.update(t.id for t in targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                    names.add(node.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _private_touches(path: Path, private: set[str]) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in private:
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                continue  # the module's own objects
+            if isinstance(owner, ast.Call) and getattr(owner.func, "id", None) == "super":
+                continue
+            hits.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: .{node.attr}")
+    return hits
+
+
+def test_scoring_private_names_are_found():
+    # the check below is only as good as this list
+    assert {"_embed", "_write"} & _private_names_of_scoring()
+
+
+def test_no_module_outside_scoring_touches_engine_privates():
+    private = _private_names_of_scoring()
+    hits = []
+    for path in sorted(PKG.rglob("*.py")):
+        if SCORING in path.parents:
+            continue
+        hits += _private_touches(path, private)
+    assert hits == [], "modules reach into the scoring engine's private state:\n" + "\n".join(hits)
+
+
+@pytest.mark.skipif(shutil.which("lint-imports", path=str(Path(sys.executable).parent)) is None,
+                    reason="import-linter is installed with the dev extra")
+def test_import_linter_contracts_are_kept():
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    proc = subprocess.run([exe, "--no-cache"], cwd=PKG.parent, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "2 kept, 0 broken" in proc.stdout

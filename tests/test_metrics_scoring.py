@@ -92,11 +92,53 @@ def test_prequential_scores_literal(session_log):
 
 
 def test_weighted_reliability_bins():
+    # 0.1 sits on the first inner edge, so scikit-learn's bins put it in bin 0, below 0.15
     curve = weighted_reliability([1, 0, 1], [0.1, 0.15, 1.0], [1, 3, 1], n_bins=10)
+    assert curve["bin"].tolist() == [0, 1, 9]
+    assert curve["observed"].tolist() == [1.0, 0.0, 1.0]
+    assert curve["count"].tolist() == [1, 1, 1]
+    assert curve["weight"].tolist() == [1.0, 3.0, 1.0]
+    curve = weighted_reliability([1, 0, 1], [0.11, 0.15, 1.0], [1, 3, 1], n_bins=10)
     assert curve["bin"].tolist() == [1, 9]
     assert curve["observed"].tolist() == [0.25, 1.0]
-    assert curve["mean_forecast"].iloc[0] == pytest.approx((0.1 + 0.45) / 4)
-    assert curve["count"].tolist() == [2, 1]
+    assert curve["mean_forecast"].iloc[0] == pytest.approx((0.11 + 0.45) / 4)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_reliability_bins_equal_scikit_learn_on_edges(strategy):
+    from sklearn.calibration import calibration_curve
+
+    from thatchlab.metrics import reliability_curve
+
+    p = np.array([0.2, 0.3, 0.5, 0.6, 0.2, 0.3, 0.5, 0.6, 0.0, 1.0, 0.45, 0.1])
+    y = np.array([1, 0, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1])
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=10, strategy=strategy)
+    curve = reliability_curve(y, p, n_bins=10, strategy=strategy)
+    np.testing.assert_array_equal(curve["observed"].to_numpy(), prob_true)
+    np.testing.assert_allclose(curve["mean_forecast"].to_numpy(), prob_pred, rtol=0, atol=1e-15)
+
+
+def test_ece_separates_forecasts_on_bin_edges():
+    from thatchlab.metrics import ece
+
+    # crossed miscalibration: 0.2 always happens, 0.3 never; 0.5 never, 0.6 always.
+    # Bins that merged 0.2 with 0.3 and 0.5 with 0.6 hid most of it.
+    p = np.repeat([0.2, 0.3, 0.5, 0.6], 25)
+    y = np.repeat([1, 0, 0, 1], 25)
+    assert ece(y, p) == pytest.approx((0.8 + 0.3 + 0.5 + 0.4) / 4)
+    pq = weighted_reliability(y, p)
+    assert pq["bin"].tolist() == [1, 2, 4, 5]
+
+
+def test_estimates_say_what_they_assume():
+    rep = estimate([1, 0, 1, 1], [True, True, False, True])
+    assert "uniformly at random" in rep.assumption and "assumes it" in rep.assumption
+    p = [0.5, 1.0, 1.0, 0.5]
+    ratio = estimate([1, 0, 1, 0], [True, True, False, True], p, "ips", denominator=[1, 1, 1, 0])
+    plain = estimate([1, 0, 1, 0], [True, True, False, True], p, "snips", denominator=[1, 1, 1, 0])
+    assert ratio.value == plain.value
+    assert "IPS and SNIPS coincide" in ratio.assumption
+    assert "coincide" not in estimate([1, 0, 1, 1], [True] * 4, p, "snips").assumption
 
 
 def test_estimators_literal():

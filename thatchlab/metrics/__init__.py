@@ -1,24 +1,33 @@
-"""Metrics: calibration of forecasts, regime outcomes, ranking and estimators."""
+"""Metrics: calibration of forecasts, regime outcomes, ranking and counterfactual estimators.
+
+Forecast metrics (Brier, log-loss, ECE, reliability curves on scikit-learn's
+``calibration_curve`` bins), the regime outcomes of nudges (silent follows,
+interruptions, asks) with attribution of later feedback, and the estimators
+that say what they assume about the logging policy.
+"""
 
 from thatchlab.metrics.calibration import (
-                      brier,
-                      calibration_summary,
-                      ece,
-                      log_loss,
-                      reliability_curve,
+    brier,
+    calibration_bins,
+    calibration_summary,
+    ece,
+    log_loss,
+    reliability_curve,
 )
 from thatchlab.metrics.scoring import (
-                      Estimate,
-                      attribute,
-                      counterfactual_metrics,
-                      estimate,
-                      prequential,
-                      prequential_scores,
-                      regime_outcomes,
-                      regime_rates,
-                      replay_metrics,
-                      weighted_reliability,
+    Estimate,
+    attribute,
+    counterfactual_metrics,
+    estimate,
+    prequential,
+    prequential_scores,
+    regime_outcomes,
+    regime_rates,
+    replay_metrics,
+    weighted_reliability,
 )
 
-__all__ = ["Estimate", "attribute", "counterfactual_metrics", "estimate", "prequential", "prequential_scores", "regime_outcomes",
-           "regime_rates", "replay_metrics", "weighted_reliability", "brier", "calibration_summary", "ece", "log_loss", "reliability_curve"]
+__all__ = ["Estimate", "attribute", "counterfactual_metrics", "estimate", "prequential",
+           "prequential_scores", "regime_outcomes", "regime_rates", "replay_metrics",
+           "weighted_reliability", "brier", "calibration_bins", "calibration_summary", "ece",
+           "log_loss", "reliability_curve"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["brier", "log_loss", "ece", "reliability_curve", "calibration_summary"]
+__all__ = ["brier", "log_loss", "ece", "reliability_curve", "calibration_bins", "calibration_summary"]
 
 _EPS = 1e-15
 
@@ -50,21 +50,46 @@ def log_loss(y, p, weight=None) -> float:
     return float(np.average(ll, weights=w))
 
 
+def calibration_bins(p, n_bins: int = 10, strategy: str = "uniform") -> tuple[np.ndarray, np.ndarray]:
+    """Bin edges and each forecast's bin, exactly as scikit-learn's ``calibration_curve``.
+
+    ``uniform`` edges are ``linspace(0, 1, n_bins + 1)``; ``quantile`` edges
+    are the forecasts' percentiles (repeated edges kept, as scikit-learn does).
+    A forecast goes to bin ``searchsorted(edges[1:-1], p)`` (left side), so a
+    value on an inner edge belongs to the bin *below* it: with ten uniform
+    bins, 0.2 is in bin 1 and 0.3 in bin 2 (the edge ``0.1 * 3`` is
+    0.30000000000000004).
+
+    >>> edges, idx = calibration_bins([0.2, 0.3, 0.5, 0.6, 1.0])
+    >>> idx.tolist()
+    [1, 2, 4, 5, 9]
+    """
+    p = np.asarray(p, dtype=np.float64).ravel()
+    if strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+    elif strategy == "quantile":
+        edges = np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
+    else:
+        raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+    return edges, np.searchsorted(edges[1:-1], p)
+
+
 def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.DataFrame:
     """Reliability-diagram data: per bin the mean forecast, observed frequency and count.
 
-    Uses scikit-learn's ``calibration_curve`` binning (``uniform`` bins on
-    [0, 1]); empty bins are omitted.
+    The bins are scikit-learn's ``calibration_curve`` bins exactly (see
+    :func:`calibration_bins`), values on bin edges included; empty bins are
+    omitted, so ``observed`` and ``mean_forecast`` equal ``calibration_curve``'s
+    ``prob_true`` and ``prob_pred``.
+
+    >>> reliability_curve([0, 1, 1], [0.2, 0.3, 0.3])[["bin", "observed", "count"]].values.tolist()
+    [[1.0, 0.0, 1.0], [2.0, 1.0, 2.0]]
     """
     y, p, _ = _clean(y, p)
     cols = ["bin", "bin_lo", "bin_hi", "mean_forecast", "observed", "count"]
     if y.size == 0:
         return pd.DataFrame(columns=cols)
-    if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-    else:
-        edges = np.unique(np.quantile(p, np.linspace(0, 1, n_bins + 1)))
-    idx = np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, len(edges) - 2)
+    edges, idx = calibration_bins(p, n_bins=n_bins, strategy=strategy)
     df = pd.DataFrame({"bin": idx, "p": p, "y": y})
     g = df.groupby("bin", sort=True)
     out = pd.DataFrame({"mean_forecast": g["p"].mean(), "observed": g["y"].mean(),
@@ -76,6 +101,9 @@ def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.D
 
 def ece(y, p, n_bins: int = 10) -> float:
     """Expected calibration error: Σ_bins (n_b / n) · |observed_b − mean_forecast_b|.
+
+    Over the ten uniform bins of scikit-learn's ``calibration_curve`` (see
+    :func:`calibration_bins`); NaN when there are no forecasts.
 
     >>> ece([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.7])
     0.175

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
-from thatchlab.metrics.calibration import brier, log_loss
+from thatchlab.metrics.calibration import brier, calibration_bins, log_loss
 
-__all__ = ["prequential", "prequential_scores", "weighted_reliability", "attribute", "regime_outcomes",
+__all__ = ["ESTIMATOR_ASSUMPTIONS", "assumption_text", "prequential", "prequential_scores", "weighted_reliability", "attribute", "regime_outcomes",
            "regime_rates", "Estimate", "estimate", "replay_metrics", "counterfactual_metrics",
            "SIGNAL_OUTCOMES"]
 
@@ -51,8 +51,9 @@ def weighted_reliability(y, p, weight=None, n_bins: int = 10) -> pd.DataFrame:
     """Reliability-diagram data with sample weights, on ``n_bins`` uniform bins of [0, 1].
 
     Per non-empty bin: ``mean_forecast`` = Σw·p / Σw, ``observed`` = Σw·y / Σw,
-    ``count`` (rows) and ``weight`` (Σw); bins as in
-    :func:`thatchlab.metrics.calibration.reliability_curve`.
+    ``count`` (rows) and ``weight`` (Σw); the bins are scikit-learn's
+    ``calibration_curve`` bins (:func:`thatchlab.metrics.calibration.calibration_bins`),
+    a forecast on an inner edge belonging to the bin below it.
 
     >>> weighted_reliability([1, 0, 0], [0.55, 0.52, 0.1], [1, 0.25, 1])["observed"].round(3).tolist()
     [0.0, 0.8]
@@ -63,8 +64,7 @@ def weighted_reliability(y, p, weight=None, n_bins: int = 10) -> pd.DataFrame:
     cols = ["bin", "bin_lo", "bin_hi", "mean_forecast", "observed", "count", "weight"]
     if p.size == 0:
         return pd.DataFrame(columns=cols)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    idx = np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, n_bins - 1)
+    edges, idx = calibration_bins(p, n_bins=n_bins)
     df = pd.DataFrame({"bin": idx, "wp": w * p, "wy": w * y, "w": w})
     g = df.groupby("bin", sort=True)
     s = g[["wp", "wy", "w"]].sum()
@@ -179,9 +179,11 @@ def regime_rates(outcomes: pd.DataFrame) -> dict:
 class Estimate:
     """A counterfactual estimate: ``value`` with a bootstrap interval (NaN when not asked).
 
-    ``estimator`` is ``replay`` (mean over matched rows; Li et al. 2011,
-    unbiased replay evaluation), ``ips`` (Σ 1[match]·v / p / n) or ``snips``
-    (Σ 1[match]·v / p / Σ 1[match] / p; Swaminathan & Joachims 2015).
+    ``estimator`` is ``replay`` (mean over matched rows; Li et al. 2011 — unbiased
+    only when the logging policy chose uniformly at random), ``ips``
+    (Σ 1[match]·v / p / n) or ``snips`` (Σ 1[match]·v / p / Σ 1[match] / p;
+    Swaminathan & Joachims 2015). ``assumption`` says in words what the value
+    assumes about the logging policy (see :data:`ESTIMATOR_ASSUMPTIONS`).
     """
 
     estimator: str
@@ -190,6 +192,34 @@ class Estimate:
     ci_high: float
     n: int
     n_matched: int
+    assumption: str = ""
+
+
+#: What each estimator assumes about the log, in words carried by every result.
+ESTIMATOR_ASSUMPTIONS = {
+    "direct": ("every message counts as logged: honest only for the parameters that "
+               "produced the log"),
+    "replay": ("replay matching is unbiased only if the logging policy chose what to surface "
+               "uniformly at random; the log has no propensities, so this estimate assumes it"),
+    "ips": ("inverse-propensity weighting assumes the logged propensities are right and "
+            "positive for every list the new policy surfaces"),
+    "snips": ("self-normalised inverse-propensity weighting assumes the logged propensities are "
+              "right and positive for every list the new policy surfaces"),
+}
+#: Appended for ratio metrics, whose propensity normalisers cancel.
+RATIO_NOTE = "for a ratio metric IPS and SNIPS coincide (the normalisers cancel)"
+
+
+def assumption_text(estimator: str, ratio: bool = False) -> str:
+    """The assumption sentence of ``estimator`` (plus the ratio note for IPS/SNIPS ratios).
+
+    >>> assumption_text("snips", ratio=True).endswith("the normalisers cancel)")
+    True
+    """
+    text = ESTIMATOR_ASSUMPTIONS[estimator]
+    if ratio and estimator in ("ips", "snips"):
+        text += "; " + RATIO_NOTE
+    return text
 
 
 def _point(values, match, prop, estimator, den=None):
@@ -246,7 +276,8 @@ def estimate(values, match, propensity=None, estimator: str = "auto", denominato
         boots = boots[np.isfinite(boots)]
         if boots.size:
             lo, hi = (float(x) for x in np.quantile(boots, [alpha / 2, 1 - alpha / 2]))
-    return Estimate(estimator, value, lo, hi, int(len(v)), int(m.sum()))
+    return Estimate(estimator, value, lo, hi, int(len(v)), int(m.sum()),
+                    assumption_text(estimator, ratio=d is not None))
 
 
 def _feedback_arrays(result, log):
@@ -288,7 +319,8 @@ def counterfactual_metrics(result, log: pd.DataFrame, estimator: str = "auto", n
     matching), weighted by 1 / ``propensity`` for ``ips``/``snips``; a log
     without ``surfaced`` uses every message as logged (``direct``, honest
     only under the logging parameters). ``estimator="auto"`` picks snips
-    when propensities are logged, else replay matching.
+    when propensities are logged, else replay matching. The ``assumption``
+    column says in words what each value assumes about the logging policy.
     """
     _, _, arrays, match, prop, est = _feedback_arrays(result, log)
     if estimator == "auto":
@@ -300,7 +332,8 @@ def counterfactual_metrics(result, log: pd.DataFrame, estimator: str = "auto", n
     for name, (num, den) in arrays.items():
         e = estimate(num, match, prop if estimator != "replay" else None, estimator, den, n_boot, seed, alpha)
         rows.append({"metric": name, "estimator": label, "value": e.value, "ci_low": e.ci_low,
-                     "ci_high": e.ci_high, "n": e.n, "n_matched": e.n_matched})
+                     "ci_high": e.ci_high, "n": e.n, "n_matched": e.n_matched,
+                     "assumption": assumption_text(label, ratio=True)})
     return pd.DataFrame(rows)
 
 

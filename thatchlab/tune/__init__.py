@@ -1,5 +1,6 @@
 """Tuning: sweeps and the fitters (PriorFitter, HalfLifeFitter, DeriveWeightsFitter)."""
 
+from thatchlab.tune._fitter import BaseFitter, NotFittedError
 from thatchlab.tune.derive import DeriveWeightsFitter
 from thatchlab.tune.halflife import HalfLifeFitter, exposure_segments
 from thatchlab.tune.prior import PriorFitter
@@ -14,6 +15,6 @@ from thatchlab.tune.registry import (
 from thatchlab.tune.sweep import BestConfig, best, config_id, holdout_segments, sweep
 from thatchlab.tune.transfer import transfer_threshold
 
-__all__ = ["HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
+__all__ = ["BaseFitter", "NotFittedError", "HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
 __all__ += ["PriorFitter", "transfer_threshold", "sweep", "best", "BestConfig", "holdout_segments", "config_id",
             "EngineSpec", "Prepared", "Segment", "engines", "get_engine", "register_engine"]

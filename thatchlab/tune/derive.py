@@ -20,6 +20,7 @@ from thatchlab.calibration import derive
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.metrics.calibration import brier, ece, log_loss
+from thatchlab.tune._fitter import BaseFitter
 
 __all__ = ["DeriveWeightsFitter", "recall_features", "recalibrate"]
 
@@ -93,7 +94,7 @@ def recalibrate(method: str, p_train, y_train, p_test):
     raise InputError(f"method: expected 'isotonic', 'sigmoid' or 'temperature', got {method!r}")
 
 
-class DeriveWeightsFitter:
+class DeriveWeightsFitter(BaseFitter):
     """Maximum-likelihood fit of the derive coefficients and half-life to consumption.
 
     Model: a recalled memory is consumed with probability
@@ -108,12 +109,14 @@ class DeriveWeightsFitter:
     params : starting point and fixed values (``baseline`` unless ``fit_baseline``).
     fit_baseline : also fit the baseline.
     alpha : 1 − interval level.
+    eps : probabilities are clipped to ``[eps, 1 − eps]`` in the likelihood.
 
     Attributes (after ``fit``)
     --------------------------
-    coef_ (dict), summary_ (DataFrame: coef, se, ci_lower, ci_upper, hand_set),
+    coef_ (dict), summary_ (DataFrame indexed by coefficient: coef, se,
+    ci_lower, ci_upper, hand_set), confidence_interval_,
     params_ (:class:`CalibrationParams` with the fitted values),
-    log_likelihood_, n_, converged_.
+    log_likelihood_, n_ (judged recalls), converged_, covariance_.
 
     Examples
     --------
@@ -121,7 +124,12 @@ class DeriveWeightsFitter:
     >>> f = DeriveWeightsFitter().fit(RecallWorld(n_memories=200, n_recalls=3000, seed=2).log)
     >>> list(f.summary_.columns)
     ['coef', 'se', 'ci_lower', 'ci_upper', 'hand_set']
+    >>> list(f.confidence_interval_.index) == list(COEFS)
+    True
     """
+
+    _estimand = "derive coefficients and half-life (Bernoulli likelihood of consumption, Wald intervals)"
+    _n_noun = "judged recalls"
 
     def __init__(self, params: CalibrationParams | None = None, fit_baseline: bool = False,
                  alpha: float = 0.05, eps: float = 1e-6):
@@ -129,16 +137,24 @@ class DeriveWeightsFitter:
         self.fit_baseline = fit_baseline
         self.alpha = alpha
         self.eps = eps
+        self._check_params()
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {"params": self.params, "fit_baseline": self.fit_baseline, "alpha": self.alpha, "eps": self.eps}
+    def _validate_params(self):
+        if self.params is not None and not isinstance(self.params, CalibrationParams):
+            raise InputError(f"params: expected CalibrationParams or None, got {type(self.params).__name__}")
+        if not isinstance(self.fit_baseline, (bool, np.bool_)):
+            raise InputError(f"fit_baseline: expected true or false, got {self.fit_baseline!r}")
+        for name, hi in (("alpha", 1.0), ("eps", 0.5)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < hi:
+                raise InputError(f"{name}: expected 0 < {name} < {hi:g}, got {value!r}")
+        return {"fit_baseline": bool(self.fit_baseline)}
 
-    def set_params(self, **kw):
-        for k, v in kw.items():
-            if k not in self.get_params():
-                raise InputError(f"DeriveWeightsFitter: unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
+    def _repr_values(self):
+        return [("log_likelihood_", self.log_likelihood_), ("converged_", self.converged_)]
+
+    def _summary_header(self):
+        return [("converged", self.converged_)]
 
     @property
     def _names(self):
@@ -187,14 +203,15 @@ class DeriveWeightsFitter:
             else:
                 coef, se_i = float(theta[i]), float(se[i])
             rows.append((name, coef, se_i, lo, hi, getattr(base, name)))
-        self.summary_ = pd.DataFrame(rows, columns=["param", "coef", "se", "ci_lower", "ci_upper", "hand_set"]
-                                     ).set_index("param")
-        self.coef_ = self.summary_["coef"].to_dict()
+        summary = pd.DataFrame(rows, columns=["param", "coef", "se", "ci_lower", "ci_upper", "hand_set"]
+                               ).set_index("param")
+        self.coef_ = summary["coef"].to_dict()
         self.params_ = base.replace(**self.coef_)
         self.log_likelihood_ = -float(res.fun)
         self.n_ = int(len(feats))
         self.converged_ = bool(res.success) or bool(np.all(np.isfinite(se)))
         self.covariance_ = cov
+        self.summary_ = summary  # last: a fitter with summary_ is fitted
         return self
 
     def predict_proba(self, recalls: pd.DataFrame, params: CalibrationParams | None = None) -> np.ndarray:
@@ -223,7 +240,7 @@ class DeriveWeightsFitter:
         hand = self.params if self.params is not None else CalibrationParams()
         y_tr, y_te = train["consumed"].to_numpy(), test["consumed"].to_numpy()
         p_tr, p_te = self.predict_proba(train, hand), self.predict_proba(test, hand)
-        refit = DeriveWeightsFitter(**self.get_params()).fit(train)
+        refit = DeriveWeightsFitter(**self.get_params(deep=False)).fit(train)
         after = {"fitted_derive": refit.predict_proba(test)}
         for m in methods:
             after[m] = recalibrate(m, p_tr, y_tr, p_te)

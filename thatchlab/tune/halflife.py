@@ -19,6 +19,7 @@ import pandas as pd
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
 from thatchlab.logs.memory import validate_memory_log
+from thatchlab.tune._fitter import BaseFitter
 
 __all__ = ["HalfLifeFitter", "exposure_segments"]
 
@@ -80,7 +81,7 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-class HalfLifeFitter:
+class HalfLifeFitter(BaseFitter):
     """Right-censored exponential maximum likelihood of half-lives, per group.
 
     For a group with ``d`` observed ends over total exposure ``T`` days the
@@ -99,9 +100,11 @@ class HalfLifeFitter:
     --------------------------
     half_life_ : Series of half-lives (days) per group.
     rate_ : Series of rates (per day).
-    summary_ : DataFrame with ``coef`` (half-life, days), ``ci_lower``,
-        ``ci_upper``, ``n``, ``events``, ``exposure_days``, ``rate``,
-        ``log_likelihood``.
+    summary_ : DataFrame indexed by group with ``coef`` (half-life, days),
+        ``ci_lower``, ``ci_upper``, ``n``, ``events``, ``exposure_days``,
+        ``rate``, ``log_likelihood``.
+    confidence_interval_ : the two interval columns of ``summary_``.
+    log_likelihood_ : the sum over groups; ``n_`` : the number of segments.
     weibull_ : DataFrame (``rho``, ``rho_ci_lower``, ``rho_ci_upper``,
         ``lambda_``, ``exponential_ok``) when ``weibull=True``.
     segments_ : the exposure segments, after :meth:`fit_from_log`.
@@ -113,23 +116,28 @@ class HalfLifeFitter:
     13.8629
     >>> int(f.summary_.loc["all", "n"]), int(f.summary_.loc["all", "events"])
     (4, 2)
+    >>> f
+    <HalfLifeFitter: fitted with 4 exposure segments, groups=1, log_likelihood_=-7.991>
     """
 
+    _estimand = "half-life (days) per group: right-censored exponential MLE, exact Poisson intervals"
+    _n_noun = "exposure segments"
+
     def __init__(self, alpha: float = 0.05, weibull: bool = False):
-        if not 0 < alpha < 1:
-            raise InputError(f"alpha: expected 0 < alpha < 1, got {alpha!r}")
-        self.alpha = float(alpha)
-        self.weibull = bool(weibull)
+        self.alpha = alpha
+        self.weibull = weibull
+        self._check_params()
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {"alpha": self.alpha, "weibull": self.weibull}
+    def _validate_params(self):
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha < 1:
+            raise InputError(f"alpha: expected 0 < alpha < 1, got {self.alpha!r}")
+        return {"alpha": float(self.alpha), "weibull": bool(self.weibull)}
 
-    def set_params(self, **params) -> HalfLifeFitter:
-        for k, v in params.items():
-            if k not in ("alpha", "weibull"):
-                raise InputError(f"HalfLifeFitter: unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
+    def _repr_values(self):
+        return [("groups", len(self.summary_)), ("log_likelihood_", self.log_likelihood_)]
+
+    def _summary_header(self):
+        return [("events", int(self.summary_["events"].sum()))]
 
     def fit(self, durations_days, event_observed, groups=None) -> HalfLifeFitter:
         """Fit per group; returns ``self``."""
@@ -162,12 +170,12 @@ class HalfLifeFitter:
                                 "n": agg["n"].to_numpy(), "events": d.astype(np.int64),
                                 "exposure_days": T, "rate": rate, "log_likelihood": ll},
                                index=agg.index.rename("group"))
-        self.summary_ = summary
         self.half_life_ = summary["coef"].rename("half_life_days")
         self.rate_ = summary["rate"].rename("rate_per_day")
-        self.confidence_interval_ = summary[["ci_lower", "ci_upper"]].copy()
         self.log_likelihood_ = float(summary["log_likelihood"].sum())
+        self.n_ = int(t.size)
         self.weibull_ = self._weibull(df) if self.weibull else None
+        self.summary_ = summary  # last: a fitter with summary_ is fitted
         return self
 
     def _weibull(self, df: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.scoring import ScoringParams
+from thatchlab.tune._fitter import BaseFitter
 
 __all__ = ["PriorFitter", "beta_binomial_loglik", "signal_counts"]
 
@@ -85,7 +86,7 @@ def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFr
     return frame.groupby("item_id", sort=False, as_index=False)[["c", "d"]].sum()
 
 
-class PriorFitter:
+class PriorFitter(BaseFitter):
     """Empirical-Bayes K and P0 from the beta-binomial marginal likelihood.
 
     Maximises ``ℓ(K, P0) = Σ_items [lnB(a + c, b + d) − lnB(a, b)]``,
@@ -107,7 +108,11 @@ class PriorFitter:
     boundary_ : True when the fit is at K = ∞ (or K → 0, all items unanimous).
     summary_ : DataFrame, rows ``k``, ``p0``; columns ``coef``, ``ci_lower``, ``ci_upper``.
     confidence_interval_ : the two interval columns of ``summary_``.
+    n_, n_items_ : the number of items with at least one counted signal.
     counts_ : the per-item counts used.
+
+    The conventions (``get_params``/``set_params``, ``print_summary``, errors
+    before ``fit``) are :class:`~thatchlab.tune.BaseFitter`'s.
 
     Examples
     --------
@@ -116,29 +121,23 @@ class PriorFitter:
     >>> f = PriorFitter().fit(s)
     >>> round(f.p0_, 3), f.boundary_, list(f.summary_.columns)
     (0.578, False, ['coef', 'ci_lower', 'ci_upper'])
+    >>> f
+    <PriorFitter: fitted with 3 items, k_=0.4882, p0_=0.5784>
     """
+
+    _estimand = "empirical-Bayes prior strength K and mean P0 (beta-binomial marginal likelihood)"
+    _n_noun = "items"
 
     def __init__(self, soft_weight: float = 0.25, alpha: float = 0.05):
         self.soft_weight = soft_weight
         self.alpha = alpha
-        self._check()
+        self._check_params()
 
-    def _check(self):
+    def _validate_params(self):
         if not (isinstance(self.soft_weight, (int, float)) and self.soft_weight >= 0):
             raise InputError(f"soft_weight: expected a number >= 0, got {self.soft_weight!r}")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise InputError(f"alpha: expected 0 < alpha < 1, got {self.alpha!r}")
-
-    def get_params(self, deep: bool = True) -> dict:
-        return {"soft_weight": self.soft_weight, "alpha": self.alpha}
-
-    def set_params(self, **params) -> PriorFitter:
-        for key, value in params.items():
-            if key not in ("soft_weight", "alpha"):
-                raise InputError(f"PriorFitter: unknown parameter {key!r}; expected soft_weight, alpha")
-            setattr(self, key, value)
-        self._check()
-        return self
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, signals: pd.DataFrame) -> PriorFitter:
@@ -164,7 +163,7 @@ class PriorFitter:
         pairs, weights = np.unique(np.stack([c[keep], d[keep]], axis=1), axis=0, return_counts=True)
         self._c, self._d, self._w = pairs[:, 0], pairs[:, 1], weights.astype(np.float64)
         self.counts_ = pd.DataFrame({"c": c, "d": d})
-        self.n_items_ = int(keep.sum())
+        self.n_items_ = self.n_ = int(keep.sum())
         C, D = float(np.sum(self._w * self._c)), float(np.sum(self._w * self._d))
         if C == 0 or D == 0:
             raise InputError("signals: every signal points the same way (no confirm or no disconfirm); "
@@ -186,7 +185,6 @@ class PriorFitter:
         self.summary_ = pd.DataFrame(
             {"coef": [self.k_, self.p0_], "ci_lower": [self._ci(0, -1), self._ci(1, -1)],
              "ci_upper": [self._ci(0, +1), self._ci(1, +1)]}, index=pd.Index(["k", "p0"], name="param"))
-        self.confidence_interval_ = self.summary_[["ci_lower", "ci_upper"]].copy()
         return self
 
     def _loglik(self, theta):
@@ -292,14 +290,15 @@ class PriorFitter:
 
         A boundary fit has no finite K to ship and raises :class:`InputError`.
         """
-        if not hasattr(self, "k_"):
-            raise InputError("PriorFitter: call fit() first")
         if not math.isfinite(self.k_) or self.k_ <= 0:
             raise InputError(f"PriorFitter: boundary fit (k_ = {self.k_}); choose K yourself")
         return (base or ScoringParams()).replace(k=float(self.k_), p0=float(self.p0_))
 
-    def __repr__(self):
-        return f"PriorFitter(soft_weight={self.soft_weight!r}, alpha={self.alpha!r})"
+    def _repr_values(self):
+        return [("k_", self.k_), ("p0_", self.p0_)]
+
+    def _summary_header(self):
+        return [("soft_weight", self.soft_weight), ("boundary fit", self.boundary_)]
 
 
 def _expit(x):

@@ -22,6 +22,7 @@ from thatchlab.belief._currency import (
     evidence_clock,
 )
 from thatchlab.core.errors import InputError
+from thatchlab.core.params import ParamsMixin
 from thatchlab.core.params.belief import (
     BELIEF_CLASSES,
     BELIEF_STATUSES,
@@ -123,7 +124,7 @@ def _events_records(events) -> list[dict]:
     return [dict(e) for e in events]
 
 
-class BeliefStore:
+class BeliefStore(ParamsMixin):
     """Memory rows under the belief model.
 
     Parameters
@@ -189,12 +190,9 @@ class BeliefStore:
         out.journal = list(self.journal)
         return out
 
-    def get_params(self, deep: bool = True) -> dict:
-        return self.params.to_dict()
-
-    def set_params(self, **changes) -> BeliefStore:
-        self.params = self.params.replace(**changes)
-        return self
+    # get_params/set_params (ParamsMixin): ``params`` and the BeliefParams fields by name
+    _params_attr = "params"
+    _data_args = ("memories",)
 
     # -- writes ----------------------------------------------------------------------------
     def write(self, row: dict, *, _where: str | None = None) -> None:

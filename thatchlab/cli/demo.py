@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from thatchlab.scoring import BehaviorEngine
-from thatchlab.scoring import PredictionEngine
+from thatchlab.scoring import BehaviorEngine, PredictionEngine
 
 __all__ = ["run_demo", "DemoResult", "DEMO_START"]
 

@@ -1,0 +1,82 @@
+"""``thatchlab fit`` (the prior, belief half-lives or derive coefficients) and ``thatchlab calibrate`` (the report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from thatchlab.cli._inputs import SCORING, choice, epoch, get_embedder, parse_time
+from thatchlab.cli._io import check_out, is_sqlite, write_out
+
+__all__ = ["fit", "calibrate"]
+
+
+def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
+        input: Path = typer.Argument(..., help="prior: a thatch store or an interaction log; halflife: a memory "
+                                               "log; derive: a recall log"),
+        engine: str = typer.Option("prediction", help="prior from an interaction log: prediction or behavior"),
+        lookup: Path = typer.Option(None, help="prior from an interaction log: table of text, embedding"),
+        out: Path = typer.Option(None, help="write the fitted summary (.csv, .parquet or .json)")):
+    """Fit the prior (K, P0), the belief half-lives or the derive coefficients and print the summary."""
+    import pandas as pd
+
+    from thatchlab import logs
+    from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+
+    choice("WHAT", what, ("prior", "halflife", "derive"))
+    check_out(out)
+    if what == "prior":
+        choice("--engine", engine, SCORING)
+        if is_sqlite(input):
+            signals = logs.signals_from_store(input)
+            signals = signals[signals["kind"] == engine]
+            fitter = PriorFitter().fit(signals)
+        else:
+            from thatchlab.replay import run as run_replay
+
+            res = run_replay(logs.read_interaction_log(input), engine=engine, embedder=get_embedder(lookup))
+            prov = res.tables["provenance"].rename(columns={f"{engine}_id": "item_id"})
+            fitter = PriorFitter(soft_weight=res.params.soft_weight).fit(prov[["item_id", "signal"]])
+    elif what == "halflife":
+        fitter = HalfLifeFitter().fit_from_log(logs.read_memory_log(input))
+    else:
+        fitter = DeriveWeightsFitter().fit(logs.read_recall_log(input))
+    summary = fitter.summary_
+    typer.echo(summary.to_string(float_format=lambda x: f"{x:.6g}"))
+    if out is not None:
+        if summary.index.name is None and not isinstance(summary.index, pd.RangeIndex):
+            summary = summary.rename_axis("param")
+        write_out(summary.reset_index() if summary.index.name else summary, out)
+
+
+def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-memory SQLite database"),
+              days: float = typer.Option(30.0, help="window in days (observed_at >= now - days)"),
+              now: str = typer.Option(None, help="aware ISO time closing the window (default: a recall log's "
+                                                 "last replayed report; a database's last observation)"),
+              json_: bool = typer.Option(False, "--json", help="print the report as JSON")):
+    """Print the confidence calibration report of a recall log's replay or of an ai-memory database."""
+    from thatchlab.calibration import calibrate_from_shadow
+
+    at = parse_time(now, "--now")
+    if is_sqlite(input):
+        from thatchlab.logs.ai_memory import read_shadow_observations
+
+        obs = read_shadow_observations(input)
+        if at is None:
+            at = obs["observed_at"].max() if len(obs) else epoch()
+        report = calibrate_from_shadow(obs, at, days=days)
+    else:
+        from thatchlab.core.params import CalibrationParams
+        from thatchlab.logs import read_recall_log
+        from thatchlab.replay import run_calibration
+
+        res = run_calibration(read_recall_log(input), CalibrationParams(window_days=days))
+        obs = res.state.observations
+        if at is None and res.reports:
+            report = res.reports[-1]
+        else:
+            if at is None:
+                at = obs["observed_at"].max() if len(obs) else epoch()
+            report = calibrate_from_shadow(obs, at, days=days)
+    typer.echo(report.to_json(indent=1) if json_ else report.to_ascii().rstrip("\n"))

@@ -1,0 +1,163 @@
+"""Files in and out of the verbs: tables written by suffix, config mappings, ``name value`` lines.
+
+Every helper imports pandas and the error types inside the function, so
+importing the command line stays cheap; a verb pays for what it uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+__all__ = ["TABLE_SUFFIXES", "write_frame", "write_out", "check_out", "read_mapping", "is_sqlite",
+           "fmt_value", "echo_pairs"]
+
+#: Suffixes of the tables the verbs write.
+TABLE_SUFFIXES = (".csv", ".parquet", ".json")
+
+
+def write_frame(df, path: Path) -> None:
+    """Write a DataFrame as CSV, Parquet or JSON, chosen by the suffix of ``path``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table. An ``embedding`` column is kept (as lists of floats) only
+        in Parquet; CSV and JSON drop it.
+    path : Path
+        The file to write; its parent directories are created.
+
+    Raises
+    ------
+    InputError
+        When the suffix is not ``.csv``, ``.parquet`` or ``.json``.
+    """
+    from thatchlab.core.errors import InputError
+
+    suffix = path.suffix.lower()
+    out = df.copy()
+    if "embedding" in out.columns and suffix != ".parquet":
+        out = out.drop(columns=["embedding"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".csv":
+        out.to_csv(path, index=False)
+    elif suffix == ".parquet":
+        out = out.assign(**{c: out[c].map(lambda v: None if v is None else list(map(float, v)))
+                            for c in out.columns if c == "embedding"})
+        out.to_parquet(path, index=False)
+    elif suffix == ".json":
+        out.to_json(path, orient="records", indent=1, date_format="iso")
+    else:
+        raise InputError(f"{path}: unknown output format {suffix!r}; expected .csv, .parquet or .json")
+
+
+def write_out(df, path: Path) -> None:
+    """:func:`write_frame`, turning the writers' own errors into one clear InputError.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table to write.
+    path : Path
+        The output file (``.csv``, ``.parquet`` or ``.json``).
+    """
+    from thatchlab.core.errors import InputError, ThatchlabError
+
+    try:
+        write_frame(df, path)
+    except ThatchlabError:
+        raise
+    except Exception as exc:  # pyarrow / OS errors
+        raise InputError(f"{path}: cannot write ({type(exc).__name__}: {exc})") from None
+
+
+def check_out(*paths) -> None:
+    """Fail before any work when an output file has an unknown suffix.
+
+    Parameters
+    ----------
+    *paths : Path or None
+        The output options of a verb; ``None`` (not given) is skipped.
+    """
+    from thatchlab.core.errors import InputError
+
+    for path in paths:
+        if path is not None and Path(path).suffix.lower() not in TABLE_SUFFIXES:
+            raise InputError(f"{path}: unknown output format {Path(path).suffix!r}; "
+                             "expected .csv, .parquet or .json")
+
+
+def read_mapping(path: Path, what: str) -> dict:
+    """A JSON or TOML file (TOML by its ``.toml`` suffix) holding a mapping.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    what : str
+        What the file holds (``"config"``, ``"space"``), named in the errors.
+
+    Returns
+    -------
+    dict
+        The parsed mapping.
+    """
+    import json
+
+    from thatchlab.core.errors import InputError
+
+    if not Path(path).is_file():
+        raise InputError(f"{path}: no such {what} file")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        if Path(path).suffix.lower() == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{path}: cannot read the {what} ({exc}); expected JSON or TOML") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping in the {what} file, got {type(data).__name__}")
+    return data
+
+
+def is_sqlite(path: Path) -> bool:
+    """True when ``path`` has a SQLite suffix or starts with SQLite's file header.
+
+    >>> is_sqlite(Path("store.db")), is_sqlite(Path("/nonexistent/log.jsonl"))
+    (True, False)
+    """
+    if Path(path).suffix.lower() in (".db", ".sqlite", ".sqlite3"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def fmt_value(v) -> str:
+    """One printed value: floats to six significant digits, everything else as ``str``.
+
+    >>> fmt_value(0.123456789), fmt_value(3), fmt_value(True), fmt_value(None)
+    ('0.123457', '3', 'True', 'None')
+    """
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def echo_pairs(pairs) -> None:
+    """Print ``name value`` lines with the names padded to one width.
+
+    >>> echo_pairs([("brier", 0.25), ("n_events", 300)])
+    brier     0.25
+    n_events  300
+    """
+    pairs = list(pairs)
+    width = max((len(str(k)) for k, _ in pairs), default=0)
+    for k, v in pairs:
+        typer.echo(f"{str(k):<{width}}  {fmt_value(v)}")

@@ -1,0 +1,35 @@
+"""``thatchlab run`` (the main job on a data directory) and ``thatchlab demo`` (the scripted session)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+__all__ = ["run", "demo"]
+
+
+def run(data: Path = typer.Option(Path("data"), help="directory holding the sample logs"),
+        out: Path = typer.Option(Path("reports/run"), help="directory for the report and the export"),
+        config: Path = typer.Option(None, help="JSON or TOML file of per-engine parameters")):
+    """The main job: replay every engine, sweep, fit, report and export."""
+    from thatchlab.run import run_all
+
+    res = run_all(data, out, config=config)
+    for name, secs in res.timings.items():
+        typer.echo(f"  {name:<28} {secs:6.1f} s")
+    if res.skipped:
+        typer.echo(f"  skipped (no log): {', '.join(res.skipped)}")
+    typer.echo(f"report: {res.report_path}   export: {res.export_path}   manifest: {res.manifest_path}")
+
+
+def demo(out: Path = typer.Option(Path("reports/demo"), help="directory for the exported store"),
+         version: str = typer.Option("0.1.0", help="seed version stamped on default behaviors")):
+    """Scripted session through both scoring engines with the bundled model.
+
+    Prints the replies and nudge blocks and exports the store.
+    """
+    from thatchlab.cli.demo import run_demo
+
+    result = run_demo(out, version=version)
+    typer.echo(result.text())

@@ -1,0 +1,46 @@
+"""``thatchlab mine``: the anticipation engine's four pattern types over one lookback window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from thatchlab.cli._inputs import choice, epoch, parse_time
+from thatchlab.cli._io import check_out, echo_pairs, write_out
+
+__all__ = ["mine"]
+
+
+def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV or Parquet)"),
+         recalls: Path = typer.Argument(..., help="the recall stream (JSONL, CSV or Parquet)"),
+         now: str = typer.Option(None, help="aware ISO time; patterns are mined over [now - lookback, now) "
+                                            "(default: one second after the last event or recall)"),
+         mode: str = typer.Option("fraction", help="sequential confidence: fraction or seed"),
+         window: str = typer.Option("24h", help="how soon B must follow A (e.g. 24h, 90min)"),
+         lookback: str = typer.Option("30d", help="how far back to mine"),
+         out: Path = typer.Option(None, help="write the patterns (.csv, .parquet or .json)")):
+    """Mine sequential, periodic, conditional and co-occurrence patterns and count them."""
+    import pandas as pd
+
+    from thatchlab.anticipation import PATTERN_TYPES
+    from thatchlab.anticipation import mine as mine_all
+    from thatchlab.core.params import AnticipationParams
+    from thatchlab.logs import read_event_log, read_recall_stream
+
+    choice("--mode", mode, ("fraction", "seed"))
+    check_out(out)
+    params = AnticipationParams(window=window, lookback=lookback, mode=mode)
+    ev, rc = read_event_log(events), read_recall_stream(recalls)
+    at = parse_time(now, "--now")
+    if at is None:
+        last = pd.concat([ev["ts"], rc["ts"]]).max()
+        at = epoch() if pd.isna(last) else last + pd.Timedelta(seconds=1)
+    patterns = mine_all(ev, rc, at, params)
+    counts = patterns["type"].value_counts()
+    typer.echo(f"patterns mined over [{(at - pd.Timedelta(lookback)).isoformat()}, {at.isoformat()}):")
+    echo_pairs([(t, int(counts.get(t, 0))) for t in PATTERN_TYPES] + [("total", len(patterns))])
+    if out is not None:
+        patterns = patterns.copy()
+        patterns.attrs = {}
+        write_out(patterns, out)

@@ -1,0 +1,162 @@
+"""``thatchlab replay`` (one engine over one log) and ``thatchlab sweep`` (a parameter space, scored out of sample)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from thatchlab.cli._inputs import (
+    REPLAY_ENGINES,
+    SCORING,
+    choice,
+    engine_params,
+    get_embedder,
+    load_log,
+)
+from thatchlab.cli._io import check_out, echo_pairs, read_mapping, write_out
+
+__all__ = ["replay", "sweep", "parse_space"]
+
+
+def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet); for anticipation, the event stream"),
+           engine: str = typer.Option(..., help="prediction, behavior, belief, calibration or anticipation"),
+           recalls: Path = typer.Option(None, help="anticipation: the recall stream"),
+           config: Path = typer.Option(None, help="JSON/TOML parameters: {engine: {...}} or this engine's fields"),
+           lookup: Path = typer.Option(None, help="prediction/behavior: table of text, embedding used instead "
+                                                  "of the bundled model"),
+           events_out: Path = typer.Option(None, help="write the per-event outputs (.csv, .parquet or .json)"),
+           metrics_out: Path = typer.Option(None, help="write the metrics (.csv, .parquet or .json)")):
+    """Replay a log through one engine and print its metrics."""
+    from thatchlab import replay as rp
+
+    choice("--engine", engine, REPLAY_ENGINES)
+    check_out(events_out, metrics_out)
+    params = engine_params(engine, config)
+    data = load_log(engine, log, recalls)
+    if engine in SCORING:
+        res = rp.run(data, engine=engine, params=params, embedder=get_embedder(lookup))
+        events = res.events
+    elif engine == "belief":
+        res = rp.run_belief(data, params)
+        events = res.events
+    elif engine == "calibration":
+        res = rp.run_calibration(data, params)
+        events = res.events
+    else:
+        res = rp.run_anticipation(*data, params)
+        events = res.sessions
+    metrics = {k: v for k, v in res.metrics.items() if v is None or isinstance(v, (int, float, str))}
+    echo_pairs(metrics.items())
+    if events_out is not None:
+        write_out(events, events_out)
+    if metrics_out is not None:
+        _write_metrics(metrics, metrics_out)
+
+
+def _write_metrics(metrics: dict, path: Path) -> None:
+    """Write replay metrics: a JSON object, or a ``metric, value, text`` table (numbers in ``value``)."""
+    import json
+
+    import pandas as pd
+
+    if path.suffix.lower() == ".json":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(metrics, indent=1, default=float) + "\n", encoding="utf-8")
+        return
+
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    write_out(pd.DataFrame({
+        "metric": list(metrics),
+        "value": pd.Series([float(v) if number(v) else None for v in metrics.values()], dtype="float64"),
+        "text": [None if number(v) or v is None else str(v) for v in metrics.values()]}), path)
+
+
+def parse_space(text: str) -> dict:
+    """A search space from JSON text or a JSON/TOML file.
+
+    Parameters
+    ----------
+    text : str
+        JSON text of parameter → list of values, or the path of such a file;
+        ``{"low": a, "high": b, "log": true}`` objects become ranges.
+
+    Returns
+    -------
+    dict
+        Parameter → list of values, ``(low, high)`` or ``(low, high, "log")``.
+
+    Examples
+    --------
+    >>> parse_space('{"k": [2, 5], "p0": {"low": 0.1, "high": 0.9}, "w": {"low": 1, "high": 9, "log": true}}')
+    {'k': [2, 5], 'p0': (0.1, 0.9), 'w': (1, 9, 'log')}
+    """
+    import json
+
+    from thatchlab.core.errors import InputError
+
+    if not text.lstrip().startswith(("{", "[")):
+        space = read_mapping(Path(text), "space")
+    else:
+        try:
+            space = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"--space: not valid JSON ({exc}); expected e.g. '{{\"k\": [2, 5, 10]}}' "
+                             "or a JSON file") from None
+    if not isinstance(space, dict) or not space:
+        raise InputError("--space: expected a non-empty JSON object of parameter → values")
+    out = {}
+    for name, values in space.items():
+        if isinstance(values, dict):
+            if not {"low", "high"} <= set(values):
+                raise InputError(f"--space: {name!r}: a range needs 'low' and 'high'")
+            out[name] = (values["low"], values["high"], "log") if values.get("log") else (values["low"], values["high"])
+        elif isinstance(values, list) and values:
+            out[name] = values
+        else:
+            raise InputError(f"--space: {name!r}: expected a non-empty list of values or "
+                             f"{{\"low\": .., \"high\": ..}}, got {values!r}")
+    return out
+
+
+def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipation, the event stream"),
+          engine: str = typer.Option(..., help="prediction, behavior, belief, calibration or anticipation"),
+          space: str = typer.Option(..., help="JSON text or a JSON/TOML file: parameter → list of values "
+                                              "(or {\"low\": a, \"high\": b, \"log\": true} for random/optuna)"),
+          metric: str = typer.Option(..., help="the metric to optimise (direction taken from the engine)"),
+          search: str = typer.Option("grid", help="grid, random or optuna"),
+          n_trials: int = typer.Option(None, help="configurations drawn by random or optuna search"),
+          holdout: float = typer.Option(0.2, help="fraction of the log in each of validation and test"),
+          seed: int = typer.Option(0, help="seed of random search and optuna"),
+          recalls: Path = typer.Option(None, help="anticipation: the recall stream"),
+          config: Path = typer.Option(None, help="JSON/TOML base parameters for the fields not swept"),
+          lookup: Path = typer.Option(None, help="prediction/behavior: table of text, embedding"),
+          cache: Path = typer.Option(None, help="Parquet file of finished configurations (resumes a rerun)"),
+          out: Path = typer.Option(None, help="write every configuration's row (.csv, .parquet or .json)")):
+    """Score a parameter space out of sample and print the best configuration."""
+    from thatchlab.core.errors import InputError
+    from thatchlab.tune import best, get_engine
+    from thatchlab.tune import sweep as run_sweep
+
+    choice("--engine", engine, REPLAY_ENGINES)
+    choice("--search", search, ("grid", "random", "optuna"))
+    check_out(out)
+    directions = get_engine(engine).metrics
+    if metric not in directions:
+        raise InputError(f"--metric: engine {engine!r} has no metric {metric!r}; expected one of "
+                         f"{', '.join(directions)}")
+    grid = parse_space(space)
+    base = engine_params(engine, config)
+    data = load_log(engine, log, recalls)
+    results = run_sweep(data, grid, metric, engine=engine, search=search, n_trials=n_trials, holdout=holdout,
+                        seed=seed, cache=None if cache is None else str(cache), base=base,
+                        embedder=get_embedder(lookup) if engine in SCORING else None)
+    winner = best(results, metric, minimize=directions[metric] == "min")
+    typer.echo(f"{len(results)} configurations of {engine}; best by validation {metric} "
+               f"({'lower' if directions[metric] == 'min' else 'higher'} is better):")
+    echo_pairs([(k, getattr(winner.params, k)) for k in grid]
+               + [(f"val_{metric}", winner.val), (f"test_{metric}", winner.test)])
+    if out is not None:
+        write_out(results, out)

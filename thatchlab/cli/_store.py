@@ -1,0 +1,90 @@
+"""The store verbs: ``export`` a replayed engine to SQLite, ``import`` a store's tables, ``merge`` into production."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from thatchlab.cli._inputs import SCORING, choice, engine_params, get_embedder, load_log
+from thatchlab.cli._io import echo_pairs, write_frame
+
+__all__ = ["export", "import_", "merge"]
+
+
+def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite file (opened read-only)"),
+            out: Path = typer.Option(None, help="directory to write every table into"),
+            fmt: str = typer.Option("csv", "--format", help="csv, parquet or json")):
+    """Read a store and print what it holds; optionally write its tables out."""
+    from thatchlab.store import import_sqlite
+
+    contents = import_sqlite(path)
+    typer.echo(f"{path}")
+    if contents.meta:
+        typer.echo(f"  thatchlab export, model {contents.meta.get('model')!r}, "
+                   f"engines {contents.meta.get('engines')}")
+    for key in ("prediction", "behavior"):
+        eng = getattr(contents, key)
+        if eng is None:
+            continue
+        tables = eng.tables
+        counts = ", ".join(f"{name} {len(df)}" for name, df in tables.items())
+        typer.echo(f"  {key}: {counts}")
+        if out is not None:
+            for name, df in tables.items():
+                write_frame(df, out / f"{key}_{name}.{fmt}")
+    for key in ("beliefs", "calibration", "patterns"):
+        obj = getattr(contents, key)
+        if obj is None:
+            continue
+        frames = obj if isinstance(obj, dict) else {key: getattr(obj, "frame", obj)}
+        for name, df in frames.items():
+            if hasattr(df, "to_csv"):
+                typer.echo(f"  {key}: {name} {len(df)}")
+                if out is not None:
+                    write_frame(df, out / f"{name}.{fmt}")
+    if out is not None:
+        typer.echo(f"tables written to {out}")
+
+
+def merge(export: Path = typer.Argument(..., help="a thatchlab export"),
+          production: Path = typer.Argument(..., help="the production thatch file to update"),
+          backup: bool = typer.Option(True, help="keep <production>.bak")):
+    """Replace the exported engines' rows in a production file, keeping every other table."""
+    from thatchlab.store import merge_into
+
+    res = merge_into(export, production, backup=backup)
+    for table, n in res.replaced.items():
+        typer.echo(f"  {table}: {res.removed.get(table, 0)} rows replaced by {n}")
+    typer.echo(f"merged {', '.join(res.engines)} into {res.path}"
+               + (f" (backup: {res.backup_path})" if res.backup_path else ""))
+
+
+def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV or Parquet)"),
+           engine: str = typer.Option(..., help="prediction or behavior"),
+           out: Path = typer.Option(..., help="the SQLite file to write"),
+           params: Path = typer.Option(None, help="JSON/TOML parameters of the engine (replay and export)"),
+           overwrite: bool = typer.Option(False, help="replace an existing file"),
+           production_model: str = typer.Option(None, help="the embedding model production will use"),
+           allow_model_mismatch: bool = typer.Option(False, help="export even if the vectors' model differs"),
+           lookup: Path = typer.Option(None, help="table of text, embedding used instead of the bundled model")):
+    """Replay an interaction log and export the final state as a production SQLite store."""
+    from thatchlab.core.errors import ExportExistsError
+    from thatchlab.replay import run as run_replay
+    from thatchlab.replay.scoring import engine_class
+    from thatchlab.store import export_sqlite
+
+    choice("--engine", engine, SCORING)
+    p = engine_params(engine, params)
+    emb = get_embedder(lookup)
+    res = run_replay(load_log(engine, log), engine=engine, params=p, embedder=emb)
+    state = engine_class(engine).from_tables(res.tables, embedder=emb, params=res.params)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        result = export_sqlite(out, **{engine: state}, params={engine: p}, overwrite=overwrite,
+                               production_model=production_model, allow_model_mismatch=allow_model_mismatch)
+    except ExportExistsError:
+        raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it") from None
+    echo_pairs(sorted(result.counts.items()))
+    typer.echo(f"exported {', '.join(result.engines)} (model {result.model!r}) to {result.path}; "
+               f"manifest: {result.manifest_path}")

@@ -59,14 +59,23 @@ class PreferenceWorld:
         that situation flips before they answer.
     noise : probability that an answer contradicts the user's true preference.
     seed : seed of the world (preferences, phrasings, logs).
+    prior : ``None`` (default) or ``(K, P0)``. By default the preferred option
+        is confirmed with a strength drawn from Uniform(0.65, 0.95) and the
+        other option with ``1 − strength``, so no planted K exists. With
+        ``prior=(K, P0)`` every option of every (user, situation) — every item
+        the engine will hold — gets its own confirm probability drawn from
+        Beta(K·P0, K·(1 − P0)), the prior the scoring engine assumes, so a
+        fitted K and P0 can be checked against the planted ones (use
+        ``noise=0``: answer noise moves each probability towards ½).
 
     Attributes
     ----------
     situations : DataFrame ``situation, name, option_a, option_b, behavior``.
     matchers, prompts : dict situation → list of phrasings.
-    preference : DataFrame ``store, situation, prefers (a|b), strength`` (the
-        initial truth; ``strength`` is the probability of confirming the
-        preferred option, the other gets ``1 − strength``).
+    preference : DataFrame ``store, situation, prefers (a|b), strength, p_a, p_b``
+        (the initial truth; ``p_a``/``p_b`` are the probabilities of confirming
+        each option, ``prefers`` the likelier one and ``strength`` its
+        probability).
 
     Examples
     --------
@@ -78,13 +87,22 @@ class PreferenceWorld:
 
     def __init__(self, n_users: int = 5, n_situations: int = 12, phrasings_per_situation: int = 4,
                  drift_rate: float = 0.0, noise: float = 0.05, seed: int = 0,
-                 start: str = "2026-01-05T09:00:00Z"):
+                 start: str = "2026-01-05T09:00:00Z", prior: tuple[float, float] | None = None):
         if not 1 <= int(n_situations) <= len(SITUATIONS):
             raise InputError(f"n_situations: expected 1..{len(SITUATIONS)}, got {n_situations}")
         if int(n_users) < 1 or int(phrasings_per_situation) < 1:
             raise InputError("n_users and phrasings_per_situation must be at least 1")
         if not (0 <= drift_rate <= 1 and 0 <= noise < 0.5):
             raise InputError("drift_rate must be in [0, 1] and noise in [0, 0.5)")
+        if prior is not None:
+            try:
+                k, p0 = (float(x) for x in prior)
+            except (TypeError, ValueError):
+                raise InputError(f"prior: expected (K, P0), got {prior!r}") from None
+            if not (np.isfinite(k) and k > 0 and 0 < p0 < 1):
+                raise InputError(f"prior: expected K > 0 and 0 < P0 < 1, got K={k}, P0={p0}")
+            prior = (k, p0)
+        self.prior = prior
         self.n_users, self.n_situations = int(n_users), int(n_situations)
         self.phrasings_per_situation, self.drift_rate, self.noise = int(phrasings_per_situation), drift_rate, noise
         self.seed, self.start = seed, pd.Timestamp(start)
@@ -100,24 +118,34 @@ class PreferenceWorld:
         self.situations = pd.DataFrame(rows)
         self.stores = [f"user-{u:02d}" for u in range(self.n_users)]
         n = self.n_users * self.n_situations
+        if prior is None:
+            prefers = np.where(rng.random(n) < 0.5, "a", "b")
+            strength = rng.uniform(0.65, 0.95, n).round(3)
+            p_a = np.where(prefers == "a", strength, 1 - strength)
+            p_b = np.where(prefers == "a", 1 - strength, strength)
+        else:
+            k, p0 = prior
+            p_a, p_b = rng.beta(k * p0, k * (1 - p0), size=(2, n))
+            prefers = np.where(p_a >= p_b, "a", "b")
+            strength = np.maximum(p_a, p_b)
         self.preference = pd.DataFrame({
             "store": np.repeat(self.stores, self.n_situations),
             "situation": np.tile(np.arange(self.n_situations), self.n_users),
-            "prefers": np.where(rng.random(n) < 0.5, "a", "b"),
-            "strength": rng.uniform(0.65, 0.95, n).round(3)})
+            "prefers": prefers, "strength": strength, "p_a": p_a, "p_b": p_b})
 
     # ------------------------------------------------------------------ truth
     def _state(self):
-        return {(r.store, r.situation): [r.prefers, r.strength] for r in self.preference.itertuples()}
+        """Per (store, situation): ``[prefers, p_a, p_b]`` (drift swaps them)."""
+        return {(r.store, r.situation): [r.prefers, r.p_a, r.p_b] for r in self.preference.itertuples()}
 
     def _p_true(self, state, store, s, statement) -> float:
         """Planted probability that the user confirms ``statement`` in situation ``s``."""
-        prefers, strength = state[(store, s)]
+        _, p_a, p_b = state[(store, s)]
         row = self.situations.iloc[s]
-        if statement == row["option_" + prefers]:
-            return float(strength)
-        if statement in (row["option_a"], row["option_b"]):
-            return float(1 - strength)
+        if statement == row["option_a"]:
+            return float(p_a)
+        if statement == row["option_b"]:
+            return float(p_b)
         return 0.0
 
     def _answer(self, rng, p) -> bool:
@@ -126,7 +154,8 @@ class PreferenceWorld:
 
     def _drift(self, rng, state, key):
         if self.drift_rate and rng.random() < self.drift_rate:
-            state[key][0] = "b" if state[key][0] == "a" else "a"
+            prefers, p_a, p_b = state[key]
+            state[key] = ["b" if prefers == "a" else "a", p_b, p_a]
 
     def texts(self) -> dict:
         """All texts by role: ``matchers``, ``statements``, ``prompts``."""
@@ -151,15 +180,18 @@ class PreferenceWorld:
         return LookupEmbedder({t: v for t, v in vecs.items()}, name=f"synthetic-{dim}d")
 
     # ------------------------------------------------------------------ logs
-    def log(self, n_sessions: int, seed: int | None = None) -> pd.DataFrame:
+    def log(self, n_sessions: int, seed: int | None = None, soft_share: float = 0.25) -> pd.DataFrame:
         """An open-loop interaction log of ``n_sessions`` sessions.
 
         Each session: a ``message`` (a prompt phrasing), then one
         ``prediction_update`` on a random option of the situation: ``create``
         (10%), else ``confirm`` with the planted probability (noisy), else
-        ``soft`` (25% of refusals) or ``disconfirm``. Extra column ``p_true``
-        is the planted confirm probability of the update's statement.
+        ``soft`` (``soft_share`` of refusals, 25% by default) or
+        ``disconfirm``. Extra column ``p_true`` is the planted confirm
+        probability of the update's statement.
         """
+        if not 0 <= soft_share <= 1:
+            raise InputError(f"soft_share: expected a share in [0, 1], got {soft_share!r}")
         rng = np.random.default_rng(self.seed + 1 if seed is None else seed)
         state, rows = self._state(), []
         for k in range(int(n_sessions)):
@@ -176,7 +208,7 @@ class PreferenceWorld:
             elif self._answer(rng, p):
                 signal = "confirm"
             else:
-                signal = "soft" if rng.random() < 0.25 else "disconfirm"
+                signal = "soft" if rng.random() < soft_share else "disconfirm"
             rows.append({"ts": t + pd.Timedelta(seconds=45), "session": sess, "store": store,
                          "kind": "prediction_update", "matcher": self._matcher(rng, s), "statement": opt,
                          "signal": signal, "p_true": p})

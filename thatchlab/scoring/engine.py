@@ -18,7 +18,7 @@ import pandas as pd
 
 from thatchlab.core.errors import EmbeddingError, InputError, ParamsError
 from thatchlab.core.jsfmt import js_number, js_round, r3, to_fixed
-from thatchlab.core.params import ScoringParams
+from thatchlab.core.params import ParamsMixin, ScoringParams
 from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.time import iso_ms, iso_s, resolve_now
 from thatchlab.core.vectors import VectorRows
@@ -129,7 +129,7 @@ class Nudge:
         return len(self.items)
 
 
-class ScoringEngine(EngineState):
+class ScoringEngine(ParamsMixin, EngineState):
     """The generic engine over stores, matchers, items, edges and provenance.
 
     Parameters
@@ -168,31 +168,13 @@ class ScoringEngine(EngineState):
     def model_name(self) -> str | None:
         return getattr(self._embedder, "name", None) if self._embedder is not None else None
 
-    def get_params(self, deep: bool = True) -> dict:
-        """scikit-learn style: the constructor arguments."""
-        return {"embedder": self._embedder, "params": self.params,
-                "project_store": self.project_store, "clock": self.clock}
+    # get_params/set_params (ParamsMixin): the constructor arguments and, by name, the
+    # ScoringParams fields (``set_params(k=3)``); the embedder as given (None until loaded)
+    _params_attr = "params"
+    _param_attrs = {"embedder": "_embedder"}
 
-    def set_params(self, **kw):
-        """Set constructor arguments, or ScoringParams fields by name (``k=3``)."""
-        fields = {}
-        for key, value in kw.items():
-            if key == "embedder":
-                self._embedder = value
-            elif key == "params":
-                if not isinstance(value, ScoringParams):
-                    raise ParamsError("params: expected ScoringParams")
-                self.params = value
-            elif key == "project_store":
-                _check_text("project_store", value)
-                self.project_store = value
-            elif key == "clock":
-                self.clock = value
-            else:
-                fields[key] = value
-        if fields:
-            self.params = self.params.replace(**fields)
-        return self
+    def _validate_params(self):
+        _check_text("project_store", self.project_store)
 
 
     # ------------------------------------------------------------ embedding

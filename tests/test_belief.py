@@ -135,11 +135,12 @@ def test_currency_order_invariance(rows, rnd):
 
 @pytest.mark.parametrize("c, band", [
     (1.0, "current"), (0.5000000001, "current"), (0.5, "fading"), (0.3, "fading"), (0.25, "fading"),
-    (0.2499999999, "history"), (0.0, "history"), (None, None), (float("nan"), None),
+    (0.2499999999, "history"), (0.0, "history"), (None, None), (float("nan"), "history"),
 ])
 def test_band_boundaries(c, band):
     assert currency_band(c) == band
-    assert list(currency_band(np.array([np.nan if c is None else c]))) == [band]
+    assert list(currency_band(np.array([c], dtype=object))) == [band]
+    assert belief.band_reference(c) == band
 
 
 def test_band_at_exact_half_life_multiples():
@@ -150,7 +151,7 @@ def test_band_at_exact_half_life_multiples():
 
 
 def test_band_of_a_series_keeps_the_index():
-    s = currency_band(pd.Series([0.9, None, 0.1], index=["a", "b", "c"]))
+    s = currency_band(pd.Series([0.9, None, 0.1], index=["a", "b", "c"], dtype=object))
     assert s.to_dict() == {"a": "current", "b": None, "c": "history"}
 
 
@@ -246,7 +247,9 @@ def test_contradiction_supersedes_only_when_authoritative():
     before = s.row("m2")
     weak = s.apply(dict(ts=at(1), kind="contradicted", memory_id="c1", target_memory_id="m2",
                         authority=1))
-    assert weak["action"].tolist() == ["nothing"] and s.row("m2") == before
+    # production: a weaker source still lowers truth, it only cannot supersede
+    assert weak["action"].tolist() == ["contradicted"]
+    assert s.row("m2") == {**before, "confidence": 0.0, "status": "contradicted"}
     equal = s.apply(dict(ts=at(2), kind="contradicted", memory_id="c2", target_memory_id="m2",
                          authority=2))
     r = s.row("m2")
@@ -422,3 +425,120 @@ def test_currency_broadcasts_scalars_against_columns():
     assert vt.tolist() == [0.5, 1.0, 0.0]
     with pytest.raises(InputError, match="length"):
         compute_currency(pd.Series([T0, T0]), pd.Series([at(1), at(2), at(3)]), 30)
+
+
+# -- production edge cases (issue 14) ---------------------------------------------------------
+
+def test_weaker_contradiction_lowers_truth_without_superseding():
+    s = make_store()                                   # m1: authority 1, confidence 0.9
+    out = s.apply(dict(ts=at(1), kind="contradicted", memory_id="c1", target_memory_id="m1",
+                       authority=0.5))
+    r = s.row("m1")
+    assert out["action"].tolist() == ["contradicted"]
+    assert out["changed"].tolist() == [["confidence", "status"]]
+    assert (r["confidence"], r["status"], r["superseded_by"]) == (0.0, "contradicted", None)
+    assert "m1" not in set(s.view(at(1), "useful_now")["id"])
+    s2 = make_store(contradiction_factor=0.5)
+    s2.apply(dict(ts=at(1), kind="contradicted", memory_id="c1", target_memory_id="m1"))  # null = 0
+    assert (s2.row("m1")["confidence"], s2.row("m1")["status"]) == (0.45, "contradicted")
+
+
+def test_weaker_contradicting_claim_is_admitted_beside_the_lowered_row(embedder):
+    s = make_store()
+    out = s.admit(pd.DataFrame({"id": ["c2"], "text": ["no longer drinks tea"], "authority": [0]}),
+                  OracleJudge({"c2": ("contradicted", "m1")}), embedder, at=at(4))
+    assert out["action"].tolist() == ["inserted"]
+    assert (s.row("m1")["confidence"], s.row("m1")["status"]) == (0.0, "contradicted")
+    assert s.row("c2")["status"] == "active"
+
+
+def test_judgment_without_target_applies_to_the_top_neighbour(embedder):
+    s = BeliefStore()
+    s.write(dict(id="m0", text="no longer drinks tea", captured_at=T0))    # 0.768: inserted first
+    s.write(dict(id="m1", text="prefers green tea", captured_at=T0))       # 0.96: the top score
+    judge = CountingJudge("restated")
+    out = s.admit(pd.DataFrame({"id": ["c1"], "text": ["likes green tea a lot"]}), judge, embedder,
+                  at=at(3))
+    assert judge.calls[0][1] == ["m1", "m0"]
+    assert out[["event", "target_memory_id", "action"]].values.tolist() == [["restated", "m1", "restated"]]
+    assert (s.row("m1")["corroboration_count"], s.row("m1")["evidence"]) == (1, ["c1"])
+    assert s.row("m0")["corroboration_count"] == 0 and "c1" not in s
+    s.admit(pd.DataFrame({"id": ["c2"], "text": ["likes green tea a lot"]}),
+            CallableJudge(lambda text, nb: {"event": "resolved", "target_memory_id": None}), embedder,
+            at=at(5))
+    assert s.row("m1")["valid_to"] == at(5) and s.row("m0")["valid_to"] is None
+    s.admit(pd.DataFrame({"id": ["c3"], "text": ["likes green tea a lot"]}),
+            OracleJudge({"c3": "restated"}), embedder, at=at(6))
+    assert s.row("m1")["corroboration_count"] == 2
+
+
+def test_stored_half_life_wins_over_any_class_and_empty_class_is_none():
+    assert derive_half_life_days(stored=7.0, belief_class="nonsense") == 7.0
+    assert derive_half_life_days(belief_class="") is None
+    assert derive_half_life_days(belief_class="", tier="short_term") == 30.0
+    assert derive_half_life_days(belief_class="", user_asserted=True) is None
+    with pytest.raises(InputError, match="nonsense"):
+        derive_half_life_days(belief_class="nonsense")
+    with pytest.raises(InputError, match="position 1"):
+        derive_half_life_days(pd.Series([7.0, np.nan]), belief_class=pd.Series(["nonsense", "nonsense"]))
+    col = derive_half_life_days(pd.Series([7.0, np.nan, np.nan]),
+                                belief_class=pd.Series(["nonsense", "", "episodic"]),
+                                tier=pd.Series([None, "short_term", None]))
+    assert col.tolist() == [7.0, 30.0, 7.0]
+    s = BeliefStore()
+    s.write(dict(id="a", text="x", belief_class="nonsense", half_life_days=7.0, captured_at=T0))
+    s.write(dict(id="b", text="y", belief_class="", tier="short_term", captured_at=T0))
+    v = s.view(at(7), "all").set_index("id")
+    assert v.loc["a", "currency"] == 0.5 and v.loc["b", "effective_half_life_days"] == 30.0
+    assert s.row("b")["belief_class"] is None
+    with pytest.raises(InputError, match="belief_class"):
+        s.write(dict(id="c", text="z", belief_class="nonsense", captured_at=T0))
+
+
+def test_nan_half_life_gives_nan_currency_and_history():
+    nan = float("nan")
+    c = compute_currency(T0, at(1), nan)
+    assert isinstance(c, float) and np.isnan(c) and currency_band(c) == "history"
+    assert np.isnan(derive_half_life_days(stored=nan, belief_class="preference"))
+    assert np.isnan(currency_reference(T0.to_pydatetime(), at(1).to_pydatetime(), nan))
+    assert np.isnan(compute_currency(None, at(1), nan))                   # NaN before the clock
+    col = compute_currency(T0, at(30), pd.Series([nan, None, 30.0], dtype=object))
+    assert np.isnan(col.iloc[0]) and col.iloc[1:].tolist() == [1.0, 0.5]
+    assert currency_band(col).tolist() == ["history", "current", "fading"]
+    assert compute_currency(T0, at(1), nan, valid_to=at(2)) == 1.0       # valid_to still first
+
+
+def test_valid_to_is_checked_before_the_half_life():
+    now = at(10)
+    vt = now - pd.Timedelta(seconds=1)
+    c = compute_currency(T0, now, 0, valid_to=vt)
+    assert c == 0.0 and currency_band(c) == "history"
+    assert compute_currency(T0, now, -3, valid_to=now) == 1.0
+    assert currency_reference(T0.to_pydatetime(), now.to_pydatetime(), 0, vt.to_pydatetime()) == 0.0
+    col = compute_currency(T0, now, pd.Series([0.0, 30.0]), valid_to=pd.Series([vt, pd.NaT]))
+    assert col.tolist() == [0.0, 2 ** (-1 / 3)]
+    with pytest.raises(InputError, match="position 1"):
+        compute_currency(T0, now, pd.Series([0.0, 0.0]), valid_to=pd.Series([vt, pd.NaT]))
+    with pytest.raises(InputError, match="half_life_days"):
+        currency_reference(T0.to_pydatetime(), now.to_pydatetime(), 0)
+
+
+def test_currency_age_is_an_absolute_time_difference():
+    from zoneinfo import ZoneInfo
+
+    assert compute_currency("2026-10-24T02:07:33+01:00", "2026-10-25T01:07:33+00:00", 1) == 0.5
+    london = ZoneInfo("Europe/London")
+    last = dt.datetime(2026, 10, 24, 2, 7, 33, tzinfo=london)                # BST, +01:00
+    now = dt.datetime(2026, 10, 25, 1, 7, 33, fold=1, tzinfo=london)         # GMT, +00:00
+    assert now - last == dt.timedelta(hours=23)                 # Python's wall-clock subtraction
+    assert last.utcoffset() == dt.timedelta(hours=1) and now.utcoffset() == dt.timedelta(0)
+    assert compute_currency(last, now, 1) == 0.5
+    assert currency_reference(last, now, 1) == 0.5
+    assert compute_currency(pd.Series([last], dtype=object), pd.Series([now], dtype=object), 1).tolist() == [0.5]
+    fixed = dt.datetime(2026, 10, 24, 2, 7, 33, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert currency_reference(fixed, dt.datetime(2026, 10, 25, 1, 7, 33, tzinfo=UTC), 1) == 0.5
+    # valid_to compares instants too: 01:30 GMT (fold=1) is after 01:10 BST of the same day
+    vt = dt.datetime(2026, 10, 25, 1, 10, tzinfo=london)                     # fold=0: BST
+    late = dt.datetime(2026, 10, 25, 1, 5, fold=1, tzinfo=london)            # 01:05 GMT
+    assert compute_currency(last, late, 1, valid_to=vt) == 0.0
+    assert currency_reference(last, late, 1, vt) == 0.0

@@ -165,6 +165,20 @@ def test_replay_counts_missing_rows():
     assert np.isnan(r.metrics["auc"]) and len(r.state) == 0
 
 
+def test_replay_missing_read_has_no_band_and_weaker_contradiction_lowers_truth():
+    log = pd.DataFrame({"ts": [d(0), d(1), d(2), d(3)], "memory_id": ["m1", "c1", "m1", "zz"],
+                        "kind": ["write", "contradicted", "read", "read"],
+                        "text": ["x", None, None, None], "belief_class": ["state", None, None, None],
+                        "authority": [2, 1, None, None], "target_memory_id": [None, "m1", None, None],
+                        "still_true": [None, None, True, True]})
+    r = run_belief(log)
+    assert r.actions["action"].tolist() == ["contradicted"]          # production: weaker still lowers
+    assert r.state.row("m1")["confidence"] == 0.0 and r.events["status"].tolist()[0] == "contradicted"
+    assert r.events["useful_now"].tolist() == [False, False]
+    assert r.events["band"].tolist() == ["current", None]            # the missing read has no band
+    assert int(r.band_table["n"].sum()) == 1
+
+
 def test_replay_starts_from_an_initial_store():
     init = BeliefStore(pd.DataFrame([dict(id="m0", text="is a nurse", belief_class="identity",
                                           captured_at=T0)]))

@@ -8,6 +8,27 @@ review, delete) change a row; reads never write and nothing changes on time
 alone. New claims pass an admission gate that consults a judge only for
 close neighbours.
 
+Production's edge cases are reproduced, not tidied away:
+
+* ``valid_to`` is checked before the half-life, so a named-date row with a
+  half-life of 0 and ``valid_to`` one second ago has currency 0.0 (band
+  ``history``) instead of raising;
+* a NaN half-life gives currency NaN, and NaN falls in band ``history``
+  (both band thresholds compare false); None stays None;
+* the age is an absolute time difference: last evidence at
+  ``2026-10-24T02:07:33+01:00`` and now ``2026-10-25T01:07:33+00:00`` are
+  86,400 s apart, so a one-day half-life gives exactly 0.5 even where the
+  wall clock says 23 hours (the reference functions convert to UTC first);
+* a stored half-life wins whatever the class says:
+  ``derive_half_life_days(stored=7.0, belief_class="nonsense")`` is 7.0; an
+  empty class ``""`` is no class; an unknown class raises only when no
+  half-life is stored;
+* a ``contradicted`` event from a less authoritative source still lowers the
+  row's confidence (to 0.0 under the default ``contradiction_factor``) and
+  marks it contradicted, it just cannot supersede;
+* a judgment that names an event but no row is applied to the top-scoring
+  neighbour.
+
 Public names: :func:`compute_currency`, :func:`currency_band`,
 :func:`derive_half_life_days`, :data:`BELIEF_PRIORS`, :class:`BeliefParams`,
 :class:`BeliefStore`, :func:`admit` and the judges :class:`OracleJudge`,

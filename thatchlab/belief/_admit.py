@@ -4,7 +4,8 @@ A new claim is compared with its nearest stored rows by embedding; only
 neighbours at or above a similarity bar go to a judge, which names the
 evidence event (restated, contradicted, resolved, unrelated) and the row it
 touches. Similarity alone never writes: without a judged event the claim is
-an ordinary new row.
+an ordinary new row. When the judge names an event but no row, the event
+lands on the top-scoring neighbour (production's fallback).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class OracleJudge:
     or is a DataFrame with ``memory_id``, ``kind`` and ``target_memory_id``.
     A claim without a label, or whose labelled row is not among the
     neighbours shown, is ``unrelated``: the judge cannot pick a row the gate
-    did not retrieve.
+    did not retrieve. A label that names no row (``"restated"`` alone) is
+    returned without a target, and the gate applies it to the top neighbour.
 
     >>> import pandas as pd
     >>> j = OracleJudge({"c1": ("restated", "m1")})
@@ -76,7 +78,8 @@ class OracleJudge:
 
     def __call__(self, claim: dict, neighbours: pd.DataFrame) -> Judgment:
         event, target = self.labels.get(str(claim.get("id")), ("unrelated", None))
-        if event == "unrelated" or target in set(neighbours["id"]):
+        if event == "unrelated" or target is None or target in set(neighbours["id"]):
+            # a label naming no row is passed on as such: the gate applies it to the top neighbour
             return Judgment(event, None if event == "unrelated" else target, "label")
         return Judgment("unrelated", None, "labelled row not among the neighbours")
 
@@ -124,6 +127,12 @@ class CallableJudge:
         return _as_judgment(self.fn(claim.get("text"), neighbours.to_dict(orient="records")))
 
 
+def _null_target(target) -> bool:
+    """No row named: None, NaN/NA or an empty id."""
+    return (target is None or target is pd.NA or target == ""
+            or (isinstance(target, float) and np.isnan(target)))
+
+
 def _claims_frame(claims) -> pd.DataFrame:
     if isinstance(claims, str):
         claims = [claims]
@@ -148,6 +157,12 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     ``resolved`` touch the target row; ``contradicted`` touches it (subject to
     authority) and, when the contradiction lands, adds the claim as a new row
     that supersedes it; ``unrelated`` (or no neighbour) adds the claim.
+
+    A judgment that names no target row is applied to the neighbour with the
+    highest similarity, as production does: a judge answering just
+    ``"restated"`` for "likes green tea a lot" against "prefers green tea"
+    (0.96) restates "prefers green tea". The report's ``target_memory_id``
+    is then that neighbour.
 
     Parameters
     ----------
@@ -203,6 +218,9 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
             if verdict.event not in JUDGE_EVENTS:
                 raise InputError(f"judge returned event {verdict.event!r}; expected one of "
                                  f"{list(JUDGE_EVENTS)}")
+            if verdict.event != "unrelated" and _null_target(verdict.target_memory_id):
+                # production applies a judgment that names no row to the top-scoring neighbour
+                verdict = Judgment(verdict.event, str(nb["id"].iloc[0]), verdict.rationale)
             if verdict.event != "unrelated" and verdict.target_memory_id not in set(nb["id"]):
                 raise InputError(f"judge named row {verdict.target_memory_id!r}, which is not among "
                                  f"the neighbours shown ({list(nb['id'])})")

@@ -4,6 +4,14 @@ A belief's currency halves every half-life since it was last evidenced; a
 named-date claim is fully current until its ``valid_to`` and history after
 it. Currency is computed when a row is read, never stored, so nothing about
 a row changes on time alone. Every function takes scalars or columns.
+
+The order of the cases is production's, edges included: ``valid_to`` is
+looked at before the half-life (half-life 0 beside a ``valid_to`` one second
+in the past is 0.0, not an error); a NaN half-life gives a NaN currency,
+whose band is ``history``; the age is the absolute time between two instants
+(``2026-10-24T02:07:33+01:00`` to ``2026-10-25T01:07:33+00:00`` is one day
+exactly); a stored half-life wins over any class, even one thatchlab does
+not know, and an empty class is no class.
 """
 
 from __future__ import annotations
@@ -47,31 +55,52 @@ def _times(values, what):
     return ns, ns == _NAT, False
 
 
+def _missing(v) -> bool:
+    """A value that means "no half-life": None, pandas' NA or NaT (never a float NaN)."""
+    return v is None or v is pd.NA or v is pd.NaT
+
+
 def _half_lives(values):
+    """(float64 half-lives, NaN mask, scalar?) without the > 0 check.
+
+    A missing half-life (no decay) is NaN in the first array. A half-life that
+    *is* NaN is kept apart in the mask, so it can give a NaN currency as in
+    production: a scalar ``float("nan")`` or a NaN element of an object column.
+    In a numeric column NaN is pandas' missing value and means no half-life.
+    """
     if _is_scalar(values):
-        scalar, arr = True, None
+        scalar = True
+        if _missing(values):
+            return np.array([np.nan]), np.array([False]), True
         try:
-            hl = np.array([np.nan if values is None else float(values)], dtype=np.float64)
+            hl = np.array([float(values)], dtype=np.float64)
         except (TypeError, ValueError):
             raise InputError(f"half_life_days: expected a number (days) or None, got {values!r}") from None
-    else:
-        scalar = False
-        num = np.asarray(values)
-        if num.dtype.kind in "fiu":          # numeric column: no per-value conversion
-            hl = num.astype(np.float64, copy=False)
-            arr = None
-        else:
-            arr = np.asarray(pd.Series(values, dtype=object).to_numpy(), dtype=object)
-    if arr is not None:
-        try:
-            hl = pd.to_numeric(pd.Series(arr), errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
-            raise InputError(f"half_life_days: expected numbers (days) or None, got {arr[:3]!r}") from None
-    bad = hl <= 0                   # NaN (no decay) compares False
+        return hl, np.isnan(hl), scalar
+    num = np.asarray(values)
+    if num.dtype.kind in "fiu":          # numeric column: no per-value conversion
+        hl = num.astype(np.float64, copy=False)
+        return hl, np.zeros(hl.shape, dtype=bool), False
+    arr = np.asarray(pd.Series(values, dtype=object).to_numpy(), dtype=object)
+    missing = np.fromiter((_missing(v) for v in arr), dtype=bool, count=arr.size)
+    try:
+        hl = pd.to_numeric(pd.Series(np.where(missing, None, arr)), errors="raise").to_numpy(
+            dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise InputError(f"half_life_days: expected numbers (days) or None, got {arr[:3]!r}") from None
+    return hl, np.isnan(hl) & ~missing, False
+
+
+def _check_positive(hl, needed=None):
+    """Raise for a half-life <= 0 on a row that needs one (NaN compares False)."""
+    bad = hl <= 0
+    if needed is not None:
+        bad = bad & needed
     if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        value = np.broadcast_to(hl, bad.shape).ravel()[pos]
         raise InputError(f"half_life_days: expected > 0 days (or None for no decay), got "
-                         f"{hl[bad][0]!r} at position {int(np.flatnonzero(bad)[0])}")
-    return hl, scalar
+                         f"{value!r} at position {pos}")
 
 
 def _index_of(*values):
@@ -89,28 +118,45 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
         c = \\begin{cases}
             1 \\text{ if } now \\le valid\\_to \\text{ else } 0 & valid\\_to \\text{ set} \\\\
             1 & half\\_life \\text{ None} \\\\
+            \\text{NaN} & half\\_life \\text{ NaN} \\\\
             0.5^{\\max(age, 0) / half\\_life} & \\text{otherwise}
         \\end{cases}
 
     with ``age = (now - last_evidenced_at)`` in days (nanoseconds / 86400e9).
+
+    Production's order, case by case:
+
+    * ``valid_to`` is looked at first, so whatever the half-life is (even 0,
+      which raises on its own) does not matter for a named-date claim: a
+      half-life of 0 with ``valid_to`` one second before ``now`` gives 0.0.
+    * A half-life that is NaN gives a NaN currency (band ``history``), not 1.0.
+      In a numeric column NaN is pandas' missing value and still means "no
+      half-life"; pass a scalar or an object column to get the NaN case.
+    * The age is the absolute time between the two instants, whatever zones
+      they are written in: last evidence ``2026-10-24T02:07:33+01:00`` and now
+      ``2026-10-25T01:07:33+00:00`` are 86,400 s apart, so a 1-day half-life
+      gives exactly 0.5 (a wall-clock difference across the October DST change
+      would say 23 h).
 
     Parameters
     ----------
     last_evidenced_at : aware time or column of them
         The evidence clock (missing → currency ``None``/NaN when it is needed).
     now : aware time or column
-    half_life_days : number, ``None`` (no decay) or a column (NaN = None)
+    half_life_days : number, ``None`` (no decay), NaN, or a column (NaN = None
+        in numeric columns)
     valid_to : aware time, ``None`` or a column (NaT = not set); inclusive.
 
     Returns
     -------
-    float or None for scalar inputs; a float array (a Series when a Series
+    float or None for scalar inputs (None when the clock is missing and
+    needed; NaN for a NaN half-life); a float array (a Series when a Series
     was given) with NaN for undefined currency.
 
     Raises
     ------
     TimeError : a naive or unparsable time, or a missing ``now``.
-    InputError : a half-life ≤ 0.
+    InputError : a half-life <= 0 on a row without ``valid_to``.
 
     Examples
     --------
@@ -121,26 +167,36 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
     >>> compute_currency("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", 7,
     ...                  valid_to="2026-02-01T00:00:00Z")
     1.0
+    >>> compute_currency("2026-01-01T00:00:00Z", "2026-02-01T00:00:01Z", 0,
+    ...                  valid_to="2026-02-01T00:00:00Z")
+    0.0
+    >>> compute_currency("2026-10-24T02:07:33+01:00", "2026-10-25T01:07:33+00:00", 1)
+    0.5
+    >>> compute_currency("2026-01-01T00:00:00Z", "2026-01-31T00:00:00Z", float("nan"))
+    nan
     """
     last_ns, last_nat, s1 = _times(last_evidenced_at, "last_evidenced_at")
     now_ns, now_nat, s2 = _times(now, "now")
     if now_nat.any():
         raise TimeError("now: expected an aware timestamp for every row, got a missing value")
-    hl, s3 = _half_lives(half_life_days)
+    hl, hl_nan, s3 = _half_lives(half_life_days)
     vt_ns, vt_nat, s4 = _times(valid_to, "valid_to")
     try:
         shape = np.broadcast_shapes(last_ns.shape, now_ns.shape, hl.shape, vt_ns.shape)
     except ValueError:
         raise InputError("compute_currency: columns differ in length") from None
+    # valid_to comes first: a bad half-life beside a named date is never looked at
+    _check_positive(hl, needed=vt_nat)
     # whole-column arithmetic, then overrides; rows with a missing clock get garbage
     # ages here (integer wrap-around) that the masks below replace
     x = (now_ns - last_ns).astype(np.float64)              # age in ns, then in place:
     x /= NS_PER_DAY                                        # days
     np.maximum(x, 0.0, out=x)                              # negative age → 0
-    x = x / hl if x.shape != shape else np.divide(x, hl, out=x)
+    with np.errstate(divide="ignore", invalid="ignore"):   # half-life <= 0 only beside valid_to
+        x = x / hl if x.shape != shape else np.divide(x, hl, out=x)
     np.negative(x, out=x)
     out = np.exp2(x)                                       # = 0.5 ** (age / half_life)
-    no_decay = np.isnan(hl)
+    no_decay = np.isnan(hl) & ~hl_nan
     if no_decay.any():
         np.copyto(out, 1.0, where=no_decay)                # no half-life → 1.0
     if last_nat.any():
@@ -154,7 +210,9 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
         out = np.broadcast_to(out, shape).copy()
     if s1 and s2 and s3 and s4:
         v = float(out[0])
-        return None if np.isnan(v) else v
+        if np.isnan(v) and not hl_nan[0]:
+            return None                                    # the clock was needed and missing
+        return v
     index = _index_of(last_evidenced_at, now, half_life_days, valid_to)
     if index is not None and len(index) == out.size:
         return pd.Series(out, index=index, name="currency")
@@ -163,32 +221,39 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
 
 def currency_band(currency):
     """Band of a currency: ``current`` (c > 0.5), ``fading`` (0.25 ≤ c ≤ 0.5),
-    ``history`` (c < 0.25), ``None`` for None/NaN.
+    ``history`` otherwise — NaN included, as production's two comparisons are
+    both false for it — and ``None`` for None.
 
-    Scalars give a str or None; columns an object array (a Series for a Series).
+    Scalars give a str or None; columns an object array (a Series for a
+    Series). In a column, None (or pandas' NA) gives None and NaN gives
+    ``history``; a float column cannot hold None, so its NaN is ``history``.
 
     >>> currency_band(0.5), currency_band(0.25), currency_band(0.2499), currency_band(None)
     ('fading', 'fading', 'history', None)
-    >>> currency_band([1.0, 0.5000001]).tolist()
-    ['current', 'current']
+    >>> currency_band(float("nan"))
+    'history'
+    >>> currency_band([1.0, 0.5000001, None]).tolist()
+    ['current', 'current', None]
     """
     if _is_scalar(currency):
-        if currency is None:
+        if _missing(currency):
             return None
         c = float(currency)
-        if np.isnan(c):
-            return None
         return "current" if c > 0.5 else ("fading" if c >= 0.25 else "history")
+    missing = None
     if isinstance(currency, np.ndarray) and currency.dtype.kind == "f":
         c = currency.astype(np.float64, copy=False)
+    elif isinstance(currency, pd.Series) and currency.dtype.kind == "f":
+        c = currency.to_numpy(dtype=np.float64)
     else:
-        s = currency if isinstance(currency, pd.Series) else pd.Series(
-            np.asarray(currency, dtype=object))
-        c = pd.to_numeric(s, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
-    codes = np.add(c <= 0.5, c < 0.25, dtype=np.intp)   # 0 current, 1 fading, 2 history, 3 None
-    nan = np.isnan(c)
-    if nan.any():
-        codes[nan] = 3
+        arr = np.asarray(pd.Series(currency, dtype=object).to_numpy(), dtype=object)
+        missing = np.fromiter((_missing(v) for v in arr), dtype=bool, count=arr.size)
+        c = pd.to_numeric(pd.Series(np.where(missing, None, arr)), errors="raise").to_numpy(
+            dtype=np.float64, na_value=np.nan)
+    # 0 current, 1 fading, 2 history (NaN fails both tests, as in production), 3 None
+    codes = np.where(c > 0.5, 0, np.where(c >= 0.25, 1, 2)).astype(np.intp)
+    if missing is not None and missing.any():
+        codes[missing] = 3
     out = _BAND_LABELS.take(codes)
     if isinstance(currency, pd.Series):
         return pd.Series(out, index=currency.index, name="band")
@@ -211,19 +276,31 @@ def derive_half_life_days(stored=None, *, user_asserted=False, belief_class=None
                           tier=None, params: BeliefParams | None = None):
     """The half-life a row decays with, derived at read time (production order).
 
-    1. a stored half-life wins (it must be > 0);
+    1. a stored half-life wins (it must be > 0; NaN passes through as NaN),
+       whatever the class says — even a class thatchlab does not know;
     2. user asserted without a class → ``None`` (no decay);
-    3. a class → its prior in ``params`` (unknown class raises);
+    3. a class → its prior in ``params``;
     4. memory kind ``document`` or ``trigger`` → ``None``;
     5. tier ``short_term`` → 30 days (a fixed fallback in production);
     6. otherwise ``None``.
 
-    Scalars give a float or None; columns a float array (NaN = None).
+    The class is only looked at when no half-life is stored, so an unknown
+    class raises only then: ``derive_half_life_days(stored=7.0,
+    belief_class="nonsense")`` is 7.0, ``derive_half_life_days(
+    belief_class="nonsense")`` raises. An empty class (``""``) counts as no
+    class at all.
+
+    Scalars give a float or None; columns a float array (NaN = None, so a
+    stored NaN and "no half-life" look alike there).
 
     >>> derive_half_life_days(belief_class="preference")
     180.0
     >>> derive_half_life_days(12, belief_class="identity")
     12.0
+    >>> derive_half_life_days(stored=7.0, belief_class="nonsense")
+    7.0
+    >>> derive_half_life_days(belief_class="", tier="short_term")
+    30.0
     >>> derive_half_life_days(user_asserted=True) is None
     True
     >>> derive_half_life_days(tier="short_term"), derive_half_life_days(kind="trigger", tier="short_term")
@@ -235,22 +312,26 @@ def derive_half_life_days(stored=None, *, user_asserted=False, belief_class=None
     n = 1 if scalar else max(len(v) for v in cols if not _is_scalar(v))
     if not scalar and any(not _is_scalar(v) and len(v) != n for v in cols):
         raise InputError("derive_half_life_days: columns differ in length")
-    st, _ = _half_lives(stored if not _is_scalar(stored) else stored)
+    st, st_nan, _ = _half_lives(stored)
+    _check_positive(st)
     st = np.broadcast_to(st, (n,))
+    st_nan = np.broadcast_to(st_nan, (n,))
+    has_stored = ~np.isnan(st) | st_nan
     ua = _text_col(user_asserted, n)
     ua = np.array([bool(v) if v is not None else False for v in ua], dtype=bool)
     cls = _text_col(belief_class, n)
+    cls = np.array([None if c == "" else c for c in cls], dtype=object)   # "" is no class
     knd = _text_col(kind, n)
     tr = _text_col(tier, n)
     known = set(BELIEF_CLASSES)
     has_cls = np.array([c is not None for c in cls], dtype=bool)
-    bad = [i for i in np.flatnonzero(has_cls) if cls[i] not in known]
+    bad = [i for i in np.flatnonzero(has_cls & ~has_stored) if cls[i] not in known]
     if bad:
-        raise InputError(f"belief_class: expected one of {list(BELIEF_CLASSES)} (or None), got "
-                         f"{cls[bad[0]]!r} at position {bad[0]}")
+        raise InputError(f"belief_class: expected one of {list(BELIEF_CLASSES)} (or None) when no "
+                         f"half-life is stored, got {cls[bad[0]]!r} at position {bad[0]}")
     out = np.full(n, np.nan)
-    decided = ~np.isnan(st)
-    out[decided] = st[decided]
+    decided = has_stored.copy()
+    out[decided] = st[decided]                             # a stored NaN stays NaN
     decided |= ua & ~has_cls
     use_cls = has_cls & ~decided
     priors = p.priors
@@ -260,6 +341,8 @@ def derive_half_life_days(stored=None, *, user_asserted=False, belief_class=None
     short = (tr == "short_term") & ~decided
     out[short] = SHORT_TERM_HALF_LIFE_DAYS  # production's fixed fallback, not a class prior
     if scalar:
+        if st_nan[0]:
+            return float("nan")
         return None if np.isnan(out[0]) else float(out[0])
     return out
 
@@ -284,29 +367,49 @@ def currency_reference(last: _dt.datetime | None, now: _dt.datetime, half_life_d
     """Currency of one row in plain Python (aware datetimes); the loop
     baseline of the benchmark and the oracle of the tests.
 
+    Same order as production: ``valid_to`` first, then no half-life (1.0), a
+    NaN half-life (NaN), a half-life <= 0 (raises), a missing clock (None).
+    Every time is moved to UTC before it is compared or subtracted: Python
+    subtracts two datetimes that share a tzinfo by their wall clocks, which
+    across a DST change is an hour off.
+
     >>> t = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
     >>> currency_reference(t, t + _dt.timedelta(days=14), 7)
     0.25
+    >>> from zoneinfo import ZoneInfo
+    >>> london = ZoneInfo("Europe/London")
+    >>> last = _dt.datetime(2026, 10, 24, 2, 7, 33, tzinfo=london)           # +01:00
+    >>> now = _dt.datetime(2026, 10, 25, 1, 7, 33, fold=1, tzinfo=london)    # +00:00
+    >>> currency_reference(last, now, 1)
+    0.5
     """
     if now.tzinfo is None or (last is not None and last.tzinfo is None) or (
             valid_to is not None and valid_to.tzinfo is None):
         raise TimeError("currency_reference: naive datetime; expected timezone-aware times")
-    if half_life_days is not None and half_life_days <= 0:
-        raise InputError(f"half_life_days: expected > 0 days, got {half_life_days!r}")
+    now = now.astimezone(_dt.timezone.utc)
     if valid_to is not None:
-        return 1.0 if now <= valid_to else 0.0
+        return 1.0 if now <= valid_to.astimezone(_dt.timezone.utc) else 0.0
     if half_life_days is None:
         return 1.0
+    if half_life_days != half_life_days:      # NaN
+        return float("nan")
+    if half_life_days <= 0:
+        raise InputError(f"half_life_days: expected > 0 days, got {half_life_days!r}")
     if last is None:
         return None
-    d = now - last
-    ns = ((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds) * 1000
+    d = now - last.astimezone(_dt.timezone.utc)
+    ns = ((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds) * 1000 + getattr(d, "nanoseconds", 0)
     age = ns / NS_PER_DAY
     return 0.5 ** (max(age, 0.0) / half_life_days)
 
 
 def band_reference(c):
-    """Band of one currency in plain Python (see :func:`currency_band`)."""
+    """Band of one currency in plain Python (see :func:`currency_band`); NaN
+    fails both comparisons and is ``history``.
+
+    >>> band_reference(float("nan")), band_reference(None)
+    ('history', None)
+    """
     if c is None:
         return None
     if c > 0.5:

@@ -6,6 +6,17 @@ lowers confidence and may supersede, ``resolved`` closes the row at the event
 time, ``unrelated`` writes nothing and ``delete`` is the only removal.
 Reads compute currency on the fly and never write; nothing changes on time
 alone.
+
+Production's edges, kept as they are:
+
+* a contradiction from a *less* authoritative source still lowers the row's
+  confidence (to 0.0 under the default ``contradiction_factor``) and marks
+  it contradicted; authority only decides whether it also supersedes;
+* an empty ``belief_class`` is no class, and a class thatchlab does not know
+  is accepted when the row stores a half-life (which wins over any class);
+* NaN in ``half_life_days`` is pandas' missing value here, as in every float
+  column: a row cannot store a NaN half-life (the scalar functions of
+  :mod:`thatchlab.belief` show what production does with one).
 """
 
 from __future__ import annotations
@@ -87,9 +98,14 @@ def _norm_row(raw: dict, where: str) -> dict:
         raise InputError(f"{where}: a memory row needs 'id' and 'text'")
     if row["captured_at"] is None:
         raise InputError(f"{where}, column 'captured_at': expected an aware time, got null")
-    if row["belief_class"] is not None and row["belief_class"] not in BELIEF_CLASSES:
+    if row["belief_class"] == "":
+        row["belief_class"] = None          # an empty class is no class (production)
+    if (row["belief_class"] is not None and row["belief_class"] not in BELIEF_CLASSES
+            and row["half_life_days"] is None):
+        # a stored half-life wins over the class, so an unknown class only matters without one
         raise InputError(f"{where}, column 'belief_class': expected one of {list(BELIEF_CLASSES)} "
-                         f"or null, got {row['belief_class']!r}")
+                         f"or null (any class when half_life_days is stored), "
+                         f"got {row['belief_class']!r}")
     if row["half_life_days"] is not None and not row["half_life_days"] > 0:
         raise InputError(f"{where}, column 'half_life_days': expected > 0 or null, "
                          f"got {row['half_life_days']!r}")
@@ -214,14 +230,18 @@ class BeliefStore(ParamsMixin):
         ``confirmed`` (for reviews).
 
         Rules: ``restated`` → corroboration_count + 1, last_corroborated_at =
-        ts, evidence pointer appended; ``contradicted`` → if the source's
-        authority ≥ the row's (null = 0): confidence × contradiction_factor
-        and status ``superseded`` (superseded_by = the source) when
-        superseding is allowed and a source is named, else ``contradicted``;
-        a less authoritative contradiction writes nothing; ``resolved`` →
-        valid_to = ts; ``unrelated`` → nothing; ``review`` true → restated,
-        false → contradicted without supersede; ``delete`` → the row is
-        removed.
+        ts, evidence pointer appended; ``contradicted`` → confidence ×
+        contradiction_factor whatever the source, then, if the source's
+        authority ≥ the row's (null = 0), status ``superseded``
+        (superseded_by = the source) when superseding is allowed and a
+        source is named, else ``contradicted``; ``resolved`` → valid_to = ts;
+        ``unrelated`` → nothing; ``review`` true → restated, false →
+        contradicted without supersede; ``delete`` → the row is removed.
+
+        A less authoritative contradiction is production's quirk: it still
+        lowers truth (confidence 0.9 → 0.0 with the default factor, status
+        ``contradicted``) and only the supersede is withheld, exactly like a
+        refuting review.
 
         Returns a DataFrame with one row per event: ``memory_id`` (the row
         touched), ``kind``, ``action`` and ``changed`` (columns written).
@@ -268,7 +288,8 @@ class BeliefStore(ParamsMixin):
         new_auth = 0.0 if _null(auth) else float(auth)
         old_auth = 0.0 if row["authority"] is None else row["authority"]
         if new_auth < old_auth:
-            return self._done(mid, kind, "nothing", ())
+            # production lowers truth whatever the source; only superseding needs authority
+            return self._contradict(row, kind, supersede_to=None)
         named = source if target is not None and source != target else None
         return self._contradict(row, kind, supersede_to=named if self.params.supersede else None)
 

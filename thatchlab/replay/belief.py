@@ -115,9 +115,12 @@ def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: i
             kind=ev["memory_kind"], tier=ev["tier"], params=params)
         cur = np.asarray(compute_currency(ev["as_of"], ev["ts"], ev["effective_half_life_days"],
                                           ev["valid_to"]), dtype=np.float64)
-        cur[ev["missing"].to_numpy(dtype=bool)] = np.nan
+        missing = ev["missing"].to_numpy(dtype=bool)
+        cur[missing] = np.nan
         ev["currency"] = cur
-        ev["band"] = currency_band(cur)
+        band = currency_band(cur)
+        band[missing] = None          # no row was read: no band (a NaN currency alone is history)
+        ev["band"] = band
         known = (ev["belief_class"].notna() | ev["half_life_days"].notna()).to_numpy()
         active = (ev["status"] == "active").to_numpy()
         ev["useful_now"] = known & active & np.isin(ev["band"].to_numpy(dtype=object),

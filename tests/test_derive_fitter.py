@@ -89,3 +89,46 @@ def test_fitter_params_and_errors(world):
         DeriveWeightsFitter().fit(world.log.iloc[:3])
     with pytest.raises(InputError):
         DeriveWeightsFitter().fit(world.log.drop(columns="consumed"))
+
+
+# -- the BaseFitter conventions ---------------------------------------------------------------
+
+def test_fit_returns_self_and_the_repr_says_what_was_fitted(world, fitted):
+    f = DeriveWeightsFitter()
+    assert repr(f) == "<DeriveWeightsFitter: not fitted>"
+    small = world.log.iloc[:600]
+    assert f.fit(small) is f and f.n_ == len(recall_features(small))
+    assert repr(fitted) == (f"<DeriveWeightsFitter: fitted with 6000 judged recalls, "
+                            f"log_likelihood_={fitted.log_likelihood_:.1f}, converged_=True>")
+    pd.testing.assert_frame_equal(fitted.confidence_interval_, fitted.summary_[["ci_lower", "ci_upper"]])
+    assert list(fitted.summary_.columns) == ["coef", "se", "ci_lower", "ci_upper", "hand_set"]
+
+
+def test_print_summary_shows_the_fit_and_every_coefficient(fitted, capsys):
+    fitted.print_summary()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == repr(fitted)
+    assert "fitted = derive coefficients and half-life" in out and "n = 6000 judged recalls" in out
+    assert f"log-likelihood = {fitted.log_likelihood_:.1f}" in out and "converged = True" in out
+    rows = {line.split()[0]: line.split()[1:] for line in lines if line.strip()}
+    for name in COEFS:
+        assert rows[name] == [f"{v:.4g}" for v in fitted.summary_.loc[name]], name
+    assert rows["atom_bump"][-1] == "0.1"  # the hand-set value beside the fitted one
+
+
+def test_learned_state_before_fit_raises_not_fitted(world):
+    from thatchlab.tune import NotFittedError
+
+    f = DeriveWeightsFitter()
+    for name in ("summary_", "confidence_interval_", "log_likelihood_", "params_", "coef_", "n_"):
+        with pytest.raises(NotFittedError, match=f"DeriveWeightsFitter is not fitted.*{name}"):
+            getattr(f, name)
+    with pytest.raises(NotFittedError):
+        f.predict_proba(world.log)  # no params given and none fitted
+
+
+def test_compare_refits_a_copy_with_the_same_params(world):
+    f = DeriveWeightsFitter(alpha=0.1, eps=1e-5)
+    table = f.compare(world.log.iloc[:1500], holdout=0.2)
+    assert table["method"].iloc[0] == "fitted_derive" and repr(f) == "<DeriveWeightsFitter: not fitted>"

@@ -136,3 +136,45 @@ def test_weibull_check_flags_non_constant_hazards():
     assert bool(w.loc["expo", "exponential_ok"]) is True
     assert bool(w.loc["wear", "exponential_ok"]) is False and w.loc["wear", "rho"] > 2
     assert HalfLifeFitter().fit([1], [1]).weibull_ is None
+
+
+# -- the BaseFitter conventions ---------------------------------------------------------------
+
+def test_fit_returns_self_and_the_repr_says_what_was_fitted():
+    f = HalfLifeFitter()
+    assert repr(f) == "<HalfLifeFitter: not fitted>"
+    assert f.fit([1, 2, 3, 4], [1, 1, 0, 1], groups=["state", "plan", "state", None]) is f
+    assert f.n_ == 4
+    # ℓ = Σ_groups d ln λ − λT: plan (1 event, 2 days), state (1, 4), unclassified (1, 4)
+    ll = (math.log(0.5) - 1) + 2 * (math.log(0.25) - 1)
+    assert f.log_likelihood_ == pytest.approx(ll)
+    assert repr(f) == f"<HalfLifeFitter: fitted with 4 exposure segments, groups=3, log_likelihood_={ll:.4g}>"
+    pd.testing.assert_frame_equal(f.confidence_interval_, f.summary_[["ci_lower", "ci_upper"]])
+
+
+def test_print_summary_shows_the_fit_and_every_group(capsys):
+    f = HalfLifeFitter(alpha=0.1).fit([1, 2, 3, 4], [1, 1, 0, 1], groups=["state", "plan", "state", None])
+    f.print_summary(precision=3)
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == repr(f)
+    assert "fitted = half-life (days) per group" in out and "n = 4 exposure segments" in out
+    assert f"log-likelihood = {f.log_likelihood_:.3g}" in out
+    assert "intervals = 90% (alpha = 0.1)" in out and "events = 3" in out
+    rows = {line.split()[0]: line.split()[1:4] for line in out.splitlines() if line.strip()}
+    for group in ("plan", "state", "unclassified"):
+        assert rows[group] == [f"{v:.3g}" for v in f.summary_.loc[group, ["coef", "ci_lower", "ci_upper"]]]
+    assert rows["plan"][0] == f"{2 * LN2:.3g}"
+
+
+def test_learned_state_before_fit_raises_not_fitted():
+    from thatchlab.tune import NotFittedError
+
+    f = HalfLifeFitter()
+    for name in ("summary_", "confidence_interval_", "log_likelihood_", "half_life_", "n_"):
+        with pytest.raises(NotFittedError, match=f"HalfLifeFitter is not fitted.*{name}"):
+            getattr(f, name)
+    with pytest.raises(NotFittedError):
+        f.to_params()
+    with pytest.raises(InputError):  # a failed fit leaves the fitter unfitted
+        f.fit([], [])
+    assert repr(f) == "<HalfLifeFitter: not fitted>"

@@ -182,3 +182,57 @@ def test_fit_from_a_production_store(tmp_path):
     from_events = PriorFitter().fit(ev.loc[ev["signal"].notna(), ["item_id", "signal"]])
     assert from_store.k_ == from_events.k_ and from_store.p0_ == from_events.p0_
     assert from_store.n_items_ == from_events.n_items_ > 3
+
+
+# -- the BaseFitter conventions ---------------------------------------------------------------
+
+def test_fit_returns_self_and_the_repr_says_what_was_fitted(overdispersed):
+    c, d = overdispersed
+    f = PriorFitter()
+    assert repr(f) == "<PriorFitter: not fitted>"
+    assert f.fit_counts(c, d) is f
+    assert f.n_ == f.n_items_ == int(np.sum((c + d) > 0))
+    assert repr(f) == f"<PriorFitter: fitted with {f.n_} items, k_={f.k_:.4g}, p0_={f.p0_:.4g}>"
+    s = _signals([(3, 0, 0), (0, 3, 0), (2, 0, 1)])
+    g = PriorFitter()
+    assert g.fit(s) is g and repr(g) == "<PriorFitter: fitted with 3 items, k_=0.4882, p0_=0.5784>"
+
+
+def test_confidence_interval_is_the_two_summary_columns(overdispersed):
+    f = PriorFitter().fit_counts(*overdispersed)
+    pd.testing.assert_frame_equal(f.confidence_interval_, f.summary_[["ci_lower", "ci_upper"]])
+    assert f.summary_.index.name == "param"
+
+
+def test_print_summary_shows_the_fit_and_every_parameter(overdispersed, capsys):
+    f = PriorFitter(alpha=0.1).fit_counts(*overdispersed)
+    f.print_summary()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == repr(f)
+    assert "fitted = empirical-Bayes prior strength K and mean P0" in out
+    assert f"n = {f.n_} items" in out
+    assert f"log-likelihood = {f.log_likelihood_:.1f}" in out  # |ℓ| >= 1000: one decimal
+    assert "intervals = 90% (alpha = 0.1)" in out and "boundary fit = False" in out
+    rows = {line.split()[0]: line.split()[1:] for line in lines if line.split()[:1] in (["k"], ["p0"])}
+    assert rows["k"] == [f"{v:.4g}" for v in f.summary_.loc["k"]]
+    assert rows["p0"] == [f"{v:.4g}" for v in f.summary_.loc["p0"]]
+
+
+def test_learned_state_before_fit_raises_not_fitted():
+    from thatchlab.core.errors import ThatchlabError
+    from thatchlab.tune import NotFittedError
+
+    f = PriorFitter()
+    for name in ("summary_", "confidence_interval_", "log_likelihood_", "k_", "n_"):
+        with pytest.raises(NotFittedError, match=f"PriorFitter is not fitted: call fit\\(\\) before reading {name}"):
+            getattr(f, name)
+    with pytest.raises(NotFittedError):
+        f.print_summary()
+    with pytest.raises(ThatchlabError):
+        f.to_params()
+    assert not hasattr(f, "summary_")  # an AttributeError too
+    fitted = PriorFitter().fit_counts([3, 0, 4, 1, 5], [1, 2.25, 0.5, 1, 3])
+    with pytest.raises(AttributeError) as err:
+        _ = fitted.no_such_thing_
+    assert not isinstance(err.value, NotFittedError)

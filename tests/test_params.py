@@ -74,7 +74,7 @@ ESTIMATORS = {
     "behavior": (lambda: BehaviorEngine(_EMB, project_store="repo"), ["embedder", "params", "project_store", "clock"],
                  ScoringParams, ("threshold", 0.5), ("project_store", "  ")),
     "belief": (BeliefStore, ["params"], BeliefParams, ("preference", 50.0), ("preference", -1)),
-    "prior": (PriorFitter, ["soft_weight", "alpha"], None, ("alpha", 0.1), ("soft_weight", -0.5)),
+    "prior": (PriorFitter, ["soft_weight", "alpha", "objective"], None, ("alpha", 0.1), ("soft_weight", -0.5)),
     "halflife": (HalfLifeFitter, ["alpha", "weibull"], None, ("weibull", True), ("alpha", 1.5)),
     "derive": (DeriveWeightsFitter, ["params", "fit_baseline", "alpha", "eps"], None, ("eps", 1e-4),
                ("fit_baseline", "yes")),

@@ -13,7 +13,12 @@ from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
 from thatchlab.scoring import posterior_confidence
 from thatchlab.tune import PriorFitter
-from thatchlab.tune.prior import beta_binomial_loglik, signal_counts
+from thatchlab.tune.prior import (
+    beta_binomial_loglik,
+    prequential_loglik,
+    signal_counts,
+    signal_sequence,
+)
 
 
 def _signals(counts):
@@ -97,7 +102,7 @@ def test_fit_recovers_and_summary(overdispersed):
 
 def test_fit_from_signal_log_matches_counts():
     s = _signals([(3, 1, 0), (0, 2, 1), (4, 0, 2), (1, 1, 0), (5, 3, 0)])
-    f = PriorFitter(soft_weight=0.25).fit(s)
+    f = PriorFitter(soft_weight=0.25, objective="marginal").fit(s)
     g = PriorFitter().fit_counts([3, 0, 4, 1, 5], [1, 2.25, 0.5, 1, 3])
     assert f.k_ == g.k_ and f.p0_ == g.p0_
     assert f.log_likelihood_ == pytest.approx(
@@ -124,7 +129,7 @@ def test_boundary_fit_no_overdispersion():
 
 def test_params_api():
     f = PriorFitter(soft_weight=0.5)
-    assert f.get_params() == {"soft_weight": 0.5, "alpha": 0.05}
+    assert f.get_params() == {"soft_weight": 0.5, "alpha": 0.05, "objective": "auto"}
     assert f.set_params(alpha=0.1).alpha == 0.1
     with pytest.raises(InputError):
         PriorFitter(alpha=1.5)
@@ -194,7 +199,7 @@ def test_fit_returns_self_and_the_repr_says_what_was_fitted(overdispersed):
     assert f.n_ == f.n_items_ == int(np.sum((c + d) > 0))
     assert repr(f) == f"<PriorFitter: fitted with {f.n_} items, k_={f.k_:.4g}, p0_={f.p0_:.4g}>"
     s = _signals([(3, 0, 0), (0, 3, 0), (2, 0, 1)])
-    g = PriorFitter()
+    g = PriorFitter(objective="marginal")
     assert g.fit(s) is g and repr(g) == "<PriorFitter: fitted with 3 items, k_=0.4882, p0_=0.5784>"
 
 
@@ -236,3 +241,139 @@ def test_learned_state_before_fit_raises_not_fitted():
     with pytest.raises(AttributeError) as err:
         _ = fitted.no_such_thing_
     assert not isinstance(err.value, NotFittedError)
+
+
+# -- the prequential objective (issue 12, item 9) -----------------------------------------------
+
+def _loop_score(signals, k, p0, soft_weight=0.25):
+    """The weighted prequential log score, one signal at a time (the reference for the vectorised one)."""
+    state, total = {}, 0.0
+    for item, sig in zip(signals["item_id"], signals["signal"]):
+        c, d = state.get(item, (0.0, 0.0))
+        f = p0 if math.isinf(k) else (c + k * p0) / (c + d + k)
+        if sig == "confirm":
+            total, c = total + math.log(f), c + 1
+        elif sig == "disconfirm":
+            total, d = total + math.log(1 - f), d + 1
+        elif sig == "soft":
+            total, d = total + soft_weight * math.log(1 - f), d + soft_weight
+        state[item] = (c, d)
+    return total
+
+
+def _mixed_log(n_items=150, seed=5, soft_share=0.4):
+    """Interleaved signals of overdispersed items; refusals are soft with probability ``soft_share``."""
+    rng = np.random.default_rng(seed)
+    p = rng.beta(1.5, 2.5, size=n_items)
+    n = rng.integers(1, 12, size=n_items)
+    item = np.repeat(np.arange(n_items), n)
+    rng.shuffle(item)  # items interleave, as in a real log
+    yes = rng.random(item.size) < p[item]
+    soft = rng.random(item.size) < soft_share
+    sig = np.where(yes, "confirm", np.where(soft, "soft", "disconfirm"))
+    return pd.DataFrame({"item_id": [f"i{j}" for j in item], "signal": sig})
+
+
+def test_signal_sequence_counts_before_each_signal():
+    s = pd.DataFrame({"item_id": ["a", "b", "a", "a", "b", "a"],
+                      "signal": ["create", "soft", "confirm", "soft", "disconfirm", "confirm"]})
+    seq = signal_sequence(s, soft_weight=0.25)
+    assert seq["item_id"].tolist() == ["b", "a", "a", "b", "a"]
+    assert seq["c"].tolist() == [0.0, 0.0, 1.0, 0.0, 1.0]
+    assert seq["d"].tolist() == [0.0, 0.0, 0.0, 0.25, 0.25]
+    assert seq["y"].tolist() == [0.0, 1.0, 0.0, 0.0, 1.0]
+    assert seq["weight"].tolist() == [0.25, 1.0, 0.25, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("k, p0, soft_weight", [(5.0, 0.5, 0.25), (0.7, 0.2, 0.25), (40.0, 0.8, 1.0),
+                                                (3.0, 0.4, 0.0), (math.inf, 0.35, 0.25)])
+def test_prequential_loglik_is_the_loop_over_signals(k, p0, soft_weight):
+    s = _mixed_log(n_items=30, seed=1)
+    seq = signal_sequence(s, soft_weight)
+    got = prequential_loglik(seq["c"], seq["d"], seq["y"], k, p0, seq["weight"])
+    assert got == pytest.approx(_loop_score(s, k, p0, soft_weight), rel=1e-12, abs=1e-12)
+
+
+def test_prequential_loglik_is_the_sweeps_log_loss():
+    """ℓ / Σw is minus the weighted log-loss of the forecasts (c + K·P0)/(c + d + K) the metrics score."""
+    from thatchlab.metrics import prequential_scores
+
+    s = _mixed_log(n_items=40, seed=2)
+    seq = signal_sequence(s, 0.25)
+    k, p0 = 3.0, 0.45
+    ev = pd.DataFrame({"position": np.arange(len(seq)), "item_id": seq["item_id"], "signal": seq["signal"],
+                       "forecast": posterior_confidence(seq["c"], seq["d"], k, p0)})
+    scores = prequential_scores(ev, 0.25)
+    ll = prequential_loglik(seq["c"], seq["d"], seq["y"], k, p0, seq["weight"])
+    assert scores["n_forecasts"] == len(seq)
+    assert -ll / seq["weight"].sum() == pytest.approx(scores["log_loss"], rel=1e-12)
+
+
+def test_without_soft_signals_the_two_objectives_agree():
+    s = _mixed_log(n_items=200, seed=3, soft_share=0.0)
+    assert not (s["signal"] == "soft").any()
+    marg = PriorFitter(objective="marginal").fit(s)
+    preq = PriorFitter(objective="prequential").fit(s)
+    auto = PriorFitter().fit(s)
+    assert auto.objective_ == marg.objective_ == "marginal" and preq.objective_ == "prequential"
+    assert not marg.boundary_ and not preq.boundary_
+    assert preq.k_ == pytest.approx(marg.k_, rel=1e-6, abs=1e-6)
+    assert preq.p0_ == pytest.approx(marg.p0_, abs=1e-6)
+    assert preq.log_likelihood_ == pytest.approx(marg.log_likelihood_, rel=1e-9)
+    pd.testing.assert_frame_equal(preq.summary_, marg.summary_, rtol=1e-4)
+    assert (auto.k_, auto.p0_) == (marg.k_, marg.p0_)
+
+
+def test_soft_signals_fit_the_prequential_score():
+    s = _mixed_log(n_items=200, seed=4)
+    f = PriorFitter().fit(s)
+    assert f.objective_ == "prequential" and not f.boundary_
+    assert list(f.summary_.index) == ["k", "p0"]
+    seq = f.sequence_
+    assert f.log_likelihood_ == pytest.approx(_loop_score(s, f.k_, f.p0_), rel=1e-12)
+    for dk, dp in ((1.05, 1.0), (0.95, 1.0), (1.0, 1.02), (1.0, 0.98)):
+        assert f.log_likelihood_ >= prequential_loglik(seq["c"], seq["d"], seq["y"], f.k_ * dk, f.p0_ * dp,
+                                                       seq["weight"])
+    for row in ("k", "p0"):
+        lo, coef, hi = f.summary_.loc[row, ["ci_lower", "coef", "ci_upper"]]
+        assert lo < coef < hi
+    prof = f.profile("k", [f.k_, f.summary_.loc["k", "ci_lower"], f.summary_.loc["k", "ci_upper"]])
+    assert prof["deviance"].tolist() == pytest.approx([0.0, 3.841458820694124, 3.841458820694124], abs=2e-3)
+    # the pseudo-likelihood on the same log lands elsewhere
+    marg = PriorFitter(objective="marginal").fit(s)
+    assert abs(marg.k_ - f.k_) > 0.05 * f.k_
+
+
+def test_prequential_boundary_fit():
+    """One shared confirm probability: the score rises with K, so K = inf at the weighted pooled share."""
+    rng = np.random.default_rng(8)
+    item = rng.integers(0, 300, size=2400)
+    yes = rng.random(item.size) < 0.6
+    sig = np.where(yes, "confirm", np.where(rng.random(item.size) < 0.5, "soft", "disconfirm"))
+    s = pd.DataFrame({"item_id": item, "signal": sig})
+    f = PriorFitter().fit(s)
+    assert f.objective_ == "prequential" and f.boundary_ and math.isinf(f.k_)
+    w = np.where(sig == "soft", 0.25, 1.0)
+    assert f.p0_ == pytest.approx(w[yes].sum() / w.sum(), rel=1e-12)
+    assert f.log_likelihood_ == pytest.approx(_loop_score(s, math.inf, f.p0_), rel=1e-12)
+    assert math.isinf(f.summary_.loc["k", "ci_upper"]) and 0 < f.summary_.loc["k", "ci_lower"]
+    with pytest.raises(InputError, match="boundary"):
+        f.to_params()
+
+
+def test_objective_argument_and_summary(capsys):
+    with pytest.raises(InputError, match="objective"):
+        PriorFitter(objective="likelihood")
+    with pytest.raises(InputError, match="needs the signal sequence"):
+        PriorFitter(objective="prequential").fit_counts([3, 1], [1, 2])
+    assert PriorFitter().fit_counts([3, 1, 0], [1, 2.25, 3]).objective_ == "marginal"
+    f = PriorFitter().fit(_mixed_log(n_items=60, seed=6))
+    f.print_summary()
+    out = capsys.readouterr().out
+    assert "objective = prequential" in out
+    assert "fitted = empirical-Bayes prior strength K and mean P0 (weighted prequential log score)" in out
+    g = PriorFitter(objective="marginal").fit(_mixed_log(n_items=60, seed=6))
+    g.print_summary()
+    out = capsys.readouterr().out
+    assert "objective = marginal" in out and "(beta-binomial marginal likelihood)" in out
+    assert f.to_params() == ScoringParams(k=f.k_, p0=f.p0_)

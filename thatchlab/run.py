@@ -230,8 +230,11 @@ def _prior(ctx):
     ctx["state"]["prior"] = fit
     ctx["state"]["prior fit:metrics"] = {"k": fit.k_, "p0": fit.p0_, "log_likelihood": fit.log_likelihood_}
     sec = Section("Prediction engine: empirical-Bayes prior",
-                  "K and P0 fitted by the beta-binomial marginal likelihood of every prediction's "
-                  "confirm/disconfirm counts (soft signals fractional), with profile-likelihood intervals. "
+                  ("K and P0 fitted by the weighted prequential log score of every prediction's signals "
+                   "(soft signals as disconfirms of weight soft_weight, the sweep's own objective)"
+                   if fit.objective_ == "prequential" else
+                   "K and P0 fitted by the beta-binomial marginal likelihood of every prediction's "
+                   "confirm/disconfirm counts") + ", with profile-likelihood intervals. "
                   "Production hard-codes K = 5 and P0 = 0.5.")
     sec.tables.append(("Fitted prior", fit.summary_))
     if fit.k_ not in (0.0, float("inf")):

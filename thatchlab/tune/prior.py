@@ -1,11 +1,19 @@
 """Empirical-Bayes prior of the scoring engine (seeds 000 and 003): K and P0, fitted.
 
 Production scores an item with the posterior mean ``(c + K·P0) / (c + d + K)``
-of a Beta(K·P0, K·(1−P0)) prior. Across many items, the confirm/disconfirm
-counts follow a beta-binomial law whose marginal likelihood is maximised
-here over K and P0 (soft signals count ``soft_weight`` of a disconfirm), with
-profile-likelihood intervals; a log without overdispersion pushes K to
-infinity and is reported as a boundary fit.
+of a Beta(K·P0, K·(1−P0)) prior. Two objectives are offered over K and P0,
+both with profile-likelihood intervals:
+
+- ``"marginal"``: the beta-binomial marginal likelihood of each item's
+  confirm/disconfirm totals (soft signals count ``soft_weight`` of a
+  disconfirm). For integer counts it is the log-probability of the signal
+  sequence; with fractional soft counts it is only a pseudo-likelihood.
+- ``"prequential"``: the weighted prequential log score the sweep uses, each
+  signal scored by the confidence the item had just before it (a soft signal
+  is a disconfirm of weight ``soft_weight``). It needs the signal order.
+
+Without soft signals the two are the same function of (K, P0). A log
+without overdispersion pushes K to infinity and is reported as a boundary fit.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from thatchlab.core.errors import InputError
 from thatchlab.core.params.scoring import ScoringParams
 from thatchlab.tune._fitter import BaseFitter
 
-__all__ = ["PriorFitter", "beta_binomial_loglik", "signal_counts"]
+__all__ = ["PriorFitter", "beta_binomial_loglik", "prequential_loglik", "signal_counts",
+           "signal_sequence"]
 
 #: Bounds of log K searched; K beyond exp(18) is indistinguishable from infinity.
 _LOGK_LO, _LOGK_HI = -14.0, 18.0
@@ -29,6 +38,7 @@ _K_BOUNDARY = 1e6
 _POSITIVE = ("confirm",)
 _NEGATIVE = ("disconfirm",)
 _IGNORED = ("create", "codify")
+_OBJECTIVES = ("prequential", "marginal", "auto")
 
 
 def beta_binomial_loglik(c, d, k, p0, weights=None):
@@ -58,16 +68,8 @@ def beta_binomial_loglik(c, d, k, p0, weights=None):
     return float(np.sum(w * (betaln(a + c, b + d) - betaln(a, b))))
 
 
-def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFrame:
-    """Per-item counts ``c`` (confirms) and ``d`` (disconfirms + soft_weight × softs).
-
-    ``create``/``codify`` signals change no count; other signals raise
-    :class:`~thatchlab.core.errors.InputError` naming the row.
-
-    >>> s = pd.DataFrame({"item_id": ["a", "a", "b"], "signal": ["confirm", "soft", "create"]})
-    >>> signal_counts(s).to_dict("list")
-    {'item_id': ['a', 'b'], 'c': [1.0, 0.0], 'd': [0.25, 0.0]}
-    """
+def _signal_column(signals: pd.DataFrame) -> pd.Series:
+    """The checked ``signal`` column of a signal log (InputError naming the first bad row)."""
     if not isinstance(signals, pd.DataFrame):
         raise InputError(f"signals: expected a DataFrame with columns item_id, signal, "
                          f"got {type(signals).__name__}")
@@ -80,36 +82,127 @@ def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFr
         row = int(np.flatnonzero(~known.to_numpy())[0])
         raise InputError(f"signals row {row}, column 'signal': expected one of "
                          f"{list(_POSITIVE + _NEGATIVE + ('soft',) + _IGNORED)}, got {sig.iloc[row]!r}")
+    return sig
+
+
+def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFrame:
+    """Per-item counts ``c`` (confirms) and ``d`` (disconfirms + soft_weight × softs).
+
+    ``create``/``codify`` signals change no count; other signals raise
+    :class:`~thatchlab.core.errors.InputError` naming the row.
+
+    >>> s = pd.DataFrame({"item_id": ["a", "a", "b"], "signal": ["confirm", "soft", "create"]})
+    >>> signal_counts(s).to_dict("list")
+    {'item_id': ['a', 'b'], 'c': [1.0, 0.0], 'd': [0.25, 0.0]}
+    """
+    sig = _signal_column(signals)
     conf = sig.isin(_POSITIVE).to_numpy(dtype=np.float64)
     dis = sig.isin(_NEGATIVE).to_numpy(dtype=np.float64) + soft_weight * (sig == "soft").to_numpy(np.float64)
     frame = pd.DataFrame({"item_id": signals["item_id"].to_numpy(), "c": conf, "d": dis})
     return frame.groupby("item_id", sort=False, as_index=False)[["c", "d"]].sum()
 
 
-class PriorFitter(BaseFitter):
-    """Empirical-Bayes K and P0 from the beta-binomial marginal likelihood.
+def signal_sequence(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFrame:
+    """One row per forecastable signal, in log order, with the item's counts just before it.
 
-    Maximises ``ℓ(K, P0) = Σ_items [lnB(a + c, b + d) − lnB(a, b)]``,
-    ``a = K·P0``, ``b = K·(1−P0)``, over ``(log K, logit P0)`` with L-BFGS-B
-    and analytic gradients (digamma). Intervals are profile-likelihood
-    intervals: the values where ``2(ℓ̂ − ℓ_profile) = χ²₁(1 − alpha)``. When
-    the data show no overdispersion the likelihood keeps rising with K:
-    ``k_ = inf``, ``boundary_ = True`` and P0 is the pooled confirm share.
+    The rows of ``signals`` are taken in the order the signals happened. For
+    each ``confirm``/``disconfirm``/``soft`` row: ``c`` and ``d`` are the
+    item's confirm count and disconfirm weight from the item's earlier rows
+    (a confirm adds 1 to ``c``, a disconfirm 1 to ``d``, a soft
+    ``soft_weight`` to ``d``); ``y`` = 1 for a confirm, 0 otherwise;
+    ``weight`` = 1, or ``soft_weight`` for a soft. Per-item cumulative sums,
+    no loop over signals. ``create``/``codify`` rows are dropped.
+
+    >>> s = pd.DataFrame({"item_id": ["a", "a", "b", "a"], "signal": ["confirm", "soft", "create", "confirm"]})
+    >>> signal_sequence(s)[["item_id", "c", "d", "y", "weight"]].values.tolist()
+    [['a', 0.0, 0.0, 1.0, 1.0], ['a', 1.0, 0.0, 0.0, 0.25], ['a', 1.0, 0.25, 1.0, 1.0]]
+    """
+    sig = _signal_column(signals)
+    conf = sig.isin(_POSITIVE).to_numpy(dtype=np.float64)
+    soft = (sig == "soft").to_numpy(np.float64)
+    dis = sig.isin(_NEGATIVE).to_numpy(dtype=np.float64) + float(soft_weight) * soft
+    item = signals["item_id"].to_numpy()
+    frame = pd.DataFrame({"item_id": item, "signal": sig.to_numpy(), "dc": conf, "dd": dis})
+    after = frame.groupby("item_id", sort=False)[["dc", "dd"]].cumsum()
+    scored = ~sig.isin(_IGNORED).to_numpy()
+    out = pd.DataFrame({"item_id": item, "signal": sig.to_numpy(),
+                        "c": (after["dc"] - frame["dc"]).to_numpy(), "d": (after["dd"] - frame["dd"]).to_numpy(),
+                        "y": conf, "weight": np.where(soft > 0, float(soft_weight), 1.0)})
+    return out[scored].reset_index(drop=True)
+
+
+def prequential_loglik(c, d, y, k, p0, weights=None):
+    """Weighted prequential log score of the posterior confidence.
+
+    ``Σ_j w_j [y_j log f_j + (1 − y_j) log(1 − f_j)]`` with the one-step
+    forecast ``f_j = (c_j + K·P0) / (c_j + d_j + K)`` made from the counts
+    ``c_j``, ``d_j`` the item had before signal ``j`` (see
+    :func:`signal_sequence`). ``k = inf`` forecasts ``P0`` throughout. With
+    ``log f = log(c + a) − log(c + d + K)`` and ``log(1 − f) = log(d + b) −
+    log(c + d + K)``, ``a = K·P0``, ``b = K·(1−P0)``. For integer counts and
+    unit weights the per-item sums are :func:`beta_binomial_loglik`.
+
+    >>> round(prequential_loglik([0, 1], [0, 0], [1, 1], 5, 0.5), 6)   # log(0.5 · 3.5/6)
+    -1.232144
+    >>> round(prequential_loglik([0], [0], [0], 5, 0.5, weights=[0.25]), 6)   # 0.25 · log 0.5
+    -0.173287
+    """
+    c = np.asarray(c, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones_like(c) if weights is None else np.asarray(weights, dtype=np.float64)
+    p0 = float(p0)
+    if math.isinf(float(k)):
+        f = np.full_like(c, p0)
+    else:
+        k = float(k)
+        f = (c + k * p0) / (c + d + k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(y > 0, y * np.log(f), 0.0) + np.where(y < 1, (1 - y) * np.log1p(-f), 0.0)
+    return float(np.sum(np.where(w > 0, w * terms, 0.0)))
+
+
+class PriorFitter(BaseFitter):
+    """Empirical-Bayes K and P0: the marginal likelihood or the prequential log score.
+
+    Both objectives are maximised over ``(log K, logit P0)`` with BFGS and
+    analytic gradients, writing ``a = K·P0``, ``b = K·(1−P0)``:
+
+    - ``"marginal"``: ``ℓ(K, P0) = Σ_items [lnB(a + c, b + d) − lnB(a, b)]``
+      over each item's totals (``c`` confirms, ``d`` disconfirms +
+      ``soft_weight`` × softs). A pseudo-likelihood when ``d`` is fractional.
+    - ``"prequential"``: ``ℓ(K, P0) = Σ_signals w [y log f + (1−y) log(1−f)]``,
+      ``f = (c + a)/(c + d + K)`` from the item's counts before the signal,
+      ``y`` = 1 for confirm, 0 for disconfirm or soft, ``w`` = ``soft_weight``
+      for a soft and 1 otherwise: exactly the weighted log score whose mean
+      is the sweep's ``log_loss`` (``log_loss = −ℓ / Σw``).
+    - ``"auto"`` (default): ``"prequential"`` when the log holds a soft
+      signal, else ``"marginal"`` — with integer counts the two are the same
+      function of (K, P0), and the marginal one is cheaper.
+
+    Intervals are profile-likelihood intervals of the chosen objective: the
+    values where ``2(ℓ̂ − ℓ_profile) = χ²₁(1 − alpha)``. When the data show no
+    overdispersion ℓ keeps rising with K: ``k_ = inf``, ``boundary_ = True``
+    and P0 is the pooled (weighted) confirm share.
 
     Parameters
     ----------
     soft_weight : weight of a ``soft`` signal as a disconfirm (production 0.25).
     alpha : 1 − confidence level of the intervals.
+    objective : ``"auto"``, ``"prequential"`` or ``"marginal"``.
 
     Attributes
     ----------
     k_, p0_ : the fitted prior strength and mean.
-    log_likelihood_ : ``ℓ(k_, p0_)``.
+    objective_ : the objective used (``"prequential"`` or ``"marginal"``).
+    log_likelihood_ : ``ℓ(k_, p0_)`` of that objective.
     boundary_ : True when the fit is at K = ∞ (or K → 0, all items unanimous).
     summary_ : DataFrame, rows ``k``, ``p0``; columns ``coef``, ``ci_lower``, ``ci_upper``.
     confidence_interval_ : the two interval columns of ``summary_``.
     n_, n_items_ : the number of items with at least one counted signal.
-    counts_ : the per-item counts used.
+    counts_ : the per-item counts.
+    sequence_ : the scored signals of :func:`signal_sequence` (``None`` after
+        :meth:`fit_counts`, which has no order to score).
 
     The conventions (``get_params``/``set_params``, ``print_summary``, errors
     before ``fit``) are :class:`~thatchlab.tune.BaseFitter`'s.
@@ -118,19 +211,21 @@ class PriorFitter(BaseFitter):
     --------
     >>> s = pd.DataFrame({"item_id": list("aaabbbccc"),
     ...                   "signal": ["confirm"] * 3 + ["disconfirm"] * 3 + ["confirm", "soft", "confirm"]})
-    >>> f = PriorFitter().fit(s)
-    >>> round(f.p0_, 3), f.boundary_, list(f.summary_.columns)
-    (0.578, False, ['coef', 'ci_lower', 'ci_upper'])
+    >>> f = PriorFitter().fit(s)          # a soft signal: the prequential score
+    >>> f.objective_, round(f.p0_, 3), f.boundary_, list(f.summary_.columns)
+    ('prequential', 0.625, False, ['coef', 'ci_lower', 'ci_upper'])
     >>> f
+    <PriorFitter: fitted with 3 items, k_=0.1549, p0_=0.6251>
+    >>> PriorFitter(objective="marginal").fit(s)
     <PriorFitter: fitted with 3 items, k_=0.4882, p0_=0.5784>
     """
 
-    _estimand = "empirical-Bayes prior strength K and mean P0 (beta-binomial marginal likelihood)"
     _n_noun = "items"
 
-    def __init__(self, soft_weight: float = 0.25, alpha: float = 0.05):
+    def __init__(self, soft_weight: float = 0.25, alpha: float = 0.05, objective: str = "auto"):
         self.soft_weight = soft_weight
         self.alpha = alpha
+        self.objective = objective
         self._check_params()
 
     def _validate_params(self):
@@ -138,19 +233,51 @@ class PriorFitter(BaseFitter):
             raise InputError(f"soft_weight: expected a number >= 0, got {self.soft_weight!r}")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise InputError(f"alpha: expected 0 < alpha < 1, got {self.alpha!r}")
+        if not (isinstance(self.objective, str) and self.objective in _OBJECTIVES):
+            raise InputError(f"objective: expected one of {list(_OBJECTIVES)}, got {self.objective!r}")
+
+    @property
+    def _estimand(self) -> str:
+        how = ("weighted prequential log score" if self.__dict__.get("objective_") == "prequential"
+               else "beta-binomial marginal likelihood")
+        return f"empirical-Bayes prior strength K and mean P0 ({how})"
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, signals: pd.DataFrame) -> PriorFitter:
-        """Fit from a signal log (columns ``item_id``, ``signal``); returns ``self``."""
+        """Fit from a signal log (columns ``item_id``, ``signal``, rows in signal order); returns ``self``.
+
+        The objective is ``self.objective``; ``"auto"`` takes ``"prequential"``
+        when any row is a ``soft`` signal, else ``"marginal"``.
+        """
+        seq = signal_sequence(signals, self.soft_weight)
         counts = signal_counts(signals, self.soft_weight)
-        self.fit_counts(counts["c"].to_numpy(), counts["d"].to_numpy())
-        self.counts_ = counts
+        objective = self.objective
+        if objective == "auto":
+            objective = "prequential" if (seq["signal"] == "soft").any() else "marginal"
+        if objective == "marginal":
+            self._fit_marginal(counts["c"].to_numpy(), counts["d"].to_numpy())
+        else:
+            self._fit_prequential(seq, counts)
+        self.counts_, self.sequence_ = counts, seq
         return self
 
     def fit_counts(self, c, d) -> PriorFitter:
-        """Fit from per-item counts ``c`` (confirms) and ``d`` (disconfirm weight)."""
-        from scipy.stats import chi2
+        """Fit the marginal objective from per-item counts ``c`` (confirms) and ``d`` (disconfirm weight).
 
+        Totals carry no signal order, so the prequential objective cannot be
+        fitted from them: ``objective="prequential"`` raises
+        :class:`InputError` (call :meth:`fit` with the signal log); ``"auto"``
+        fits ``"marginal"``.
+        """
+        if self.objective == "prequential":
+            raise InputError("objective='prequential' scores each signal with the counts before it and "
+                             "needs the signal sequence: call fit(signals) with item_id and signal in "
+                             "order, or use objective='marginal' for per-item totals")
+        self._fit_marginal(c, d)
+        self.sequence_ = None
+        return self
+
+    def _fit_marginal(self, c, d):
         c = np.asarray(c, dtype=np.float64).ravel()
         d = np.asarray(d, dtype=np.float64).ravel()
         if c.shape != d.shape:
@@ -162,16 +289,42 @@ class PriorFitter(BaseFitter):
             raise InputError("signals: no confirm, disconfirm or soft signal to fit on")
         pairs, weights = np.unique(np.stack([c[keep], d[keep]], axis=1), axis=0, return_counts=True)
         self._c, self._d, self._w = pairs[:, 0], pairs[:, 1], weights.astype(np.float64)
+        self._kind = "marginal"
         self.counts_ = pd.DataFrame({"c": c, "d": d})
-        self.n_items_ = self.n_ = int(keep.sum())
+        n_items = int(keep.sum())
         C, D = float(np.sum(self._w * self._c)), float(np.sum(self._w * self._d))
+        self._finish(C, D, n_items)
+
+    def _fit_prequential(self, seq: pd.DataFrame, counts: pd.DataFrame):
+        live = seq[seq["weight"] > 0]
+        if live.empty:
+            raise InputError("signals: no confirm, disconfirm or soft signal to fit on")
+        # one row per distinct (c, d, y), its weights summed: the score depends on nothing else
+        rows = live.groupby(["c", "d", "y"], sort=True)["weight"].sum()
+        c, d, y = (rows.index.get_level_values(name).to_numpy(np.float64) for name in ("c", "d", "y"))
+        w = rows.to_numpy(np.float64)
+        pos = y > 0
+        self._pc, self._pw = c[pos], w[pos]
+        self._nd, self._nw = d[~pos], w[~pos]
+        self._tot, self._tw = c + d, w
+        self._kind = "prequential"
+        n_items = int(((counts["c"] + counts["d"]) > 0).sum())
+        self._finish(float(self._pw.sum()), float(self._nw.sum()), n_items)
+
+    def _finish(self, C: float, D: float, n_items: int):
+        """Maximise the chosen objective, detect the boundary, compute the intervals."""
+        from scipy.stats import chi2
+
+        self.__dict__.pop("summary_", None)  # unfitted until the fit succeeds
         if C == 0 or D == 0:
             raise InputError("signals: every signal points the same way (no confirm or no disconfirm); "
                              "P0 is at its boundary and cannot be fitted")
+        self._C, self._D = C, D
+        self.n_items_ = self.n_ = n_items
         self._cut = float(chi2.ppf(1 - self.alpha, 1)) / 2.0
         theta, ll = self._maximise()
         pooled = C / (C + D)
-        ll_inf = beta_binomial_loglik(self._c, self._d, math.inf, pooled, self._w)
+        ll_inf = self._ll_inf(pooled)
         k_hat = math.exp(theta[0])
         if k_hat > _K_BOUNDARY or ll_inf >= ll - 1e-6:
             self.k_, self.p0_, self.log_likelihood_, self.boundary_ = math.inf, pooled, ll_inf, True
@@ -181,37 +334,51 @@ class PriorFitter(BaseFitter):
             self.k_, self.p0_, self.log_likelihood_, self.boundary_ = 0.0, _expit(theta[1]), ll, True
         else:
             self.k_, self.p0_, self.log_likelihood_, self.boundary_ = k_hat, _expit(theta[1]), ll, False
+        self.objective_ = self._kind
         self._theta, self._ll = theta, ll
         self.summary_ = pd.DataFrame(
             {"coef": [self.k_, self.p0_], "ci_lower": [self._ci(0, -1), self._ci(1, -1)],
              "ci_upper": [self._ci(0, +1), self._ci(1, +1)]}, index=pd.Index(["k", "p0"], name="param"))
-        return self
+
+    def _ll_inf(self, p: float) -> float:
+        """The objective at K = ∞ (every forecast is P0): ``C log P0 + D log(1 − P0)``."""
+        if self._kind == "marginal":
+            return beta_binomial_loglik(self._c, self._d, math.inf, p, self._w)
+        return prequential_loglik([0.0, 0.0], [0.0, 0.0], [1.0, 0.0], math.inf, p, [self._C, self._D])
 
     def _loglik(self, theta):
-        # hot path of the profile searches: the same sum as beta_binomial_loglik, without checks
-        from scipy.special import betaln
-
+        # hot path of the profile searches: the objective's sum, without checks
         k = math.exp(theta[0])
         p = 1.0 / (1.0 + math.exp(-theta[1]))
         a, b = k * p, k - k * p
-        return float(self._w @ (betaln(a + self._c, b + self._d) - betaln(a, b)))
+        if self._kind == "marginal":
+            from scipy.special import betaln
+
+            return float(self._w @ (betaln(a + self._c, b + self._d) - betaln(a, b)))
+        return float(self._pw @ np.log(self._pc + a) + self._nw @ np.log(self._nd + b)
+                     - self._tw @ np.log(self._tot + k))
 
     def _neg(self, theta):
-        from scipy.special import digamma
-
         k, p = math.exp(theta[0]), _expit(theta[1])
         a, b = k * p, k * (1 - p)
-        c, d, w = self._c, self._d, self._w
-        tot = digamma(a + b) - digamma(a + b + c + d)
-        ga = np.sum(w * (digamma(a + c) - digamma(a) + tot))
-        gb = np.sum(w * (digamma(b + d) - digamma(b) + tot))
+        if self._kind == "marginal":
+            from scipy.special import digamma
+
+            c, d, w = self._c, self._d, self._w
+            tot = digamma(a + b) - digamma(a + b + c + d)
+            ga = np.sum(w * (digamma(a + c) - digamma(a) + tot))
+            gb = np.sum(w * (digamma(b + d) - digamma(b) + tot))
+        else:  # ∂ℓ/∂a = Σ w [y/(c + a) − 1/(n + K)], ∂ℓ/∂b = Σ w [(1 − y)/(d + b) − 1/(n + K)]
+            tot = -float(self._tw @ (1.0 / (self._tot + k)))
+            ga = float(self._pw @ (1.0 / (self._pc + a))) + tot
+            gb = float(self._nw @ (1.0 / (self._nd + b))) + tot
         grad = np.array([a * ga + b * gb, k * p * (1 - p) * (ga - gb)])
         return -self._loglik(theta), -grad
 
     def _maximise(self):
         from scipy.optimize import minimize
 
-        pooled = float(np.sum(self._w * self._c) / np.sum(self._w * (self._c + self._d)))
+        pooled = self._C / (self._C + self._D)
         best = None
         for logk in (math.log(5.0), math.log(200.0)):
             res = minimize(self._neg_clipped, np.array([logk, _logit(pooled)]), jac=True, method="BFGS",
@@ -244,8 +411,8 @@ class PriorFitter(BaseFitter):
 
         res = minimize_scalar(neg, bounds=(lo, hi), method="bounded", options={"xatol": 1e-4})
         cand = -float(res.fun)
-        if which == 1:  # the binomial limit K = ∞ is part of the profile in P0
-            cand = max(cand, beta_binomial_loglik(self._c, self._d, math.inf, _expit(value), self._w))
+        if which == 1:  # the limit K = ∞ is part of the profile in P0
+            cand = max(cand, self._ll_inf(_expit(value)))
         return cand
 
     def profile(self, param: str, values) -> pd.DataFrame:
@@ -298,7 +465,8 @@ class PriorFitter(BaseFitter):
         return [("k_", self.k_), ("p0_", self.p0_)]
 
     def _summary_header(self):
-        return [("soft_weight", self.soft_weight), ("boundary fit", self.boundary_)]
+        return [("objective", self.objective_), ("soft_weight", self.soft_weight),
+                ("boundary fit", self.boundary_)]
 
 
 def _expit(x):

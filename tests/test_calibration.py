@@ -106,7 +106,8 @@ def test_derive_signals_names_and_json():
     s = derive_signals(age_days=-2.0, is_atom=1, corroboration=-1, baseline=1.5)
     assert list(s) == ["source_age_days", "atom_derivation", "prior_corroboration_count",
                        "freshness_factor", "baseline_per_source"]
-    assert s == {"source_age_days": 0.0, "atom_derivation": True, "prior_corroboration_count": 0,
+    # the count is recorded as stored (production), even where derive clamps it to 0
+    assert s == {"source_age_days": 0.0, "atom_derivation": True, "prior_corroboration_count": -1,
                  "freshness_factor": 1.0, "baseline_per_source": 1.0}
     assert json.loads(signals_json(s)) == s
     frame = derive_signals(np.array([0.0, 30.0]), False, 2)
@@ -265,10 +266,11 @@ def test_report_window_is_inclusive_without_upper_bound():
     assert rep.total_observations == 2  # exactly now−30d is in; a future observation is in too
 
 
-def test_report_days_zero_is_empty_and_negative_raises():
+def test_report_days_zero_keeps_now_and_negative_raises():
     obs = _obs([("a", "u", 0, 0.5, None)])
     rep = calibrate_from_shadow(obs, NOW, days=0)
-    assert rep.total_observations == 0 and len(rep.rows) == 0 and rep.window_days == 0
+    # production: the window is observed_at >= now - 0, so a row at now is in it
+    assert rep.total_observations == 1 and len(rep.rows) == 1 and rep.window_days == 0
     with pytest.raises(InputError):
         calibrate_from_shadow(obs, NOW, days=-1)
     with pytest.raises(TimeError):
@@ -290,7 +292,7 @@ def test_report_ascii_layout_byte_exact():
         "CONFIDENCE CALIBRATION REPORT (window: 7 days, observations: 3)\n"
         "\n"
         "NAMESPACE                 SOURCE         COUNT  MEDIAN    MEAN    UTIL  HISTOGRAM (0.0..1.0)\n"
-        "personal                  assistant          1    0.75    0.75       -  .......#..\n"
+        "personal                  assistant          1    0.75    0.75     n/a  .......#..\n"
         "work                      user               2    0.30    0.30    0.50  ..#.#.....\n"
     )
     assert text == expected
@@ -444,3 +446,168 @@ def test_import_sqlite_reads_an_ai_memory_database(ai_memory_db):
     assert len(state.observations) == 3
     rep = calibrate_from_shadow(state.observations, NOW, days=30)
     assert rep.total_observations == 2
+
+
+# ---------------------------------------------------------------- production edge cases (issue 14)
+
+
+def test_report_utility_counts_every_non_null_outcome_as_judged():
+    one = calibrate_from_shadow(_obs([("a", "u", 1, 0.5, "recalled")]), NOW, 30)
+    assert one.rows.iloc[0]["consumption_utility"] == 0.0          # production: 0.0, not None
+    rows = [("a", "u", 1, 0.5, "consumed"), ("a", "u", 1, 0.5, "recalled"), ("a", "u", 1, 0.5, "skipped"),
+            ("a", "u", 1, 0.5, "unconsumed"), ("a", "u", 1, 0.5, None), ("b", "u", 1, 0.5, None)]
+    rep = calibrate_from_shadow(_obs(rows), NOW, 30)
+    assert rep.rows["consumption_utility"].tolist() == [0.25, None]   # 1 consumed of 4 judged
+    assert json.loads(rep.to_json())["rows"][1]["consumption_utility"] is None
+    assert "     n/a  " in rep.to_ascii().splitlines()[4]
+
+
+def test_report_ascii_prints_na_and_negative_zero_as_production():
+    rep = calibrate_from_shadow(_obs([("a", "u", 1, -0.0, None)]), NOW, 30)
+    assert math.copysign(1.0, rep.rows.iloc[0]["median"]) == -1.0   # the value keeps its sign
+    line = rep.to_ascii().splitlines()[3]
+    assert line == f"{'a':<24}  {'u':<12}  {1:>6}  {'0.00':>6}  {'0.00':>6}  {'n/a':>6}  #........."
+    rows = pd.DataFrame({"namespace": ["a"], "source": ["u"], "count": [2], "median": [-0.0], "mean": [-0.0],
+                         "buckets": [[2] + [0] * 9], "consumption_utility": pd.Series([-0.0], dtype=object)})
+    text = CalibrationReport(window_days=30, total_observations=2, rows=rows).to_ascii()
+    assert text.splitlines()[3].endswith("     2    0.00    0.00    0.00  #.........")
+    assert "-0.00" not in text
+
+
+def test_window_has_no_upper_bound_and_days_is_range_checked():
+    from thatchlab.core.errors import ThatchlabError
+
+    obs = _obs([("a", "u", -1 / 24, 0.5, None), ("a", "u", 1 / 86_400, 0.5, None)])  # now+1h, now−1s
+    rep = calibrate_from_shadow(obs, NOW, days=0)
+    assert rep.total_observations == 1 and rep.window_days == 0
+    assert calibrate_from_shadow(obs, NOW, days=36_500).total_observations == 2
+    for bad in (-1, 36_501, 36_500.5, float("nan"), float("inf"), True, "30"):
+        with pytest.raises(ThatchlabError, match=r"0\.\.=36500") as exc:
+            calibrate_from_shadow(obs, NOW, days=bad)
+        assert isinstance(exc.value, InputError) and repr(bad) in str(exc.value)
+
+
+def test_window_and_gc_compare_observed_at_as_production_text():
+    from thatchlab.calibration import cutoff_text
+
+    now = "2025-12-12T19:19:39.890849474Z"
+    assert cutoff_text(pd.Timestamp(now) - pd.Timedelta(days=1)) == "2025-12-11T19:19:39.890849474+00:00"
+    assert cutoff_text("2025-12-11T19:19:39.5Z") == "2025-12-11T19:19:39.500+00:00"
+    assert cutoff_text("2025-12-11T19:19:39.000001Z") == "2025-12-11T19:19:39.000001+00:00"
+    assert cutoff_text("2025-12-11T19:19:39Z") == "2025-12-11T19:19:39+00:00"
+    texts = ["2025-12-11T19:19:39Z",          # 0.89 s before the cutoff, but 'Z' > '.': inside
+             "2025-12-11T19:19:39+00:00",     # the same instant, '+' < '.': outside
+             "2025-12-11T20:19:39+01:00"]     # the same instant again, '20' > '19': inside
+    obs = pd.DataFrame({"namespace": ["a"] * 3, "source": ["u"] * 3, "observed_at": texts,
+                        "derived_confidence": [0.5] * 3, "recall_outcome": [None] * 3})
+    for i, inside in enumerate([True, False, True]):
+        one = obs.iloc[[i]].reset_index(drop=True)
+        assert calibrate_from_shadow(one, now, days=1).total_observations == int(inside)
+        kept, n = gc_observations(one, now, 1)
+        assert (len(kept), n) == ((1, 0) if inside else (0, 1))
+    # the same instant as a timestamp is compared like the text thatchlab writes: outside, deleted
+    ts = obs.iloc[[0]].assign(observed_at=pd.to_datetime(["2025-12-11T19:19:39Z"], utc=True))
+    assert calibrate_from_shadow(ts, now, days=1).total_observations == 0
+    assert gc_observations(ts, now, 1)[1] == 1
+
+
+def test_stored_text_column_wins_and_timestamps_compare_like_their_text():
+    from thatchlab.calibration import OBSERVED_AT_TEXT, observed_at_text
+
+    now = pd.Timestamp("2025-12-12T19:19:39.890849474Z")
+    obs = pd.DataFrame({"namespace": ["a"] * 2, "source": ["u"] * 2,
+                        "observed_at": pd.to_datetime(["2025-12-11T19:19:39Z"] * 2, utc=True),
+                        OBSERVED_AT_TEXT: ["2025-12-11T19:19:39Z", None],
+                        "derived_confidence": [0.5] * 2, "recall_outcome": [None] * 2})
+    assert calibrate_from_shadow(obs, now, days=1).total_observations == 1   # only the stored 'Z' row
+    kept, n = gc_observations(obs, now, 1)
+    assert n == 1 and kept[OBSERVED_AT_TEXT].tolist() == ["2025-12-11T19:19:39Z"]
+    # thatchlab's own text orders like the instants: the text path equals the timestamp path
+    rng = np.random.default_rng(3)
+    base = pd.Timestamp("2026-01-01T00:00:00Z").value
+    step = rng.choice([1, 1_000, 1_000_000, 1_000_000_000], 400)
+    t = pd.Series(pd.to_datetime(base + rng.integers(-3, 4, 400) * step, utc=True))
+    as_text = pd.DataFrame({"namespace": "a", "source": "u", "observed_at": observed_at_text(t),
+                            "derived_confidence": 0.5})
+    as_time = as_text.assign(observed_at=t)
+    for cut in (base, base + 1, base + 1_000, base - 1_000_000, base + 2_000_000_000):
+        now_ = pd.Timestamp(cut, tz="UTC") + pd.Timedelta(days=1)
+        a, b = gc_observations(as_text, now_, 1), gc_observations(as_time, now_, 1)
+        assert a[1] == b[1] == int((t.array.asi8 < cut).sum())
+        assert (calibrate_from_shadow(as_text, now_, 1).total_observations
+                == calibrate_from_shadow(as_time, now_, 1).total_observations == int((t.array.asi8 >= cut).sum()))
+
+
+def test_ai_memory_reader_keeps_the_stored_text(tmp_path):
+    from thatchlab.calibration import OBSERVED_AT_TEXT
+
+    path = tmp_path / "z.db"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, confidence REAL)")
+        c.execute("CREATE TABLE confidence_shadow_observations (id INTEGER PRIMARY KEY, memory_id TEXT, "
+                  "namespace TEXT, source TEXT, observed_at TEXT, caller_confidence REAL, "
+                  "derived_confidence REAL, signals TEXT, recall_outcome TEXT)")
+        c.executemany("INSERT INTO confidence_shadow_observations(memory_id, namespace, source, observed_at, "
+                      "derived_confidence, recall_outcome) VALUES (?,?,?,?,?,?)",
+                      [("m1", "w", "user", "2025-12-11T19:19:39Z", 0.6, "recalled"),
+                       ("m2", "w", "user", "2025-12-11T19:19:39+00:00", 0.4, None)])
+    obs = read_shadow_observations(path)
+    assert obs[OBSERVED_AT_TEXT].tolist() == ["2025-12-11T19:19:39Z", "2025-12-11T19:19:39+00:00"]
+    assert str(obs["observed_at"].dtype) == "datetime64[ns, UTC]"
+    rep = calibrate_from_shadow(obs, "2025-12-12T19:19:39.890849474Z", days=1)
+    assert rep.total_observations == 1 and rep.rows.iloc[0]["consumption_utility"] == 0.0
+    assert calibrate_from_shadow(obs.drop(columns=OBSERVED_AT_TEXT), "2025-12-12T19:19:39.890849474Z",
+                                 days=1).total_observations == 0
+
+
+def test_signals_keep_the_stored_corroboration_count_exactly():
+    big = 2**53 + 1
+    assert derive_signals(corroboration=-5)["prior_corroboration_count"] == -5
+    assert '"prior_corroboration_count": -5,' in signals_json(derive_signals(corroboration=-5))
+    assert derive_signals(corroboration=big)["prior_corroboration_count"] == big
+    assert '"prior_corroboration_count": 9007199254740993,' in signals_json(derive_signals(corroboration=big))
+    frame = derive_signals(np.array([0.0, 30.0]), False, np.array([-5, big]))
+    assert [json.loads(x)["prior_corroboration_count"] for x in signals_json(frame)] == [-5, big]
+    # derived values are unchanged: derive still uses max(n, 0) in floats
+    assert derive(corroboration=-5) == derive(corroboration=0) == 0.5
+    recalls = pd.DataFrame({"memory_id": ["m1", "m2"], "namespace": "ns", "source": "user",
+                            "ts": ["2026-01-31T00:00:00Z"] * 2, "caller_confidence": 0.9,
+                            "created_at": ["2026-01-01T00:00:00Z"] * 2, "is_atom": [False, True],
+                            "corroboration": np.array([-5, big], dtype=np.int64)})
+    obs = shadow_sample(recalls, 1.0, 0)
+    assert [json.loads(x)["prior_corroboration_count"] for x in obs["signals"]] == [-5, big]
+    assert obs["derived_confidence"].tolist() == [derive(30.0, False, 0), derive(30.0, True, float(big))]
+
+
+LN2_PY = math.log(2)
+
+
+def _ref_derive(age, atom, n, baseline, hl):
+    """ai-memory's derive written out in plain Python floats (no fused multiply-add)."""
+    age, hl = max(age, 0.0), max(hl, EPS)
+    ff = min(max(math.exp(-age * LN2_PY / hl), 0.0), 1.0)
+    base = min(max(0.5 + 0.1 * float(atom) + 0.05 * max(math.log10(1.0 + max(n, 0)), 0.0)
+                   - 0.02 * age * LN2_PY / hl, 0.0), 1.0)
+    return min(max(base * ff + min(max(baseline, 0.0), 1.0) * (1.0 - ff), 0.0), 1.0)
+
+
+AGES = [0.0, 0.25, 0.5, 1.0, 2.0, 3.7, 7.0, 12.25, 29.999, 30.0, 31.5, 45.5, 90.0, 123.456, 365.0, 1000.0]
+HALF_LIVES = [0.5, 1.0, 7.0, 15.0, 30.0, 45.0, 180.0]
+
+
+def test_derive_and_decay_are_bit_identical_to_the_production_formula():
+    cases = [(a, atom, n, b, h) for a in AGES for h in HALF_LIVES
+             for atom, n, b in ((False, 0, 0.5), (True, 3, 0.2), (False, 1000, 0.9))]
+    for a, atom, n, b, h in cases:
+        assert derive(a, atom, n, b, h) == _ref_derive(a, atom, n, b, h), (a, atom, n, b, h)
+        assert freshness_factor(a, h) == math.exp(-a * LN2_PY / h)
+        assert decayed(0.8, a, h) == min(max(0.8 * math.exp(-a * LN2_PY / h), 0.0), 1.0)
+    age, atom, n, b, h = (np.array(x) for x in zip(*cases))
+    assert derive(age, atom, n, b, h).tolist() == [_ref_derive(*c) for c in cases]
+    assert freshness_factor(age, h).tolist() == [math.exp(-c[0] * LN2_PY / c[4]) for c in cases]
+    assert decayed(np.full(len(cases), 0.7), age, h).tolist() == [
+        min(max(0.7 * math.exp(-c[0] * LN2_PY / c[4]), 0.0), 1.0) for c in cases]
+    sig = derive_signals(age, atom, n, b, h)
+    assert sig["freshness_factor"].tolist() == [math.exp(-c[0] * LN2_PY / c[4]) for c in cases]
+    # the shape matters: 2 ** (−age / hl) rounds differently for some of these inputs
+    assert any(2.0 ** (-a / h) != math.exp(-a * LN2_PY / h) for a in AGES for h in HALF_LIVES)

@@ -8,6 +8,16 @@ source) with consumption utility from the recall ledger. The formulas here are
 vectorised (scalars, numpy arrays or pandas Series); the shadow log and the
 calibration report live in :mod:`thatchlab.calibration._shadow` and
 :mod:`thatchlab.calibration._report` and are re-exported here.
+
+Freshness is production's ``exp(−age·ln 2 / hl)`` — not the equivalent
+``2 ** (−age / hl)``, which rounds differently — computed in production's
+operation order with the C library's ``exp`` and ``log10`` (numpy's own
+vectorised ``exp`` differs in the last bit for a few percent of inputs). So
+``derive`` and ``decayed`` equal the same formula in plain Python floats bit
+for bit; production's compiled code can differ only where it fuses a
+multiply-add, by at most 1 ulp. The signal record's
+``prior_corroboration_count`` is the count as stored (``-5`` stays ``-5``,
+``2**53 + 1`` stays exact); derive itself uses ``max(n, 0)``.
 """
 
 from __future__ import annotations
@@ -23,10 +33,14 @@ import pandas as pd
 from thatchlab.calibration._report import CalibrationReport
 from thatchlab.calibration._shadow import (
     LEDGER_ABSENT_WARNING,
+    MAX_WINDOW_DAYS,
     OBSERVATION_COLUMNS,
+    OBSERVED_AT_TEXT,
     backfill_recall_outcomes,
     calibrate_from_shadow,
+    cutoff_text,
     gc_observations,
+    observed_at_text,
     shadow_sample,
 )
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
@@ -36,7 +50,8 @@ __all__ = [
     "confidence_tier", "recall_score", "ConfidenceSource", "CONFIDENCE_SOURCES",
     "CalibrationParams", "CalibrationReport", "CalibrationState", "SIGNAL_FIELDS",
     "shadow_sample", "backfill_recall_outcomes", "calibrate_from_shadow", "gc_observations",
-    "OBSERVATION_COLUMNS", "MEMORY_COLUMNS", "LEDGER_ABSENT_WARNING",
+    "OBSERVATION_COLUMNS", "MEMORY_COLUMNS", "LEDGER_ABSENT_WARNING", "cutoff_text", "observed_at_text",
+    "OBSERVED_AT_TEXT", "MAX_WINDOW_DAYS",
 ]
 
 #: Floor of the half-life, so a zero half-life means "instantly stale", not a division by zero.
@@ -80,18 +95,40 @@ def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
+def _libm(fn, x) -> np.ndarray:
+    """``fn`` (``math.exp`` or ``math.log10``) on every element.
+
+    Production calls the C library's ``exp``/``log10``, as Python's ``math``
+    does; numpy's vectorised loops round differently in the last bit for a
+    few percent of inputs, so they would break bit-identity.
+    """
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 0:
+        return np.asarray(fn(float(a)))
+    return np.fromiter(map(fn, a.ravel().tolist()), dtype=np.float64, count=a.size).reshape(a.shape)
+
+
+def _freshness(age, hl) -> np.ndarray:
+    """``clamp(exp(−age·ln2/hl), 0, 1)`` for ``age >= 0`` and ``hl >= eps``, in production's
+    operation order: ``((−age)·ln2)/hl`` and then ``exp``."""
+    return np.clip(_libm(math.exp, -age * LN2 / hl), 0.0, 1.0)
+
+
 def freshness_factor(age_days, half_life_days=30.0):
-    """Freshness ``clamp(2 ** (−max(age, 0) / max(half_life, eps)), 0, 1)``.
+    """Freshness ``clamp(exp(−max(age, 0)·ln 2 / max(half_life, eps)), 0, 1)``.
 
     Negative ages count as 0 (fresh); a zero half-life is floored at ``EPS``.
+    The formula has production's shape (``exp`` of ``−age·ln2/hl``, not
+    ``exp2(−age/hl)``, which can differ in the last bit), evaluated with the
+    same operation order and the C library's ``exp``; the value equals
+    ``math.exp(-age * math.log(2) / hl)`` bit for bit.
 
     >>> freshness_factor(30.0, 30.0), freshness_factor(-5.0), freshness_factor(1.0, 0.0)
     (0.5, 1.0, 0.0)
     """
     age = np.maximum(_arr(age_days), 0.0)
     hl = np.maximum(_arr(half_life_days), EPS)
-    ff = np.clip(np.exp2(-age / hl), 0.0, 1.0)
-    return _wrap(ff, age_days, half_life_days)
+    return _wrap(_freshness(age, hl), age_days, half_life_days)
 
 
 def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life_days=30.0, *,
@@ -100,11 +137,20 @@ def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life
 
     With ``age = max(age, 0)``, ``hl = max(hl, eps)``, ``ff = freshness_factor(age, hl)``::
 
+        ff    = clamp(exp(−age·ln2/hl), 0, 1)
         base  = clamp(0.5 + 0.1·atom + 0.05·max(log10(1 + max(n, 0)), 0) − 0.02·age·ln2/hl, 0, 1)
         value = clamp(base·ff + clamp(baseline, 0, 1)·(1 − ff), 0, 1)
 
     The four coefficients are keyword arguments (``CalibrationParams.derive_kwargs()``
     gives them all). Scalars give a float; arrays or Series broadcast.
+
+    Every step is production's, in its order, with the C library's ``exp``
+    and ``log10`` (what Python's ``math`` calls), so the value is bit for bit
+    what the same expression in plain Python floats gives. Production's
+    compiled code may fuse a multiply and an add (one rounding instead of
+    two) in ``base·ff + baseline·(1 − ff)`` or in ``base``; where it does,
+    the two differ by at most 1 ulp (about 1e-16 here). Inputs whose
+    products are exact (``age = 0``, ``ff`` of 0 or 1) cannot differ.
 
     >>> derive(), derive(is_atom=True, corroboration=9)
     (0.5, 0.65)
@@ -113,33 +159,57 @@ def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life
     """
     age = np.maximum(_arr(age_days), 0.0)
     hl = np.maximum(_arr(half_life_days), EPS)
-    ff = np.clip(np.exp2(-age / hl), 0.0, 1.0)
+    ff = _freshness(age, hl)
     atom = _arr(is_atom)
-    corr_term = np.maximum(np.log10(1.0 + np.maximum(_arr(corroboration), 0.0)), 0.0)
+    corr_term = np.maximum(_libm(math.log10, 1.0 + np.maximum(_arr(corroboration), 0.0)), 0.0)
     base = np.clip(intercept + atom_bump * atom + corroboration_weight * corr_term
                    - age_penalty * age * LN2 / hl, 0.0, 1.0)
     value = np.clip(base * ff + np.clip(_arr(baseline), 0.0, 1.0) * (1.0 - ff), 0.0, 1.0)
     return _wrap(value, age_days, is_atom, corroboration, baseline, half_life_days)
 
 
+def _stored_count(values):
+    """The corroboration count as stored: integers unchanged (negative or beyond
+    2**53 included), whole floats as their integer, NaN as 0."""
+    a = np.asarray(values)
+    if a.dtype.kind in "iub":
+        return a.astype(np.int64)
+    if a.dtype.kind == "f":
+        return np.where(np.isfinite(a), a, 0.0).astype(np.int64)
+    if a.ndim == 0:
+        v = a.item()
+        return np.asarray(0 if v is None or (isinstance(v, float) and not math.isfinite(v)) else int(v),
+                          dtype=np.int64)
+    return np.array([0 if v is None or v is pd.NA or (isinstance(v, float) and not math.isfinite(v))
+                     else int(v) for v in a.ravel().tolist()], dtype=np.int64).reshape(a.shape)
+
+
 def derive_signals(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life_days=30.0):
     """The signal record that produced a derived value, with production's field names.
 
     ``source_age_days`` (``max(age, 0)``), ``atom_derivation`` (bool),
-    ``prior_corroboration_count`` (``max(n, 0)`` as int), ``freshness_factor``
-    and ``baseline_per_source`` (clamped to [0, 1]). Scalars give a dict;
-    arrays give a DataFrame with one row per input. :func:`signals_json` turns
-    records into the JSON stored in ``confidence_signals``.
+    ``prior_corroboration_count`` (the stored count, as an integer),
+    ``freshness_factor`` and ``baseline_per_source`` (clamped to [0, 1]).
+    Scalars give a dict; arrays give a DataFrame with one row per input.
+    :func:`signals_json` turns records into the JSON stored in
+    ``confidence_signals``.
+
+    The count is recorded the way production stores it, not the way derive
+    uses it: ``-5`` stays ``-5`` (derive counts it as 0) and ``2**53 + 1``
+    stays exact (derive, in floats, sees ``2**53``). The other fields are the
+    values derive used.
 
     >>> derive_signals(age_days=30.0, corroboration=2)
     {'source_age_days': 30.0, 'atom_derivation': False, 'prior_corroboration_count': 2, 'freshness_factor': 0.5, 'baseline_per_source': 0.5}
+    >>> derive_signals(corroboration=-5)["prior_corroboration_count"], derive(corroboration=-5)
+    (-5, 0.5)
     """
     age = np.maximum(_arr(age_days), 0.0)
-    ff = np.clip(np.exp2(-age / np.maximum(_arr(half_life_days), EPS)), 0.0, 1.0)
+    ff = _freshness(age, np.maximum(_arr(half_life_days), EPS))
     cols = {
         "source_age_days": age,
         "atom_derivation": np.asarray(is_atom).astype(bool),
-        "prior_corroboration_count": np.maximum(_arr(corroboration), 0.0).astype(np.int64),
+        "prior_corroboration_count": _stored_count(corroboration),
         "freshness_factor": ff,
         "baseline_per_source": np.clip(_arr(baseline), 0.0, 1.0),
     }
@@ -175,17 +245,21 @@ def signals_json(signals) -> str | list[str]:
 
 
 def decayed(base, age_days, half_life_days=30.0):
-    """Freshness decay on a recall touch: ``clamp(base · 2 ** (−max(age,0)/max(hl,eps)), 0, 1)``.
+    """Freshness decay on a recall touch: ``clamp(base · exp(−max(age,0)·ln2/max(hl,eps)), 0, 1)``.
 
     At ``age == half_life`` the value halves; touches compound, so decaying
-    twice over consecutive intervals equals one decay over their sum.
+    twice over consecutive intervals equals one decay over their sum (up to
+    rounding). Production's formula shape and operation order with the C
+    library's ``exp``: bit-identical to ``base * math.exp(-age * math.log(2)
+    / hl)`` in plain Python; production's compiled code could only differ
+    where it fuses a multiply-add, by at most 1 ulp.
 
     >>> decayed(0.8, 30.0), decayed(0.8, -3.0), decayed(0.8, 10.0, 0.0)
     (0.4, 0.8, 0.0)
     """
     age = np.maximum(_arr(age_days), 0.0)
     hl = np.maximum(_arr(half_life_days), EPS)
-    value = np.clip(_arr(base) * np.exp2(-age / hl), 0.0, 1.0)
+    value = np.clip(_arr(base) * _libm(math.exp, -age * LN2 / hl), 0.0, 1.0)
     return _wrap(value, base, age_days, half_life_days)
 
 

@@ -3,7 +3,8 @@
 A report holds the window, the number of observations in it and one row per
 (namespace, source): count, median, mean, a 10-bucket histogram of the derived
 confidence and the consumption utility. ``to_ascii`` reproduces the operator
-table byte for byte; ``to_json`` the report envelope's keys.
+table byte for byte — ``n/a`` for a utility nothing was judged for, ``0.00``
+for a negative zero — and ``to_json`` the report envelope's keys.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def _text(v) -> str:
 
 def _util(v):
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _two_places(v) -> str:
+    """``{:.2f}`` as production prints it: ``-0.0`` is ``0.00`` (adding 0.0 drops the sign)."""
+    return f"{float(v) + 0.0:.2f}"
 
 
 @dataclass
@@ -96,6 +102,10 @@ class CalibrationReport:
         """The operator table: title, blank line, column header, one line per row
         (or ``(no observations in window)``); no trailing spaces; ends with a newline.
 
+        Median, mean and utility print with two decimals; a missing utility
+        (nothing judged) prints ``n/a``, right-aligned in its 6-wide column,
+        and ``-0.0`` prints ``0.00``, as production's table does.
+
         >>> print(CalibrationReport(window_days=30).to_ascii(), end="")
         CONFIDENCE CALIBRATION REPORT (window: 30 days, observations: 0)
         <BLANKLINE>
@@ -109,10 +119,10 @@ class CalibrationReport:
         for ns, src, c, med, mu, buckets, u in zip(
                 self.rows["namespace"], self.rows["source"], self.rows["count"], self.rows["median"],
                 self.rows["mean"], self.rows["buckets"], self.rows["consumption_utility"], strict=True):
-            util = "-" if _util(u) is None else f"{float(u):.2f}"
+            util = "n/a" if _util(u) is None else _two_places(u)
             hist = "".join("." if int(b) == 0 else "#" for b in buckets)
-            lines.append(f"{_text(ns):<24}  {_text(src):<12}  {int(c):>6}  {float(med):>6.2f}  "
-                         f"{float(mu):>6.2f}  {util:>6}  {hist}")
+            lines.append(f"{_text(ns):<24}  {_text(src):<12}  {int(c):>6}  {_two_places(med):>6}  "
+                         f"{_two_places(mu):>6}  {util:>6}  {hist}")
         return "\n".join(line.rstrip(" ") for line in lines) + "\n"
 
     def __str__(self) -> str:

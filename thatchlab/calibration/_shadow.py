@@ -5,6 +5,15 @@ beside the value the derive engine would have computed; an offline sweep
 backfills each observation's recall outcome from the consumption ledger and
 aggregates a per-(namespace, source) calibration report. Shadow never changes
 the caller's value. Public names are re-exported by :mod:`thatchlab.calibration`.
+
+As in production: the report's window is ``observed_at >= now − days`` with
+no upper bound (``days`` in 0..=36500, so ``days=0`` keeps rows at or after
+``now``); the window and GC compare the stored ``observed_at`` text with the
+cutoff written as ``…+00:00`` (``2025-12-11T19:19:39Z`` is inside the 1-day
+window ending ``2025-12-12T19:19:39.890849474Z`` because ``'Z' > '.'``);
+consumption utility counts every non-null outcome as judged, legacy
+``recalled``/``skipped`` included; the signal record keeps the stored
+corroboration count as an exact integer.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ from thatchlab.core.schema import OBSERVATION_COLUMNS
 from thatchlab.core.time import as_utc, utc_column
 
 __all__ = ["OBSERVATION_COLUMNS", "LEDGER_ABSENT_WARNING", "shadow_sample", "backfill_recall_outcomes",
-           "calibrate_from_shadow", "gc_observations"]
+           "calibrate_from_shadow", "gc_observations", "cutoff_text", "observed_at_text",
+           "OBSERVED_AT_TEXT", "MAX_WINDOW_DAYS"]
 
 LEDGER_ABSENT_WARNING = "recall_observations ledger absent, skipping consumption utility backfill"
 _DAY_NS = 86_400 * 10**9
@@ -97,7 +107,12 @@ def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: Calibratio
     else:
         age = sub["age_days"].to_numpy(np.float64)
     atom = pd.notna(sub["is_atom"]).to_numpy() & sub["is_atom"].to_numpy(object).astype(bool)
-    corr = np.nan_to_num(pd.to_numeric(sub["corroboration"], errors="coerce").to_numpy(np.float64))
+    counts = pd.to_numeric(sub["corroboration"], errors="coerce")
+    if pd.api.types.is_integer_dtype(counts.dtype):
+        # integers go through as stored, so the signal record keeps them exact (2**53 + 1, -5)
+        corr = counts.fillna(0).to_numpy(np.int64)
+    else:
+        corr = np.nan_to_num(counts.to_numpy(np.float64))
     kw = params.derive_kwargs()
     derived = derive(age, atom, corr, **kw)
     sig = derive_signals(age, atom, corr, kw["baseline"], kw["half_life_days"])
@@ -173,15 +188,119 @@ def _days(days, what="days") -> float:
     return float(days)
 
 
+#: The range of ``days`` production accepts for a calibration window (inclusive).
+MAX_WINDOW_DAYS = 36_500
+
+
+def _window_days(days) -> float:
+    ok = (not isinstance(days, bool) and isinstance(days, numbers.Real) and not np.isnan(days)
+          and 0 <= days <= MAX_WINDOW_DAYS)
+    if not ok:
+        raise InputError(f"days: expected a number of days in 0..={MAX_WINDOW_DAYS} (inclusive), "
+                         f"got {days!r}")
+    return float(days)
+
+
+def cutoff_text(cutoff) -> str:
+    """The cutoff as production writes it before comparing: RFC 3339 in UTC with
+    ``+00:00`` and as many fractional digits as the instant needs (none, 3, 6
+    or 9, as chrono's ``to_rfc3339`` does).
+
+    >>> cutoff_text("2025-12-11T19:19:39.890849474Z")
+    '2025-12-11T19:19:39.890849474+00:00'
+    >>> cutoff_text("2026-01-01T00:00:00.5Z"), cutoff_text("2026-01-01T00:00:00Z")
+    ('2026-01-01T00:00:00.500+00:00', '2026-01-01T00:00:00+00:00')
+    """
+    return _rfc3339(as_utc(cutoff, what="cutoff").as_unit("ns").value)
+
+
+def _rfc3339(ns: int) -> str:
+    """chrono's ``to_rfc3339`` of an instant in epoch nanoseconds (see :func:`cutoff_text`)."""
+    frac = ns % 1_000_000_000
+    if frac == 0:
+        digits = ""
+    elif frac % 1_000_000 == 0:
+        digits = f".{frac // 1_000_000:03d}"
+    elif frac % 1_000 == 0:
+        digits = f".{frac // 1_000:06d}"
+    else:
+        digits = f".{frac:09d}"
+    return pd.Timestamp(ns - frac, tz="UTC").strftime("%Y-%m-%dT%H:%M:%S") + digits + "+00:00"
+
+
+def observed_at_text(values) -> list:
+    """The text thatchlab writes for each observation time (the store section's
+    ``observed_at``): RFC 3339 in UTC with ``+00:00``, pandas' ``isoformat``
+    (no fraction, 6 or 9 digits). Text stays as it is; missing values are None.
+
+    >>> observed_at_text([pd.Timestamp("2026-01-01T01:00:00.5+01:00"), "2026-01-01T00:00:00Z", None])
+    ['2026-01-01T00:00:00.500000+00:00', '2026-01-01T00:00:00Z', None]
+    """
+    out = []
+    for v in (values.tolist() if hasattr(values, "tolist") else list(values)):
+        if isinstance(v, str):
+            out.append(v)
+        elif v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and np.isnan(v)):
+            out.append(None)
+        else:
+            out.append(as_utc(v, what="observed_at").isoformat())
+    return out
+
+
+#: Optional column with the ``observed_at`` text as a database stored it;
+#: :func:`thatchlab.logs.read_shadow_observations` fills it.
+OBSERVED_AT_TEXT = "observed_at_text"
+
+
+def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
+    """(observed_at < cutoff, observed_at present) per row, compared as production does.
+
+    Production compares the stored RFC 3339 *text* with :func:`cutoff_text`.
+    Stored text (an ``observed_at_text`` column, or ``observed_at`` given as
+    strings) is compared as it is. A column of timestamps stands for the text
+    thatchlab writes (:func:`observed_at_text`), all in one UTC format; for
+    such text the string order is the time order (a shorter fraction is
+    followed by ``+``, which sorts before every digit), so the instants are
+    compared directly and give the same answer.
+    """
+    col = obs["observed_at"]
+    parsed = utc_column(col, "observations.observed_at").array.asi8     # validates every row
+    present = parsed != np.iinfo(np.int64).min
+    has_text = OBSERVED_AT_TEXT in obs.columns
+    if isinstance(col.dtype, pd.DatetimeTZDtype) and not has_text:
+        return (parsed < cutoff_ns) & present, present
+    texts = observed_at_text(col)
+    if has_text:
+        stored = obs[OBSERVED_AT_TEXT].tolist()
+        texts = [t if isinstance(t, str) else own for t, own in zip(stored, texts, strict=True)]
+    cut = _rfc3339(cutoff_ns)
+    before = np.fromiter((t is not None and t < cut for t in texts), dtype=bool, count=len(texts))
+    return before & present, present
+
+
 def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
     """Aggregate shadow observations into the per-(namespace, source) calibration report.
 
-    Window: ``observed_at >= now − days`` (inclusive, no upper bound); ``days
-    == 0`` gives an empty report, negative ``days`` raises. Per group, sorted by
-    namespace then source, over ``derived_confidence``: count, median (mean of
-    the two middle values for an even count), mean, 10 buckets
-    ``min(int(clamp(v, 0, 1)·10), 9)``, and ``consumption_utility =
-    consumed / judged`` (None when nothing in the group is judged).
+    Window: ``observed_at >= now − days`` (inclusive, no upper bound), with
+    ``days`` in 0..=36500 (anything else raises); ``days == 0`` keeps the
+    rows at or after ``now``. Per group, sorted by namespace then source,
+    over ``derived_confidence``: count, median (mean of the two middle
+    values for an even count), mean, 10 buckets ``min(int(clamp(v, 0, 1)·10),
+    9)``, and ``consumption_utility = consumed / judged`` where *judged* is
+    every non-null ``recall_outcome`` — legacy values such as ``recalled``
+    and ``skipped`` count in the denominator and only ``consumed`` above it
+    (None when nothing in the group is judged).
+
+    Production's window test is a string comparison: ``observed_at`` as
+    stored against the cutoff written as :func:`cutoff_text` (``…+00:00``).
+    A row another writer stored as ``2025-12-11T19:19:39Z`` with now
+    ``2025-12-12T19:19:39.890849474Z`` and ``days=1`` is 0.89 s before the
+    cutoff ``2025-12-11T19:19:39.890849474+00:00``, yet inside the window,
+    because at the first difference ``'Z' > '.'``. thatchlab reproduces it:
+    text is compared as stored (``observed_at`` given as strings, or the
+    ``observed_at_text`` column of :func:`thatchlab.logs.read_shadow_observations`);
+    timestamps are compared as the text thatchlab writes for them, which
+    orders like the instants.
 
     Examples
     --------
@@ -194,19 +313,17 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
     <BLANKLINE>
     NAMESPACE                 SOURCE         COUNT  MEDIAN    MEAN    UTIL  HISTOGRAM (0.0..1.0)
     a                         user               2    0.55    0.55    1.00  ....#..#..
+    >>> z = pd.DataFrame({"namespace": ["a"], "source": ["user"], "observed_at": ["2025-12-11T19:19:39Z"],
+    ...                   "derived_confidence": [0.5], "recall_outcome": [None]})
+    >>> calibrate_from_shadow(z, "2025-12-12T19:19:39.890849474Z", days=1).total_observations
+    1
     """
-    d = _days(days)
-    if d < 0:
-        raise InputError(f"days: expected a non-negative number of days, got {days!r}")
+    d = _window_days(days)
     window_days = int(d) if d == int(d) else d
     _need(obs, ("namespace", "source", "observed_at", "derived_confidence"), "calibrate_from_shadow observations")
-    if d == 0:
-        return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows())
     now_ns = as_utc(now, what="now").as_unit("ns").value
-    t = utc_column(obs["observed_at"], "observations.observed_at").array.asi8
-    cutoff = now_ns - int(round(d * _DAY_NS))
-    valid_t = t != np.iinfo(np.int64).min  # NaT never falls in a window
-    mask = (t >= cutoff) & valid_t
+    before, present = _before_cutoff(obs, now_ns - int(round(d * _DAY_NS)))
+    mask = present & ~before          # a missing time never falls in a window
     n = int(mask.sum())
     if n == 0:
         return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows())
@@ -228,7 +345,7 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
     if "recall_outcome" in obs.columns:
         outcome = obs["recall_outcome"].to_numpy(object)[mask]
         consumed = (outcome == "consumed")
-        judged = consumed | (outcome == "unconsumed")
+        judged = pd.notna(outcome)    # every non-null outcome, legacy recalled/skipped included
     else:
         consumed = judged = np.zeros(n, dtype=bool)
     n_consumed = np.bincount(g, weights=consumed.astype(np.float64), minlength=n_groups)
@@ -252,7 +369,11 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
 def gc_observations(obs: pd.DataFrame, now, retention_days):
     """Delete observations strictly older than ``now − retention_days``.
 
-    ``retention_days <= 0`` deletes nothing. The input is not modified.
+    ``retention_days <= 0`` deletes nothing. The input is not modified. The
+    age test is production's string comparison, as in
+    :func:`calibrate_from_shadow`: a row stored as ``2025-12-11T19:19:39Z``
+    with now ``2025-12-12T19:19:39.890849474Z`` and a retention of 1 day is
+    kept, although it is 0.89 s older than the cutoff.
 
     Returns
     -------
@@ -265,12 +386,14 @@ def gc_observations(obs: pd.DataFrame, now, retention_days):
     >>> kept, n = gc_observations(obs, "2026-01-11T00:00:00Z", 9)
     >>> len(kept), n
     (1, 1)
+    >>> gc_observations(pd.DataFrame({"observed_at": ["2025-12-11T19:19:39Z"]}),
+    ...                 "2025-12-12T19:19:39.890849474Z", 1)[1]
+    0
     """
     _need(obs, ("observed_at",), "gc_observations observations")
     r = _days(retention_days, "retention_days")
     if r <= 0:
         return obs.copy(), 0
     cutoff = as_utc(now, what="now").as_unit("ns").value - int(round(r * _DAY_NS))
-    t = utc_column(obs["observed_at"], "observations.observed_at").array.asi8
-    old = (t < cutoff) & (t != np.iinfo(np.int64).min)
+    old, _ = _before_cutoff(obs, cutoff)
     return obs.loc[~old].reset_index(drop=True), int(old.sum())

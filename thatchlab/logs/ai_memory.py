@@ -5,7 +5,8 @@ samples in ``confidence_shadow_observations`` and the consumption ledger in
 ``recall_observations``. These readers open the file read-only and return
 DataFrames in the shapes :func:`~thatchlab.calibration.calibrate_from_shadow`
 and :func:`~thatchlab.calibration.backfill_recall_outcomes` take, with RFC 3339
-times parsed to UTC.
+times parsed to UTC. Shadow observations also keep the stored ``observed_at``
+text, which production's window compares as text.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from thatchlab.calibration import OBSERVED_AT_TEXT
 from thatchlab.core.errors import StoreSchemaError, ThatchlabError
 from thatchlab.core.schema import OBSERVATION_COLUMNS
 from thatchlab.core.sqlite import connect_readonly, table_names
@@ -76,7 +78,15 @@ def read_memories(path) -> pd.DataFrame:
 
 def read_shadow_observations(path) -> pd.DataFrame:
     """``confidence_shadow_observations`` with ``observed_at`` parsed, ready for
-    :func:`~thatchlab.calibration.calibrate_from_shadow`."""
+    :func:`~thatchlab.calibration.calibrate_from_shadow`.
+
+    The text each row stored is kept in an extra ``observed_at_text`` column,
+    because production's window and GC compare that text, not the instant:
+    a row stored as ``2025-12-11T19:19:39Z`` is inside a 1-day window ending
+    ``2025-12-12T19:19:39.890849474Z`` (see
+    :func:`~thatchlab.calibration.calibrate_from_shadow`). Drop the column to
+    compare instants.
+    """
     with contextlib.closing(connect_readonly(path)) as conn:
         df = _select(conn, path, "confidence_shadow_observations",
                      ("memory_id", "namespace", "observed_at", "derived_confidence"))
@@ -86,6 +96,8 @@ def read_shadow_observations(path) -> pd.DataFrame:
     for col in ("caller_confidence", "derived_confidence"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(np.float64)
     df["recall_outcome"] = df["recall_outcome"].astype(object).where(df["recall_outcome"].notna(), None)
+    # production compares the stored text, not the instant: keep it beside the parsed time
+    df[OBSERVED_AT_TEXT] = [v if isinstance(v, str) else None for v in df["observed_at"].tolist()]
     df = _times(df, ("observed_at",), path, "confidence_shadow_observations")
     extra = [c for c in df.columns if c not in OBSERVATION_COLUMNS]
     return df[extra + list(OBSERVATION_COLUMNS)]

@@ -5,6 +5,12 @@ Exports a :class:`~thatchlab.calibration.CalibrationState` as two tables: a
 columns (``confidence``, ``confidence_source``, ``confidence_signals`` JSON,
 ``confidence_decayed_at`` RFC 3339) — rows to apply to a live database, not
 a database ai-memory opens — and ``confidence_shadow_observations``.
+
+Times are written in one UTC format (``…+00:00``) and read back as
+timestamps, so an import of a database whose rows were stored with ``Z`` or
+another offset no longer carries that text; production's text comparison of
+``observed_at`` needs it (:func:`thatchlab.logs.read_shadow_observations`
+keeps it).
 """
 
 from __future__ import annotations
@@ -12,7 +18,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.calibration import MEMORY_COLUMNS, OBSERVATION_COLUMNS, CalibrationState
+from thatchlab.calibration import (
+    MEMORY_COLUMNS,
+    OBSERVATION_COLUMNS,
+    CalibrationState,
+    observed_at_text,
+)
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
 from thatchlab.core.sqlite import require_tables, table_columns
@@ -63,8 +74,11 @@ def _state(obj) -> CalibrationState:
 
 
 def _time_text(values) -> list:
+    """RFC 3339 text of each time, normalised to UTC in the one format thatchlab writes
+    (:func:`~thatchlab.calibration.observed_at_text` of the parsed times), so a re-read
+    compares in the window exactly like the rows written."""
     s = pd.to_datetime(pd.Series(values, dtype=object), utc=True) if len(values) else pd.Series([], dtype=object)
-    return [None if pd.isna(t) else t.isoformat() for t in s]
+    return observed_at_text(s)
 
 
 

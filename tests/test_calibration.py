@@ -611,3 +611,16 @@ def test_derive_and_decay_are_bit_identical_to_the_production_formula():
     assert sig["freshness_factor"].tolist() == [math.exp(-c[0] * LN2_PY / c[4]) for c in cases]
     # the shape matters: 2 ** (−age / hl) rounds differently for some of these inputs
     assert any(2.0 ** (-a / h) != math.exp(-a * LN2_PY / h) for a in AGES for h in HALF_LIVES)
+
+
+def test_store_round_trips_legacy_outcomes(tmp_path, ai_memory_db):
+    from thatchlab.store import export_sqlite, import_sqlite
+
+    with sqlite3.connect(ai_memory_db) as c:
+        c.execute("UPDATE confidence_shadow_observations SET recall_outcome = 'recalled' WHERE id = 1")
+        c.execute("UPDATE confidence_shadow_observations SET recall_outcome = 'skipped' WHERE id = 2")
+    state = import_sqlite(ai_memory_db).calibration
+    back = import_sqlite(export_sqlite(tmp_path / "out.db", calibration=state).path).calibration
+    assert back.observations["recall_outcome"].tolist() == ["recalled", "skipped", None]
+    rep = calibrate_from_shadow(back.observations, NOW, days=30)
+    assert rep.rows["consumption_utility"].tolist() == [0.0, 0.0]          # judged, none consumed

@@ -37,6 +37,9 @@ KEY = "calibration"
 ENGINE = "calibration"
 TABLES = ("memories", "confidence_shadow_observations")
 _SOURCES = ", ".join(f"'{s}'" for s in CONFIDENCE_SOURCES)
+#: Outcomes a shadow row may hold: the backfill's two and the legacy values older
+#: databases still carry (production counts them as judged).
+_OUTCOMES = ", ".join(f"'{s}'" for s in ("consumed", "unconsumed", "recalled", "skipped"))
 DDL = [
     f"""CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
@@ -45,7 +48,7 @@ DDL = [
     confidence_signals TEXT,
     confidence_decayed_at TEXT
 )""",
-    """CREATE TABLE IF NOT EXISTS confidence_shadow_observations (
+    f"""CREATE TABLE IF NOT EXISTS confidence_shadow_observations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     memory_id TEXT NOT NULL,
     namespace TEXT NOT NULL,
@@ -54,7 +57,7 @@ DDL = [
     caller_confidence REAL,
     derived_confidence REAL NOT NULL,
     signals TEXT,
-    recall_outcome TEXT CHECK (recall_outcome IS NULL OR recall_outcome IN ('consumed', 'unconsumed'))
+    recall_outcome TEXT CHECK (recall_outcome IS NULL OR recall_outcome IN ({_OUTCOMES}))
 )""",
     "CREATE INDEX IF NOT EXISTS idx_confidence_shadow_observed_at ON confidence_shadow_observations(observed_at)",
     "CREATE INDEX IF NOT EXISTS idx_confidence_shadow_memory ON confidence_shadow_observations(memory_id)",

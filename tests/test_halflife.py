@@ -14,6 +14,7 @@ from thatchlab.core.errors import InputError
 from thatchlab.core.params import BeliefParams
 from thatchlab.synth import BeliefWorld
 from thatchlab.tune import HalfLifeFitter, exposure_segments
+from thatchlab.tune.halflife import NoExposureError
 
 LN2 = math.log(2)
 
@@ -178,3 +179,96 @@ def test_learned_state_before_fit_raises_not_fitted():
     with pytest.raises(InputError):  # a failed fit leaves the fitter unfitted
         f.fit([], [])
     assert repr(f) == "<HalfLifeFitter: not fitted>"
+
+
+# -- zero-length exposures (issue 12, item 10) --------------------------------------------------
+
+def test_contradiction_at_the_writes_own_timestamp_is_counted():
+    log = _log([
+        (d(0), "a", "write", "a", "state", None, 1, None, None),
+        (d(0), "a-c", "contradicted", None, None, "a", 1, None, None),   # same instant: a zero-length end
+        (d(0), "a-r", "restated", None, None, "a", 1, None, None),       # after the end: ignored
+        (d(0), "b", "write", "b", "state", None, 1, None, None),
+        (d(4), "b-c", "contradicted", None, None, "b", 1, None, None),
+        (d(1), "c", "write", "c", "plan", None, 1, None, None),
+        (d(2), "e", "write", "e", "plan", None, 1, None, None),
+        (d(2), "e", "delete", None, None, None, None, None, None),       # zero-length, censored: left out
+        (d(6), "z", "write", "z", "episodic", None, None, None, None),   # written at the log's end: left out
+    ])
+    seg = exposure_segments(log).sort_values(["memory_id", "start"]).reset_index(drop=True)
+    assert seg["memory_id"].tolist() == ["a", "b", "c"]
+    assert seg["duration_days"].tolist() == [0.0, 4.0, 5.0]
+    assert seg["event"].tolist() == [True, True, False]
+    f = HalfLifeFitter().fit_from_log(log)
+    s = f.summary_.loc["state"]
+    assert (int(s["n"]), int(s["events"]), s["exposure_days"], s["rate"]) == (2, 2, 4.0, 0.5)
+    assert s["coef"] == pytest.approx(2 * LN2)   # today's 4 ln 2 dropped the same-instant contradiction
+    assert f.to_params().state == pytest.approx(2 * LN2)
+    assert math.isinf(f.summary_.loc["plan", "coef"]) and f.to_params().plan is None
+
+
+def test_zero_total_exposure_with_events_decays_at_once():
+    f = HalfLifeFitter().fit([0.0, 0.0], [True, True], groups=["state", "state"])
+    s = f.summary_.loc["state"]
+    assert (int(s["n"]), int(s["events"]), s["exposure_days"]) == (2, 2, 0.0)
+    assert math.isinf(s["rate"]) and s["coef"] == 0.0
+    assert (s["ci_lower"], s["ci_upper"]) == (0.0, 0.0)
+    assert s["log_likelihood"] == math.inf and f.log_likelihood_ == math.inf
+    from thatchlab.core.errors import ThatchlabError
+
+    with pytest.raises(NoExposureError, match=r"\['state'\] show 2 event\(s\) with zero exposure") as err:
+        f.to_params()
+    assert isinstance(err.value, ThatchlabError)
+    # from a log: every state belief contradicted at its write's own timestamp
+    log = _log([
+        (d(0), "a", "write", "a", "state", None, 1, None, None),
+        (d(0), "a-c", "contradicted", None, None, "a", 1, None, None),
+        (d(3), "b", "write", "b", "state", None, 1, None, None),
+        (d(3), "b-c", "contradicted", None, None, "b", 1, None, None),
+        (d(5), "p", "write", "p", "plan", None, 1, None, None),
+        (d(9), "x", "write", "x", "episodic", None, 1, None, None),
+    ])
+    g = HalfLifeFitter().fit_from_log(log)
+    assert g.summary_.loc["state", "coef"] == 0.0 and int(g.summary_.loc["state", "events"]) == 2
+    with pytest.raises(NoExposureError, match="state"):
+        g.to_params()
+
+
+def test_no_exposure_and_no_events_learns_nothing():
+    f = HalfLifeFitter().fit([0.0, 2.0], [False, False], groups=["state", "identity"])
+    s = f.summary_.loc["state"]
+    assert np.isnan(s["coef"]) and np.isnan(s["ci_lower"]) and np.isnan(s["ci_upper"]) and np.isnan(s["rate"])
+    assert s["log_likelihood"] == 0.0
+    p = f.to_params(BeliefParams(state=12.0, identity=40.0))
+    assert p.state == 12.0 and p.identity is None   # positive exposure, no event: never decays (as before)
+
+
+def test_mixed_zero_and_positive_exposures():
+    f = HalfLifeFitter().fit([0.0, 0.0, 5.0, 3.0], [True, True, True, False], groups=["state"] * 4)
+    s = f.summary_.loc["state"]
+    assert (int(s["n"]), int(s["events"]), s["exposure_days"], s["rate"]) == (4, 3, 8.0, 0.375)
+    assert s["coef"] == pytest.approx(8 * LN2 / 3)
+    # exact Poisson interval of the rate: chi2(0.025; 6)/16 and chi2(0.975; 8)/16
+    assert s["ci_lower"] == pytest.approx(LN2 / (17.534546139484647 / 16))
+    assert s["ci_upper"] == pytest.approx(LN2 / (1.2373442457912027 / 16))
+    assert s["log_likelihood"] == pytest.approx(3 * math.log(0.375) - 3)
+    assert f.to_params().state == pytest.approx(8 * LN2 / 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.0, 0.5, 3.0, 40.0]), st.booleans()), min_size=1, max_size=12))
+def test_a_class_with_events_never_exports_never_decays(rows):
+    t, e = (np.array(x) for x in zip(*rows))
+    f = HalfLifeFitter().fit(t, e, groups=["state"] * len(t))
+    hl = f.half_life_["state"]
+    if e.any():
+        assert np.isfinite(hl) and hl >= 0
+        if hl == 0:
+            with pytest.raises(NoExposureError):
+                f.to_params()
+        else:
+            assert f.to_params().state == pytest.approx(hl) and f.to_params().state > 0
+    elif t.sum() > 0:
+        assert math.isinf(hl) and f.to_params().state is None
+    else:
+        assert np.isnan(hl) and f.to_params().state == BeliefParams().state

@@ -16,14 +16,18 @@ import math
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
 from thatchlab.logs.memory import validate_memory_log
 from thatchlab.tune._fitter import BaseFitter
 
-__all__ = ["HalfLifeFitter", "exposure_segments"]
+__all__ = ["HalfLifeFitter", "NoExposureError", "exposure_segments"]
 
 _LN2 = math.log(2.0)
+
+
+class NoExposureError(ThatchlabError, ValueError):
+    """A fitted class has events but no exposure (half-life 0), which no belief prior can express."""
 
 
 def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
@@ -36,6 +40,10 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     as 0 — as the store would apply it), or to the row's deletion or the end
     of the log (censored). Rows written with a named ``valid_to`` do not
     decay and are left out. Events after a belief's end are ignored.
+    Rows at the same timestamp are taken in log order. Evidence logged before
+    an end at that same time still counts. So a belief contradicted at its
+    write's own timestamp gives a zero-length segment that ends in an event.
+    A zero-length segment that ends in no event says nothing and is left out.
 
     Returns columns ``memory_id``, ``group`` (the class, ``unclassified`` when
     null), ``start``, ``stop``, ``duration_days``, ``event``.
@@ -49,26 +57,38 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     known = target.isin(rows.index)
     row_auth = target.map(rows["authority"]).fillna(0.0)
     kind, ts = log["kind"], log["ts"]
+    pos = pd.Series(np.arange(len(log), dtype=np.float64), index=log.index)  # log order breaks time ties
     confirmed = log["confirmed"].fillna(False).astype(bool)
     is_start = known & ((kind == "restated") | ((kind == "review") & confirmed))
     is_end = known & ((kind == "resolved") | ((kind == "review") & ~confirmed & log["confirmed"].notna())
                       | ((kind == "contradicted") & (log["authority"].fillna(0.0) >= row_auth)))
     is_cens = known & (kind == "delete")
     stops = pd.DataFrame({"memory_id": target[is_end | is_cens], "ts": ts[is_end | is_cens],
-                          "event": is_end[is_end | is_cens]})
+                          "event": is_end[is_end | is_cens], "pos": pos[is_end | is_cens]})
     stops = stops.drop_duplicates("memory_id", keep="first").set_index("memory_id")
     stop = pd.Series(end_ts, index=rows.index).astype("datetime64[ns, UTC]")
     event = pd.Series(False, index=rows.index)
+    stop_pos = pd.Series(np.inf, index=rows.index)
     stop.loc[stops.index] = stops["ts"]
     event.loc[stops.index] = stops["event"].astype(bool)
-    starts = pd.concat([pd.DataFrame({"memory_id": rows.index, "ts": rows["ts"].to_numpy()}),
-                        pd.DataFrame({"memory_id": target[is_start].to_numpy(),
-                                      "ts": ts[is_start].to_numpy()})], ignore_index=True)
+    stop_pos.loc[stops.index] = stops["pos"]
+    starts = pd.DataFrame({
+        "memory_id": np.concatenate([rows.index.to_numpy(object), target[is_start].to_numpy(object)]),
+        "ts": pd.concat([rows["ts"], ts[is_start]], ignore_index=True),
+        "pos": np.concatenate([pos[writes.index].to_numpy(), pos[is_start].to_numpy()]),
+    })
     starts["stop"] = starts["memory_id"].map(stop)
-    starts = starts[starts["ts"] < starts["stop"]].sort_values(["memory_id", "ts"], kind="stable")
+    # evidence at the very time of the end counts when the log lists it first (e.g. a contradiction
+    # logged at the write's own timestamp ends a zero-length segment)
+    tie = (starts["ts"] == starts["stop"]) & (starts["pos"] < starts["memory_id"].map(stop_pos))
+    starts = starts[(starts["ts"] < starts["stop"]) | tie].sort_values(["memory_id", "ts", "pos"], kind="stable")
     nxt = starts.groupby("memory_id", sort=False)["ts"].shift(-1)
     last = nxt.isna()
     seg_stop = nxt.where(~last, starts["stop"])
+    seg_event = last & starts["memory_id"].map(event).astype(bool)
+    # a zero-length segment that ends in no event carries no information: kept only if it ends in one
+    keep = ~(starts["ts"] == starts["stop"]) | seg_event
+    starts, seg_stop, seg_event = starts[keep], seg_stop[keep], seg_event[keep]
     out = pd.DataFrame({
         "memory_id": starts["memory_id"].to_numpy(),
         "group": starts["memory_id"].map(rows["belief_class"]).fillna("unclassified").to_numpy(),
@@ -77,7 +97,7 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     out["start"] = pd.to_datetime(out["start"], utc=True).dt.as_unit("ns")
     out["stop"] = pd.to_datetime(out["stop"], utc=True).dt.as_unit("ns")
     out["duration_days"] = (out["stop"] - out["start"]).dt.total_seconds().to_numpy() / 86400.0
-    out["event"] = (last & starts["memory_id"].map(event).astype(bool)).to_numpy()
+    out["event"] = seg_event.to_numpy()
     return out.reset_index(drop=True)
 
 
@@ -89,6 +109,15 @@ class HalfLifeFitter(BaseFitter):
     when ``d = 0``). The ``1 − alpha`` interval is the exact Poisson
     (Garwood) interval of the rate, ``[χ²(α/2; 2d) / 2T, χ²(1−α/2; 2d+2) / 2T]``,
     mapped to half-lives. The log-likelihood is ``d ln λ − λ T``.
+
+    Zero-length segments that end in an event (a belief contradicted at the
+    very time it was written) are events with no exposure. They add to ``d``
+    and nothing to ``T``. A group whose exposure is all zero but which has
+    events has ``λ = ∞``: as far as the data can tell it decays at once, so
+    the half-life is 0 with the interval ``[0, 0]``, and ``d ln λ − λ T``
+    has no finite maximum, so the log-likelihood is ``+∞``. A group with
+    neither exposure nor events has learned nothing, so its half-life and
+    interval are NaN.
 
     Parameters
     ----------
@@ -159,13 +188,15 @@ class HalfLifeFitter(BaseFitter):
         d = agg["events"].to_numpy(dtype=np.float64)
         T = agg["exposure_days"].to_numpy(dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.where(T > 0, d / T, np.nan)
+            # T = 0: events → rate ∞ (half-life 0, interval [0, 0]); no events → nothing learned (NaN)
+            rate = np.where(T > 0, d / T, np.where(d > 0, np.inf, np.nan))
             lo_rate = np.where(d > 0, chi2.ppf(self.alpha / 2, 2 * d) / (2 * T), 0.0)
             hi_rate = chi2.ppf(1 - self.alpha / 2, 2 * d + 2) / (2 * T)
-            half = np.where(rate > 0, _LN2 / rate, np.inf)
-            ll = np.where(d > 0, d * np.log(rate), 0.0) - rate * T
-            ci_lo = _LN2 / hi_rate
-            ci_hi = np.where(lo_rate > 0, _LN2 / lo_rate, np.inf)
+            half = np.where(np.isnan(rate), np.nan, np.where(rate > 0, _LN2 / rate, np.inf))
+            ll = np.where(T > 0, np.where(d > 0, d * np.log(rate), 0.0) - rate * T,
+                          np.where(d > 0, np.inf, 0.0))
+            ci_lo = np.where(np.isnan(rate), np.nan, _LN2 / hi_rate)
+            ci_hi = np.where(np.isnan(rate), np.nan, np.where(lo_rate > 0, _LN2 / lo_rate, np.inf))
         summary = pd.DataFrame({"coef": half, "ci_lower": ci_lo, "ci_upper": ci_hi,
                                 "n": agg["n"].to_numpy(), "events": d.astype(np.int64),
                                 "exposure_days": T, "rate": rate, "log_likelihood": ll},
@@ -206,11 +237,38 @@ class HalfLifeFitter(BaseFitter):
         return self.fit(seg["duration_days"], seg["event"], seg["group"])
 
     def to_params(self, base: BeliefParams | None = None) -> BeliefParams:
-        """``base`` with each fitted class's prior replaced by its half-life
-        (an infinite half-life — no observed end — becomes ``None``)."""
+        """``base`` with each fitted belief class's prior replaced by its half-life.
+
+        An infinite half-life (exposure but no observed end) becomes ``None``,
+        which means "never decays". A class with no exposure and no events
+        (NaN) keeps ``base``'s prior. A class with events but no exposure has
+        half-life 0: its beliefs ended the moment they were written. No
+        positive half-life can stand for that, and ``None`` would say the
+        opposite, so this raises :class:`NoExposureError` naming the classes.
+        A class with events never becomes ``None``.
+
+        >>> f = HalfLifeFitter().fit([0.0, 0.0, 3.0], [True, True, False], ["state", "state", "plan"])
+        >>> f.half_life_.to_dict()
+        {'plan': inf, 'state': 0.0}
+        >>> f.to_params()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        thatchlab.tune.halflife.NoExposureError: HalfLifeFitter: class(es) ['state'] show 2 event(s) with zero exposure...
+        """
         base = base if base is not None else BeliefParams()
-        changes = {}
+        changes, zero = {}, []
         for g, hl in self.half_life_.items():
-            if g in BELIEF_CLASSES and not np.isnan(hl):
-                changes[g] = None if np.isinf(hl) else float(hl)
+            if g not in BELIEF_CLASSES or np.isnan(hl):
+                continue
+            if hl == 0:
+                zero.append(g)
+                continue
+            changes[g] = None if np.isinf(hl) else float(hl)
+        if zero:
+            events = int(self.summary_.loc[zero, "events"].sum())
+            raise NoExposureError(
+                f"HalfLifeFitter: class(es) {zero} show {events} event(s) with zero exposure (ended at the "
+                "very time of their evidence, e.g. contradicted at the write's own timestamp): the data say "
+                "they decay at once and no positive half-life can be exported; check those rows' timestamps "
+                "or set the prior yourself")
         return base.replace(**changes)

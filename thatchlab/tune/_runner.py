@@ -1,4 +1,4 @@
-"""Where a sweep's chunks run (inline, loky processes, a Dask cluster) and where results go (DESIGN §10).
+"""Where a sweep's chunks run (inline, loky processes, a Dask cluster) and where results go.
 
 :class:`Runner` ships the prepared log once per worker and yields each
 chunk's scores as it finishes; :class:`Cache` appends finished
@@ -10,37 +10,84 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from thatchlab.tune.registry import EngineSpec
 
-__all__ = ["Runner", "Cache", "typed", "chunked", "evaluate_chunk"]
+__all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk"]
 
 
-def evaluate_chunk(spec: EngineSpec, prepared, chunk, segments, metric, boot):
-    """Worker task: score the ``(index, params)`` pairs of one chunk."""
-    rows = spec.evaluate(prepared, [p for _, p in chunk], segments, metric, boot)
-    return [i for i, _ in chunk], rows
+class Proposal(NamedTuple):
+    """One configuration to score: its position in the sweep's proposals and its params."""
+
+    index: int
+    params: object
+
+
+class ChunkScores(NamedTuple):
+    """A scored chunk: the proposal indices and, for each, the engine's ``<segment>_<score>`` dict."""
+
+    indices: list
+    rows: list
+
+
+def evaluate_chunk(spec: EngineSpec, prepared, chunk, segments, metric, boot) -> ChunkScores:
+    """Worker task: score the :class:`Proposal` s of one chunk with ``spec.evaluate``.
+
+    Parameters
+    ----------
+    spec : EngineSpec
+        The engine.
+    prepared : Prepared
+        The engine's once-per-sweep work on the log.
+    chunk : list of Proposal
+        The configurations to score.
+    segments : list of Segment
+        The validation and test stretches.
+    metric : str
+        The optimised metric (the one bootstrap intervals are drawn for).
+    boot : dict or None
+        ``{"n", "alpha", "seed"}`` of the bootstrap intervals, or None.
+    """
+    rows = spec.evaluate(prepared, [p.params for p in chunk], segments, metric, boot)
+    return ChunkScores([p.index for p in chunk], rows)
 
 
 class Runner:
-    """Evaluates chunks locally (inline or loky) or on Dask, feeding a cache as they finish."""
+    """Evaluates chunks locally (inline or loky) or on Dask, in the order they finish.
 
-    def __init__(self, spec, prepared, segments, metric, boot, n_jobs, backend, client):
+    Parameters
+    ----------
+    spec, prepared, segments, metric, boot
+        What :func:`evaluate_chunk` needs, fixed for the whole sweep.
+    n_jobs : int or None
+        Local processes (``None`` or 1: inline; negative: every core).
+    backend : {"loky", "dask"}
+        Where chunks run.
+    client : distributed.Client or None
+        The Dask client when ``backend="dask"``.
+    """
+
+    def __init__(self, spec, prepared, segments, metric, boot, *, n_jobs, backend, client):
         self.spec, self.prepared, self.segments = spec, prepared, segments
         self.metric, self.boot, self.n_jobs, self.backend, self.client = metric, boot, n_jobs, backend, client
         self._remote = None
 
     def workers(self) -> int:
+        """How many chunks can run at once."""
         if self.backend == "dask":
             return max(1, len(self.client.scheduler_info().get("workers", {})))
         if self.n_jobs is None or self.n_jobs == 1:
             return 1
         return (os.cpu_count() or 1) if self.n_jobs < 0 else int(self.n_jobs)
 
+    def _task(self, chunk):
+        return self.spec, self.prepared, chunk, self.segments, self.metric, self.boot
+
     def run(self, chunks):
-        """Yield ``(indices, rows)`` per chunk (in completion order for Dask)."""
+        """Yield one :class:`ChunkScores` per chunk (in completion order for Dask)."""
         if not chunks:
             return
         if self.backend == "dask":
@@ -55,13 +102,12 @@ class Runner:
                 fut.release()
         elif self.workers() == 1:
             for chunk in chunks:
-                yield evaluate_chunk(self.spec, self.prepared, chunk, self.segments, self.metric, self.boot)
+                yield evaluate_chunk(*self._task(chunk))
         else:
             from joblib import Parallel, delayed
 
             par = Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")
-            yield from par(delayed(evaluate_chunk)(self.spec, self.prepared, chunk, self.segments,
-                                                    self.metric, self.boot) for chunk in chunks)
+            yield from par(delayed(evaluate_chunk)(*self._task(chunk)) for chunk in chunks)
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -72,7 +118,15 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 class Cache:
-    """Finished configurations in one Parquet file, rewritten atomically after each chunk."""
+    """Finished configurations in one Parquet file, rewritten atomically after each chunk.
+
+    Parameters
+    ----------
+    path : str, Path or None
+        The Parquet file (None: no cache).
+    sweep_id : str
+        Rows of other sweeps in the same file are kept but never reused.
+    """
 
     def __init__(self, path, sweep_id):
         self.path = None if path is None else Path(path)
@@ -80,11 +134,13 @@ class Cache:
         self.frame = pd.read_parquet(self.path) if self.path is not None and self.path.exists() else None
 
     def done(self) -> pd.DataFrame:
+        """The cached rows of this sweep (an empty frame when none)."""
         if self.frame is None or "sweep_id" not in self.frame.columns:
             return pd.DataFrame()
         return self.frame[self.frame["sweep_id"] == self.sweep_id]
 
     def add(self, rows: pd.DataFrame):
+        """Append ``rows`` and rewrite the file (write a temporary file, fsync, rename)."""
         if self.path is None:
             return
         self.frame = rows if self.frame is None else pd.concat([self.frame, rows], ignore_index=True)
@@ -100,4 +156,9 @@ class Cache:
 
 
 def chunked(items, size):
+    """``items`` in consecutive lists of ``size`` (the last may be shorter).
+
+    >>> chunked([1, 2, 3, 4, 5], 2)
+    [[1, 2], [3, 4], [5]]
+    """
     return [items[i:i + size] for i in range(0, len(items), size)]

@@ -1,11 +1,14 @@
-"""Honest parameter sweeps over logged interactions, locally or on a Dask cluster (DESIGN §10, §11).
+"""Honest parameter sweeps over logged interactions, locally or on a Dask cluster.
 
 Every configuration replays the whole time-sorted log once and is scored
 out of sample: on a validation stretch and a later test stretch (a holdout
-fraction, or the folds of a scikit-learn ``TimeSeriesSplit``). The engine's
-expensive preparation (validation, embeddings, cosines) runs once per sweep
-and is shipped to the workers; configurations are evaluated in chunks, and
-a Parquet cache lets a crashed sweep resume where it stopped.
+fraction, or the folds of a scikit-learn ``TimeSeriesSplit``), so the
+configuration picked on validation is reported with a score on data it
+never saw. The engine's expensive preparation (validation, embeddings,
+cosines) runs once per sweep and is shipped to the workers; configurations
+are evaluated in chunks, and a Parquet cache lets a crashed sweep resume
+where it stopped. Result columns follow
+:class:`~thatchlab.tune._columns.ColumnOrder`.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.progress import progress
-from thatchlab.tune._runner import Cache, Runner, chunked, typed
+from thatchlab.tune._columns import result_frame
+from thatchlab.tune._runner import Cache, ChunkScores, Proposal, Runner, chunked, typed
 from thatchlab.tune._space import check_space, grid_configs, optuna_suggest, random_configs
-from thatchlab.tune.registry import Segment, get_engine, register_engine
+from thatchlab.tune.registry import EngineSpec, Prepared, Segment, get_engine, register_engine
 
 __all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id"]
 
@@ -35,10 +39,10 @@ _BACKENDS = ("loky", "dask")
 def _register_builtin():
     from thatchlab.tune import _engines, _scoring_engines
 
-    for name, factory in (("prediction", _scoring_engines.prediction_spec),
-                          ("behavior", _scoring_engines.behavior_spec),
-                          ("belief", _engines.belief_spec), ("calibration", _engines.calibration_spec),
-                          ("anticipation", _engines.anticipation_spec)):
+    builtin = {"prediction": _scoring_engines.prediction_spec, "behavior": _scoring_engines.behavior_spec,
+               "belief": _engines.belief_spec, "calibration": _engines.calibration_spec,
+               "anticipation": _engines.anticipation_spec}
+    for name, factory in builtin.items():
         register_engine(factory, name=name, replace=True)
 
 
@@ -73,21 +77,23 @@ def holdout_segments(times, holdout=0.2) -> list[Segment]:
     if n < 2:
         raise InputError(f"log: expected at least 2 rows to hold out a validation and a test "
                          f"stretch, got {n}")
+
+    def segment(name: str, lo: int, hi: int) -> Segment:
+        return Segment(name, lo, hi, int(t[lo]), int(t[hi]) if hi < n else None)
+
     if hasattr(holdout, "split") and hasattr(holdout, "get_n_splits"):
-        blocks = [(int(test[0]), int(test[-1]) + 1) for _, test in holdout.split(np.arange(n))]
-        if len(blocks) < 2:
+        tests = [test for _, test in holdout.split(np.arange(n))]
+        if len(tests) < 2:
             raise InputError("holdout: a TimeSeriesSplit needs n_splits >= 2 (validation folds + test)")
-        names = [f"val{i}" for i in range(len(blocks) - 1)] + ["test"]
-    else:
-        if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0 < holdout < 0.5:
-            raise InputError(f"holdout: expected a fraction 0 < h < 0.5 or a TimeSeriesSplit, got {holdout!r}")
-        a, b = int(math.floor((1 - 2 * holdout) * n)), int(math.floor((1 - holdout) * n))
-        if not (a < b < n):
-            raise InputError(f"holdout: {holdout} leaves an empty validation or test stretch of a "
-                             f"{n}-row log")
-        blocks, names = [(a, b), (b, n)], ["val", "test"]
-    return [Segment(name, lo, hi, int(t[lo]), int(t[hi]) if hi < n else None)
-            for name, (lo, hi) in zip(names, blocks)]
+        folds = [segment(f"val{i}", int(test[0]), int(test[-1]) + 1) for i, test in enumerate(tests)]
+        return folds[:-1] + [dataclasses.replace(folds[-1], name="test")]
+    if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0 < holdout < 0.5:
+        raise InputError(f"holdout: expected a fraction 0 < h < 0.5 or a TimeSeriesSplit, got {holdout!r}")
+    a, b = int(math.floor((1 - 2 * holdout) * n)), int(math.floor((1 - holdout) * n))
+    if not (a < b < n):
+        raise InputError(f"holdout: {holdout} leaves an empty validation or test stretch of a "
+                         f"{n}-row log")
+    return [segment("val", a, b), segment("test", b, n)]
 
 
 def _cell_digest(v) -> str:
@@ -122,31 +128,47 @@ def _fingerprint(log) -> str:
     return h.hexdigest()
 
 
-def _rows_frame(spec, indices, rows, params_list, cids, sweep_id, prepared, segments, metric):
-    recs = []
-    seg_names = ["val"] + [s.name for s in segments if s.name != "test"] + ["test"]
-    seg_names = list(dict.fromkeys(seg_names))
-    for i, row in zip(indices, rows):
-        rec = dict(params_list[i].to_dict())
-        rec.update(row)
-        fold = [s.name for s in segments if s.name.startswith("val") and s.name != "val"]
-        if fold:  # TimeSeriesSplit: val_<m> is the mean over the validation folds
-            for m in list(spec.metrics):
-                vals = [row.get(f"{f}_{m}", np.nan) for f in fold]
-                vals = [v for v in vals if v is not None and np.isfinite(v)]
-                rec[f"val_{m}"] = float(np.mean(vals)) if vals else float("nan")
-            # keep the per-fold scores of the chosen metric only
-            rec = {k: v for k, v in rec.items()
-                   if not any(k.startswith(f"{f}_") for f in fold)
-                   or any(k.startswith(f"{f}_{metric}") for f in fold)}
-        rec.update(engine=spec.name, config_id=cids[i], sweep_id=sweep_id, embedder=prepared.embedder,
-                   estimator=row.get("estimator", prepared.estimator))
-        names = list(params_list[i].to_dict())
-        scores = sorted((k for k in rec if k not in names and "_" in k and k.split("_")[0] in seg_names),
-                        key=lambda k: (seg_names.index(k.split("_")[0]), k != f"{k.split('_')[0]}_{metric}"))
-        meta = [k for k in rec if k not in names and k not in scores]
-        recs.append({k: rec[k] for k in names + scores + meta})
-    return typed(pd.DataFrame(recs))
+# -- the sweep ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _SweepRun:
+    """What every chunk of one sweep shares: the engine, its prepared log, segments, runner and cache."""
+
+    spec: EngineSpec
+    prepared: Prepared
+    segments: list
+    metric: str
+    sweep_id: str
+    runner: Runner
+    store: Cache
+    chunk_size: int | None = None
+
+
+def _bootstrap(intervals, seed) -> dict | None:
+    """The engines' bootstrap settings ``{"n", "alpha", "seed"}`` (None when intervals are off)."""
+    if not intervals:
+        return None
+    return {"n": 200 if intervals is True else int(intervals), "alpha": 0.05, "seed": int(seed)}
+
+
+def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
+    """Hash of what makes cached rows reusable: engine, log, segments, embedder and bootstrap.
+
+    The hashed JSON must not change, or existing caches stop resuming.
+    """
+    key = [spec.name, _fingerprint(log), [dataclasses.astuple(s) for s in segments], prepared.embedder,
+           boot and [metric, boot]]
+    return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:20]
+
+
+def _result_rows(run: _SweepRun, chunk: ChunkScores, params_list, cids) -> pd.DataFrame:
+    """One scored chunk as result rows (:func:`~thatchlab.tune._columns.result_frame`), Arrow-typed."""
+    n = len(chunk.indices)
+    meta = {"engine": [run.spec.name] * n, "config_id": [cids[i] for i in chunk.indices],
+            "sweep_id": [run.sweep_id] * n, "embedder": [run.prepared.embedder] * n,
+            "estimator": [row.get("estimator", run.prepared.estimator) for row in chunk.rows]}
+    frame = result_frame([params_list[i].to_dict() for i in chunk.indices], chunk.rows, meta,
+                         segments=run.segments, metric=run.metric, metrics=run.spec.metrics)
+    return typed(frame)
 
 
 def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "grid", n_trials=None,
@@ -183,9 +205,11 @@ def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "
 
     Returns
     -------
-    DataFrame, one row per distinct configuration in proposal order: every
-    parameter, ``val_<m>`` and ``test_<m>`` for each engine metric ``m``,
-    ``engine``, ``config_id``, ``sweep_id``, ``embedder``, ``estimator``.
+    DataFrame, one row per distinct configuration in proposal order, columns
+    in :class:`~thatchlab.tune._columns.ColumnOrder`: every parameter, then ``val_<m>`` and
+    ``test_<m>`` for each engine metric ``m`` (the optimised one first in
+    each segment), then ``engine``, ``config_id``, ``sweep_id``,
+    ``embedder``, ``estimator``.
 
     Examples
     --------
@@ -224,43 +248,40 @@ def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "
         if n_trials is None or int(n_trials) < 1:
             raise InputError(f"n_trials: expected a positive number of Optuna trials, got {n_trials!r}")
         proposals = None
-    boot = None
-    if intervals:
-        boot = {"n": 200 if intervals is True else int(intervals), "alpha": 0.05, "seed": int(seed)}
+    boot = _bootstrap(intervals, seed)
 
     params_list = None if proposals is None else [base.replace(**cfg) for cfg in proposals]
     prepared = spec.prepare(log, base, embedder=embedder, params_list=params_list)
     segments = holdout_segments(prepared.times, holdout)
-    sweep_id = hashlib.sha256(json.dumps(
-        [spec.name, _fingerprint(log), [dataclasses.astuple(s) for s in segments], prepared.embedder,
-         boot and [metric, boot]], default=str).encode()).hexdigest()[:20]
-    runner = Runner(spec, prepared, segments, metric, boot, n_jobs, backend, client)
-    store = Cache(cache, sweep_id)
-    state = dict(spec=spec, runner=runner, store=store, prepared=prepared, segments=segments,
-                 metric=metric, sweep_id=sweep_id, chunk_size=chunk_size)
+    sweep_id = _sweep_id(spec, log, segments, prepared, metric, boot)
+    run = _SweepRun(spec, prepared, segments, metric, sweep_id,
+                    runner=Runner(spec, prepared, segments, metric, boot, n_jobs=n_jobs, backend=backend,
+                                  client=client),
+                    store=Cache(cache, sweep_id), chunk_size=chunk_size)
     if params_list is not None:
-        frame = _evaluate_all(params_list, **state)
+        frame = _evaluate_all(run, params_list)
     else:
-        frame = _optuna(space, base, int(n_trials), seed, **state)
+        frame = _optuna(run, space, base, int(n_trials), seed)
     frame.attrs.update(engine=spec.name, metric=metric, holdout=repr(holdout))
     return frame
 
 
-def _evaluate_all(params_list, *, spec, runner, store, prepared, segments, metric, sweep_id, chunk_size):
-    cids = [config_id(spec.name, p) for p in params_list]
+def _evaluate_all(run: _SweepRun, params_list) -> pd.DataFrame:
+    """Score the distinct configurations of ``params_list`` not cached yet; rows in proposal order."""
+    cids = [config_id(run.spec.name, p) for p in params_list]
     order = list(dict.fromkeys(cids))  # distinct configurations, first proposal first
     first = {cid: i for i, cid in reversed(list(enumerate(cids)))}
-    done = store.done()
+    done = run.store.done()
     have = set(done["config_id"]) if len(done) else set()
-    todo = [(first[c], params_list[first[c]]) for c in order if c not in have]
-    size = chunk_size or max(1, min(64, math.ceil(len(todo) / (4 * runner.workers())) if todo else 1))
+    todo = [Proposal(first[c], params_list[first[c]]) for c in order if c not in have]
+    size = run.chunk_size or max(1, min(64, math.ceil(len(todo) / (4 * run.runner.workers())) if todo else 1))
     chunks = chunked(todo, int(size))
     frames = [done] if len(done) else []
-    bar = progress(total=len(chunks), desc=f"sweep {spec.name}")
+    bar = progress(total=len(chunks), desc=f"sweep {run.spec.name}")
     try:
-        for indices, rows in runner.run(chunks):
-            part = _rows_frame(spec, indices, rows, params_list, cids, sweep_id, prepared, segments, metric)
-            store.add(part)
+        for scored in run.runner.run(chunks):
+            part = _result_rows(run, scored, params_list, cids)
+            run.store.add(part)
             frames.append(part)
             bar.update(1)
     finally:
@@ -269,28 +290,26 @@ def _evaluate_all(params_list, *, spec, runner, store, prepared, segments, metri
         return pd.DataFrame()
     allrows = pd.concat(frames, ignore_index=True).drop_duplicates("config_id", keep="first")
     out = allrows.set_index("config_id").loc[order].reset_index()
-    cols = [c for c in allrows.columns if c in out.columns]
-    return out[cols].reset_index(drop=True)
+    return out[list(allrows.columns)].reset_index(drop=True)
 
 
-def _optuna(space, base, n_trials, seed, *, spec, runner, store, prepared, segments, metric, sweep_id,
-            chunk_size):
+def _optuna(run: _SweepRun, space, base, n_trials, seed) -> pd.DataFrame:
+    """TPE search: ask a batch of trials (one per worker), score them, tell their validation scores."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    direction = "minimize" if spec.metrics[metric] == "min" else "maximize"
+    direction = "minimize" if run.spec.metrics[run.metric] == "min" else "maximize"
     study = optuna.create_study(direction=direction, sampler=optuna.samplers.TPESampler(seed=seed))
-    batch = max(1, runner.workers())
+    batch = max(1, run.runner.workers())
+    run = dataclasses.replace(run, chunk_size=run.chunk_size or 1)
     frames, proposed = [], []
-    state = dict(spec=spec, runner=runner, store=store, prepared=prepared, segments=segments,
-                 metric=metric, sweep_id=sweep_id, chunk_size=chunk_size or 1)
     while len(proposed) < n_trials:
         trials = [study.ask() for _ in range(min(batch, n_trials - len(proposed)))]
         params_list = [base.replace(**optuna_suggest(t, space)) for t in trials]
-        part = _evaluate_all(params_list, **state)
+        part = _evaluate_all(run, params_list)
         by_id = part.set_index("config_id")
         for trial, params in zip(trials, params_list):
-            value = by_id.loc[config_id(spec.name, params), f"val_{metric}"]
+            value = by_id.loc[config_id(run.spec.name, params), f"val_{run.metric}"]
             value = float(value.iloc[0]) if isinstance(value, pd.Series) else float(value)
             if np.isfinite(value):
                 study.tell(trial, value)

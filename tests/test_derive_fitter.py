@@ -101,7 +101,8 @@ def test_fit_returns_self_and_the_repr_says_what_was_fitted(world, fitted):
     assert repr(fitted) == (f"<DeriveWeightsFitter: fitted with 6000 judged recalls, "
                             f"log_likelihood_={fitted.log_likelihood_:.1f}, converged_=True>")
     pd.testing.assert_frame_equal(fitted.confidence_interval_, fitted.summary_[["ci_lower", "ci_upper"]])
-    assert list(fitted.summary_.columns) == ["coef", "se", "ci_lower", "ci_upper", "hand_set"]
+    # the identification flag is new (issue 12, item 6); the other columns are as before
+    assert list(fitted.summary_.columns) == ["coef", "se", "ci_lower", "ci_upper", "identified", "hand_set"]
 
 
 def test_print_summary_shows_the_fit_and_every_coefficient(fitted, capsys):
@@ -113,7 +114,8 @@ def test_print_summary_shows_the_fit_and_every_coefficient(fitted, capsys):
     assert f"log-likelihood = {fitted.log_likelihood_:.1f}" in out and "converged = True" in out
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.strip()}
     for name in COEFS:
-        assert rows[name] == [f"{v:.4g}" for v in fitted.summary_.loc[name]], name
+        assert rows[name] == [str(v) if isinstance(v, (bool, np.bool_)) else f"{v:.4g}"  # the identified flag
+                              for v in fitted.summary_.loc[name]], name
     assert rows["atom_bump"][-1] == "0.1"  # the hand-set value beside the fitted one
 
 

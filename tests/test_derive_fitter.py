@@ -134,3 +134,96 @@ def test_compare_refits_a_copy_with_the_same_params(world):
     f = DeriveWeightsFitter(alpha=0.1, eps=1e-5)
     table = f.compare(world.log.iloc[:1500], holdout=0.2)
     assert table["method"].iloc[0] == "fitted_derive" and repr(f) == "<DeriveWeightsFitter: not fitted>"
+
+
+# -- intervals, identification and convergence (issue 12, item 6) --------------------------------
+
+def _fresh_touches(n=3000, seed=0, planted=PLANTED):
+    """Judged touches that are all age 0: derive is then intercept + atom + corroboration only.
+
+    (A 95% interval misses in one draw of twenty: over seeds 0-19 each of the three identified
+    intervals covered 19; seed 5 is a miss for the intercept.)
+    """
+    rng = np.random.default_rng(seed)
+    atom = rng.random(n) < 0.3
+    corr = np.minimum(rng.geometric(0.25, n) - 1, 40).astype(float)
+    p = derive(np.zeros(n), atom, corr, **planted.derive_kwargs())
+    return pd.DataFrame({"age_days": 0.0, "is_atom": atom, "corroboration": corr,
+                         "consumed": (rng.random(n) < p).astype(float)})
+
+
+def test_all_ages_zero_leaves_age_penalty_and_half_life_unidentified():
+    with pytest.warns(UserWarning, match="do not inform age_penalty, half_life_days"):
+        f = DeriveWeightsFitter().fit(_fresh_touches())
+    s = f.summary_
+    assert s["identified"].tolist() == [True, True, True, False, False]
+    assert not f.identified_
+    # never se 0: the parameters the likelihood does not contain have no finite se or interval
+    assert s.loc["age_penalty", ["se", "ci_lower", "ci_upper"]].tolist() == [np.inf, -np.inf, np.inf]
+    assert s.loc["half_life_days", ["se", "ci_lower", "ci_upper"]].tolist() == [np.inf, 0.0, np.inf]
+    # the three the data do see get finite intervals that cover the planted values
+    for name in ("intercept", "atom_bump", "corroboration_weight"):
+        lo, hi = s.loc[name, "ci_lower"], s.loc[name, "ci_upper"]
+        assert np.isfinite([lo, hi]).all() and 0 < s.loc[name, "se"] < hi - lo, name
+        assert lo <= getattr(PLANTED, name) <= hi, name
+    # honest convergence: the optimisers stopped on their tolerances at a point with no gradient left
+    # on the identified parameters, so this fit did converge (on those three)
+    assert f.converged_ is True and f.gradient_norm_ < 1e-2
+    assert np.isnan(f.covariance_[3]).all() and np.isnan(f.covariance_[:, 4]).all()
+
+
+def test_a_fit_cut_short_says_it_did_not_converge(monkeypatch, world):
+    import thatchlab.tune.derive as derive_module
+
+    monkeypatch.setattr(derive_module, "_SIMPLEX_OPTIONS", {"maxiter": 5})
+    monkeypatch.setattr(derive_module, "_BFGS_OPTIONS", {"maxiter": 1})
+    with pytest.warns(UserWarning, match="did not converge .*optimiser stopped early"):
+        f = DeriveWeightsFitter().fit(world.log.iloc[:1500])
+    assert f.converged_ is False and "converged_=False" in repr(f)
+
+
+def test_profile_interval_ends_are_where_the_deviance_reaches_the_chi2_quantile(world, fitted):
+    from thatchlab.tune.derive import _Likelihood, _maximise
+
+    f = recall_features(world.log)
+    x = {k: f[k].to_numpy(np.float64) for k in ("age_days", "is_atom", "corroboration", "consumed")}
+    lik = _Likelihood(x, COEFS, CalibrationParams().derive_kwargs(), fitted.eps)
+    s = fitted.summary_
+    theta = np.array([s.loc[n, "coef"] for n in COEFS])
+    theta[4] = np.log(theta[4])
+    ll_hat = lik.loglik(theta)
+    assert ll_hat == pytest.approx(fitted.log_likelihood_, abs=1e-6)
+    for j, name in enumerate(COEFS):
+        for end in ("ci_lower", "ci_upper"):
+            t = theta.copy()
+            t[j] = np.log(s.loc[name, end]) if name == "half_life_days" else s.loc[name, end]
+            llp, _ = _maximise(lik, t, np.array([i for i in range(5) if i != j]), tol=1e-9)
+            assert 2 * (ll_hat - llp) == pytest.approx(3.8415, abs=0.01), (name, end)
+    # profile intervals are not symmetric where the likelihood is not quadratic: the half-life's
+    # interval reaches further up than down, as a log-scale interval does
+    hl = s.loc["half_life_days"]
+    assert hl["ci_upper"] - hl["coef"] > 1.3 * (hl["coef"] - hl["ci_lower"])
+    assert fitted.identified_ and s["identified"].all() and fitted.gradient_norm_ < 1e-2
+    assert (s["se"] > 0).all() and np.isfinite(s["se"]).all()
+
+
+def test_interval_coverage_at_ci_size_is_near_nominal():
+    """20 small worlds (1000 judged recalls each) with the planted truth away from the hand-set
+    values: the nominal 95% profile intervals cover. 100 intervals pooled over the five parameters
+    must cover in [0.85, 1.0] (a binomial sd is about 0.02 there); each parameter's 20 at least
+    0.75, a loose floor, since 20 draws give coverage only to about ±0.05. The full-size check
+    (200 worlds of 6000, coverage in [0.90, 0.98] per parameter) is benchmarks/bench_derive_coverage.py.
+    """
+    from thatchlab.tune.derive import interval_coverage
+
+    cov = interval_coverage(replications=20, n_memories=100, n_recalls=1000, seed=12)
+    assert len(cov) == 100 and set(cov["param"]) == set(COEFS)
+    assert (cov["planted"] == cov["param"].map(lambda n: getattr(PLANTED, n))).all()
+    ident = cov.loc[cov["identified"]]
+    assert len(ident) >= 95
+    assert 0.85 <= ident["covered"].mean() <= 1.0
+    per = ident.groupby("param")["covered"].mean()
+    assert (per >= 0.75).all(), per.to_dict()
+    # the covered flag is the interval test itself
+    assert (ident["covered"] == ((ident["ci_lower"] <= ident["planted"])
+                                 & (ident["planted"] <= ident["ci_upper"]))).all()

@@ -127,7 +127,7 @@ class _Likelihood:
     def p_and_jacobian(self, theta):
         """``p`` (clipped) per touch, ``∂v/∂theta`` (n × k) and the mask where the clip of ``v`` is inactive."""
         g = {n: self._get(theta, n) for n in COEFS + ("baseline",)}
-        hl = max(math.exp(g["half_life_days"]), EPS)
+        hl = max(math.exp(min(g["half_life_days"], 700.0)), EPS)  # e^700 days: no decay at all
         z = self.age * (LN2 / hl)
         ff = np.exp(-z)
         raw = g["intercept"] + g["atom_bump"] * self.atom + g["corroboration_weight"] * self.corr \
@@ -215,7 +215,8 @@ class DeriveWeightsFitter(BaseFitter):
     (the other parameters re-optimised, L-BFGS with the analytic gradient) and
     the interval is :math:`\{\psi : 2(\ell(\hat\theta) - \ell_p(\psi)) \le
     \chi^2_{1, 1-\alpha}\}`, its ends found by bracketing outward from
-    :math:`\hat\theta_j` and root finding (Brent). The half-life's interval is
+    :math:`\hat\theta_j` and root finding (regula falsi on the signed root
+    :math:`\sqrt{2(\ell(\hat\theta) - \ell_p(\psi))}`). The half-life's interval is
     found on the log scale (profile intervals do not depend on the scale). A
     bound the profile never reaches inside a wide search range is the end of
     the parameter's range (``±inf``, ``0`` or ``inf`` for the half-life,
@@ -533,7 +534,7 @@ def _maximise(lik: _Likelihood, theta, free, tol=1e-5, max_iter=50):
             trial[free] += step
             p2, jac2, free2 = lik.p_and_jacobian(trial)
             ll2 = lik.loglik_of(p2)
-            if ll2 >= ll - 1e-12 * abs(ll):
+            if math.isfinite(ll2) and ll2 >= ll - 1e-12 * abs(ll):
                 break
             lam = max(10.0 * lam, 1e-4)
             if lam > 1e8:
@@ -554,8 +555,8 @@ def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims
     The search works with the signed root ``r(ψ) = √(2(ℓ̂ − ℓ_p(ψ)))``, which
     is close to linear in ``ψ``: each side first tries the Wald end
     ``theta[j] ± √crit·step``, then doubles the distance (clamped to
-    ``lims``) until ``r`` passes ``√crit``, and Brent's method finds the
-    crossing. Returns ``(lower, upper, gain)``, a bound ``None`` when ``r``
+    ``lims``) until ``r`` passes ``√crit``, and :func:`_bracketed_root` finds
+    the crossing (warm-started from the last point inside). Returns ``(lower, upper, gain)``, a bound ``None`` when ``r``
     stays below ``√crit`` up to the limit, and ``gain`` the largest
     ``ℓ_p − ℓ̂`` met (positive when ``theta`` was not the maximum).
     """
@@ -574,33 +575,58 @@ def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims
 
     out = []
     for sign, limit in ((-1.0, lims[0]), (1.0, lims[1])):
-        state = {"warm": theta.copy()}
-        inside, outside, dist = float(theta[j]), None, z * float(step)
+        warm, inside, r_in, outside, r_out = theta.copy(), float(theta[j]), 0.0, None, None
+        dist = z * float(step)
         while True:
             psi = float(theta[j] + sign * dist)
             at_limit = (psi <= limit) if sign < 0 else (psi >= limit)
             if at_limit:
                 psi = float(limit)
-            r, t = root(psi, state)
+            r, t = root(psi, {"warm": warm})
             if r >= z:
-                outside = psi
+                outside, r_out = psi, r
                 break
-            inside, state["warm"] = psi, t
+            inside, r_in, warm = psi, r, t
             if at_limit:
                 break
             dist *= 2.0
         if outside is None:
             out.append(None)
             continue
-
-        def excess(psi, state=state):
-            r, t = root(psi, state)
-            if r < z:
-                state["warm"] = t
-            return r - z
-
-        out.append(optimize.brentq(excess, inside, outside, xtol=1e-3 * step, rtol=1e-10))
+        out.append(_bracketed_root(lambda psi, w=warm: root(psi, {"warm": w}), inside, r_in - z,
+                                   outside, r_out - z, z, xtol=1e-3 * step))
     return out[0], out[1], gain
+
+
+def _bracketed_root(evaluate, a, fa, b, fb, z, xtol, max_iter=40):
+    """A root of ``r(ψ) − z`` between ``a`` (``fa < 0``) and ``b`` (``fb ≥ 0``), with the end values given.
+
+    Illinois regula falsi (the signed root is close to linear, so it takes a
+    few steps), bisecting when it stalls; ``evaluate(ψ)`` returns ``(r, t)``.
+    Ends are never re-evaluated, so a profile that re-optimises to a slightly
+    different point cannot lose the bracket.
+    """
+    side = 0
+    for _ in range(max_iter):
+        if abs(b - a) <= xtol:
+            break
+        c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
+        if not min(a, b) < c < max(a, b):
+            c = 0.5 * (a + b)
+        fc = evaluate(c)[0] - z
+        if abs(fc) < 1e-6:
+            return c
+        if fc < 0:
+            a, fa = c, fc
+            if side == -1:
+                fb /= 2.0
+            side = -1
+        else:
+            b, fb = c, fc
+            if side == 1:
+                fa /= 2.0
+            side = 1
+    return b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
 
 
 def interval_coverage(planted: CalibrationParams | None = None, replications: int = 200, *,

@@ -203,15 +203,14 @@ def test_same_texts_in_many_stores_and_dedup_scopes():
 
 
 def test_write_pass_without_lookups_is_identical(monkeypatch):
-    import thatchlab.replay._fast_writes as fw
+    import thatchlab.replay._dedup_lookup as lookup
 
     rows = [{"kind": "prediction_update", "store": s, "matcher": TEXTS[j], "statement": TEXTS[(j * 5) % 12],
              "signal": "confirm"} for j, s in enumerate([None, "global", "other"] * 4)]
     rows += [{"kind": "message", "store": "other", "text": TEXTS[1]},
              {"kind": "prediction_delete", "store": "global", "statement": TEXTS[5]}]
     fast = run(_log(rows), embedder=EMB)
-    monkeypatch.setattr(fw, "MAX_LOOKUP", 0)
-    monkeypatch.setattr(fw.attach_lookups, "__defaults__", (0,))
+    monkeypatch.setattr(lookup, "MAX_LOOKUP", 0)
     slow = run(_log(rows), embedder=EMB)
     assert_same(fast, slow)
     assert_same(fast, run(_log(rows), embedder=EMB, path="events"))

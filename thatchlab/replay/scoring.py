@@ -1,11 +1,13 @@
 """Replay of an interaction log through the prediction or behavior engine (seeds 000, 003).
 
-Two paths give identical results (DESIGN §9, §11). ``path="events"`` drives
-the engine API one event at a time — the reference. ``path="vectorised"``
-runs the writes once through the engine's own write path and computes every
-nudge from one message × matcher cosine matrix (:func:`prepare` →
+Two paths give identical results. ``path="events"`` drives the engine's
+public tools one event at a time — the reference. ``path="vectorised"`` runs
+the writes once through the same tools (with precomputed vectors and a
+:class:`~thatchlab.scoring.DedupLookup`) and computes every nudge from one
+message × matcher cosine matrix (:func:`prepare` →
 :class:`~thatchlab.replay._scoring_plan.ScoringPlan`), so a sweep over K, P0,
-W_SOFT and thresholds reuses all the expensive work.
+W_SOFT and thresholds reuses all the expensive work. Both read the engine
+only through the public API of :mod:`thatchlab.scoring`.
 """
 
 from __future__ import annotations
@@ -79,14 +81,13 @@ def engine_class(engine: str):
     return PredictionEngine if engine == "prediction" else BehaviorEngine
 
 
-def initial_engine(initial, engine: str, embedder, params: ScoringParams, cls=None) -> ScoringEngine:
+def initial_engine(initial, engine: str, embedder, params: ScoringParams) -> ScoringEngine:
     """A fresh engine of kind ``engine`` holding ``initial``'s state (never modifying it).
 
     ``initial`` may be None, a :class:`~thatchlab.store.StoreContents`
-    (``store.import_sqlite(path)``), an engine, or a dict of tables. ``cls``
-    overrides the engine class (a subclass of the engine's).
+    (``store.import_sqlite(path)``), an engine, or a dict of tables.
     """
-    cls = engine_class(engine) if cls is None else cls
+    cls = engine_class(engine)
     project = "project"
     tables = None
     if initial is not None:
@@ -97,8 +98,8 @@ def initial_engine(initial, engine: str, embedder, params: ScoringParams, cls=No
             if obj.config.kind != engine:
                 raise InputError(f"initial: expected {engine} engine state, got a {obj.config.kind} engine")
             project = obj.project_store
-            if embedder is None:
-                embedder = obj._embedder
+            if embedder is None:  # the embedder as given (None: not loaded yet)
+                embedder = obj.get_params(deep=False)["embedder"]
             tables = obj.tables
         elif isinstance(obj, dict):
             tables = obj
@@ -180,7 +181,8 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
 
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
             dedup_scope: str = "store+global"):
-    """One-time work of the vectorised replay; see :func:`thatchlab.replay._scoring_plan.prepare`."""
+    """One-time work of the vectorised replay (writes, embeddings, cosines) for sweeps;
+    see :func:`thatchlab.replay._scoring_plan.prepare`."""
     from thatchlab.replay._scoring_plan import prepare as _prepare
 
     return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
@@ -200,7 +202,8 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
     eng = initial_engine(initial, engine, embedder, params)
     default_store = eng.project_store
     kinds = ENGINE_KINDS[engine]
-    conf_by_id = dict(zip(eng._i["id"], eng._i["confidence"]))
+    items = eng.state.items
+    conf_by_id = dict(zip(items["id"].tolist(), items["confidence"].tolist()))
     p_new = posterior_confidence(0.0, 0.0, params.k, params.p0)
     rows, nudges = [], []
     records = log.to_dict(orient="records")
@@ -223,11 +226,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
                     out = eng.nudge(ev["text"])
                 row["regime"], row["reply"] = out.regime, out.text
             else:
-                if vec is None:
-                    out = eng.query(ev["text"])
-                else:
-                    items = eng._rank(vec, eng._default_stores(), params.query_threshold, None)
-                    out = _query_reply(eng, items)
+                out = eng.query(ev["text"]) if vec is None else eng.query_vector(vec)
                 row["action"], row["reply"] = "query", out.text
             items = out.items
             row["n_items"] = len(items)
@@ -243,26 +242,16 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
         else:  # deletes
             reply = eng.delete(ev["statement"])
         row.update(action=reply.action, item_id=reply.item_id, matcher_id=reply.matcher_id, reply=reply.text)
-        if reply.signal is not None:
-            row["signal"] = reply.signal
-            if reply.signal in ("confirm", "disconfirm", "soft"):
-                row["forecast"] = conf_by_id.get(reply.item_id, p_new) if not reply.action.startswith(
-                    eng.config.created_word) else p_new
+        result = reply.result
+        if result.signal is not None:
+            row["signal"] = result.signal
+            if result.counts_changed:  # the stored confidence before the signal is its forecast
+                row["forecast"] = p_new if result.item_created else conf_by_id.get(result.item_id, p_new)
             row["confidence"] = reply.confidence
             conf_by_id[reply.item_id] = reply.confidence
     return ReplayResult(events=events_frame(rows), nudges=nudges_frame(nudges), tables=eng.tables,
                         engine=engine, embedder=getattr(eng.embedder, "name", None), params=params,
                         path="events")
-
-
-def _query_reply(eng, items):
-    from thatchlab.scoring import Reply
-
-    if len(items) == 0:
-        text = f"No matching {eng.config.plural} found."
-    else:
-        text = "\n".join(eng._line(r) for _, r in items.iterrows())
-    return Reply(text=text, action="query", items=items)
 
 
 def events_frame(rows) -> pd.DataFrame:

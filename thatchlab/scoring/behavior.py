@@ -2,22 +2,20 @@
 
 :class:`BehaviorEngine` is the scoring engine with the behavior tables,
 codify (confidence-neutral) and ham/spam feedback (confirm/disconfirm), and
-version-stamped default seeding into the ``global`` store. We follow
-production's seeding rule: lookup by the ``seed-key:`` stamp, never touching
-behaviors without a stamp.
+version-stamped default seeding into the ``global`` store
+(:mod:`thatchlab.scoring.seeding`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from importlib import resources
 
 import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BEHAVIOR_SIGNALS
 from thatchlab.scoring.engine import EngineConfig, Reply, ScoringEngine, _check_text
+from thatchlab.scoring.seeding import default_behaviors, seed_defaults
 
 __all__ = ["BehaviorEngine", "BEHAVIOR_CONFIG", "default_behaviors", "laziness_flags"]
 
@@ -25,15 +23,6 @@ BEHAVIOR_CONFIG = EngineConfig(
     kind="behavior", noun="behavior", plural="behaviors",
     header="[thatch] Situational behaviors", verb_untested="consider", verb_tested="do",
     signals=BEHAVIOR_SIGNALS, create_signal="codify", created_word="codified")
-
-_STAMP_KEY = re.compile(r"seed-key:(\S+)")
-_STAMP_VERSION = re.compile(r"seed-version:(\S+)")
-
-
-def default_behaviors() -> pd.DataFrame:
-    """The default behaviors shipped with thatchlab (key, situation, behavior, rationale)."""
-    text = resources.files("thatchlab").joinpath("data/default_behaviors.json").read_text("utf-8")
-    return pd.DataFrame(json.loads(text), columns=["key", "situation", "behavior", "rationale"])
 
 
 class BehaviorEngine(ScoringEngine):
@@ -52,9 +41,13 @@ class BehaviorEngine(ScoringEngine):
     config = BEHAVIOR_CONFIG
     _matcher_arg = "situation"
 
-    def codify(self, situation: str, behavior: str, rationale=None, store=None, now=None) -> Reply:
-        """The ``behavior_codify`` tool: create or link a rule; confidence unchanged."""
-        return self._write(situation, behavior, "codify", rationale, store, now)
+    def codify(self, situation: str, behavior: str, rationale=None, store=None, now=None, *,
+               vectors=None) -> Reply:
+        """The ``behavior_codify`` tool: create or link a rule; confidence unchanged.
+
+        ``vectors`` are the passage vectors of ``(situation, behavior)`` when
+        already embedded (replays)."""
+        return self.write(situation, behavior, "codify", rationale, store, now, vectors=vectors)
 
     def feedback(self, behavior: str, relevant: bool, context: str = "", store=None, now=None, *,
                  vector=None) -> Reply:
@@ -72,63 +65,14 @@ class BehaviorEngine(ScoringEngine):
             raise InputError(f"context: expected text, got {type(context).__name__}")
         store = self.project_store if store is None else store
         _check_text("store", store)
-        from thatchlab.core.time import iso_ms, iso_s, resolve_now
-
-        t = resolve_now(now, self.clock)
-        ipos = self._find_in_store(behavior, store, vector)
-        if ipos is None:
-            return Reply(text=f'No behavior matching "{behavior}" found in "{store}".',
-                         action="not_found", store=store)
         signal = "confirm" if relevant else "disconfirm"
         detail = f"{'ham' if relevant else 'spam'}: {context or ''}"
-        self._apply_signal(ipos, signal, iso_ms(t))
-        self._record(ipos, signal, detail, iso_s(t))
-        return Reply(text=f'[{signal}] "{self._i["statement"][ipos]}" {self._counts_text(ipos)}',
-                     action=signal, store=self._i["store"][ipos], item_id=self._i["id"][ipos],
-                     signal=signal, confidence=self._i["confidence"][ipos],
-                     confirm_count=self._i["confirm_count"][ipos],
-                     disconfirm_count=self._i["disconfirm_count"][ipos])
+        return self._reply(self._signal(behavior, signal, detail, store, now, vector))
 
     def seed_defaults(self, version: str, now=None, defaults: pd.DataFrame | None = None) -> pd.DataFrame:
-        """Seed the default behaviors into ``global``, idempotently across versions.
-
-        For each default (key, situation, behavior, rationale): a ``global``
-        behavior whose rationale carries ``seed-key:{key}`` with the same
-        ``seed-version`` is skipped; with another version it is deleted and
-        re-created (the matcher is reused); behaviors without a stamp are never
-        touched. Returns one row per default with the action taken.
-        """
-        _check_text("version", version)
-        if any(ch.isspace() for ch in version):
-            raise InputError(f"version: expected no whitespace, got {version!r}")
-        defaults = default_behaviors() if defaults is None else defaults
-        actions = []
-        for row in defaults.itertuples(index=False):
-            found = None
-            for j, (store, rat) in enumerate(zip(self._i["store"], self._i["rationale"])):
-                if store == "global" and rat:
-                    m = _STAMP_KEY.search(rat)
-                    if m and m.group(1) == row.key:
-                        found = j
-                        break
-            if found is not None:
-                mv = _STAMP_VERSION.search(self._i["rationale"][found])
-                if mv and mv.group(1) == version:
-                    actions.append({"key": row.key, "action": "skipped"})
-                    continue
-                self._delete_item(found)
-                action = "replaced"
-            else:
-                action = "created"
-            rationale = f"{row.rationale} seed-key:{row.key} seed-version:{version}"
-            self._seed_one(row.situation, row.behavior, rationale, now)
-            actions.append({"key": row.key, "action": action})
-        return pd.DataFrame(actions, columns=["key", "action"])
-
-    def _seed_one(self, situation, behavior, rationale, now):
-        """Codify into ``global`` always creating a new behavior (never linking
-        to someone else's rule), reusing a near-identical global matcher."""
-        self._write(situation, behavior, "codify", rationale, "global", now, force_new=True)
+        """Seed the default behaviors into ``global``, idempotently across versions
+        (see :func:`thatchlab.scoring.seeding.seed_defaults`)."""
+        return seed_defaults(self, version, now=now, defaults=defaults)
 
 
 #: Phrases that mark a rule as a shortcut rather than a discipline.

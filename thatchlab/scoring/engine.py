@@ -5,13 +5,15 @@ weighted matcher→item edges and a provenance trail, and scores an item for a
 prompt as ``r3(r3(cosine) × edge.weight × confidence)``, where confidence is
 the Bayesian posterior ``(c + K·P0) / (c + d + K)`` of its confirm and
 disconfirm counts. :class:`ScoringEngine` reproduces every rule of that engine
-exactly — rounding, ordering, ties, reply texts — over pandas-friendly state;
+exactly — rounding, ordering, ties, reply texts — over the public
+:class:`~thatchlab.scoring.EngineState`; every write produces a
+:class:`~thatchlab.scoring.WriteResult` its reply is formatted from.
 :mod:`thatchlab.scoring.prediction` and :mod:`thatchlab.scoring.behavior` configure it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -21,8 +23,10 @@ from thatchlab.core.jsfmt import js_number, js_round, r3, to_fixed
 from thatchlab.core.params import ParamsMixin, ScoringParams
 from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.time import iso_ms, iso_s, resolve_now
-from thatchlab.core.vectors import VectorRows
-from thatchlab.scoring.state import ID_NAMESPACE, EngineState, _prov_text, deterministic_id
+from thatchlab.core.vectors import MARGIN
+from thatchlab.scoring.confidence import evidence_count, posterior_confidence
+from thatchlab.scoring.results import EdgeRow, Nudge, Reply, WriteResult
+from thatchlab.scoring.state import ID_NAMESPACE, EngineState, deterministic_id, prov_text
 
 __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAMESPACE",
            "EngineConfig", "ScoringEngine", "Reply", "Nudge", "ITEM_COLUMNS"]
@@ -31,41 +35,8 @@ __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAM
 #: Columns of the items DataFrame returned by nudges and queries.
 ITEM_COLUMNS = ["confidence", "evidence_count", "matcher_description", "statement", "score",
                 "item_id", "matcher_id", "store", "cosine", "weight", "stored_confidence"]
-
-
-def posterior_confidence(c, d, k=5.0, p0=0.5):
-    """Posterior mean confidence of an item: ``(c + K·P0) / (c + d + K)``.
-
-    ``c`` counts confirms, ``d`` disconfirms (soft signals add their weight to
-    ``d``). Vectorised: scalars or arrays broadcast together.
-
-    >>> posterior_confidence(0, 0)
-    0.5
-    >>> posterior_confidence(1, 0), posterior_confidence(0, 1.25)
-    (0.5833333333333334, 0.4)
-    >>> posterior_confidence([3, 0], [0, 3], k=5, p0=0.5).round(4).tolist()
-    [0.6875, 0.3125]
-    """
-    c = np.asarray(c, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
-    p0 = np.asarray(p0, dtype=np.float64)
-    out = (c + k * p0) / (c + d + k)
-    if out.ndim == 0:
-        return float(out)
-    return out
-
-
-def evidence_count(c, d):
-    """Number of tests shown beside an item: JavaScript ``Math.round(c + d)``.
-
-    >>> evidence_count(0, 0.5), evidence_count(2, 0.25), evidence_count(2, 0.5)
-    (1, 2, 3)
-    """
-    out = js_round(np.asarray(c, dtype=np.float64) + np.asarray(d, dtype=np.float64))
-    if np.ndim(out) == 0:
-        return int(out)
-    return out.astype(np.int64)
+#: Signals that change an item's counts (the others are confidence-neutral).
+_COUNTING_SIGNALS = ("confirm", "disconfirm", "soft")
 
 
 @dataclass(frozen=True)
@@ -87,49 +58,21 @@ class EngineConfig:
         return ENGINE_TABLES[self.kind]
 
 
-@dataclass
-class Reply:
-    """A tool reply: ``text`` exactly as production prints it, plus its fields."""
+@dataclass(frozen=True)
+class _Candidates:
+    """The (matcher, item) rows one nudge weighs, as parallel arrays (step 5 on)."""
 
-    text: str
-    action: str = ""
-    store: str | None = None
-    item_id: str | None = None
-    matcher_id: str | None = None
-    signal: str | None = None
-    confidence: float | None = None
-    confirm_count: float | None = None
-    disconfirm_count: float | None = None
-    items: pd.DataFrame | None = None
+    matcher: np.ndarray      # matcher positions
+    item: np.ndarray         # item positions
+    cosine: np.ndarray       # the matcher's rounded cosine
+    weight: np.ndarray       # edge weight
+    confidence: np.ndarray   # the item's stored confidence
 
-    def __str__(self):
-        return self.text
+    def take(self, index) -> _Candidates:
+        return _Candidates(*(getattr(self, f.name)[index] for f in fields(self)))
 
 
-@dataclass
-class Nudge:
-    """The auto-fire result for one prompt.
-
-    ``items`` has the columns of :data:`ITEM_COLUMNS` (``confidence`` is the
-    3-decimal rounded stored confidence, ``score`` the rounded score);
-    ``text`` is the block production injects (empty when nothing surfaced);
-    ``regime`` is ``strong``, ``ambiguous``, ``none`` or ``skipped``.
-    """
-
-    prompt: str
-    items: pd.DataFrame
-    text: str
-    regime: str
-    stores: list = field(default_factory=list)
-
-    def __str__(self):
-        return self.text
-
-    def __len__(self):
-        return len(self.items)
-
-
-class ScoringEngine(ParamsMixin, EngineState):
+class ScoringEngine(ParamsMixin):
     """The generic engine over stores, matchers, items, edges and provenance.
 
     Parameters
@@ -139,6 +82,14 @@ class ScoringEngine(ParamsMixin, EngineState):
     params : :class:`~thatchlab.core.params.ScoringParams`.
     project_store : the store writes go to by default; reads search it and ``global``.
     clock : a callable returning the current time, used when ``now`` is not given.
+
+    Attributes
+    ----------
+    state : :class:`~thatchlab.scoring.EngineState`
+        The rows (read-only; only the tools change them).
+    dedup_lookup : :class:`~thatchlab.scoring.DedupLookup` or None
+        Optional source of approximate cosines for the dedup searches (None:
+        the engine scans its own vectors). Decisions are the same either way.
     """
 
     config: EngineConfig
@@ -154,7 +105,8 @@ class ScoringEngine(ParamsMixin, EngineState):
         self.params = params
         self.project_store = project_store
         self.clock = clock
-        self._reset_state()
+        self.dedup_lookup = None
+        self._state = EngineState(self.config.tables)
 
     @property
     def embedder(self):
@@ -168,6 +120,24 @@ class ScoringEngine(ParamsMixin, EngineState):
     def model_name(self) -> str | None:
         return getattr(self._embedder, "name", None) if self._embedder is not None else None
 
+    @property
+    def state(self) -> EngineState:
+        """The engine's rows: :class:`~thatchlab.scoring.EngineState` (read-only)."""
+        return self._state
+
+    @property
+    def tables(self) -> dict:
+        """The state as DataFrames with production columns (see :attr:`EngineState.tables`)."""
+        return self._state.tables
+
+    @classmethod
+    def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store="project", clock=None):
+        """Rebuild an engine from DataFrames shaped like :attr:`tables`
+        (e.g. read from a production store). Inputs are copied, not modified."""
+        eng = cls(embedder=embedder, params=params, project_store=project_store, clock=clock)
+        eng._state = EngineState.from_tables(tables, eng.config.tables)
+        return eng
+
     # get_params/set_params (ParamsMixin): the constructor arguments and, by name, the
     # ScoringParams fields (``set_params(k=3)``); the embedder as given (None until loaded)
     _params_attr = "params"
@@ -178,6 +148,16 @@ class ScoringEngine(ParamsMixin, EngineState):
 
 
     # ------------------------------------------------------------ embedding
+    def embed_queries(self, texts) -> np.ndarray:
+        """Query vectors of ``texts`` (the embedder's query prefix applies), checked:
+        float32 of shape (n, dim), finite. Raises :class:`~thatchlab.core.errors.EmbeddingError`."""
+        return self._embed(list(texts), "query")
+
+    def embed_passages(self, texts) -> np.ndarray:
+        """Passage vectors of ``texts`` (no prefix), as matcher and item texts are
+        embedded; checked like :meth:`embed_queries`."""
+        return self._embed(list(texts), "passage")
+
     def _embed(self, texts, kind: str) -> np.ndarray:
         emb = self.embedder
         arr = emb.embed_queries(list(texts)) if kind == "query" else emb.embed_passages(list(texts))
@@ -195,87 +175,100 @@ class ScoringEngine(ParamsMixin, EngineState):
         return arr.astype(np.float32, copy=False)
 
     # ------------------------------------------------------------ searches
-    def _store_mask(self, stores) -> np.ndarray:
-        if getattr(self, "_m_store_arr", None) is None or len(self._m_store_arr) != len(self._m_store_code):
-            self._m_store_arr = np.asarray(self._m_store_code, dtype=np.int64)
-        codes = [self._stores.index(s) for s in stores if s in self._stores]
-        return np.isin(self._m_store_arr, codes)
-
-    def _nearest(self, rows: VectorRows, vec, mask) -> tuple[int | None, float]:
-        """Nearest row by raw cosine ≥ dedup_cosine (highest; first on ties)."""
-        pos, cos = rows.cosines(vec, rows=mask, model=self.model_name, top=1)
-        if pos.size == 0:
-            return None, float("nan")
+    def _nearest(self, table: str, text: str, vector: np.ndarray, stores) -> int | None:
+        """Position of the nearest row of ``table`` in ``stores`` with raw cosine ≥
+        dedup_cosine (the highest; first on ties), or None."""
+        st = self._state
+        usable = st.usable(table, len(vector), stores=stores, model=self.model_name)
+        positions = np.flatnonzero(usable)
+        if positions.size == 0:
+            return None
+        rows = st._vector_rows(table).vectors
+        lookup = self.dedup_lookup
+        approx = None if lookup is None else lookup.approx_cosines(table, text, vector, positions)
+        if approx is None:
+            # float32 scan; keeps every row within MARGIN of the best
+            positions, _ = rows.candidates(vector, rows=usable, top=1)
+        elif approx.size > 1:
+            positions = positions[approx >= approx.max() - MARGIN]
+        # the decision is made on exact float64 cosines
+        cos = rows.exact(vector, positions)
         j = int(np.argmax(cos))
-        if cos[j] >= self.params.dedup_cosine:
-            return int(pos[j]), float(cos[j])
-        return None, float(cos[j])
+        return int(positions[j]) if cos[j] >= self.params.dedup_cosine else None
 
-    def _item_mask(self, stores) -> np.ndarray:
-        stores = set(stores)
-        return np.fromiter((s in stores for s in self._i["store"]), dtype=bool, count=len(self._i["store"]))
-
-    def _matcher_mask_for(self, store) -> np.ndarray:
-        return self._store_mask([store])
+    def _item_scope(self, store: str) -> list[str]:
+        """Stores the item dedup of a write searches (``dedup_scope``)."""
+        return [store] if self.params.dedup_scope == "store" else list(dict.fromkeys([store, "global"]))
 
     def _default_stores(self) -> list[str]:
         return list(dict.fromkeys([self.project_store, "global"]))
 
     # ------------------------------------------------------------ scoring
     def _rank(self, qvec, stores, threshold: float, max_items: int | None) -> pd.DataFrame:
-        """Steps 3–7 of the nudge: matchers → threshold → items → scores → dedup."""
+        """Steps 3–7 of the nudge: matchers → threshold → items → scores → one row per item."""
         p = self.params
-        mask = self._store_mask(stores)
+        items = self._state.items
+        rows = self._candidates(*self._top_matchers(qvec, stores, threshold))
+        # 5. candidate rows by statement in code-point order; the sort is stable, so ties
+        #    keep matcher rank then edge insertion order
+        rows = rows.take(np.argsort(items.take("statement", rows.item), kind="stable"))
+        # confidence filters only when a study sets min_confidence (production never does)
+        rows = rows.take(np.flatnonzero(rows.confidence >= p.min_confidence))
+        score = r3(rows.cosine * rows.weight * rows.confidence)
+        by_score = np.argsort(-score, kind="stable")
+        rows, score = rows.take(by_score), score[by_score]
+        # 6. an item reached through several matchers keeps its first (best) row, scores not summed
+        first = np.sort(np.unique(rows.item, return_index=True)[1])
+        # 7. at most max_items items (queries keep all)
+        keep = first if max_items is None else first[:max_items]
+        rows, score = rows.take(keep), score[keep]
+        matchers = self._state.matchers
+        df = pd.DataFrame({
+            "confidence": r3(rows.confidence),
+            "evidence_count": evidence_count(items.take("confirm_count", rows.item),
+                                             items.take("disconfirm_count", rows.item)),
+            "matcher_description": matchers.take("description", rows.matcher),
+            "statement": items.take("statement", rows.item), "score": score,
+            "item_id": items.take("id", rows.item), "matcher_id": matchers.take("id", rows.matcher),
+            "store": items.take("store", rows.item), "cosine": rows.cosine, "weight": rows.weight,
+            "stored_confidence": rows.confidence}, columns=ITEM_COLUMNS)
+        return df  # built from typed arrays: int64 evidence, float64 numbers, object texts
+
+    def _top_matchers(self, qvec, stores, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+        """Steps 3–4: positions and rounded cosines of the top ``top_matchers`` matchers
+        (ties in insertion order) whose rounded cosine reaches ``threshold``."""
+        p = self.params
+        usable = self._state.usable("matchers", len(qvec), stores=stores, model=self.model_name)
         # float32 scan for candidates, exact float64 cosines for the few that can matter
-        pos, cos = self._m_vec.cosines(qvec, rows=mask, model=self.model_name,
-                                       floor=p.noise_floor, top=p.top_matchers)
-        keep = cos >= p.noise_floor
-        pos, cos = pos[keep], cos[keep]
-        rc = r3(cos) if cos.size else cos
+        pos, cos = self._state._matchers.vectors.cosines(qvec, rows=usable, floor=p.noise_floor,
+                                                         top=p.top_matchers)
+        above_floor = cos >= p.noise_floor
+        pos, rounded = pos[above_floor], r3(cos[above_floor])
         # stable sort by rounded cosine: ties keep insertion (row) order
-        order = np.argsort(-rc, kind="stable")[: p.top_matchers]
-        rows = []
-        for j in order:
-            if rc[j] < threshold:
-                continue
-            mpos = int(pos[j])
-            mid = self._m["id"][mpos]
-            for e in self._e_by_matcher.get(mid, ()):
-                iid = self._e["item_id"][e]
-                ipos = self._i_pos.get(iid)
-                if ipos is None:
+        order = np.argsort(-rounded, kind="stable")[: p.top_matchers]
+        order = order[rounded[order] >= threshold]
+        return pos[order], rounded[order]
+
+    def _candidates(self, matchers: np.ndarray, cosines: np.ndarray) -> _Candidates:
+        """Step 5's rows: each matched matcher's edges (insertion order) into existing items."""
+        st = self._state
+        edge_item, edge_weight = st._edges["item_id"], st._edges["weight"]
+        item_position, confidence = st._items.position, st._items["confidence"]
+        matcher_id = st._matchers["id"]
+        m_pos, i_pos, cos, weight, conf = [], [], [], [], []
+        for mpos, rounded in zip(matchers.tolist(), cosines.tolist()):
+            for e in st._edges_by_matcher.get(matcher_id[mpos], ()):
+                ipos = item_position.get(edge_item[e])
+                if ipos is None:  # an edge loaded without its item
                     continue
-                rows.append((self._i["statement"][ipos], float(rc[j]), float(self._e["weight"][e]),
-                             ipos, mpos))
-        rows.sort(key=lambda r: r[0])  # statement, code-point order (stable)
-        out = []
-        for statement, rcos, weight, ipos, mpos in rows:
-            conf = float(self._i["confidence"][ipos])
-            if conf < p.min_confidence:
-                continue
-            score = r3(rcos * weight * conf)
-            out.append((score, statement, rcos, weight, conf, ipos, mpos))
-        order = sorted(range(len(out)), key=lambda j: -out[j][0])  # stable, score desc
-        seen, final = set(), []
-        for j in order:
-            score, statement, rcos, weight, conf, ipos, mpos = out[j]
-            iid = self._i["id"][ipos]
-            if iid in seen:
-                continue
-            seen.add(iid)
-            final.append({
-                "confidence": r3(conf),
-                "evidence_count": evidence_count(self._i["confirm_count"][ipos],
-                                                 self._i["disconfirm_count"][ipos]),
-                "matcher_description": self._m["description"][mpos],
-                "statement": statement, "score": score, "item_id": iid,
-                "matcher_id": self._m["id"][mpos], "store": self._i["store"][ipos],
-                "cosine": rcos, "weight": weight, "stored_confidence": conf})
-            if max_items is not None and len(final) >= max_items:
-                break
-        df = pd.DataFrame(final, columns=ITEM_COLUMNS)
-        return df.astype({"evidence_count": "int64", "confidence": "float64", "score": "float64",
-                          "cosine": "float64", "weight": "float64", "stored_confidence": "float64"})
+                m_pos.append(mpos)
+                i_pos.append(ipos)
+                cos.append(rounded)
+                weight.append(float(edge_weight[e]))
+                conf.append(float(confidence[ipos]))
+        return _Candidates(np.asarray(m_pos, dtype=np.int64), np.asarray(i_pos, dtype=np.int64),
+                           np.asarray(cos, dtype=np.float64), np.asarray(weight, dtype=np.float64),
+                           np.asarray(conf, dtype=np.float64))
 
     def _line(self, row) -> str:
         verb = self.config.verb_untested if row["evidence_count"] == 0 else self.config.verb_tested
@@ -283,7 +276,12 @@ class ScoringEngine(ParamsMixin, EngineState):
                 f"When {row['matcher_description']}: {verb} {row['statement']}")
 
     def regime(self, items: pd.DataFrame) -> str:
-        """Classify surfaced items: ``strong``, ``ambiguous`` or ``none`` (see DESIGN)."""
+        """Classify surfaced items: ``strong``, ``ambiguous`` or ``none``.
+
+        ``strong`` needs the top item's stored confidence ≥ ``strong_confidence``,
+        its evidence count ≥ ``strong_evidence`` and no competing item (another
+        item from the same matcher within ``conflict_margin``, in integer thousandths).
+        """
         if items is None or len(items) == 0:
             return "none"
         p = self.params
@@ -327,9 +325,16 @@ class ScoringEngine(ParamsMixin, EngineState):
     def query(self, context: str, store: str | None = None) -> Reply:
         """The query tool: every item of matchers at or above ``query_threshold``."""
         _check_text("context", context)
-        stores = [store] if store is not None else self._default_stores()
-        _check_stores(stores)
+        stores = _check_stores([store] if store is not None else self._default_stores())
         qvec = self._embed([context], "query")[0]
+        return self._query_reply(qvec, stores)
+
+    def query_vector(self, qvec, store: str | None = None) -> Reply:
+        """:meth:`query` for an already embedded context (a logged query vector)."""
+        stores = _check_stores([store] if store is not None else self._default_stores())
+        return self._query_reply(np.asarray(qvec), stores)
+
+    def _query_reply(self, qvec, stores) -> Reply:
         items = self._rank(qvec, stores, self.params.query_threshold, None)
         if len(items) == 0:
             text = f"No matching {self.config.plural} found."
@@ -338,13 +343,24 @@ class ScoringEngine(ParamsMixin, EngineState):
         return Reply(text=text, action="query", items=items)
 
     # ------------------------------------------------------------ writes
+    def write(self, matcher: str, statement: str, signal: str, rationale=None, store=None, now=None, *,
+              vectors=None) -> Reply:
+        """The update / codify transaction under any signal of the engine's vocabulary.
+
+        Matcher dedup, item dedup, link, signal and provenance in one step:
+        nothing is written when any check fails. ``vectors`` are the passage
+        vectors of ``(matcher, statement)`` when already embedded. The reply's
+        ``result`` is the :class:`~thatchlab.scoring.WriteResult`.
+        """
+        return self._reply(self._write(matcher, statement, signal, rationale, store, now, vectors=vectors))
+
     def _write(self, matcher: str, statement: str, signal: str, rationale, store, now,
-               *, vectors=None, force_new: bool = False) -> Reply:
+               *, vectors=None, force_new: bool = False) -> WriteResult:
         """The update/codify transaction (matcher dedup, item dedup, link, signal, provenance).
 
         ``force_new`` skips the item dedup (default seeding must never link to
         someone else's rule)."""
-        cfg, p = self.config, self.params
+        cfg, p, st = self.config, self.params, self._state
         _check_text(self._matcher_arg, matcher)
         _check_text(cfg.noun, statement)
         if signal not in cfg.signals:
@@ -359,34 +375,53 @@ class ScoringEngine(ParamsMixin, EngineState):
         else:
             mvec, ivec = (np.asarray(v, dtype=np.float32) for v in vectors)
         model = self.model_name
-        # -- searches (nothing written yet)
-        mpos, _ = self._nearest(self._m_vec, mvec, self._matcher_mask_for(store))
-        scope = [store] if p.dedup_scope == "store" else list(dict.fromkeys([store, "global"]))
-        ipos = None if force_new else self._nearest(self._i_vec, ivec, self._item_mask(scope))[0]
+        # searches first: nothing is written until every check has passed
+        mpos = self._nearest("matchers", matcher, mvec, [store])
+        ipos = None if force_new else self._nearest("items", statement, ivec, self._item_scope(store))
         ms, ts = iso_ms(t), iso_s(t)
-        # -- mutations (cannot fail past this point)
-        self._ensure_store(store)
-        if mpos is None:
-            mid = self._next_id("matchers", store, matcher)
-            mpos = self._add_matcher_row(mid, store, matcher, mvec, model, ms, ms)
-        mid = self._m["id"][mpos]
-        created = ipos is None
-        if created:
-            iid = self._next_id("items", store, statement)
+        # mutations (cannot fail past this point)
+        st._ensure_store(store)
+        matcher_created = mpos is None
+        if matcher_created:
+            mpos = st._add_matcher(st._next_id("matchers", store, matcher), store, matcher, mvec, model, ms, ms)
+        mid = st._matchers["id"][mpos]
+        item_created = ipos is None
+        if item_created:
             conf0 = posterior_confidence(0.0, 0.0, p.k, p.p0)
-            ipos = self._add_item_row(iid, store, statement, rationale, ivec, model, conf0,
-                                      0.0, 0.0, ms, ms)
-        iid = self._i["id"][ipos]
-        self._add_edge(mid, iid, 1.0, ms)
+            ipos = st._add_item(st._next_id("items", store, statement), store, statement, rationale, ivec,
+                                model, conf0, 0.0, 0.0, ms, ms)
+        iid = st._items["id"][ipos]
+        new_edges = (EdgeRow(mid, iid, 1.0, ms),) if st._add_edge(mid, iid, 1.0, ms) else ()
         if signal != cfg.create_signal:
             self._apply_signal(ipos, signal, ms)
         self._record(ipos, signal, rationale, ts)
-        return self._write_reply(created, signal, store, ipos, mid, matcher, statement)
+        stored = st._items["statement"][ipos]
+        if item_created and signal == cfg.create_signal:
+            prefix, action, counts = f'[{cfg.created_word}] {store} :: "{statement}" for "{matcher}"', "created", False
+        elif item_created:
+            prefix, action, counts = f'[{cfg.created_word} + {signal}] "{stored}"', "created", True
+        elif signal == cfg.create_signal:
+            prefix, action, counts = f'[linked] "{stored}" for "{matcher}"', "linked", True
+        else:
+            prefix, action, counts = f'[{signal}] "{stored}"', "applied", True
+        return self._item_result(ipos, action, signal, prefix, counts, matcher_id=mid,
+                                 matcher_created=matcher_created, item_created=item_created,
+                                 new_edges=new_edges)
+
+    def _signal(self, text: str, signal: str, detail: str, store: str, now, vector) -> WriteResult:
+        """A signal on the item nearest to ``text`` in ``store`` (feedback): counts, provenance."""
+        t = resolve_now(now, self.clock)
+        ipos = self._find_in_store(text, store, vector)
+        if ipos is None:
+            return self._not_found(text, store)
+        self._apply_signal(ipos, signal, iso_ms(t))
+        self._record(ipos, signal, detail, iso_s(t))
+        return self._item_result(ipos, "applied", signal, f'[{signal}] "{self._state._items["statement"][ipos]}"',
+                                 True)
 
     def _apply_signal(self, ipos: int, signal: str, ms: str):
-        p = self.params
-        c = self._i["confirm_count"][ipos]
-        d = self._i["disconfirm_count"][ipos]
+        p, items = self.params, self._state._items
+        c, d = items["confirm_count"][ipos], items["disconfirm_count"][ipos]
         if signal == "confirm":
             c = c + 1.0
         elif signal == "disconfirm":
@@ -395,111 +430,111 @@ class ScoringEngine(ParamsMixin, EngineState):
             d = d + p.soft_weight
         else:  # pragma: no cover - guarded by the signal vocabulary
             raise InputError(f"signal {signal!r} does not change confidence")
-        self._i["confirm_count"][ipos] = c
-        self._i["disconfirm_count"][ipos] = d
-        self._i["confidence"][ipos] = posterior_confidence(c, d, p.k, p.p0)
-        self._i["updated_at"][ipos] = ms
-        self._version += 1
+        self._state._set_counts(ipos, c, d, posterior_confidence(c, d, p.k, p.p0), ms)
 
     def _record(self, ipos: int, signal: str, detail, ts: str):
-        iid = self._i["id"][ipos]
-        pid = self._next_id("provenance", self._i["store"][ipos], _prov_text(iid, signal, detail))
-        self._add_provenance_row(pid, iid, signal, detail, ts)
+        st = self._state
+        iid = st._items["id"][ipos]
+        pid = st._next_id("provenance", st._items["store"][ipos], prov_text(iid, signal, detail))
+        st._add_provenance(pid, iid, signal, detail, ts)
 
-    def _counts_text(self, ipos) -> str:
-        return (f"confidence={to_fixed(self._i['confidence'][ipos], 2)} "
-                f"({js_number(self._i['confirm_count'][ipos])}/"
-                f"{js_number(self._i['disconfirm_count'][ipos])})")
+    def _item_result(self, ipos: int, action: str, signal: str, prefix: str, shows_counts: bool,
+                     **created) -> WriteResult:
+        items = self._state._items
+        return WriteResult(action=action, store=items["store"][ipos], item_id=items["id"][ipos],
+                           statement=items["statement"][ipos], signal=signal,
+                           counts_changed=signal in _COUNTING_SIGNALS,
+                           confirm_count=items["confirm_count"][ipos],
+                           disconfirm_count=items["disconfirm_count"][ipos],
+                           confidence=items["confidence"][ipos], reply_prefix=prefix,
+                           shows_counts=shows_counts, **created)
 
-    def _write_reply(self, created, signal, store, ipos, mid, matcher, statement) -> Reply:
+    def _not_found(self, text: str, store: str) -> WriteResult:
+        return WriteResult(action="not_found", store=store,
+                           reply_prefix=f'No {self.config.noun} matching "{text}" found in "{store}".')
+
+    def _reply(self, result: WriteResult) -> Reply:
+        """The tool reply of a write: its text and fields, with the engine's action label."""
         cfg = self.config
-        stmt = self._i["statement"][ipos]
-        if created and signal == cfg.create_signal:
-            text = f'[{cfg.created_word}] {store} :: "{statement}" for "{matcher}"'
-            action = cfg.created_word
-        elif created:
-            text = f'[{cfg.created_word} + {signal}] "{stmt}" {self._counts_text(ipos)}'
-            action = f"{cfg.created_word}+{signal}"
-        elif signal == cfg.create_signal:
-            text = f'[linked] "{stmt}" for "{matcher}" {self._counts_text(ipos)}'
-            action = "linked"
+        if result.action == "created":
+            label = cfg.created_word if result.signal == cfg.create_signal else f"{cfg.created_word}+{result.signal}"
+        elif result.action == "applied":
+            label = result.signal
         else:
-            text = f'[{signal}] "{stmt}" {self._counts_text(ipos)}'
-            action = signal
-        return Reply(text=text, action=action, store=self._i["store"][ipos], item_id=self._i["id"][ipos],
-                     matcher_id=mid, signal=signal, confidence=self._i["confidence"][ipos],
-                     confirm_count=self._i["confirm_count"][ipos],
-                     disconfirm_count=self._i["disconfirm_count"][ipos])
+            label = result.action
+        return Reply(text=result.text, action=label, store=result.store, item_id=result.item_id,
+                     matcher_id=result.matcher_id, signal=result.signal, confidence=result.confidence,
+                     confirm_count=result.confirm_count, disconfirm_count=result.disconfirm_count,
+                     result=result)
 
-    def _find_in_store(self, text: str, store: str, vector=None):
+    def _find_in_store(self, text: str, store: str, vector=None) -> int | None:
         vec = self._embed([text], "passage")[0] if vector is None else np.asarray(vector)
-        ipos, _ = self._nearest(self._i_vec, vec, self._item_mask([store]))
-        return ipos
+        return self._nearest("items", text, vec, [store])
 
     def delete(self, statement: str, store: str | None = None, *, vector=None) -> Reply:
         """Delete the nearest item (raw cosine ≥ dedup_cosine) in one store.
 
-        Its edges and provenance cascade; matchers stay.
+        Its edges and provenance cascade; matchers stay. ``vector`` is
+        ``statement``'s passage vector when already embedded.
         """
         _check_text("statement", statement)
         store = self.project_store if store is None else store
         _check_text("store", store)
         ipos = self._find_in_store(statement, store, vector)
         if ipos is None:
-            return Reply(text=f'No {self.config.noun} matching "{statement}" found in "{store}".',
-                         action="not_found", store=store)
-        iid, stmt = self._i["id"][ipos], self._i["statement"][ipos]
-        self._delete_item(ipos)
-        return Reply(text=f'[deleted] "{stmt}" from "{store}"', action="deleted", store=store,
-                     item_id=iid)
+            return self._reply(self._not_found(statement, store))
+        items = self._state._items
+        iid, stmt = items["id"][ipos], items["statement"][ipos]
+        self._state._delete_item(ipos)
+        return self._reply(WriteResult(action="deleted", store=store, item_id=iid, statement=stmt,
+                                       reply_prefix=f'[deleted] "{stmt}" from "{store}"'))
 
     def list(self, store: str | None = None) -> Reply:
         """List one store's items (default the project store), by confidence."""
         store = self.project_store if store is None else store
         _check_text("store", store)
-        fk_rows = [j for j, s in enumerate(self._i["store"]) if s == store]
-        conf = [self._i["confidence"][j] for j in fk_rows]
-        order = [fk_rows[j] for j in sorted(range(len(fk_rows)), key=lambda j: -conf[j])]
-        if not order:
+        st = self._state
+        items = st.items
+        in_store = np.flatnonzero(items["store"] == store)
+        order = in_store[np.argsort(-items.take("confidence", in_store), kind="stable")]
+        if not len(order):
             return Reply(text=f'No {self.config.plural} in "{store}".', action="list",
                          items=pd.DataFrame(columns=["item_id", "statement", "confidence",
                                                      "evidence_count"]))
+        edges, prov, matchers = st._edges, st._provenance, st._matchers
         blocks, records = [], []
-        for ipos in order:
-            iid = self._i["id"][ipos]
-            c, d = self._i["confirm_count"][ipos], self._i["disconfirm_count"][ipos]
+        for ipos in order.tolist():
+            row = items.row(ipos)
+            iid, c, d = row["id"], row["confirm_count"], row["disconfirm_count"]
             n = evidence_count(c, d)
-            conf3 = r3(self._i["confidence"][ipos])
-            lines = [f"[{to_fixed(conf3, 2)} conf, {n} tests] {self._i['statement'][ipos]}"]
-            if self._i["rationale"][ipos]:
-                lines.append(f"  rationale: {self._i['rationale'][ipos]}")
-            edges = [j for j, x in enumerate(self._e["item_id"]) if x == iid]
-            if edges:
+            conf3 = r3(row["confidence"])
+            lines = [f"[{to_fixed(conf3, 2)} conf, {n} tests] {row['statement']}"]
+            if row["rationale"]:
+                lines.append(f"  rationale: {row['rationale']}")
+            linked = st.edges_of_item(iid)
+            if linked:
                 lines.append("  matchers:")
-                for j in edges:
-                    mpos = self._m_pos[self._e["matcher_id"][j]]
-                    lines.append(f'    - "{self._m["description"][mpos]}" '
-                                 f'(w:{js_number(self._e["weight"][j])})')
-            prov = [j for j, x in enumerate(self._p["item_id"]) if x == iid][-10:][::-1]
-            if prov:
+                for j in linked:
+                    mpos = matchers.position[edges["matcher_id"][j]]
+                    lines.append(f'    - "{matchers["description"][mpos]}" (w:{js_number(edges["weight"][j])})')
+            newest = st.provenance_of_item(iid)[-10:][::-1]
+            if newest:
                 lines.append("  provenance:")
-                for j in prov:
-                    detail = self._p["detail"][j] if self._p["detail"][j] is not None else ""
-                    lines.append(f"    - [{self._p['created_at'][j][:10]}] {self._p['signal'][j]}: {detail}")
+                for j in newest:
+                    detail = prov["detail"][j] if prov["detail"][j] is not None else ""
+                    lines.append(f"    - [{prov['created_at'][j][:10]}] {prov['signal'][j]}: {detail}")
             blocks.append("\n".join(lines))
-            records.append({"item_id": iid, "statement": self._i["statement"][ipos],
-                            "confidence": conf3, "evidence_count": n,
-                            "stored_confidence": self._i["confidence"][ipos],
+            records.append({"item_id": iid, "statement": row["statement"], "confidence": conf3,
+                            "evidence_count": n, "stored_confidence": row["confidence"],
                             "confirm_count": c, "disconfirm_count": d})
-        return Reply(text="\n\n".join(blocks), action="list", store=store,
-                     items=pd.DataFrame(records))
+        return Reply(text="\n\n".join(blocks), action="list", store=store, items=pd.DataFrame(records))
 
     # ------------------------------------------------------------ helpers
     _matcher_arg = "matcher"
 
     def __repr__(self):
         return (f"{type(self).__name__}(project_store={self.project_store!r}, "
-                f"matchers={len(self._m['id'])}, {self.config.plural}={len(self._i['id'])}, "
+                f"matchers={self._state.n_matchers}, {self.config.plural}={self._state.n_items}, "
                 f"model={self.model_name!r})")
 
 

@@ -37,7 +37,11 @@ class PredictionEngine(ScoringEngine):
     config = PREDICTION_CONFIG
 
     def update(self, matcher: str, prediction: str, signal: str, rationale=None, store=None,
-               now=None) -> Reply:
+               now=None, *, vectors=None) -> Reply:
         """The ``prediction_update`` tool: one transaction of matcher dedup,
-        prediction dedup, link, signal and provenance."""
-        return self._write(matcher, prediction, signal, rationale, store, now)
+        prediction dedup, link, signal and provenance.
+
+        ``vectors`` are the passage vectors of ``(matcher, prediction)`` when
+        already embedded (replays); ``reply.result`` is the
+        :class:`~thatchlab.scoring.WriteResult`."""
+        return self.write(matcher, prediction, signal, rationale, store, now, vectors=vectors)

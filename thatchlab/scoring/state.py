@@ -1,26 +1,44 @@
-"""The state of a scoring engine: the four production tables as rows in memory.
+"""The state of a scoring engine: the stores and the four production tables in memory.
 
-Rows live in column lists in insertion order (SQLite rowid order), with the
-matcher and item vectors in :class:`~thatchlab.core.vectors.VectorRows` for
-cosine scans. ``tables`` exposes them as DataFrames with production's columns;
-``from_tables`` rebuilds an engine from such frames. Ids are uuid5 over the
-row's table, store, text and how many rows with the same key came before.
+:class:`EngineState` keeps the rows of ``stores``, matchers, items, edges and
+provenance as columns in insertion order (SQLite rowid order), the matcher
+and item vectors as :class:`~thatchlab.core.vectors.VectorRows` for cosine
+scans, and id → position maps. Everything is readable through public
+methods (:class:`TableView` columns, positions, edge lists, vector masks);
+rows change only through the engine's tools. :attr:`EngineState.tables`
+gives DataFrames with production's columns and :meth:`EngineState.from_tables`
+rebuilds a state from such frames. Ids are uuid5 over the row's table, store,
+text and how many rows with the same key came before.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.vectors import VectorRows
+from thatchlab.scoring._rows import Rows, VectorTableRows, column_array
 
-__all__ = ["EngineState", "deterministic_id", "ID_NAMESPACE"]
+__all__ = ["EngineState", "TableView", "TABLE_COLUMNS", "deterministic_id", "ID_NAMESPACE"]
 
 #: The fixed namespace of every deterministic id thatchlab derives.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "thatchlab.ids")
+
+#: Stored columns of each table, in production's order (vectors live apart; the
+#: item foreign key of edges and provenance is called ``item_id`` here).
+TABLE_COLUMNS = {
+    "matchers": ("id", "store", "description", "model", "created_at", "updated_at"),
+    "items": ("id", "store", "statement", "rationale", "model", "confidence", "confirm_count",
+              "disconfirm_count", "created_at", "updated_at"),
+    "edges": ("matcher_id", "item_id", "weight", "created_at"),
+    "provenance": ("id", "item_id", "signal", "detail", "created_at"),
+}
+_TEXT_OF = {"matchers": "description", "items": "statement"}
+_NO_MODEL = -1  # model code of a row without a model tag
 
 
 def deterministic_id(table: str, store: str, text: str, n: int) -> str:
@@ -36,66 +54,217 @@ def deterministic_id(table: str, store: str, text: str, n: int) -> str:
     return str(uuid.uuid5(ID_NAMESPACE, "\x1f".join([table, store, text, str(n)])))
 
 
-class EngineState:
-    """Rows of stores, matchers, items, edges and provenance (see the module docstring).
+class TableView:
+    """Read-only access to one table of an :class:`EngineState`, in insertion order.
 
-    Subclasses provide ``config`` (an :class:`~thatchlab.scoring.EngineConfig`)
-    and the constructor arguments ``embedder``, ``params``, ``project_store``.
+    Columns are those of :data:`TABLE_COLUMNS` (vectors are read with
+    :meth:`EngineState.vector`). Reads return fresh numpy arrays (``float64``
+    for counts, confidences and weights, ``object`` otherwise); changing
+    them never changes the state.
+
+    Examples
+    --------
+    >>> from thatchlab.embed import LookupEmbedder
+    >>> from thatchlab.scoring import PredictionEngine
+    >>> eng = PredictionEngine(LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]}))
+    >>> _ = eng.update("writing tests", "use pytest", "confirm", now="2026-01-01T00:00:00Z")
+    >>> items = eng.state.items
+    >>> len(items), items["statement"].tolist(), items["confirm_count"].tolist()
+    (1, ['use pytest'], [1.0])
+    >>> items.row(0)["confidence"], items.take("id", [0]).tolist() == [items.row(0)["id"]]
+    (0.5833333333333334, True)
     """
 
-    # ------------------------------------------------------------------ state
-    def _reset_state(self):
-        self._stores: list[str] = ["global"]
-        # matchers (append-only)
-        self._m = {k: [] for k in ("id", "store", "description", "model", "created_at", "updated_at")}
-        self._m_vec = VectorRows()
-        self._m_pos: dict[str, int] = {}
-        self._m_store_code: list[int] = []
-        # items
-        self._i = {k: [] for k in ("id", "store", "statement", "rationale", "model", "confidence",
-                                   "confirm_count", "disconfirm_count", "created_at", "updated_at")}
-        self._i_vec = VectorRows()
-        self._i_pos: dict[str, int] = {}
-        # edges and provenance in insertion order
-        self._e = {k: [] for k in ("matcher_id", "item_id", "weight", "created_at")}
-        self._e_by_matcher: dict[str, list[int]] = defaultdict(list)
-        self._e_keys: set = set()
-        self._p = {k: [] for k in ("id", "item_id", "signal", "detail", "created_at")}
-        self._id_counts: Counter = Counter()
-        self._version = 0
+    def __init__(self, rows: Rows, name: str):
+        self._rows = rows
+        self.name = name
 
-    # ------------------------------------------------------------- tables
+    @property
+    def columns(self) -> tuple:
+        """The column names."""
+        return self._rows.columns
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __contains__(self, column):
+        return column in self._rows.data
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        """One whole column."""
+        return column_array(self._rows[column], column)
+
+    def take(self, column: str, positions) -> np.ndarray:
+        """The values of ``column`` at ``positions`` (in that order)."""
+        col = self._rows[column]
+        return column_array([col[int(p)] for p in positions], column)
+
+    def row(self, position: int) -> dict:
+        """One row as a dict of column → value."""
+        return {c: self._rows.data[c][position] for c in self._rows.columns}
+
+    @property
+    def serials(self) -> np.ndarray:
+        """Each row's serial: its insertion number in this state (0 first), increasing
+        along the rows and never reused after a delete — a stable name for a row
+        while positions shift."""
+        return self._rows.serial.values.copy()
+
+    def __repr__(self):
+        return f"TableView({self.name!r}, rows={len(self)}, columns={list(self.columns)})"
+
+
+class EngineState:
+    """Stores and the matchers, items, edges and provenance rows of one engine.
+
+    Parameters
+    ----------
+    names : mapping
+        Production table names (``matchers``, ``items``, ``edges``,
+        ``provenance``) and the item foreign-key column (``item_fk``), as in
+        :data:`thatchlab.core.schema.ENGINE_TABLES`.
+
+    Attributes
+    ----------
+    matchers, items, edges, provenance : TableView
+        Read-only columns of each table.
+
+    Notes
+    -----
+    The ``table`` argument of the vector methods is ``"matchers"`` or
+    ``"items"``. Positions are row indices in insertion order; a delete
+    shifts later items' positions down (their serials stay).
+
+    Examples
+    --------
+    >>> from thatchlab.embed import LookupEmbedder
+    >>> from thatchlab.scoring import PredictionEngine
+    >>> eng = PredictionEngine(LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]}))
+    >>> _ = eng.update("writing tests", "use pytest", "create", now="2026-01-01T00:00:00Z")
+    >>> st = eng.state
+    >>> st.n_matchers, st.n_items, st.n_edges, st.stores
+    (1, 1, 1, ('global', 'project'))
+    >>> iid = st.items["id"][0]
+    >>> st.item_position(iid), st.edges_of_item(iid), st.vector("items", 0).tolist()
+    (0, (0,), [0.0, 1.0])
+    >>> st.usable("matchers", 2, stores=["global"]).tolist()
+    [False]
+    """
+
+    def __init__(self, names: Mapping[str, str]):
+        self.names = dict(names)
+        self._stores: list[str] = ["global"]
+        self._store_codes: dict[str, int] = {"global": 0}
+        self._model_codes: dict[str, int] = {}
+        self._matchers = VectorTableRows(TABLE_COLUMNS["matchers"])
+        self._items = VectorTableRows(TABLE_COLUMNS["items"])
+        self._edges = Rows(TABLE_COLUMNS["edges"])
+        self._provenance = Rows(TABLE_COLUMNS["provenance"])
+        self._edge_keys: set = set()
+        self._edges_by_matcher: dict[str, list[int]] = defaultdict(list)
+        self._edges_by_item: dict[str, list[int]] = defaultdict(list)
+        self._provenance_by_item: dict[str, list[int]] = defaultdict(list)
+        self._id_counts: Counter = Counter()
+        self.matchers = TableView(self._matchers, self.names["matchers"])
+        self.items = TableView(self._items, self.names["items"])
+        self.edges = TableView(self._edges, self.names["edges"])
+        self.provenance = TableView(self._provenance, self.names["provenance"])
+
+    # ------------------------------------------------------------------ reads
+    @property
+    def stores(self) -> tuple:
+        """Store names in insertion order (``global`` first)."""
+        return tuple(self._stores)
+
+    @property
+    def n_matchers(self) -> int:
+        return len(self._matchers)
+
+    @property
+    def n_items(self) -> int:
+        return len(self._items)
+
+    @property
+    def n_edges(self) -> int:
+        return len(self._edges)
+
+    @property
+    def n_provenance(self) -> int:
+        return len(self._provenance)
+
+    def matcher_position(self, matcher_id: str) -> int | None:
+        """Position of a matcher by id (None when absent)."""
+        return self._matchers.position.get(matcher_id)
+
+    def item_position(self, item_id: str) -> int | None:
+        """Position of an item by id (None when absent)."""
+        return self._items.position.get(item_id)
+
+    def edges_of_matcher(self, matcher_id: str) -> tuple:
+        """Positions of a matcher's edges, in insertion order."""
+        return tuple(self._edges_by_matcher.get(matcher_id, ()))
+
+    def edges_of_item(self, item_id: str) -> tuple:
+        """Positions of the edges into an item, in insertion order."""
+        return tuple(self._edges_by_item.get(item_id, ()))
+
+    def provenance_of_item(self, item_id: str) -> tuple:
+        """Positions of an item's provenance rows, in insertion order."""
+        return tuple(self._provenance_by_item.get(item_id, ()))
+
+    def has_edge(self, matcher_id: str, item_id: str) -> bool:
+        return (matcher_id, item_id) in self._edge_keys
+
+    def vector(self, table: str, position: int) -> np.ndarray | None:
+        """The float32 vector of one row as stored (None when the row has none)."""
+        return self._vector_rows(table).vectors.vector(position)
+
+    def usable(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
+        """Boolean mask of the rows a cosine scan may use.
+
+        A row is usable when it has a vector of the table's working dimension
+        equal to ``dim``, lives in one of ``stores`` (all stores when None)
+        and carries ``model`` or no model tag (any model when ``model`` is None).
+        """
+        rows = self._vector_rows(table)
+        ok = rows.vectors.usable(dim)
+        if stores is not None:
+            codes = [self._store_codes[s] for s in stores if s in self._store_codes]
+            ok &= np.isin(rows.store_code.values, codes)
+        if model is not None:
+            code = self._model_codes.get(model, _NO_MODEL - 1)
+            models = rows.model_code.values
+            ok &= (models == code) | (models == _NO_MODEL)
+        return ok
+
+    # ------------------------------------------------------------- DataFrames
     @property
     def tables(self) -> dict:
         """The state as DataFrames with production columns: ``stores``,
-        ``matchers``, ``items``, ``edges``, ``provenance`` (rows in insertion order;
-        ``embedding`` cells are float32 arrays or None)."""
-        fk = self.config.tables["item_fk"]
+        ``matchers``, ``items``, ``edges``, ``provenance`` (rows in insertion
+        order; ``embedding`` cells are float32 arrays or None)."""
+        fk = self.names["item_fk"]
+        m, it, e, p = self._matchers, self._items, self._edges, self._provenance
         stores = pd.DataFrame({"name": pd.Series(self._stores, dtype=object)})
         matchers = pd.DataFrame({
-            "id": self._m["id"], "store": self._m["store"], "description": self._m["description"],
-            "embedding": _obj([self._m_vec.vector(i) for i in range(len(self._m_vec))]),
-            "model": self._m["model"], "created_at": self._m["created_at"],
-            "updated_at": self._m["updated_at"]},
+            "id": m["id"], "store": m["store"], "description": m["description"],
+            "embedding": _vectors_column(m.vectors), "model": m["model"], "created_at": m["created_at"],
+            "updated_at": m["updated_at"]},
             columns=["id", "store", "description", "embedding", "model", "created_at", "updated_at"])
         items = pd.DataFrame({
-            "id": self._i["id"], "store": self._i["store"], "statement": self._i["statement"],
-            "rationale": self._i["rationale"],
-            "embedding": _obj([self._i_vec.vector(i) for i in range(len(self._i_vec))]),
-            "model": self._i["model"],
-            "confidence": np.asarray(self._i["confidence"], dtype=np.float64),
-            "confirm_count": np.asarray(self._i["confirm_count"], dtype=np.float64),
-            "disconfirm_count": np.asarray(self._i["disconfirm_count"], dtype=np.float64),
-            "created_at": self._i["created_at"], "updated_at": self._i["updated_at"]},
+            "id": it["id"], "store": it["store"], "statement": it["statement"], "rationale": it["rationale"],
+            "embedding": _vectors_column(it.vectors), "model": it["model"],
+            "confidence": np.asarray(it["confidence"], dtype=np.float64),
+            "confirm_count": np.asarray(it["confirm_count"], dtype=np.float64),
+            "disconfirm_count": np.asarray(it["disconfirm_count"], dtype=np.float64),
+            "created_at": it["created_at"], "updated_at": it["updated_at"]},
             columns=["id", "store", "statement", "rationale", "embedding", "model", "confidence",
                      "confirm_count", "disconfirm_count", "created_at", "updated_at"])
-        edges = pd.DataFrame({"matcher_id": self._e["matcher_id"], fk: self._e["item_id"],
-                              "weight": np.asarray(self._e["weight"], dtype=np.float64),
-                              "created_at": self._e["created_at"]},
+        edges = pd.DataFrame({"matcher_id": e["matcher_id"], fk: e["item_id"],
+                              "weight": np.asarray(e["weight"], dtype=np.float64), "created_at": e["created_at"]},
                              columns=["matcher_id", fk, "weight", "created_at"])
-        provenance = pd.DataFrame({"id": self._p["id"], fk: self._p["item_id"],
-                                   "signal": self._p["signal"], "detail": self._p["detail"],
-                                   "created_at": self._p["created_at"]},
+        provenance = pd.DataFrame({"id": p["id"], fk: p["item_id"], "signal": p["signal"], "detail": p["detail"],
+                                   "created_at": p["created_at"]},
                                   columns=["id", fk, "signal", "detail", "created_at"])
         for df in (matchers, items, edges, provenance):
             for col in df.columns:
@@ -105,123 +274,123 @@ class EngineState:
                 "provenance": provenance}
 
     @classmethod
-    def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store="project",
-                    clock=None):
-        """Rebuild an engine from DataFrames shaped like :attr:`tables`
-        (e.g. read from a production store). Inputs are copied, not modified."""
-        eng = cls(embedder=embedder, params=params, project_store=project_store, clock=clock)
-        eng._load_tables(tables)
-        return eng
-
-    def _load_tables(self, tables: dict):
-        fk = self.config.tables["item_fk"]
-        self._reset_state()
+    def from_tables(cls, tables: dict, names: Mapping[str, str]) -> EngineState:
+        """A state holding DataFrames shaped like :attr:`tables` (copied, not modified)."""
+        state = cls(names)
+        fk = state.names["item_fk"]
         for name in tables["stores"]["name"].tolist():
-            self._ensure_store(name)
-        m = tables["matchers"]
-        for row in m.itertuples(index=False):
-            self._ensure_store(row.store)
-            self._add_matcher_row(row.id, row.store, row.description, _vec_or_none(row.embedding),
-                                  _none(row.model), row.created_at, row.updated_at)
-            self._id_counts[(self.config.tables["matchers"], row.store, row.description)] += 1
-        it = tables["items"]
-        for row in it.itertuples(index=False):
-            self._ensure_store(row.store)
-            self._add_item_row(row.id, row.store, row.statement, _none(row.rationale),
-                               _vec_or_none(row.embedding), _none(row.model), float(row.confidence),
-                               float(row.confirm_count), float(row.disconfirm_count),
-                               row.created_at, row.updated_at)
-            self._id_counts[(self.config.tables["items"], row.store, row.statement)] += 1
+            state._ensure_store(name)
+        for row in tables["matchers"].itertuples(index=False):
+            state._ensure_store(row.store)
+            state._add_matcher(row.id, row.store, row.description, _vec_or_none(row.embedding),
+                               _none(row.model), row.created_at, row.updated_at)
+            state._id_counts[(state.names["matchers"], row.store, row.description)] += 1
+        for row in tables["items"].itertuples(index=False):
+            state._ensure_store(row.store)
+            state._add_item(row.id, row.store, row.statement, _none(row.rationale), _vec_or_none(row.embedding),
+                            _none(row.model), float(row.confidence), float(row.confirm_count),
+                            float(row.disconfirm_count), row.created_at, row.updated_at)
+            state._id_counts[(state.names["items"], row.store, row.statement)] += 1
         for row in tables["edges"].itertuples(index=False):
-            self._add_edge(row.matcher_id, getattr(row, fk), float(row.weight), row.created_at)
+            state._add_edge(row.matcher_id, getattr(row, fk), float(row.weight), row.created_at)
         for row in tables["provenance"].itertuples(index=False):
-            item_id = getattr(row, fk)
-            self._add_provenance_row(row.id, item_id, row.signal, _none(row.detail), row.created_at)
-            pos = self._i_pos.get(item_id)
-            store = self._i["store"][pos] if pos is not None else ""
-            self._id_counts[(self.config.tables["provenance"], store,
-                             _prov_text(item_id, row.signal, _none(row.detail)))] += 1
+            item_id, detail = getattr(row, fk), _none(row.detail)
+            state._add_provenance(row.id, item_id, row.signal, detail, row.created_at)
+            pos = state.item_position(item_id)
+            store = state._items["store"][pos] if pos is not None else ""
+            state._id_counts[(state.names["provenance"], store, prov_text(item_id, row.signal, detail))] += 1
+        return state
 
-    # ------------------------------------------------------------ low-level rows
-    def _ensure_store(self, name):
-        if name not in self._stores:
+    def __repr__(self):
+        return (f"EngineState(stores={len(self._stores)}, matchers={self.n_matchers}, items={self.n_items}, "
+                f"edges={self.n_edges}, provenance={self.n_provenance})")
+
+    # ------------------------------------------------- writes (the engine's tools only)
+    def _vector_rows(self, table: str) -> VectorTableRows:
+        if table == "matchers":
+            return self._matchers
+        if table == "items":
+            return self._items
+        raise ValueError(f"table: expected 'matchers' or 'items', got {table!r}")
+
+    def _ensure_store(self, name: str):
+        if name not in self._store_codes:
+            self._store_codes[name] = len(self._stores)
             self._stores.append(name)
 
-    def _store_code(self, name) -> int:
-        return self._stores.index(name)
+    def _model_code(self, model) -> int:
+        if model is None:
+            return _NO_MODEL
+        return self._model_codes.setdefault(model, len(self._model_codes))
 
-    def _add_matcher_row(self, mid, store, description, vec, model, created_at, updated_at):
-        pos = len(self._m["id"])
-        for k, v in (("id", mid), ("store", store), ("description", description), ("model", model),
-                     ("created_at", created_at), ("updated_at", updated_at)):
-            self._m[k].append(v)
-        self._m_vec.append(vec, model)
-        self._m_pos[mid] = pos
-        self._m_store_code.append(self._store_code(store))
-        self._m_store_arr = None
-        self._version += 1
-        return pos
+    def _add_matcher(self, mid, store, description, vector, model, created_at, updated_at) -> int:
+        return self._matchers.add(vector, self._store_codes[store], self._model_code(model), id=mid, store=store,
+                                  description=description, model=model, created_at=created_at,
+                                  updated_at=updated_at)
 
-    def _add_item_row(self, iid, store, statement, rationale, vec, model, confidence, c, d,
-                      created_at, updated_at):
-        pos = len(self._i["id"])
-        for k, v in (("id", iid), ("store", store), ("statement", statement),
-                     ("rationale", rationale), ("model", model), ("confidence", confidence),
-                     ("confirm_count", c), ("disconfirm_count", d), ("created_at", created_at),
-                     ("updated_at", updated_at)):
-            self._i[k].append(v)
-        self._i_vec.append(vec, model)
-        self._i_pos[iid] = pos
-        self._version += 1
-        return pos
+    def _add_item(self, iid, store, statement, rationale, vector, model, confidence, c, d, created_at,
+                  updated_at) -> int:
+        return self._items.add(vector, self._store_codes[store], self._model_code(model), id=iid, store=store,
+                               statement=statement, rationale=rationale, model=model, confidence=confidence,
+                               confirm_count=c, disconfirm_count=d, created_at=created_at,
+                               updated_at=updated_at)
 
-    def _add_edge(self, matcher_id, item_id, weight, created_at):
+    def _add_edge(self, matcher_id, item_id, weight, created_at) -> bool:
+        """Add an edge unless (matcher, item) is already linked; True when added."""
         key = (matcher_id, item_id)
-        if key in self._e_keys:
+        if key in self._edge_keys:
             return False
-        pos = len(self._e["matcher_id"])
-        self._e["matcher_id"].append(matcher_id)
-        self._e["item_id"].append(item_id)
-        self._e["weight"].append(weight)
-        self._e["created_at"].append(created_at)
-        self._e_by_matcher[matcher_id].append(pos)
-        self._e_keys.add(key)
-        self._version += 1
+        pos = self._edges.append(matcher_id=matcher_id, item_id=item_id, weight=weight, created_at=created_at)
+        self._edge_keys.add(key)
+        self._edges_by_matcher[matcher_id].append(pos)
+        self._edges_by_item[item_id].append(pos)
         return True
 
-    def _add_provenance_row(self, pid, item_id, signal, detail, created_at):
-        for k, v in (("id", pid), ("item_id", item_id), ("signal", signal), ("detail", detail),
-                     ("created_at", created_at)):
-            self._p[k].append(v)
+    def _add_provenance(self, pid, item_id, signal, detail, created_at):
+        pos = self._provenance.append(id=pid, item_id=item_id, signal=signal, detail=detail,
+                                      created_at=created_at)
+        self._provenance_by_item[item_id].append(pos)
+
+    def _set_counts(self, pos: int, c: float, d: float, confidence: float, updated_at: str):
+        items = self._items
+        items["confirm_count"][pos] = c
+        items["disconfirm_count"][pos] = d
+        items["confidence"][pos] = confidence
+        items["updated_at"][pos] = updated_at
 
     def _next_id(self, table_key: str, store: str, text: str) -> str:
-        table = self.config.tables[table_key]
+        table = self.names[table_key]
         key = (table, store, text)
         n = self._id_counts[key]
         self._id_counts[key] = n + 1
         return deterministic_id(table, store, text, n)
 
     def _delete_item(self, pos: int):
-        iid = self._i["id"][pos]
-        for k in self._i:
-            del self._i[k][pos]
-        self._i_vec.delete([pos])
-        self._i_pos = {x: j for j, x in enumerate(self._i["id"])}
-        keep = [j for j, x in enumerate(self._e["item_id"]) if x != iid]
-        for k in self._e:
-            self._e[k] = [self._e[k][j] for j in keep]
-        self._e_keys = set(zip(self._e["matcher_id"], self._e["item_id"]))
-        self._e_by_matcher = defaultdict(list)
-        for j, m in enumerate(self._e["matcher_id"]):
-            self._e_by_matcher[m].append(j)
-        keep = [j for j, x in enumerate(self._p["item_id"]) if x != iid]
-        for k in self._p:
-            self._p[k] = [self._p[k][j] for j in keep]
-        self._version += 1
+        """Remove one item; its edges and provenance cascade, matchers stay."""
+        iid = self._items["id"][pos]
+        self._items.delete(pos)
+        self._edges.keep(np.asarray([x != iid for x in self._edges["item_id"]], dtype=bool))
+        self._provenance.keep(np.asarray([x != iid for x in self._provenance["item_id"]], dtype=bool))
+        self._edge_keys = set(zip(self._edges["matcher_id"], self._edges["item_id"]))
+        self._edges_by_matcher = _group(self._edges["matcher_id"])
+        self._edges_by_item = _group(self._edges["item_id"])
+        self._provenance_by_item = _group(self._provenance["item_id"])
 
 
-def _prov_text(item_id: str, signal: str, detail) -> str:
+def prov_text(item_id: str, signal: str, detail) -> str:
+    """The text a provenance row's id is derived from."""
     return f"{item_id}\x1f{signal}\x1f{detail if detail is not None else ''}"
+
+
+def _group(keys) -> dict:
+    out: dict = defaultdict(list)
+    for j, k in enumerate(keys):
+        out[k].append(j)
+    return out
+
+
+def _vectors_column(rows: VectorRows) -> np.ndarray:
+    return column_array([rows.vector(i) for i in range(len(rows))], "embedding")
 
 
 def _none(v):
@@ -238,9 +407,3 @@ def _vec_or_none(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
         return np.frombuffer(bytes(v), dtype="<f4").astype(np.float32)
     return np.asarray(v, dtype=np.float32)
-
-
-def _obj(values) -> np.ndarray:
-    arr = np.empty(len(values), dtype=object)
-    arr[:] = values
-    return arr

@@ -92,17 +92,18 @@ def forecast_matrix(plan, params_list):
     k = np.array([p.k for p in params_list], dtype=np.float64)
     p0 = np.array([p.p0 for p in params_list], dtype=np.float64)
     w = np.array([p.soft_weight for p in params_list], dtype=np.float64)
-    c = plan.h_dc.copy()
-    d = plan.h_dd[:, None] + w[None, :] * plan.h_soft[:, None]
-    for r in range(1, int(plan.h_rank.max()) + 1 if len(plan.h_rank) else 0):
-        j = np.flatnonzero(plan.h_rank == r)
+    hist, writes = plan.history, plan.writes
+    c = hist.confirms.copy()
+    d = hist.disconfirms[:, None] + w[None, :] * hist.softs[:, None]
+    for r in range(1, int(hist.step.max()) + 1 if len(hist.step) else 0):
+        j = np.flatnonzero(hist.step == r)
         c[j] = c[j - 1] + c[j]
         d[j] = d[j - 1] + d[j]
     conf = (c[:, None] + k * p0) / (c[:, None] + d + k)
-    conf = np.where(np.isnan(plan.h_fixed)[:, None], conf, plan.h_fixed[:, None])
-    before = plan.w["before"]
-    sel = (before >= 0) & np.isin(plan.w["signal"].astype(str), _SIGNALS)
-    return (plan.w["position"][sel], plan.w["item_id"][sel], plan.w["signal"][sel],
+    conf = np.where(np.isnan(hist.fixed_confidence)[:, None], conf, hist.fixed_confidence[:, None])
+    before = writes.entry_before
+    sel = (before >= 0) & np.isin(writes.signal.astype(str), _SIGNALS)
+    return (writes.position[sel], writes.item_id[sel], writes.signal[sel],
             conf[before[sel]] if sel.any() else np.zeros((0, len(params_list))))
 
 

@@ -20,9 +20,14 @@ from thatchlab.core.errors import (
 )
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.scoring import ID_NAMESPACE, deterministic_id, evidence_count, posterior_confidence
-from thatchlab.scoring import BehaviorEngine
-from thatchlab.scoring import PredictionEngine
+from thatchlab.scoring import (
+    ID_NAMESPACE,
+    BehaviorEngine,
+    PredictionEngine,
+    deterministic_id,
+    evidence_count,
+    posterior_confidence,
+)
 
 T0 = "2026-11-29T21:00:00.123456Z"
 T1 = "2026-11-30T08:15:30.999Z"

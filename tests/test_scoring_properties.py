@@ -11,9 +11,7 @@ from hypothesis import strategies as st
 
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.scoring import posterior_confidence
-from thatchlab.scoring import BehaviorEngine
-from thatchlab.scoring import PredictionEngine
+from thatchlab.scoring import BehaviorEngine, PredictionEngine, posterior_confidence
 
 DIM = 6
 N_TEXTS = 12

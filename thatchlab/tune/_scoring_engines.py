@@ -113,7 +113,7 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
     ``y`` is 1 for confirm and 0 otherwise; a soft row weighs ``soft_weights[j]``
     in column ``j``, other rows 1. Same definitions as
     :func:`thatchlab.metrics.scoring.prequential_scores` (log-loss with
-    forecasts clipped to [1e-15, 1 − 1e-15]; ECE over ``n_bins`` uniform bins,
+    forecasts clipped to [1e-15, 1 − 1e-15]; ECE over scikit-learn's ``n_bins`` uniform bins,
     ``Σ_b (W_b / W)·|observed_b − mean_forecast_b|``), vectorised over
     configurations; values agree with it up to floating-point summation order.
     Returns arrays (one value per column) keyed by metric.
@@ -131,8 +131,10 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
         ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
         log_loss = (ll * w).sum(axis=0) / wsum
         brier = np.round(((y - F) ** 2 * w).sum(axis=0) / wsum, 15)
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-        b = np.clip(np.searchsorted(edges[1:-1], F.ravel(), side="right"), 0, n_bins - 1).reshape(F.shape)
+        from thatchlab.metrics.calibration import calibration_bins
+
+        # scikit-learn's calibration_curve bins, as metrics.ece uses
+        b = calibration_bins(F.ravel(), n_bins=n_bins)[1].reshape(F.shape)
         flat = (b + n_bins * np.arange(m)[None, :]).ravel()
         wb = np.bincount(flat, weights=w.ravel(), minlength=n_bins * m).reshape(m, n_bins)
         wp = np.bincount(flat, weights=(w * F).ravel(), minlength=n_bins * m).reshape(m, n_bins)

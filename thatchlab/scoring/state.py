@@ -229,8 +229,12 @@ class EngineState:
         rows = self._vector_rows(table)
         ok = rows.vectors.usable(dim)
         if stores is not None:
-            codes = [self._store_codes[s] for s in stores if s in self._store_codes]
-            ok &= np.isin(rows.store_code.values, codes)
+            store_code = rows.store_code.values
+            in_stores = np.zeros(len(store_code), dtype=bool)
+            for s in stores:  # one or two stores: comparisons beat np.isin
+                if s in self._store_codes:
+                    in_stores |= store_code == self._store_codes[s]
+            ok &= in_stores
         if model is not None:
             code = self._model_codes.get(model, _NO_MODEL - 1)
             models = rows.model_code.values

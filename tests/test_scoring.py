@@ -480,3 +480,75 @@ def test_get_and_set_params(kind):
     assert eng.get_params()["params"] == ScoringParams()
     eng.set_params(k=10, threshold=0.5)
     assert eng.params.k == 10 and eng.params.threshold == 0.5
+
+
+# ---------------------------------------------------------------- public state and write results
+def test_write_results_describe_every_action(kind):
+    vecs = {"m": basis(0), "m2": basis(2), "rule": basis(1), "rule again": basis(1), "other": basis(3)}
+    eng, write = make(kind, vecs)
+    created = write(eng, "m", "rule").result
+    assert (created.action, created.item_created, created.matcher_created, created.counts_changed) == \
+        ("created", True, True, False)
+    assert [e.matcher_id for e in created.new_edges] == [created.matcher_id]
+    assert not created.shows_counts and created.text == created.reply_prefix
+    linked = write(eng, "m2", "rule again").result
+    assert (linked.action, linked.item_id, linked.item_created, linked.matcher_created) == \
+        ("linked", created.item_id, False, True)
+    assert linked.shows_counts and linked.text.endswith("confidence=0.50 (0/0)")
+    again = write(eng, "m", "rule").result
+    assert again.action == "linked" and again.new_edges == ()  # the edge exists already
+    if kind == "prediction":
+        reply = eng.update("m", "rule", "soft", None, now=T0)
+    else:
+        reply = eng.feedback("rule", False, "no", now=T0)
+    applied = reply.result
+    assert applied.action == "applied" and applied.counts_changed and reply.action == applied.signal
+    assert (reply.text, reply.confidence, reply.disconfirm_count) == \
+        (applied.text, applied.confidence, applied.disconfirm_count)
+    assert eng.delete("other").result.action == "not_found"
+    deleted = eng.delete("rule").result
+    assert (deleted.action, deleted.item_id, deleted.statement) == ("deleted", created.item_id, "rule")
+
+
+class _RecordingLookup:
+    """Approximations from exact cosines, recording every search."""
+
+    def __init__(self, eng):
+        self.eng, self.calls = eng, []
+
+    def approx_cosines(self, table, text, vector, positions):
+        self.calls.append((table, text, len(positions)))
+        vecs = np.vstack([self.eng.state.vector(table, int(p)) for p in positions]).astype(np.float64)
+        return (vecs @ vector) / (np.linalg.norm(vecs, axis=1) * np.linalg.norm(vector))
+
+
+def test_a_dedup_lookup_supplies_approximations_but_not_decisions(kind):
+    vecs = {"m": basis(0), "m close": at_cos(0.86), "rule": basis(1), "rule close": at_cos(0.9, axis=1, other=2),
+            "far": basis(3)}
+    plain, write = make(kind, vecs)
+    hooked, _ = make(kind, vecs)
+    hooked.dedup_lookup = _RecordingLookup(hooked)
+    for eng in (plain, hooked):
+        write(eng, "m", "rule")
+        write(eng, "m close", "rule close")
+        write(eng, "m", "far")
+    _assert_same(plain.tables, hooked.tables)
+    assert ("items", "rule close", 1) in hooked.dedup_lookup.calls
+    assert len(hooked.tables["items"]) == 2 and len(hooked.tables["matchers"]) == 1
+
+
+def test_state_views_are_read_only_copies(kind):
+    eng, write = make(kind, {"m": basis(0), "rule": basis(1)})
+    write(eng, "m", "rule")
+    st = eng.state
+    conf = st.items["confidence"]
+    conf[0] = 0.0
+    assert st.items["confidence"].tolist() == [0.5]
+    iid, mid = st.items["id"][0], st.matchers["id"][0]
+    assert (st.item_position(iid), st.matcher_position(mid), st.item_position("nope")) == (0, 0, None)
+    assert st.edges_of_matcher(mid) == st.edges_of_item(iid) == (0,) and st.provenance_of_item(iid) == (0,)
+    assert st.items.serials.tolist() == [0] and st.n_provenance == 1
+    assert st.usable("items", 8, stores=["project"]).tolist() == [True]  # basis vectors are 8-d
+    assert st.usable("items", 8, stores=["global"]).tolist() == [False]
+    assert st.usable("items", 8, model="another").tolist() == [False]
+    assert st.usable("items", 4).tolist() == [False]

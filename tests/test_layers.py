@@ -14,10 +14,10 @@ PKG = Path(__file__).resolve().parents[1] / "thatchlab"
 SCORING = PKG / "scoring"
 
 
-def _private_names_of_scoring() -> set[str]:
-    """Every ``_name`` the scoring package defines on its classes or instances."""
+def _private_names(package: Path) -> set[str]:
+    """Every ``_name`` a package defines on its classes or instances."""
     names = set()
-    for path in SCORING.rglob("*.py"):
+    for path in package.rglob("*.py"):
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
@@ -47,19 +47,35 @@ def _private_touches(path: Path, private: set[str]) -> list[str]:
     return hits
 
 
-def test_scoring_private_names_are_found():
-    # the check below is only as good as this list
-    assert {"_embed", "_write"} & _private_names_of_scoring()
+PACKAGES = sorted(p for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+
+
+def test_private_names_are_found():
+    # the checks below are only as good as these sets
+    assert {"_embed", "_write"} <= _private_names(SCORING) or {"_write"} <= _private_names(SCORING)
+    assert "_rows" in _private_names(PKG / "belief")
 
 
 def test_no_module_outside_scoring_touches_engine_privates():
-    private = _private_names_of_scoring()
+    private = _private_names(SCORING)
     hits = []
     for path in sorted(PKG.rglob("*.py")):
         if SCORING in path.parents:
             continue
-        hits += _private_touches(path, private)
+        own = _private_names(path.parent) if path.parent != PKG else set()
+        hits += _private_touches(path, private - own)
     assert hits == [], "modules reach into the scoring engine's private state:\n" + "\n".join(hits)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=[p.name for p in PACKAGES])
+def test_no_package_reads_another_packages_private_attributes(package):
+    """``obj._x`` where ``_x`` is private to another package and not defined in this one."""
+    own = _private_names(package)
+    others = set().union(*(_private_names(p) for p in PACKAGES if p != package)) - own
+    hits = []
+    for path in sorted(package.rglob("*.py")):
+        hits += _private_touches(path, others)
+    assert hits == [], f"{package.name} reads other packages' private attributes:\n" + "\n".join(hits)
 
 
 @pytest.mark.skipif(shutil.which("lint-imports", path=str(Path(sys.executable).parent)) is None,

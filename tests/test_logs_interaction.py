@@ -15,8 +15,7 @@ from thatchlab.logs import (
     validate_interaction_log,
     write_interaction_log,
 )
-from thatchlab.scoring import BehaviorEngine
-from thatchlab.scoring import PredictionEngine
+from thatchlab.scoring import BehaviorEngine, PredictionEngine
 
 
 @pytest.fixture

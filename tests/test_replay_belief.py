@@ -129,7 +129,7 @@ def test_replay_has_no_time_only_transitions_and_reads_never_write(world_log):
 
 def test_replay_counts_time_only_transitions_when_a_row_changes_between_reads(monkeypatch):
     # a store that (wrongly) closes rows on time alone is caught by the replay's audit
-    original = BeliefStore._apply_one
+    original = BeliefStore.apply_event
 
     def sneaky(self, ev, i):
         out = original(self, ev, i)
@@ -137,7 +137,7 @@ def test_replay_counts_time_only_transitions_when_a_row_changes_between_reads(mo
             self._rows["m1"]["status"] = "superseded"
         return out
 
-    monkeypatch.setattr(BeliefStore, "_apply_one", sneaky)
+    monkeypatch.setattr(BeliefStore, "apply_event", sneaky)
     log = small_log().iloc[:2]
     extra = pd.DataFrame({"ts": [d(9), d(10)], "memory_id": ["u1", "m1"], "kind": ["unrelated", "read"],
                           "still_true": [None, True]})

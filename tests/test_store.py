@@ -16,8 +16,7 @@ from thatchlab.core.errors import (
 )
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.scoring import BehaviorEngine
-from thatchlab.scoring import PredictionEngine
+from thatchlab.scoring import BehaviorEngine, PredictionEngine
 from thatchlab.store import export_sqlite, import_sqlite
 
 T = "2026-11-29T21:00:00.123Z"

@@ -8,8 +8,7 @@ from tests._vectors import basis
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.schema import STORES_DDL, thatch_ddl
 from thatchlab.embed import LookupEmbedder
-from thatchlab.scoring import BehaviorEngine
-from thatchlab.scoring import PredictionEngine
+from thatchlab.scoring import BehaviorEngine, PredictionEngine
 from thatchlab.store import export_sqlite, merge_into
 
 T = "2026-02-01T10:00:00Z"

@@ -22,6 +22,7 @@ Production's edges, kept as they are:
 from __future__ import annotations
 
 import copy as _copy
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -200,6 +201,19 @@ class BeliefStore(ParamsMixin):
             raise InputError(f"memory_id: no memory {memory_id!r} in the store")
         return _copy.deepcopy(self._rows[memory_id])
 
+    def row_view(self, memory_id):
+        """A read-only view of one row (``None`` for an unknown id), without copying.
+
+        For replays that read many rows: the view reflects later writes and
+        cannot be modified.
+        """
+        row = self._rows.get(memory_id)
+        return None if row is None else MappingProxyType(row)
+
+    def row_views(self):
+        """Read-only views of every row, in insertion order (see :meth:`row_view`)."""
+        return (MappingProxyType(r) for r in self._rows.values())
+
     def copy(self) -> BeliefStore:
         out = BeliefStore(params=self.params)
         out._rows = _copy.deepcopy(self._rows)
@@ -248,10 +262,15 @@ class BeliefStore(ParamsMixin):
         """
         out = []
         for i, ev in enumerate(_events_records(events)):
-            out.append(self._apply_one(ev, i))
+            out.append(self.apply_event(ev, i))
         return pd.DataFrame(out, columns=["memory_id", "kind", "action", "changed"])
 
-    def _apply_one(self, ev: dict, i: int) -> dict:
+    def apply_event(self, ev: dict, i: int = 0) -> dict:
+        """Apply one evidence event (a mapping as in :meth:`apply`); ``i`` names it in errors.
+
+        Returns ``{"memory_id", "kind", "action", "changed"}`` for that event.
+        Replays that interleave reads and events call this once per event.
+        """
         kind = ev.get("kind")
         if kind not in EVIDENCE_EVENTS:
             raise InputError(f"event {i}, column 'kind': expected one of {list(EVIDENCE_EVENTS)}, "

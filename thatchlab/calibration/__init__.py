@@ -35,6 +35,7 @@ from thatchlab.calibration._derive import (
     CONFIDENCE_SOURCES,
     EPS,
     LEDGER_ABSENT_WARNING,
+    LN2,
     MAX_WINDOW_DAYS,
     MEMORY_COLUMNS,
     OBSERVATION_COLUMNS,
@@ -61,6 +62,7 @@ from thatchlab.calibration._derive import (
 
 __all__ = [
     "EPS",
+    "LN2",
     "derive",
     "derive_signals",
     "signals_json",

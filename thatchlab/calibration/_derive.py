@@ -46,7 +46,7 @@ from thatchlab.calibration._shadow import (
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
 
 __all__ = [
-    "EPS", "derive", "derive_signals", "signals_json", "freshness_factor", "decayed",
+    "EPS", "LN2", "derive", "derive_signals", "signals_json", "freshness_factor", "decayed",
     "confidence_tier", "recall_score", "ConfidenceSource", "CONFIDENCE_SOURCES",
     "CalibrationParams", "CalibrationReport", "CalibrationState", "SIGNAL_FIELDS",
     "shadow_sample", "backfill_recall_outcomes", "calibrate_from_shadow", "gc_observations",

@@ -27,7 +27,7 @@ import pandas as pd
 from thatchlab.calibration._report import CalibrationReport, empty_rows
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
-from thatchlab.core.schema import OBSERVATION_COLUMNS
+from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
 from thatchlab.core.time import as_utc, utc_column
 
 __all__ = ["OBSERVATION_COLUMNS", "LEDGER_ABSENT_WARNING", "shadow_sample", "backfill_recall_outcomes",
@@ -247,9 +247,6 @@ def observed_at_text(values) -> list:
     return out
 
 
-#: Optional column with the ``observed_at`` text as a database stored it;
-#: :func:`thatchlab.logs.read_shadow_observations` fills it.
-OBSERVED_AT_TEXT = "observed_at_text"
 
 
 def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):

@@ -7,7 +7,7 @@ file without them breaks production's later writes.
 
 from __future__ import annotations
 
-__all__ = ["NOW_S", "thatch_ddl", "STORES_DDL", "META_DDL", "SCHEMA_VERSION", "ENGINE_TABLES", "OBSERVATION_COLUMNS"]
+__all__ = ["NOW_S", "thatch_ddl", "STORES_DDL", "META_DDL", "SCHEMA_VERSION", "ENGINE_TABLES", "OBSERVATION_COLUMNS", "OBSERVED_AT_TEXT"]
 
 SCHEMA_VERSION = 1
 
@@ -81,3 +81,7 @@ def thatch_ddl(engine: str) -> list[str]:
 #: Columns of ai-memory's ``confidence_shadow_observations`` as thatchlab holds them.
 OBSERVATION_COLUMNS = ("memory_id", "namespace", "source", "observed_at", "caller_confidence",
                        "derived_confidence", "signals", "recall_outcome")
+
+#: Optional column with the ``observed_at`` text exactly as a database stored it
+#: (production compares that text, not the parsed time); the ai-memory reader fills it.
+OBSERVED_AT_TEXT = "observed_at_text"

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from thatchlab.calibration import OBSERVED_AT_TEXT
 from thatchlab.core.errors import StoreSchemaError, ThatchlabError
-from thatchlab.core.schema import OBSERVATION_COLUMNS
+from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
 from thatchlab.core.sqlite import connect_readonly, table_names
 from thatchlab.core.time import utc_column
 

@@ -164,7 +164,9 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
         width = max(hi - lo, 1e-3)
         grid = np.linspace(max(lo - width, 1e-4), min(hi + width, 1 - 1e-4), n)
     prof = fitter.profile(param, grid)
-    cut = 2.0 * fitter._cut
+    from scipy.stats import chi2
+
+    cut = float(chi2.ppf(1 - fitter.alpha, 1))  # the profile interval's deviance cut
     fig = Figure(figsize=(6, 4.2))
     ax = fig.add_subplot(1, 1, 1)
     ax.plot(prof["value"], prof["deviance"], color="C0", label="profile deviance")

@@ -204,7 +204,7 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
             store.write(_write_row(ev), _where=f"memory log row {pos} (write)")
             touched.add(ev["memory_id"])
         elif kind == "read":
-            row = store._rows.get(ev["memory_id"])
+            row = store.row_view(ev["memory_id"])
             if row is None:
                 n_missing += 1
                 reads.append(dict(position=pos, ts=ev["ts"], memory_id=ev["memory_id"],
@@ -225,12 +225,12 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
                     corroboration_count=row["corroboration_count"]))
         else:
             target = _val(ev["target_memory_id"]) or ev["memory_id"]
-            if kind != "unrelated" and target not in store._rows:
+            if kind != "unrelated" and target not in store:
                 n_missing += 1
                 actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
                                     action="missing", changed=[]))
                 continue
-            out = store._apply_one(dict(ev), pos)
+            out = store.apply_event(dict(ev), pos)
             touched.add(out["memory_id"])
             actions.append(dict(position=pos, ts=ev["ts"], **out))
         if kind in ("read", "unrelated") and len(store.journal) != n_journal:

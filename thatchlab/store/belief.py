@@ -66,7 +66,7 @@ def _store(obj) -> BeliefStore:
 
 def _rows(store: BeliefStore) -> list:
     out = []
-    for r in store._rows.values():
+    for r in store.row_views():
         row = []
         for col in MEMORY_COLUMNS:
             v = r[col]

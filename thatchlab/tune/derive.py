@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from thatchlab.calibration import derive
-from thatchlab.calibration._derive import EPS, LN2
+from thatchlab.calibration import EPS, LN2, derive
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.metrics.calibration import brier, ece, log_loss

@@ -13,6 +13,7 @@ from thatchlab.core.errors import (
     ModelMismatchError,
     StoreSchemaError,
     StoreWriteError,
+    ThatchlabError,
 )
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
@@ -107,10 +108,64 @@ def test_manifest_names_thresholds_and_hard_coded_constants(tmp_path, engines):
     assert manifest["model"] == "toy-model"
     assert manifest["counts"]["predictions"] == 2 and manifest["counts"]["behaviors"] == 1
     assert any("hard-codes K=5" in n for n in manifest["notes"])
-    # the exported confidence is recomputed under the chosen K and P0
+    # the exported confidence is what production computes: its own K=5, P0=0.5, not the tuned
+    # ones, which the manifest lists as a recommended production change instead
+    con = sqlite3.connect(res.path)
+    conf = con.execute("SELECT confidence FROM predictions WHERE statement='use pytest'").fetchone()[0]
+    assert conf == (1 + 5 * 0.5) / (1 + 0.25 + 5)
+    assert manifest["production_constants"] == {"k": 5.0, "p0": 0.5, "soft_weight": 0.25}
+    assert manifest["recommended_production_changes"] == {"prediction": {"k": 8.0, "p0": 0.4}}
+    assert "decisions" not in manifest
+
+
+def test_declared_production_constants_are_used_for_confidence(tmp_path, engines):
+    pred, _ = engines
+    res = export_sqlite(tmp_path / "declared.db", prediction=pred, params=ScoringParams(k=8, p0=0.4),
+                        production_constants={"k": 8, "p0": 0.4})
+    manifest = json.loads(res.manifest_path.read_text())
     con = sqlite3.connect(res.path)
     conf = con.execute("SELECT confidence FROM predictions WHERE statement='use pytest'").fetchone()[0]
     assert conf == pytest.approx((1 + 8 * 0.4) / (1 + 0.25 + 8))
+    assert manifest["recommended_production_changes"] == {}
+    with pytest.raises(ThatchlabError, match="production_constants"):
+        export_sqlite(tmp_path / "bad.db", prediction=pred, production_constants={"k": -1})
+    assert not (tmp_path / "bad.db").exists()
+
+
+class _FakeDecision:
+    """The duck type export_sqlite takes from tune.decide (tested against the real one there)."""
+
+    engine = "prediction"
+
+    def __init__(self, params, shipped, records):
+        self.params, self._shipped, self._records = params, shipped, records
+
+    def shipped_parameters(self):
+        return list(self._shipped)
+
+    def to_records(self):
+        return list(self._records)
+
+
+def test_decision_ships_only_what_it_shipped(tmp_path, engines):
+    pred, beh = engines
+    record = {"parameter": "threshold", "default": 0.6, "candidate": 0.55, "shipped": False,
+              "reason": "interval includes 0", "metric": "interruption_rate", "delta": -0.01,
+              "ci_lower": -0.03, "ci_upper": 0.01, "n_clusters": 40, "detectable": 0.02}
+    kept = _FakeDecision(ScoringParams(), [], [record])
+    res = export_sqlite(tmp_path / "kept.db", prediction=pred, behavior=beh, decision=kept)
+    manifest = json.loads(res.manifest_path.read_text())
+    # no threshold shipped for predictions: no line for it; behaviors have no decision
+    assert manifest["environment"] == ["THATCH_BEHAVIOR_THRESHOLD=0.6"]
+    assert manifest["decisions"] == {"prediction": [record]}
+    assert manifest["params"]["prediction"] == ScoringParams().to_dict()
+    shipped = _FakeDecision(ScoringParams(threshold=0.55), ["threshold"], [dict(record, shipped=True)])
+    res = export_sqlite(tmp_path / "shipped.db", prediction=pred, decision=shipped)
+    manifest = json.loads(res.manifest_path.read_text())
+    assert manifest["environment"] == ["THATCH_PREDICTION_THRESHOLD=0.55"]
+    assert manifest["decisions"]["prediction"][0]["shipped"] is True
+    with pytest.raises(ThatchlabError, match="no behavior engine"):
+        export_sqlite(tmp_path / "x.db", prediction=pred, decision={"behavior": kept})
 
 
 def test_existing_target_is_refused_and_kept(tmp_path, engines):

@@ -48,6 +48,7 @@ from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
 from thatchlab.core.sqlite import connect_readonly
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
+           "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
            "atomic_sqlite", "write_bytes_atomic", "connect_bytes"]
 
 #: export keyword → section module. Sections load lazily.
@@ -122,9 +123,17 @@ def _params_for(key, params, obj, sec):
     return params
 
 
+#: The scoring constants production thatch hard-codes (it reads only the thresholds
+#: from its environment).
+PRODUCTION_CONSTANTS = {"k": 5.0, "p0": 0.5, "soft_weight": 0.25}
+#: The environment variable production reads for each scoring engine's nudge threshold.
+THRESHOLD_ENV = {"prediction": "THATCH_PREDICTION_THRESHOLD", "behavior": "THATCH_BEHAVIOR_THRESHOLD"}
+_SCORING = ("prediction", "behavior")
+
+
 def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibration=None,
                   patterns=None, production_model=None, allow_model_mismatch=False, params=None,
-                  overwrite=False) -> ExportResult:
+                  decision=None, production_constants=None, overwrite=False) -> ExportResult:
     """Write engine state as a SQLite file production opens unchanged, plus a manifest.
 
     Parameters
@@ -137,8 +146,20 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
         own model. Declaring another model raises :class:`ModelMismatchError`
         unless ``allow_model_mismatch=True``.
     params : one params object or a mapping ``{"prediction": ScoringParams, ...}``;
-        defaults to each engine's own. The scoring engines' ``confidence``
-        column is recomputed under the chosen K and P0.
+        defaults to each engine's own (or the decision's, see ``decision``).
+    decision : a :class:`thatchlab.tune.Decision` or a mapping ``{engine: Decision}``
+        (anything with ``params``, ``to_records()`` and ``shipped_parameters()``).
+        The engine's parameters become the decision's ``params`` (production's
+        defaults with only the shipped values changed), the manifest carries
+        ``decisions`` — one record per parameter with the decision's evidence
+        fields — and the ``environment`` lines name only shipped thresholds.
+    production_constants : the K, P0 and soft weight production runs, as a
+        mapping; ``None`` means its hard-coded :data:`PRODUCTION_CONSTANTS`.
+        The scoring engines' ``confidence`` column is recomputed under these
+        constants — the ones production applies to the next signal — so the
+        shipped rows agree with what production computes later. A tuned K or
+        P0 appears in the manifest as a recommended production change
+        (``recommended_production_changes``), never baked into the rows.
     overwrite : replace an existing target (otherwise :class:`ExportExistsError`).
 
     Returns
@@ -170,7 +191,14 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
                 "declare it anyway)")
     model = production_model if production_model is not None else (
         vector_models[0] if len(vector_models) == 1 else (vector_models or None))
-    chosen = {k: _params_for(k, params, obj, sections[k]) for k, obj in given.items()}
+    decisions = _decisions_for(decision, given)
+    chosen = {k: (decisions[k].params if k in decisions and not _named_in(params, k)
+                  else _params_for(k, params, obj, sections[k])) for k, obj in given.items()}
+    constants = _production_constants(production_constants)
+    # the scoring sections compute `confidence` under the params they are handed: hand them
+    # production's constants, so the rows agree with what production computes next
+    written = {k: (p.replace(**constants) if k in _SCORING and p is not None else p)
+               for k, p in chosen.items()}
 
     counts: dict = {}
 
@@ -185,7 +213,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
             sec = sections[key]
             if key not in ("prediction", "behavior"):
                 sec.create(conn)
-            counts.update(sec.write(conn, obj, chosen[key]))
+            counts.update(sec.write(conn, obj, written[key]))
         conn.execute(META_DDL)
         meta = {
             "schema_version": str(SCHEMA_VERSION),
@@ -202,33 +230,101 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
             for key, obj in given.items():
                 back = sections[key].read(conn)
                 try:
-                    sections[key].check_equal(obj, back, chosen[key])
+                    sections[key].check_equal(obj, back, written[key])
                 except AssertionError as exc:
                     raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
 
     atomic_sqlite(path, build, verify=verify)
     manifest_path = path.with_name(path.stem + ".manifest.json")
-    manifest = _manifest(path, model, given, sections, chosen, counts)
+    manifest = _manifest(path, model, given, sections, chosen, counts, decisions, constants)
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
 
 
-def _manifest(path, model, given, sections, chosen, counts):
-    env = []
-    for key, var in (("prediction", "THATCH_PREDICTION_THRESHOLD"), ("behavior", "THATCH_BEHAVIOR_THRESHOLD")):
+def _named_in(params, key) -> bool:
+    return isinstance(params, dict) and key in params
+
+
+def _decisions_for(decision, given) -> dict:
+    """``{engine: decision}`` for the scoring engines being exported."""
+    if decision is None:
+        return {}
+    if isinstance(decision, dict):
+        out = dict(decision)
+    else:
+        engine = getattr(decision, "engine", None)
+        if engine is None:
+            scoring = [k for k in given if k in _SCORING]
+            if len(scoring) != 1:
+                raise ThatchlabError("decision: name its engine (pass {'prediction': decision, ...})")
+            engine = scoring[0]
+        out = {engine: decision}
+    for key, dec in out.items():
+        if key not in _SCORING:
+            raise ThatchlabError(f"decision: expected one for 'prediction' or 'behavior', got {key!r}")
+        if key not in given:
+            raise ThatchlabError(f"decision for {key!r} given but no {key} engine is exported")
+        for attr in ("params", "to_records", "shipped_parameters"):
+            if not hasattr(dec, attr):
+                raise ThatchlabError(f"decision for {key!r}: expected a tune.Decision "
+                                     f"(it has no {attr!r})")
+    return out
+
+
+def _production_constants(declared) -> dict:
+    out = dict(PRODUCTION_CONSTANTS)
+    if declared is None:
+        return out
+    if not isinstance(declared, dict):
+        declared = {k: getattr(declared, k) for k in PRODUCTION_CONSTANTS}
+    unknown = sorted(set(declared) - set(PRODUCTION_CONSTANTS))
+    if unknown:
+        raise ThatchlabError(f"production_constants: unknown name(s) {unknown}; expected "
+                             f"{sorted(PRODUCTION_CONSTANTS)}")
+    for name, value in declared.items():
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = float("nan")
+        if not (v == v and v >= 0 and (name != "p0" or 0 < v < 1) and (name != "k" or v > 0)):
+            raise ThatchlabError(f"production_constants: {name}={value!r} is not a valid value")
+        out[name] = v
+    return out
+
+
+def _manifest(path, model, given, sections, chosen, counts, decisions, constants):
+    from thatchlab.core.jsfmt import js_number
+
+    env, changes, records = [], {}, {}
+    for key in _SCORING:
         p = chosen.get(key)
-        if p is not None:
-            from thatchlab.core.jsfmt import js_number
-            env.append(f"{var}={js_number(p.threshold)}")
+        if p is None:
+            continue
+        if key in decisions:
+            records[key] = decisions[key].to_records()
+            ship_threshold = "threshold" in set(decisions[key].shipped_parameters())
+        else:
+            ship_threshold = True  # the caller's own parameters: they chose to ship them
+        if ship_threshold:
+            env.append(f"{THRESHOLD_ENV[key]}={js_number(p.threshold)}")
+        diff = {name: getattr(p, name) for name in constants if float(getattr(p, name)) != constants[name]}
+        if diff:
+            changes[key] = diff
     notes = []
-    if "prediction" in given or "behavior" in given:
+    if any(k in given for k in _SCORING):
         notes.append(
-            "Production hard-codes K=5, P0=0.5 and W_SOFT=0.25 in its scoring engine; only the "
-            "nudge thresholds are read from the environment lines above. The exported "
-            "confidence column was recomputed under the K and P0 recorded here; production "
-            "will apply its own constants to later signals.")
-    return {
+            "Production hard-codes K=5, P0=0.5 and W_SOFT=0.25 in its scoring engine and reads "
+            "only the nudge thresholds from its environment (the environment lines above). The "
+            "exported "
+            f"confidence column was computed under K={js_number(constants['k'])}, "
+            f"P0={js_number(constants['p0'])}, the constants production applies to the next "
+            "signal.")
+        if changes:
+            notes.append(
+                "The tuned K, P0 or soft weight listed under recommended_production_changes "
+                "reach production only by changing its code; they are not baked into the rows.")
+    out = {
         "file": path.name,
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "schema_version": SCHEMA_VERSION,
@@ -240,6 +336,12 @@ def _manifest(path, model, given, sections, chosen, counts):
         "environment": env,
         "notes": notes,
     }
+    if any(k in given for k in _SCORING):
+        out["production_constants"] = constants
+        out["recommended_production_changes"] = changes
+    if records:
+        out["decisions"] = records
+    return out
 
 
 def _fsync_dir(directory: Path):

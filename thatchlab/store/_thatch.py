@@ -2,7 +2,9 @@
 
 Rows are written in insertion order (SQLite rowid order), embeddings as
 little-endian float32 BLOBs, timestamps as production's text, and the
-``confidence`` column recomputed under the exported K and P0.
+``confidence`` column recomputed under the constants production applies to
+the next signal (its hard-coded K and P0 unless the caller declares others),
+so the shipped state agrees with what production computes one signal later.
 """
 
 from __future__ import annotations
@@ -72,17 +74,23 @@ class ThatchSection:
             return engine.model_name
         return sorted(models)[0] if len(models) == 1 else ",".join(sorted(models))
 
-    def frames(self, engine, params: ScoringParams | None):
+    def frames(self, engine, constants=None):
+        """The engine's tables with ``confidence`` recomputed under ``constants``.
+
+        ``constants`` has ``k`` and ``p0`` (a ``ScoringParams`` or a mapping);
+        ``None`` keeps the stored column.
+        """
         tables = engine.tables
         items = tables["items"].copy()
-        if params is not None and len(items):
+        if constants is not None and len(items):
+            k, p0 = _constant(constants, "k"), _constant(constants, "p0")
             items["confidence"] = posterior_confidence(items["confirm_count"].to_numpy(),
-                                                       items["disconfirm_count"].to_numpy(),
-                                                       params.k, params.p0)
+                                                       items["disconfirm_count"].to_numpy(), k, p0)
         return {"stores": tables["stores"], "matchers": tables["matchers"], "items": items,
                 "edges": tables["edges"], "provenance": tables["provenance"]}
 
     def write(self, conn, engine, params):
+        """Insert the engine's rows, ``confidence`` recomputed under ``params``' K and P0."""
         f = self.frames(engine, params)
         conn.executemany("INSERT OR IGNORE INTO stores(name) VALUES (?)",
                          [(s,) for s in f["stores"]["name"].tolist()])
@@ -181,6 +189,11 @@ class ThatchSection:
                     same = all((u == v) or (_isnull(u) and _isnull(v)) for u, v in zip(xs, ys))
                 if not same:
                     raise AssertionError(f"{name}.{col} differs after re-reading")
+
+
+def _constant(constants, name):
+    value = constants.get(name) if isinstance(constants, dict) else getattr(constants, name)
+    return float(value)
 
 
 def _isnull(v):

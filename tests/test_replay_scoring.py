@@ -180,8 +180,9 @@ def test_initial_state_from_an_exported_store(tmp_path):
     a = run(log, initial=contents, embedder=EMB, path="events")
     b = run(log, initial=contents, embedder=EMB, path="vectorised")
     assert_same(a, b)
-    # the stored confidence (K=2 when written) is kept until a new signal arrives under K=5
-    assert b.nudges["stored_confidence"].tolist() == [pytest.approx(2 / 3), pytest.approx(3.5 / 6.25)]
+    # the export stores production's confidence (K=5, P0=0.5), not the K=2 it was written under;
+    # the soft signal then moves it under the replay's K=5
+    assert b.nudges["stored_confidence"].tolist() == [pytest.approx(3.5 / 6), pytest.approx(3.5 / 6.25)]
 
 
 def test_same_texts_in_many_stores_and_dedup_scopes():

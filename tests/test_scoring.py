@@ -187,15 +187,107 @@ def test_min_confidence_is_off_by_default(kind):
     assert eng.nudge("the prompt text").regime == "none"
 
 
-def test_matchers_of_other_models_are_ignored(kind):
-    vecs = {"m": basis(0), "rule": basis(1), "the prompt text": basis(0)}
-    eng, write = make(kind, vecs)
-    write(eng, "m", "rule")
+def _tagged_tables(kind):
+    """Tables written by an embedder named ``model-a`` (8-d), plus one matcher and item of
+    another dimension (4-d) tagged ``model-c``, and the passage vectors used."""
+    vecs = {"m": basis(0), "m2": at_cos(0.8), "rule a": basis(1), "rule b": basis(2),
+            "the prompt text": basis(0)}
+    cls, write = ENGINES[kind]
+    eng = cls(LookupEmbedder(vecs, name="model-a"))
+    write(eng, "m", "rule a")
+    write(eng, "m2", "rule b")
     tables = eng.tables
-    tables["matchers"].loc[0, "model"] = "another-model"
-    other = type(eng).from_tables(tables, embedder=eng.embedder)
-    assert len(other.nudge("the prompt text").items) == 0
-    assert len(type(eng).from_tables(eng.tables, embedder=eng.embedder).nudge("the prompt text").items) == 1
+    fk = eng.config.tables["item_fk"]
+    ts = tables["matchers"]["created_at"].iloc[0]
+    extra_m = {"id": "m4", "store": "project", "description": "four dims",
+               "embedding": np.asarray([1, 0, 0, 0], dtype=np.float32), "model": "model-c",
+               "created_at": ts, "updated_at": ts}
+    extra_i = {**tables["items"].iloc[0].to_dict(), "id": "i4", "statement": "rule c",
+               "embedding": np.asarray([0, 1, 0, 0], dtype=np.float32), "model": "model-c"}
+    tables["matchers"] = pd.concat([tables["matchers"], pd.DataFrame([extra_m])], ignore_index=True)
+    tables["items"] = pd.concat([tables["items"], pd.DataFrame([extra_i])], ignore_index=True)
+    tables["edges"] = pd.concat([tables["edges"], pd.DataFrame(
+        [{"matcher_id": "m4", fk: "i4", "weight": 1.0, "created_at": ts}])], ignore_index=True)
+    return cls, tables, vecs
+
+
+def test_model_tags_are_informational(kind):
+    # production matches on dimension only: rows tagged model-a answer an embedder named
+    # model-b exactly as they answer model-a, and the nudge reports how many it scored
+    cls, tables, vecs = _tagged_tables(kind)
+    own = cls.from_tables(tables, embedder=LookupEmbedder(vecs, name="model-a"))
+    other = cls.from_tables(tables, embedder=LookupEmbedder(vecs, name="model-b"))
+    a, b = own.nudge("the prompt text"), other.nudge("the prompt text")
+    assert b.items["statement"].tolist() == a.items["statement"].tolist() == ["rule a", "rule b"]
+    assert b.items["score"].tolist() == a.items["score"].tolist() == [0.5, 0.4]
+    assert b.text == a.text and b.regime == a.regime == "ambiguous"
+    # the 4-d row (tagged model-c) is never scored, so it is never counted either
+    assert (a.n_foreign_model, b.n_foreign_model) == (0, 2)
+    qa, qb = own.query("the prompt text"), other.query("the prompt text")
+    assert qb.text == qa.text and qb.items["statement"].tolist() == ["rule a", "rule b"]
+    assert (qa.n_foreign_model, qb.n_foreign_model) == (0, 2)
+    assert other.nudge("the prompt text", stores=["global"]).n_foreign_model == 0  # nothing scored there
+    assert other.nudge("short").n_foreign_model == 0  # skipped: nothing scored
+
+
+def test_other_dimensions_are_never_scored(kind):
+    cls, tables, vecs = _tagged_tables(kind)
+    four = {"a four-d prompt": [1, 0, 0, 0], "x": [1, 0, 0, 0]}
+    eng = cls.from_tables(tables, embedder=LookupEmbedder(four, name="model-c"))
+    n = eng.nudge("a four-d prompt")
+    # the state's vectors are 8-d (its first rows): the 4-d rows and prompt meet nothing
+    assert len(n.items) == 0 and n.regime == "none" and n.n_foreign_model == 0
+
+
+def test_writes_dedup_and_lookups_ignore_model_tags(kind):
+    cls, tables, vecs = _tagged_tables(kind)
+    _, write = ENGINES[kind]
+    other = cls.from_tables(tables, embedder=LookupEmbedder(vecs, name="model-b"))
+    res = write(other, "m", "rule a", now=T1).result
+    # the matcher and the item tagged model-a are found: linked, nothing new
+    assert (res.action, res.matcher_created, res.item_created, res.new_edges) == ("linked", False, False, ())
+    assert res.matcher_id == tables["matchers"]["id"].iloc[0]
+    assert other.state.n_matchers == 3 and other.state.n_items == 3
+    if kind == "behavior":
+        fb = other.feedback("rule b", True, "it helped", now=T1)
+        assert (fb.action, fb.confirm_count) == ("confirm", 1.0)
+    deleted = other.delete("rule a")
+    assert (deleted.action, deleted.result.statement) == ("deleted", "rule a")
+    assert other.state.items["statement"].tolist() == ["rule b", "rule c"]
+
+
+def test_strict_model_filters_by_tag(kind):
+    cls, tables, vecs = _tagged_tables(kind)
+    _, write = ENGINES[kind]
+    strict = cls.from_tables(tables, embedder=LookupEmbedder(vecs, name="model-b"), strict_model=True)
+    assert strict.get_params(deep=False)["strict_model"] is True
+    n = strict.nudge("the prompt text")
+    # model-a rows are skipped, so nothing is scored and nothing is foreign
+    assert len(n.items) == 0 and n.regime == "none" and n.n_foreign_model == 0
+    assert strict.query("the prompt text").text == f"No matching {strict.config.plural} found."
+    assert strict.delete("rule a").action == "not_found"
+    res = write(strict, "m", "rule a", now=T1).result
+    assert (res.action, res.matcher_created, res.item_created) == ("created", True, True)
+    assert strict.state.matchers["model"].tolist() == ["model-a", "model-a", "model-c", "model-b"]
+    # its own rows stay usable
+    mine = strict.nudge("the prompt text")
+    assert mine.items["statement"].tolist() == ["rule a"] and mine.items["score"].tolist() == [0.5]
+    # strict_model is a constructor parameter: set_params toggles it and checks its type
+    strict.set_params(strict_model=False)
+    assert strict.nudge("the prompt text").n_foreign_model == 2
+    with pytest.raises(InputError, match="strict_model"):
+        strict.set_params(strict_model="yes")
+    with pytest.raises(InputError, match="strict_model"):
+        cls(strict_model=1)
+    assert strict.strict_model is False
+
+
+def test_untagged_rows_are_never_foreign(kind):
+    cls, tables, vecs = _tagged_tables(kind)
+    tables["matchers"]["model"] = None
+    strict = cls.from_tables(tables, embedder=LookupEmbedder(vecs, name="model-b"), strict_model=True)
+    n = strict.nudge("the prompt text")
+    assert n.items["statement"].tolist() == ["rule a", "rule b"] and n.n_foreign_model == 0
 
 
 def test_nudge_searches_project_and_global_only(kind):
@@ -551,4 +643,6 @@ def test_state_views_are_read_only_copies(kind):
     assert st.usable("items", 8, stores=["project"]).tolist() == [True]  # basis vectors are 8-d
     assert st.usable("items", 8, stores=["global"]).tolist() == [False]
     assert st.usable("items", 8, model="another").tolist() == [False]
+    assert st.foreign_model("items", "another").tolist() == [True]
+    assert st.foreign_model("items", "toy").tolist() == st.foreign_model("items", None).tolist() == [False]
     assert st.usable("items", 4).tolist() == [False]

@@ -45,11 +45,13 @@ class _ItemRows:
 
 @dataclass(frozen=True)
 class ReadOutcomes:
-    """Per read: the regime (None for queries), how many items surfaced, the reply text."""
+    """Per read: the regime (None for queries), how many items surfaced, the reply text,
+    and how many scored matchers carry another model's tag (0 when skipped)."""
 
     regime: np.ndarray
     n_items: np.ndarray
     reply: np.ndarray
+    n_foreign_model: np.ndarray
 
 
 def nudge_reads(plan, p: ScoringParams, values):
@@ -86,7 +88,8 @@ def nudge_reads(plan, p: ScoringParams, values):
         "confidence": r3(rows.confidence), "stored_confidence": rows.confidence, "evidence_count": evidence})
     n_items = np.bincount(rows.read, minlength=n_reads)
     regime = _regimes(reads, p, rows, rank, evidence, n_items, skipped)
-    return nudges, ReadOutcomes(regime, n_items, _reply_texts(plan, rows, evidence, n_items))
+    n_foreign = np.where(skipped, 0, reads.n_foreign_model)  # a skipped nudge scores nothing
+    return nudges, ReadOutcomes(regime, n_items, _reply_texts(plan, rows, evidence, n_items), n_foreign)
 
 
 def _top_matchers(reads, p: ScoringParams, threshold: np.ndarray, skipped: np.ndarray):

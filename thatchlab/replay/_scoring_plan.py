@@ -34,7 +34,8 @@ __all__ = ["prepare", "ScoringPlan"]
 
 
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
-            dedup_scope: str = "store+global", *, validated: bool = False) -> ScoringPlan:
+            dedup_scope: str = "store+global", *, validated: bool = False,
+            strict_model: bool = False) -> ScoringPlan:
     """Run the parameter-independent part of a replay once.
 
     Parameters
@@ -42,6 +43,9 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     log, engine, embedder, initial : as for :func:`thatchlab.replay.run`.
     dedup_cosine, dedup_scope : the dedup rule of the writes; a plan serves
         every :class:`~thatchlab.core.params.ScoringParams` with these two values.
+    strict_model : the engine's research mode that skips rows tagged with
+        another model (False: production, the tag filters nothing); it shapes
+        the writes' dedup, so a plan serves one value.
 
     Returns
     -------
@@ -65,7 +69,8 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     """
     log = log if validated else check_log(log)
     eng = initial_engine(initial, engine, embedder, ScoringParams(dedup_cosine=dedup_cosine,
-                                                                  dedup_scope=dedup_scope))
+                                                                  dedup_scope=dedup_scope),
+                         strict_model=strict_model)
     return ScoringPlan(log, engine, eng)
 
 
@@ -86,6 +91,7 @@ class ScoringPlan:
         self.dedup_cosine, self.dedup_scope = eng.params.dedup_cosine, eng.params.dedup_scope
         self.config = eng.config
         self.embedder_name = getattr(eng.embedder, "name", None)
+        self.strict_model = eng.strict_model
         self.stores = log["store"].where(log["store"].notna(), eng.project_store).to_numpy(object)
         written = run_writes(eng, log, self.stores, ENGINE_KINDS[engine])
         self.matchers, self.items, self.edges = written.matchers, written.items, written.edges
@@ -105,11 +111,13 @@ class ScoringPlan:
         values = self.history.replay(p)
         nudges, outcomes = nudge_reads(self, p, values)
         res = ReplayResult(events=self._events(values, outcomes), nudges=nudges, tables=self._final_tables(values),
-                           engine=self.engine, embedder=self.embedder_name, params=p, path="vectorised")
+                           engine=self.engine, embedder=self.embedder_name, params=p, path="vectorised",
+                           strict_model=self.strict_model)
         if metrics:
             from thatchlab.metrics.scoring import replay_metrics
+            from thatchlab.replay.scoring import foreign_model_metrics
 
-            res.metrics = replay_metrics(res, self.log)
+            res.metrics = {**replay_metrics(res, self.log), **foreign_model_metrics(res.events)}
         return res
 
     def _events(self, values, outcomes) -> pd.DataFrame:
@@ -118,12 +126,13 @@ class ScoringPlan:
         kinds = log["kind"].to_numpy(object)
         col = {c: np.full(n, None, dtype=object) for c in ("regime", "action", "item_id", "matcher_id",
                                                             "signal", "reply")}
-        num = {c: np.full(n, np.nan) for c in ("n_items", "forecast", "confidence")}
+        num = {c: np.full(n, np.nan) for c in ("n_items", "n_foreign_model", "forecast", "confidence")}
         own = np.isin(kinds, ENGINE_KINDS[self.engine]) | (kinds == "message")
         col["action"][~own] = "ignored"
         reads = self.reads.position
         col["regime"][reads] = outcomes.regime
         num["n_items"][reads] = outcomes.n_items
+        num["n_foreign_model"][reads] = outcomes.n_foreign_model
         col["reply"][reads] = outcomes.reply
         col["action"][reads[self.reads.is_query]] = "query"
         w = self.writes

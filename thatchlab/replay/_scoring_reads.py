@@ -6,6 +6,9 @@ every (text, matcher) pair that can reach a threshold, and those pairs are
 recomputed in float64 with the engine's own cosine, so rounding decisions
 match the engine's. Pairs are then spread over the reads of each text and
 masked to matchers that existed at the read, in its store or ``global``.
+As in the engine, a matcher's model tag filters nothing (unless the
+engine's ``strict_model``); each read also counts the scored matchers whose
+tag names another model than the embedder.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class ReadCosines:
     position : log positions of the reads (messages, and queries of the prediction engine).
     is_query : bool per read.
     length : text length per read (the prompt-length gate).
+    n_foreign_model : per read, the matchers it scores (alive, in reach, of its
+        dimension) whose model tag is set and is not the embedder's.
     """
 
     def __init__(self, log, engine: str, stores: np.ndarray, eng, matchers):
@@ -57,7 +62,7 @@ class ReadCosines:
         self._text_of_read, self._texts64 = self._embed(texts, log["embedding"].to_numpy(object)[self.position],
                                                         eng)
         dim = self._texts64.shape[1]
-        usable = eng.state.usable("matchers", dim, model=eng.model_name)
+        usable = eng.state.usable("matchers", dim, model=eng.scan_model)
         self._matcher_index = np.flatnonzero(usable)  # rows of the matrices below → matcher positions
         vectors = [eng.state.vector("matchers", int(j)) for j in self._matcher_index]
         self._matchers64 = np.vstack(vectors).astype(np.float64) if vectors else np.zeros((0, dim))
@@ -67,8 +72,24 @@ class ReadCosines:
         self._read_store = np.asarray([codes[s] for s in stores[self.position]], dtype=np.int64)
         self._global = codes["global"]
         self._matcher_created_at = matchers.created_at
+        self.n_foreign_model = self._count_foreign(usable & eng.state.foreign_model("matchers", eng.model_name))
         self._cache_floor: float | None = None
         self._cache: MatcherPairs | None = None
+
+    def _count_foreign(self, foreign: np.ndarray) -> np.ndarray:
+        """Per read, the ``foreign`` matchers alive at it in its store or ``global``
+        (one sorted search per store holding such matchers)."""
+        out = np.zeros(len(self.position), dtype=np.int64)
+        f = np.flatnonzero(foreign)
+        if not f.size:
+            return out
+        f_store, f_created = self._matcher_store[f], self._matcher_created_at[f]
+        for s in np.unique(f_store).tolist():
+            created = np.sort(f_created[f_store == s])
+            alive = np.searchsorted(created, self.position, side="left")  # created before the read
+            reach = np.ones(len(out), dtype=bool) if s == self._global else self._read_store == s
+            out += np.where(reach, alive, 0)
+        return out
 
     @staticmethod
     def _embed(texts, logged, eng) -> tuple[np.ndarray, np.ndarray]:

@@ -22,11 +22,12 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.logs.interaction import validate_interaction_log
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
 
-__all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS"]
+__all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS",
+           "foreign_model_metrics"]
 
 #: Columns of :attr:`ReplayResult.events`, one row per log event in log order.
-EVENT_COLUMNS = ["position", "ts", "session", "store", "kind", "regime", "n_items", "action", "item_id",
-                 "matcher_id", "signal", "forecast", "confidence", "reply"]
+EVENT_COLUMNS = ["position", "ts", "session", "store", "kind", "regime", "n_items", "n_foreign_model", "action",
+                 "item_id", "matcher_id", "signal", "forecast", "confidence", "reply"]
 #: Columns of :attr:`ReplayResult.nudges`, one row per surfaced item (messages and queries).
 NUDGE_COLUMNS = ["position", "rank", "item_id", "statement", "matcher_id", "matcher_description", "store",
                  "score", "cosine", "weight", "confidence", "stored_confidence", "evidence_count"]
@@ -43,6 +44,9 @@ class ReplayResult:
     ----------
     events : DataFrame, one row per log event in log order (:data:`EVENT_COLUMNS`):
         messages carry ``regime``, ``n_items`` and the nudge block in ``reply``;
+        messages and queries carry ``n_foreign_model``, how many of the
+        matchers they scored have a model tag other than the embedder's
+        (:attr:`~thatchlab.scoring.Nudge.n_foreign_model`; NaN on other rows);
         writes carry ``action`` (``created``, ``created+confirm``, ``linked``,
         ``confirm``, ``deleted``, ``not_found``...), ``item_id``, ``signal``,
         ``forecast`` (stored confidence before a confirm/disconfirm/soft
@@ -51,11 +55,14 @@ class ReplayResult:
     nudges : DataFrame, one row per surfaced item of a message or query
         (:data:`NUDGE_COLUMNS`), ``rank`` 0 first.
     tables : the final engine state (``stores, matchers, items, edges, provenance``).
-    metrics : dict of scalars (see :func:`thatchlab.metrics.scoring.replay_metrics`).
+    metrics : dict of scalars (see :func:`thatchlab.metrics.scoring.replay_metrics`), plus
+        :func:`foreign_model_metrics`.
     engine : ``"prediction"`` or ``"behavior"``.
     embedder : the embedding model's name.
     params : the :class:`~thatchlab.core.params.ScoringParams` used.
     path : ``"events"`` or ``"vectorised"``.
+    strict_model : whether scans skipped rows of another model's tag (see
+        :class:`~thatchlab.scoring.ScoringEngine`; False is production).
     """
 
     events: pd.DataFrame
@@ -66,6 +73,7 @@ class ReplayResult:
     embedder: str | None = None
     params: ScoringParams = field(default_factory=ScoringParams)
     path: str = "vectorised"
+    strict_model: bool = False
 
     def __repr__(self):
         return (f"ReplayResult(engine={self.engine!r}, path={self.path!r}, events={len(self.events)}, "
@@ -81,11 +89,13 @@ def engine_class(engine: str):
     return PredictionEngine if engine == "prediction" else BehaviorEngine
 
 
-def initial_engine(initial, engine: str, embedder, params: ScoringParams) -> ScoringEngine:
+def initial_engine(initial, engine: str, embedder, params: ScoringParams,
+                   strict_model: bool = False) -> ScoringEngine:
     """A fresh engine of kind ``engine`` holding ``initial``'s state (never modifying it).
 
     ``initial`` may be None, a :class:`~thatchlab.store.StoreContents`
-    (``store.import_sqlite(path)``), an engine, or a dict of tables.
+    (``store.import_sqlite(path)``), an engine, or a dict of tables; the new
+    engine scans with ``strict_model`` whatever ``initial``'s setting.
     """
     cls = engine_class(engine)
     project = "project"
@@ -111,8 +121,9 @@ def initial_engine(initial, engine: str, embedder, params: ScoringParams) -> Sco
 
         embedder = default_embedder()
     if tables is None:
-        return cls(embedder=embedder, params=params, project_store=project)
-    return cls.from_tables(tables, embedder=embedder, params=params, project_store=project)
+        return cls(embedder=embedder, params=params, project_store=project, strict_model=strict_model)
+    return cls.from_tables(tables, embedder=embedder, params=params, project_store=project,
+                           strict_model=strict_model)
 
 
 def check_log(log, source=None) -> pd.DataFrame:
@@ -125,7 +136,7 @@ def _row_vector(v):
 
 
 def run(log, engine: str = "prediction", params: ScoringParams | None = None, embedder=None,
-        initial=None, path: str = "vectorised") -> ReplayResult:
+        initial=None, path: str = "vectorised", *, strict_model: bool = False) -> ReplayResult:
     """Replay an interaction log through an engine under ``params``.
 
     Parameters
@@ -138,6 +149,9 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     path : ``"vectorised"`` (fast, :func:`prepare` + ``plan.run``) or
         ``"events"`` (the engine API, event by event). Both give identical
         ``events``, ``nudges`` and ``tables``.
+    strict_model : False (production) scores every row with a vector of the
+        query's dimension whatever its model tag; True also skips rows tagged
+        with another model than the embedder's, in every scan (research).
 
     Each event's store is its ``store`` column (the project store when null);
     writes go there and nudges search ``[store, "global"]``. Events run in
@@ -168,38 +182,58 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
     log = check_log(log)
     if path == "events":
-        res = _run_events(log, engine, params, embedder, initial)
+        res = _run_events(log, engine, params, embedder, initial, strict_model)
     else:
         from thatchlab.replay._scoring_plan import prepare as _prepare
 
         plan = _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=params.dedup_cosine,
-                        dedup_scope=params.dedup_scope, validated=True)
+                        dedup_scope=params.dedup_scope, validated=True, strict_model=strict_model)
         res = plan.run(params, metrics=False)
-    res.metrics = replay_metrics(res, log)
+    res.metrics = {**replay_metrics(res, log), **foreign_model_metrics(res.events)}
     return res
 
 
+def foreign_model_metrics(events: pd.DataFrame) -> dict:
+    """Metrics of the rows scored with another model's tag, from :attr:`ReplayResult.events`.
+
+    ``n_foreign_model_reads`` counts the messages and queries whose scan
+    scored at least one matcher tagged with a model other than the
+    embedder's; ``n_foreign_model_rows`` is the most such matchers one read
+    scored. Both 0 means every cosine compared the embedder's own (or
+    untagged) vectors.
+
+    >>> ev = pd.DataFrame({"n_foreign_model": [float("nan"), 0.0, 2.0, 3.0]})
+    >>> foreign_model_metrics(ev)
+    {'n_foreign_model_reads': 2, 'n_foreign_model_rows': 3}
+    """
+    n = events["n_foreign_model"].to_numpy(np.float64)
+    n = n[~np.isnan(n)]
+    return {"n_foreign_model_reads": int(np.count_nonzero(n > 0)),
+            "n_foreign_model_rows": int(n.max()) if n.size else 0}
+
+
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
-            dedup_scope: str = "store+global"):
+            dedup_scope: str = "store+global", *, strict_model: bool = False):
     """One-time work of the vectorised replay (writes, embeddings, cosines) for sweeps;
     see :func:`thatchlab.replay._scoring_plan.prepare`."""
     from thatchlab.replay._scoring_plan import prepare as _prepare
 
     return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
-                    dedup_scope=dedup_scope)
+                    dedup_scope=dedup_scope, strict_model=strict_model)
 
 
 def _event_row(pos, ev, store):
     return {"position": pos, "ts": ev["ts"], "session": ev["session"], "store": store, "kind": ev["kind"],
-            "regime": None, "n_items": np.nan, "action": None, "item_id": None, "matcher_id": None,
+            "regime": None, "n_items": np.nan, "n_foreign_model": np.nan, "action": None, "item_id": None, "matcher_id": None,
             "signal": None, "forecast": np.nan, "confidence": np.nan, "reply": None}
 
 
-def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder, initial) -> ReplayResult:
+def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder, initial,
+                strict_model: bool = False) -> ReplayResult:
     """The reference path: every event through the engine's public API."""
     from thatchlab.core.progress import progress
 
-    eng = initial_engine(initial, engine, embedder, params)
+    eng = initial_engine(initial, engine, embedder, params, strict_model)
     default_store = eng.project_store
     kinds = ENGINE_KINDS[engine]
     items = eng.state.items
@@ -228,6 +262,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
             else:
                 out = eng.query(ev["text"]) if vec is None else eng.query_vector(vec)
                 row["action"], row["reply"] = "query", out.text
+            row["n_foreign_model"] = out.n_foreign_model
             items = out.items
             row["n_items"] = len(items)
             for rank, it in enumerate(items.to_dict(orient="records")):
@@ -251,13 +286,13 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
             conf_by_id[reply.item_id] = reply.confidence
     return ReplayResult(events=events_frame(rows), nudges=nudges_frame(nudges), tables=eng.tables,
                         engine=engine, embedder=getattr(eng.embedder, "name", None), params=params,
-                        path="events")
+                        path="events", strict_model=eng.strict_model)
 
 
 def events_frame(rows) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=EVENT_COLUMNS)
     df["position"] = df["position"].astype("int64")
-    for col in ("n_items", "forecast", "confidence"):
+    for col in ("n_items", "n_foreign_model", "forecast", "confidence"):
         df[col] = df[col].astype("float64")
     for col in ("session", "store", "kind", "regime", "action", "item_id", "matcher_id", "signal", "reply"):
         df[col] = df[col].astype(object).where(df[col].notna(), None)

@@ -82,6 +82,15 @@ class ScoringEngine(ParamsMixin):
     params : :class:`~thatchlab.core.params.ScoringParams`.
     project_store : the store writes go to by default; reads search it and ``global``.
     clock : a callable returning the current time, used when ``now`` is not given.
+    strict_model : bool, default False
+        Production compares vectors by dimension only: every cosine scan
+        (nudges, queries, the matcher and item dedup of writes, feedback and
+        delete lookups) uses each row with a vector of the query's dimension,
+        whatever its ``model`` tag. ``True`` is a research mode that also
+        skips rows tagged with a model other than the embedder's (untagged
+        rows stay usable). Nudges and queries report how many of the rows
+        they scored carry another model's tag
+        (:attr:`~thatchlab.scoring.Nudge.n_foreign_model`; always 0 when strict).
 
     Attributes
     ----------
@@ -95,7 +104,7 @@ class ScoringEngine(ParamsMixin):
     config: EngineConfig
 
     def __init__(self, embedder=None, params: ScoringParams | None = None,
-                 project_store: str = "project", clock=None):
+                 project_store: str = "project", clock=None, strict_model: bool = False):
         if params is None:
             params = ScoringParams()
         if not isinstance(params, ScoringParams):
@@ -105,6 +114,7 @@ class ScoringEngine(ParamsMixin):
         self.params = params
         self.project_store = project_store
         self.clock = clock
+        self.strict_model = _check_bool("strict_model", strict_model)
         self.dedup_lookup = None
         self._state = EngineState(self.config.tables)
 
@@ -121,6 +131,12 @@ class ScoringEngine(ParamsMixin):
         return getattr(self._embedder, "name", None) if self._embedder is not None else None
 
     @property
+    def scan_model(self) -> str | None:
+        """The model tag a cosine scan requires: None (any tag, production) unless
+        :attr:`strict_model` is set, then the embedder's name."""
+        return self.model_name if self.strict_model else None
+
+    @property
     def state(self) -> EngineState:
         """The engine's rows: :class:`~thatchlab.scoring.EngineState` (read-only)."""
         return self._state
@@ -131,10 +147,13 @@ class ScoringEngine(ParamsMixin):
         return self._state.tables
 
     @classmethod
-    def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store="project", clock=None):
+    def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store="project", clock=None,
+                    strict_model: bool = False):
         """Rebuild an engine from DataFrames shaped like :attr:`tables`
-        (e.g. read from a production store). Inputs are copied, not modified."""
-        eng = cls(embedder=embedder, params=params, project_store=project_store, clock=clock)
+        (e.g. read from a production store). Inputs are copied, not modified.
+        Rows keep their ``model`` tags, which filter nothing unless ``strict_model``."""
+        eng = cls(embedder=embedder, params=params, project_store=project_store, clock=clock,
+                  strict_model=strict_model)
         eng._state = EngineState.from_tables(tables, eng.config.tables)
         return eng
 
@@ -145,6 +164,7 @@ class ScoringEngine(ParamsMixin):
 
     def _validate_params(self):
         _check_text("project_store", self.project_store)
+        _check_bool("strict_model", self.strict_model)
 
 
     # ------------------------------------------------------------ embedding
@@ -179,7 +199,7 @@ class ScoringEngine(ParamsMixin):
         """Position of the nearest row of ``table`` in ``stores`` with raw cosine ≥
         dedup_cosine (the highest; first on ties), or None."""
         st = self._state
-        usable = st.usable(table, len(vector), stores=stores, model=self.model_name)
+        usable = st.usable(table, len(vector), stores=stores, model=self.scan_model)
         positions = np.flatnonzero(usable)
         if positions.size == 0:
             return None
@@ -204,11 +224,14 @@ class ScoringEngine(ParamsMixin):
         return list(dict.fromkeys([self.project_store, "global"]))
 
     # ------------------------------------------------------------ scoring
-    def _rank(self, qvec, stores, threshold: float, max_items: int | None) -> pd.DataFrame:
-        """Steps 3–7 of the nudge: matchers → threshold → items → scores → one row per item."""
+    def _rank(self, qvec, stores, threshold: float, max_items: int | None) -> tuple[pd.DataFrame, int]:
+        """Steps 3–7 of the nudge: matchers → threshold → items → scores → one row per item;
+        also how many scored matchers carry another model's tag."""
         p = self.params
         items = self._state.items
-        rows = self._candidates(*self._top_matchers(qvec, stores, threshold))
+        usable = self._state.usable("matchers", len(qvec), stores=stores, model=self.scan_model)
+        n_foreign = self._n_foreign(usable)
+        rows = self._candidates(*self._top_matchers(qvec, usable, threshold))
         # 5. candidate rows by statement in code-point order; the sort is stable, so ties
         #    keep matcher rank then edge insertion order
         rows = rows.take(np.argsort(items.take("statement", rows.item), kind="stable"))
@@ -232,13 +255,17 @@ class ScoringEngine(ParamsMixin):
             "item_id": items.take("id", rows.item), "matcher_id": matchers.take("id", rows.matcher),
             "store": items.take("store", rows.item), "cosine": rows.cosine, "weight": rows.weight,
             "stored_confidence": rows.confidence}, columns=ITEM_COLUMNS)
-        return df  # built from typed arrays: int64 evidence, float64 numbers, object texts
+        return df, n_foreign  # df built from typed arrays: int64 evidence, float64 numbers, object texts
 
-    def _top_matchers(self, qvec, stores, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-        """Steps 3–4: positions and rounded cosines of the top ``top_matchers`` matchers
-        (ties in insertion order) whose rounded cosine reaches ``threshold``."""
+    def _n_foreign(self, usable: np.ndarray) -> int:
+        """How many of the ``usable`` matchers carry a model tag other than the embedder's."""
+        foreign = self._state.foreign_model("matchers", self.model_name)
+        return int(np.count_nonzero(foreign & usable)) if foreign.any() else 0
+
+    def _top_matchers(self, qvec, usable: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+        """Steps 3–4: positions and rounded cosines of the top ``top_matchers`` of the
+        ``usable`` matchers (ties in insertion order) whose rounded cosine reaches ``threshold``."""
         p = self.params
-        usable = self._state.usable("matchers", len(qvec), stores=stores, model=self.model_name)
         # float32 scan for candidates, exact float64 cosines for the few that can matter
         pos, cos = self._state._matchers.vectors.cosines(qvec, rows=usable, floor=p.noise_floor,
                                                          top=p.top_matchers)
@@ -316,11 +343,11 @@ class ScoringEngine(ParamsMixin):
         """:meth:`nudge` for an already embedded prompt (production reuses one embedding)."""
         stores = self._default_stores() if stores is None else _check_stores(stores)
         thr = self.params.threshold if threshold is None else float(threshold)
-        items = self._rank(np.asarray(qvec), stores, thr, self.params.max_items)
+        items, n_foreign = self._rank(np.asarray(qvec), stores, thr, self.params.max_items)
         text = ""
         if len(items):
             text = "\n".join([self.config.header] + ["- " + self._line(r) for _, r in items.iterrows()])
-        return Nudge(prompt, items, text, self.regime(items), stores)
+        return Nudge(prompt, items, text, self.regime(items), stores, n_foreign_model=n_foreign)
 
     def query(self, context: str, store: str | None = None) -> Reply:
         """The query tool: every item of matchers at or above ``query_threshold``."""
@@ -335,12 +362,12 @@ class ScoringEngine(ParamsMixin):
         return self._query_reply(np.asarray(qvec), stores)
 
     def _query_reply(self, qvec, stores) -> Reply:
-        items = self._rank(qvec, stores, self.params.query_threshold, None)
+        items, n_foreign = self._rank(qvec, stores, self.params.query_threshold, None)
         if len(items) == 0:
             text = f"No matching {self.config.plural} found."
         else:
             text = "\n".join(self._line(r) for _, r in items.iterrows())
-        return Reply(text=text, action="query", items=items)
+        return Reply(text=text, action="query", items=items, n_foreign_model=n_foreign)
 
     # ------------------------------------------------------------ writes
     def write(self, matcher: str, statement: str, signal: str, rationale=None, store=None, now=None, *,
@@ -543,6 +570,12 @@ def _check_text(name: str, value):
         raise InputError(f"{name}: expected text, got {type(value).__name__}")
     if not value.strip():
         raise InputError(f"{name}: expected non-empty text, got {value!r}")
+
+
+def _check_bool(name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
 
 
 def _check_stores(stores):

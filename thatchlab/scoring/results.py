@@ -118,7 +118,9 @@ class Reply:
     ``action`` is the engine's label (``created``, ``codified``,
     ``created+confirm``, ``linked``, ``confirm``, ``deleted``, ``not_found``,
     ``query``, ``list``...); ``result`` is the :class:`WriteResult` of a
-    write (None for queries and lists).
+    write (None for queries and lists). ``n_foreign_model`` is set on
+    query replies only: how many of the matchers the query scored carry a
+    model tag other than the embedder's (see :attr:`Nudge.n_foreign_model`).
     """
 
     text: str
@@ -132,6 +134,7 @@ class Reply:
     disconfirm_count: float | None = None
     items: pd.DataFrame | None = None
     result: WriteResult | None = None
+    n_foreign_model: int | None = None
 
     def __str__(self):
         return self.text
@@ -146,6 +149,13 @@ class Nudge:
     rounded score); ``text`` is the block production injects (empty when
     nothing surfaced); ``regime`` is ``strong``, ``ambiguous``, ``none`` or
     ``skipped``.
+
+    ``n_foreign_model`` counts the matchers this nudge scored (every matcher
+    of ``stores`` with a vector of the prompt's dimension) whose model tag is
+    set and differs from the embedder's name. Production never filters on
+    the tag, so such rows are scored like any other; a count above 0 means
+    cosines compared vectors of two models (0 for a skipped nudge, which
+    scores nothing).
     """
 
     prompt: str
@@ -153,6 +163,7 @@ class Nudge:
     text: str
     regime: str
     stores: list = field(default_factory=list)
+    n_foreign_model: int = 0
 
     def __str__(self):
         return self.text

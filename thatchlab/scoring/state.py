@@ -149,6 +149,8 @@ class EngineState:
     (0, (0,), [0.0, 1.0])
     >>> st.usable("matchers", 2, stores=["global"]).tolist()
     [False]
+    >>> st.foreign_model("matchers", "another-model").tolist(), st.matchers["model"].tolist()
+    ([True], ['lookup'])
     """
 
     def __init__(self, names: Mapping[str, str]):
@@ -223,8 +225,10 @@ class EngineState:
         """Boolean mask of the rows a cosine scan may use.
 
         A row is usable when it has a vector of the table's working dimension
-        equal to ``dim``, lives in one of ``stores`` (all stores when None)
-        and carries ``model`` or no model tag (any model when ``model`` is None).
+        equal to ``dim`` and lives in one of ``stores`` (all stores when None).
+        Like production, the engine's scans name no ``model``: a row's model
+        tag never filters it. Naming ``model`` (the engine's ``strict_model``
+        mode) also requires the row to carry that tag or none.
         """
         rows = self._vector_rows(table)
         ok = rows.vectors.usable(dim)
@@ -240,6 +244,26 @@ class EngineState:
             models = rows.model_code.values
             ok &= (models == code) | (models == _NO_MODEL)
         return ok
+
+    def foreign_model(self, table: str, model: str | None) -> np.ndarray:
+        """Boolean mask of the rows whose model tag is set and differs from ``model``.
+
+        Rows without a tag are never foreign; with ``model`` None (an
+        embedder without a name) no row is, since nothing can be compared.
+        The comparison is on integer model codes, so it costs one pass over an
+        int array (nothing when the state holds no other tag).
+        """
+        rows = self._vector_rows(table)
+        n = len(rows)
+        codes = self._model_codes
+        if model is None or not codes or (len(codes) == 1 and model in codes):
+            return np.zeros(n, dtype=bool)
+        models = rows.model_code.values
+        own = codes.get(model)
+        foreign = models != _NO_MODEL
+        if own is not None:
+            foreign &= models != own
+        return foreign
 
     # ------------------------------------------------------------- DataFrames
     @property

@@ -108,6 +108,63 @@ def test_paths_identical_from_initial_state(log, params):
     assert len(eng.tables["items"]) == 2  # the initial engine is untouched
 
 
+def _tagged_initial(matcher_tags, item_tags):
+    """Initial tables (two rules, project and global) whose rows carry the given model tags."""
+    eng = PredictionEngine(EMB)  # the embedder's name is "lookup"
+    eng.update(TEXTS[0], TEXTS[4], "confirm", now=T0 - pd.Timedelta(days=1))
+    eng.update(TEXTS[3], TEXTS[7], "soft", store="global", now=T0 - pd.Timedelta(days=1))
+    tables = eng.tables
+    tables["matchers"]["model"] = pd.Series(list(matcher_tags), dtype=object)
+    tables["items"]["model"] = pd.Series(list(item_tags), dtype=object)
+    return tables
+
+
+TAGS = st.sampled_from([None, "lookup", "model-a"])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(log=logs(), params=PARAMS, tags=st.lists(TAGS, min_size=4, max_size=4), strict=st.booleans())
+def test_paths_identical_with_mixed_model_tags(log, params, tags, strict):
+    initial = _tagged_initial(tags[:2], tags[2:])
+    a = run(log, "prediction", params, embedder=EMB, initial=initial, path="events", strict_model=strict)
+    b = run(log, "prediction", params, embedder=EMB, initial=initial, path="vectorised", strict_model=strict)
+    assert_same(a, b)
+    keys = ("n_foreign_model_reads", "n_foreign_model_rows")
+    assert [a.metrics[k] for k in keys] == [b.metrics[k] for k in keys]
+    assert a.strict_model is b.strict_model is strict
+
+
+def test_replay_scores_rows_of_another_model_tag():
+    log = _log([{"kind": "message", "text": TEXTS[1]},
+                {"kind": "message", "text": SHORT[0]},
+                {"kind": "prediction_query", "store": "other", "text": TEXTS[1]},
+                {"kind": "prediction_update", "matcher": TEXTS[0], "statement": TEXTS[4], "signal": "confirm"},
+                {"kind": "message", "text": TEXTS[1]}])
+    own = _tagged_initial(["lookup"] * 2, ["lookup"] * 2)
+    foreign = _tagged_initial(["model-a"] * 2, ["model-a"] * 2)
+    ref = run(log, embedder=EMB, initial=own, path="events")
+    for path in ("events", "vectorised"):
+        res = run(log, embedder=EMB, initial=foreign, path=path)
+        # the same nudges, replies and writes as with the embedder's own tag...
+        pd.testing.assert_frame_equal(res.nudges, ref.nudges)
+        pd.testing.assert_frame_equal(res.events.drop(columns="n_foreign_model"),
+                                      ref.events.drop(columns="n_foreign_model"))
+        assert res.nudges.loc[res.nudges["position"] == 0, "statement"].tolist() == [TEXTS[4], TEXTS[7]]
+        assert res.events["action"].tolist()[2:4] == ["query", "confirm"]  # the model-a item was found
+        # ...and the count of scored rows tagged model-a: project + global, none when skipped,
+        # global only from the "other" store
+        assert res.events["n_foreign_model"].tolist() == [2.0, 0.0, 1.0, pytest.approx(np.nan, nan_ok=True),
+                                                          2.0]
+        assert (res.metrics["n_foreign_model_reads"], res.metrics["n_foreign_model_rows"]) == (3, 2)
+        assert ref.events["n_foreign_model"].fillna(0).tolist() == [0.0] * 5
+        strict = run(log, embedder=EMB, initial=foreign, path=path, strict_model=True)
+        # strict: the model-a rows are skipped, so the update creates its own rule
+        assert strict.nudges["position"].tolist() == [4]
+        assert strict.events["action"].tolist()[3] == "created+confirm"
+        assert strict.events["n_foreign_model"].fillna(0).tolist() == [0.0] * 5
+        assert strict.tables["matchers"]["model"].tolist() == ["model-a", "model-a", "lookup"]
+
+
 def _log(rows):
     return pd.DataFrame([{"ts": (T0 + pd.Timedelta(minutes=j)).isoformat(), "session": "s1", **r}
                          for j, r in enumerate(rows)])

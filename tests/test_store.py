@@ -272,3 +272,33 @@ def test_export_does_not_modify_engine(tmp_path, engines):
     export_sqlite(tmp_path / "t.db", prediction=pred, params=ScoringParams(k=20))
     for k, v in pred.tables.items():
         pd.testing.assert_frame_equal(before[k], v.drop(columns=["embedding"], errors="ignore"))
+
+
+def test_reimport_under_another_model_name_answers_like_the_original(tmp_path, engines):
+    # a LookupEmbedder over the store's own vectors, named like another model: production
+    # matches on dimension only, so the re-imported engines answer exactly like the originals
+    pred, beh = engines
+    path = export_sqlite(tmp_path / "t.db", prediction=pred, behavior=beh).path
+    plain = import_sqlite(path)
+    vectors = {}
+    for eng in (plain.prediction, plain.behavior):
+        t = eng.tables
+        vectors.update(zip(t["matchers"]["description"], t["matchers"]["embedding"]))
+        vectors.update(zip(t["items"]["statement"], t["items"]["embedding"]))
+    back = import_sqlite(path, embedder=LookupEmbedder(vectors, name="Xenova/bge-small-en-v1.5"))
+    assert back.meta["model"] == "toy-model"
+    for original, reimported, prompts, n_tagged in (
+            (pred, back.prediction, ["writing tests", "editing docs", "use British spelling"], 2),
+            (beh, back.behavior, ["committing", "run the linter"], 1)):
+        for prompt in prompts:
+            a, b = original.nudge(prompt), reimported.nudge(prompt)
+            pd.testing.assert_frame_equal(a.items, b.items)
+            assert (a.text, a.regime) == (b.text, b.regime)
+            # every scored matcher (project and global) is tagged toy-model: foreign to the new name
+            assert (a.n_foreign_model, b.n_foreign_model) == (0, n_tagged)
+    assert back.prediction.nudge("writing tests").items["statement"].tolist() == ["use pytest"]
+    assert back.prediction.nudge("editing docs").items["statement"].tolist() == ["use British spelling"]
+    assert back.prediction.query("writing tests").text == pred.query("writing tests").text
+    strict = import_sqlite(path, embedder=LookupEmbedder(vectors, name="Xenova/bge-small-en-v1.5"))
+    strict.prediction.set_params(strict_model=True)
+    assert len(strict.prediction.nudge("writing tests")) == 0

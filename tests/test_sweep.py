@@ -206,10 +206,15 @@ def test_optuna_search(world):
 def test_best_rules():
     res = pd.DataFrame({"k": [1.0, 2.0, 3.0, 4.0], "val_auc": [np.nan, 0.7, 0.9, 0.9],
                         "test_auc": [0.99, 0.6, 0.5, 0.8], "engine": "prediction"})
-    b = best(res, "auc", minimize=False)
+    with pytest.warns(UserWarning, match="2 configurations tie on val_auc"):
+        b = best(res, "auc", minimize=False)
     assert (b.params.k, b.val, b.test) == (3.0, 0.9, 0.5)  # first of the tied, NaN never picked
-    assert best(res, "auc").params.k == 2.0
-    params, row = best(res, "auc", minimize=False)
+    assert b.ties["k"].tolist() == [3.0, 4.0]
+    with pytest.warns(UserWarning, match="tie"):  # AUC is maximised by its registered direction
+        assert best(res, "auc").params.k == 3.0
+    assert best(res, "auc", minimize=True).params.k == 2.0  # an explicit override still wins
+    with pytest.warns(UserWarning, match="tie"):
+        params, row = best(res, "auc", minimize=False)
     assert row["k"] == 3.0
     with pytest.raises(InputError, match="val_brier"):
         best(res, "brier")

@@ -1,6 +1,7 @@
 """Tuning: sweeps and the fitters (PriorFitter, HalfLifeFitter, DeriveWeightsFitter)."""
 
 from thatchlab.tune._fitter import BaseFitter, NotFittedError
+from thatchlab.tune.decide import Decision, combine_decisions, decide
 from thatchlab.tune.derive import DeriveWeightsFitter
 from thatchlab.tune.halflife import HalfLifeFitter, exposure_segments
 from thatchlab.tune.prior import PriorFitter
@@ -12,9 +13,19 @@ from thatchlab.tune.registry import (
             get_engine,
             register_engine,
 )
-from thatchlab.tune.sweep import BestConfig, best, config_id, holdout_segments, sweep
+from thatchlab.tune.sweep import (
+            BestConfig,
+            best,
+            config_id,
+            holdout_segments,
+            identification,
+            metric_direction,
+            pareto,
+            sweep,
+)
 from thatchlab.tune.transfer import transfer_threshold
 
 __all__ = ["BaseFitter", "NotFittedError", "HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
 __all__ += ["PriorFitter", "transfer_threshold", "sweep", "best", "BestConfig", "holdout_segments", "config_id",
-            "EngineSpec", "Prepared", "Segment", "engines", "get_engine", "register_engine"]
+            "EngineSpec", "Prepared", "Segment", "engines", "get_engine", "register_engine",
+            "decide", "Decision", "combine_decisions", "pareto", "identification", "metric_direction"]

@@ -3,15 +3,19 @@
 :class:`Runner` ships the prepared log once per worker and yields each
 chunk's scores as it finishes; :class:`Cache` appends finished
 configurations to one Parquet file, rewritten atomically after every chunk,
-so a crashed sweep loses at most the chunks in flight.
+so a crashed sweep loses at most the chunks in flight; the configurations'
+per-cluster sums go to a NumPy sidecar beside it
+(``<file>.<sweep_id>.clusters.npz``), so a resumed sweep keeps them too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from thatchlab.tune.registry import EngineSpec
@@ -132,6 +136,41 @@ class Cache:
         self.path = None if path is None else Path(path)
         self.sweep_id = sweep_id
         self.frame = pd.read_parquet(self.path) if self.path is not None and self.path.exists() else None
+        self._sums = None
+
+    @property
+    def sidecar(self) -> Path | None:
+        """The per-cluster sums file of this sweep (None without a cache)."""
+        return None if self.path is None else self.path.with_name(f"{self.path.name}.{self.sweep_id}.clusters.npz")
+
+    def clusters(self) -> dict:
+        """Cached per-cluster sums, ``{config_id: {(metric, segment): (num, den)}}``."""
+        if self._sums is None:
+            self._sums = {}
+            if self.sidecar is not None and self.sidecar.exists():
+                with np.load(self.sidecar, allow_pickle=False) as z:
+                    cids = [str(c) for c in z["config_ids"]]
+                    keys = json.loads(str(z["keys"]))
+                    arrays = [(tuple(k), z[f"num{j}"], z[f"den{j}"]) for j, k in enumerate(keys)]
+                for i, cid in enumerate(cids):
+                    self._sums[cid] = {k: (num[i], den[i]) for k, num, den in arrays}
+        return self._sums
+
+    def _write_sums(self):
+        sums = self._sums
+        cids = list(sums)
+        keys = [k for k in dict.fromkeys(k for v in sums.values() for k in v) if all(k in sums[c] for c in cids)]
+        arrays = {"config_ids": np.array(cids, dtype=str), "keys": np.array(json.dumps([list(k) for k in keys]))}
+        for j, k in enumerate(keys):
+            arrays[f"num{j}"] = np.stack([np.asarray(sums[c][k][0], np.float64) for c in cids])
+            arrays[f"den{j}"] = np.stack([np.asarray(sums[c][k][1], np.float64) for c in cids])
+        tmp = self.sidecar.with_name(f".{self.sidecar.name}.{os.getpid()}.tmp.npz")
+        try:
+            np.savez(tmp, **arrays)
+            os.replace(tmp, self.sidecar)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
     def done(self) -> pd.DataFrame:
         """The cached rows of this sweep (an empty frame when none)."""
@@ -139,10 +178,13 @@ class Cache:
             return pd.DataFrame()
         return self.frame[self.frame["sweep_id"] == self.sweep_id]
 
-    def add(self, rows: pd.DataFrame):
-        """Append ``rows`` and rewrite the file (write a temporary file, fsync, rename)."""
+    def add(self, rows: pd.DataFrame, sums: dict | None = None):
+        """Append ``rows`` (and their per-cluster ``sums``) and rewrite the files atomically."""
         if self.path is None:
             return
+        if sums:
+            self.clusters().update(sums)
+            self._write_sums()
         self.frame = rows if self.frame is None else pd.concat([self.frame, rows], ignore_index=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:

@@ -8,6 +8,11 @@ the soft weight are scored by broadcasting each item's count history over
 all of them at once (the prequential forecast metrics); thresholds go
 through ``plan.run`` once per setting, reusing the plan's cosines, and the
 regime parameters only reclassify that run's nudges.
+
+Every configuration also reports, per segment, the per-session sums of its
+ratio metrics (log-loss and Brier are weighted means, the regime rates are
+count ratios), so a sweep can resample sessions once and score every
+configuration on the same resamples.
 """
 
 from __future__ import annotations
@@ -15,15 +20,46 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune.registry import EngineSpec, Prepared, bootstrap_interval, config_seed
+from thatchlab.tune.registry import (
+    CLUSTERS_KEY,
+    EngineSpec,
+    Prepared,
+    bootstrap_interval,
+    cluster_resamples,
+    cluster_sums,
+    metric_list,
+    percentile_interval,
+    ratio_resamples,
+    segment_clusters,
+    segment_stream,
+)
 
 __all__ = ["prediction_spec", "behavior_spec", "FORECAST_METRICS", "REGIME_METRICS", "forecast_matrix",
-           "forecast_scores", "regimes_from_nudges"]
+           "forecast_scores", "forecast_cluster_sums", "regime_cluster_sums", "regimes_from_nudges",
+           "SENSITIVITY", "RATIO_METRICS"]
 
 #: Prequential scores of the confidence forecasts (depend on K, P0, soft weight only).
 FORECAST_METRICS = {"log_loss": "min", "brier": "min", "ece": "min"}
 #: Nudge outcomes (depend on thresholds and regime parameters too).
 REGIME_METRICS = {"interruption_rate": "min", "wrong_silent_follow_rate": "min", "coverage": "max"}
+#: The metrics that are ratios of per-session sums (ECE is not: its bins are not additive).
+RATIO_METRICS = ("log_loss", "brier", "interruption_rate", "wrong_silent_follow_rate", "coverage")
+
+_DEDUP = ("dedup_cosine", "dedup_scope")
+_FORECAST_MOVERS = ("k", "p0", "soft_weight", *_DEDUP)
+# what decides which items a message surfaces (and so whether it is skipped, none, or has items)
+_NUDGE_MOVERS = ("threshold", "top_matchers", "max_items", "noise_floor", "min_prompt_chars",
+                 "min_confidence", "k", "p0", "soft_weight", *_DEDUP)
+_STRONG_MOVERS = ("strong_confidence", "strong_evidence", "conflict_margin")
+#: Which parameters can move each metric. Forecasts are the stored confidences before each
+#: signal: the count history (dedup rule) and the posterior's K, P0 and soft weight, never
+#: a read threshold. Coverage counts messages that surfaced an item, whatever their regime;
+#: the strong/ambiguous split (interruptions, silent follows) also moves with the strong bar.
+#: ``query_threshold`` moves no scored metric: queries are not messages.
+SENSITIVITY = {**{m: _FORECAST_MOVERS for m in ("log_loss", "brier", "ece")},
+               "coverage": _NUDGE_MOVERS,
+               "interruption_rate": _NUDGE_MOVERS + _STRONG_MOVERS,
+               "wrong_silent_follow_rate": _NUDGE_MOVERS + _STRONG_MOVERS}
 _FORECAST_ESTIMATOR = "prequential: stored confidence before each signal as a forecast of confirm"
 _REGIME_ESTIMATOR = "direct: logged feedback attributed to the replayed nudges"
 _SIGNALS = ("confirm", "disconfirm", "soft")
@@ -54,6 +90,14 @@ class _MemoEmbedder:
         return getattr(self._inner, name)
 
 
+def _sessions(log):
+    """Cluster code of every log row: its ``session`` (a row without one is its own cluster)."""
+    raw = log["session"].to_numpy(object) if "session" in log.columns else np.full(len(log), None, object)
+    text = np.array([f"\x00row {i}" if v is None or v != v else str(v) for i, v in enumerate(raw)], dtype=object)
+    codes, labels = pd.factorize(text, sort=True)
+    return codes.astype(np.int64), np.asarray(labels, dtype=object)
+
+
 def _rule(params):
     return (float(params.dedup_cosine), params.dedup_scope)
 
@@ -75,7 +119,9 @@ def _make_prepare(engine: str):
                  for rule in rules}
         times = log["ts"].dt.as_unit("ns").array.asi8.astype(np.int64)
         name = next(iter(plans.values())).embedder_name
-        return Prepared({"plans": plans, "log": log}, times, name, _FORECAST_ESTIMATOR)
+        codes, labels = _sessions(log)
+        return Prepared({"plans": plans, "log": log}, times, name, _FORECAST_ESTIMATOR,
+                        clusters=codes, cluster_labels=labels, cluster_unit="session")
 
     return prepare
 
@@ -199,18 +245,97 @@ def regimes_from_nudges(events: pd.DataFrame, nudges: pd.DataFrame, params) -> n
     return reg
 
 
-def _boot(row, name, metric, part, scorer, boot, params):
-    lo, hi = bootstrap_interval(part, lambda d: scorer(d)[metric], n=boot["n"], alpha=boot["alpha"],
-                                seed=config_seed(boot["seed"], params))
-    row[f"{name}_{metric}_lo"], row[f"{name}_{metric}_hi"] = lo, hi
+def forecast_cluster_sums(y, soft, F, soft_weights, codes, n_clusters) -> dict:
+    """Per-cluster sums of the weighted log-loss and Brier of every column of ``F``.
+
+    With row weights ``w_ij`` (``soft_weights[j]`` for a soft row, else 1),
+    ``num_log_loss[j, c] = Σ_{i∈c} w_ij·(−y_i ln p_ij − (1−y_i) ln(1−p_ij))``
+    (``p`` clipped as in :func:`forecast_scores`), ``num_brier[j, c] = Σ_{i∈c}
+    w_ij (y_i − F_ij)²`` and ``den[j, c] = Σ_{i∈c} w_ij`` (one array shared by
+    both), so ``Σ_c num / Σ_c den`` is the segment's score.
+    Returns ``{metric: (num, den)}`` with arrays ``(n_configs, n_clusters)``.
+
+    >>> out = forecast_cluster_sums([1, 0], [False, True], np.array([[0.8], [0.4]]), [0.5], [0, 1], 2)
+    >>> num, den = out["brier"]
+    >>> num.round(6).tolist(), den.tolist()
+    [[[0.04, 0.08]], [[1.0, 0.5]]]
+    """
+    F = np.asarray(F, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)[:, None]
+    w = np.where(np.asarray(soft, dtype=bool)[:, None], np.asarray(soft_weights, dtype=np.float64)[None, :],
+                 1.0) * np.ones((1, F.shape[1]))
+    p = np.clip(F, 1e-15, 1 - 1e-15)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
+    den = cluster_sums(codes, n_clusters, w)
+    return {"log_loss": (cluster_sums(codes, n_clusters, ll * w), den),
+            "brier": (cluster_sums(codes, n_clusters, (y - F) ** 2 * w), den)}
+
+
+def regime_cluster_sums(outcomes: pd.DataFrame, codes, n_clusters) -> dict:
+    """Per-cluster numerators and denominators of the regime rates of :func:`regime_outcomes`.
+
+    ``interruption_rate``: ambiguous + none over non-skipped messages;
+    ``wrong_silent_follow_rate``: wrong over right + wrong silent follows;
+    ``coverage``: strong + ambiguous over non-skipped messages (the
+    definitions of :func:`thatchlab.metrics.scoring.regime_rates`).
+    Returns ``{metric: (num, den)}``, arrays ``(n_clusters,)``.
+    """
+    reg = outcomes["regime"].to_numpy(object)
+    oc = outcomes["outcome"].to_numpy(object)
+    live = (reg != "skipped").astype(np.float64)
+    follows = np.isin(oc, ["follow_right", "follow_wrong"]).astype(np.float64)
+
+    def s(x):
+        return cluster_sums(codes, n_clusters, np.asarray(x, dtype=np.float64))
+
+    live_c = s(live)
+    return {"interruption_rate": (s(np.isin(reg, ["ambiguous", "none"])), live_c),
+            "wrong_silent_follow_rate": (s(oc == "follow_wrong"), s(follows)),
+            "coverage": (s(np.isin(reg, ["strong", "ambiguous"])), live_c)}
+
+
+def _local(prepared, universe, positions):
+    """Index of each position's cluster within a segment's cluster universe."""
+    return np.searchsorted(universe, prepared.clusters[np.asarray(positions, dtype=np.int64)])
+
+
+def _ratio_interval(num, den, W, alpha):
+    """Percentile intervals of every configuration's ratio under the shared resamples ``W``."""
+    draws = ratio_resamples(num, den, W)
+    return [percentile_interval(draws[:, j], alpha) for j in range(draws.shape[1])]
+
+
+def _events_sums(prepared, universe, events, soft_weight):
+    """Per-cluster log-loss and Brier sums of one replay's forecasts (the prequential rows)."""
+    sig = events["signal"].to_numpy(object)
+    f = events["forecast"].to_numpy(np.float64)
+    sel = np.isin(sig, _SIGNALS) & np.isfinite(f)
+    codes = _local(prepared, universe, events["position"].to_numpy(np.int64)[sel])
+    out = forecast_cluster_sums(sig[sel] == "confirm", sig[sel] == "soft", f[sel][:, None], [soft_weight],
+                                codes, len(universe))
+    return {m: (num[0], den[0]) for m, (num, den) in out.items()}
 
 
 def _evaluate(prepared, params_list, segments, metric=None, boot=None):
-    """Score ``params_list`` on ``segments``; broadcasting when ``metric`` is a forecast metric."""
+    """Score ``params_list`` on ``segments``; broadcasting when every metric is a forecast metric.
+
+    Each row also carries, under :data:`~thatchlab.tune.registry.CLUSTERS_KEY`,
+    ``{(metric, segment): (num, den)}``: per-session sums of the ratio
+    metrics over the segment's sessions (:func:`segment_clusters`). With
+    ``boot``, intervals of the requested metrics use the resamples
+    :func:`cluster_resamples` ``(n_sessions, n, seed, segment)``, the same
+    for every configuration.
+    """
     from thatchlab.metrics.scoring import regime_outcomes
 
+    wanted = metric_list(metric) if metric is not None else ()
     plans = prepared.data["plans"]
-    rows = [dict() for _ in params_list]
+    rows = [{CLUSTERS_KEY: {}} for _ in params_list]
+    universes = {seg.name: segment_clusters(prepared, seg) for seg in segments}
+    resamples = ({seg.name: cluster_resamples(len(universes[seg.name]), boot["n"], boot["seed"],
+                                              segment_stream(seg.name)) for seg in segments}
+                 if boot else {})
     by_rule: dict = {}
     for i, p in enumerate(params_list):
         by_rule.setdefault(_rule(p), []).append(i)
@@ -221,7 +346,7 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
             raise InputError(f"dedup_cosine={rule[0]}, dedup_scope={rule[1]!r} was not prepared; "
                              "search the dedup rule with search='grid' or 'random'")
         plan = plans[rule]
-        if metric is None or metric in FORECAST_METRICS:
+        if all(m in FORECAST_METRICS for m in wanted):
             chunk = [params_list[i] for i in idx]
             pos, items, sig, F = forecast_matrix(plan, chunk)
             sw = [p.soft_weight for p in chunk]
@@ -229,13 +354,27 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
             for seg in segments:
                 inside = seg.mask(pos)
                 scores = forecast_scores(y[inside], soft[inside], F[inside], sw)
+                universe = universes[seg.name]
+                codes = _local(prepared, universe, pos[inside])
+                sums = forecast_cluster_sums(y[inside], soft[inside], F[inside], sw, codes, len(universe))
+                bounds = {m: _ratio_interval(*sums[m], resamples[seg.name], boot["alpha"])
+                          for m in wanted if boot and m in sums}
                 for col, i in enumerate(idx):
                     rows[i].update({f"{seg.name}_{k}": v[col].item() for k, v in scores.items()})
-                    if boot and metric is not None:
-                        part = pd.DataFrame({"position": pos[inside], "item_id": items[inside],
-                                             "signal": sig[inside], "forecast": F[inside, col]})
-                        _boot(rows[i], seg.name, metric, part,
-                              lambda d, w=sw[col]: _forecast_scores(d, w), boot, chunk[col])
+                    rows[i][CLUSTERS_KEY].update({(m, seg.name): (num[col], den[col])
+                                                  for m, (num, den) in sums.items()})
+                    for m in wanted if boot else ():
+                        if m in bounds:
+                            lo, hi = bounds[m][col]
+                        else:  # ECE: resample the sessions of the segment's forecasts
+                            part = pd.DataFrame({"position": pos[inside], "item_id": items[inside],
+                                                 "signal": sig[inside], "forecast": F[inside, col],
+                                                 "cluster": codes})
+                            lo, hi = bootstrap_interval(
+                                part, lambda d, w=sw[col], m=m: _forecast_scores(d, w)[m], n=boot["n"],
+                                alpha=boot["alpha"], seed=boot["seed"], cluster="cluster",
+                                stream=segment_stream(seg.name))
+                        rows[i][f"{seg.name}_{m}_lo"], rows[i][f"{seg.name}_{m}_hi"] = lo, hi
             for i in idx:
                 rows[i]["estimator"] = _FORECAST_ESTIMATOR
             continue
@@ -245,19 +384,35 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
             key = tuple(v for f, v in params_list[i].to_dict().items() if f not in _REGIME_FIELDS)
             by_nudge.setdefault(key, []).append(i)
         for group in by_nudge.values():
-            res = plan.run(params_list[group[0]], metrics=False)
-            forecast = {seg.name: _forecast_scores(res.events[seg.mask(res.events["position"])],
-                                                   params_list[group[0]].soft_weight) for seg in segments}
+            p0_ = params_list[group[0]]
+            res = plan.run(p0_, metrics=False)
+            forecast, fsums = {}, {}
+            for seg in segments:
+                ev = res.events[seg.mask(res.events["position"])]
+                forecast[seg.name] = _forecast_scores(ev, p0_.soft_weight)
+                fsums[seg.name] = _events_sums(prepared, universes[seg.name], ev, p0_.soft_weight)
             for i in group:
                 p = params_list[i]
                 events = res.events.assign(regime=regimes_from_nudges(res.events, res.nudges, p))
                 outcomes = regime_outcomes(events, res.nudges)
                 for seg in segments:
                     oc = outcomes[seg.mask(outcomes["position"])]
+                    universe = universes[seg.name]
+                    rsums = regime_cluster_sums(oc, _local(prepared, universe, oc["position"]), len(universe))
+                    sums = {**fsums[seg.name], **rsums}
                     rows[i].update({f"{seg.name}_{k}": v for k, v in forecast[seg.name].items()})
                     rows[i].update({f"{seg.name}_{k}": v for k, v in _regime_scores(oc).items()})
-                    if boot:
-                        _boot(rows[i], seg.name, metric, oc, _regime_scores, boot, p)
+                    rows[i][CLUSTERS_KEY].update({(m, seg.name): v for m, v in sums.items()})
+                    for m in wanted if boot else ():
+                        if m in sums:
+                            lo, hi = _ratio_interval(*sums[m], resamples[seg.name], boot["alpha"])[0]
+                        else:  # ECE: resample the sessions of the segment's events
+                            ev = res.events[seg.mask(res.events["position"])]
+                            lo, hi = bootstrap_interval(
+                                ev, lambda d, m=m, w=p.soft_weight: _forecast_scores(d, w)[m], n=boot["n"],
+                                alpha=boot["alpha"], seed=boot["seed"], cluster="session",
+                                stream=segment_stream(seg.name))
+                        rows[i][f"{seg.name}_{m}_lo"], rows[i][f"{seg.name}_{m}_hi"] = lo, hi
                 rows[i]["estimator"] = _REGIME_ESTIMATOR
     return rows
 
@@ -266,7 +421,8 @@ def _spec(engine: str) -> EngineSpec:
     from thatchlab.core.params.scoring import ScoringParams
 
     return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
-                      {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR)
+                      {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR,
+                      sensitivity=SENSITIVITY, ratio_metrics=RATIO_METRICS)
 
 
 def prediction_spec() -> EngineSpec:

@@ -10,6 +10,7 @@ Engines never register themselves: the registry lives here, in ``tune``.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -19,7 +20,12 @@ import pandas as pd
 from thatchlab.core.errors import InputError
 
 __all__ = ["EngineSpec", "Prepared", "Segment", "register_engine", "get_engine", "engines",
-           "frame_evaluator", "bootstrap_interval", "config_seed"]
+           "frame_evaluator", "bootstrap_interval", "config_seed", "cluster_resamples", "ClusterStats",
+           "cluster_sums", "segment_clusters", "metric_list", "ratio_resamples", "percentile_interval",
+           "segment_stream", "CLUSTERS_KEY"]
+
+#: Reserved key of an engine's score dict holding its per-cluster sums (popped by the sweep).
+CLUSTERS_KEY = "_clusters"
 
 
 @dataclass(frozen=True)
@@ -57,12 +63,19 @@ class Prepared:
     ``data`` is engine-specific (it must be picklable and must not hold an
     embedding model); ``times`` are the time-sorted log's timestamps (int64
     ns, position order); ``embedder`` names the embedding model (or None).
+    ``clusters`` (optional) is the resampling unit of every log position:
+    an int code per position (``-1``: none), ``cluster_labels[code]`` its
+    label and ``cluster_unit`` its name (``"session"``), so that every
+    configuration's scores decompose into sums over the same clusters.
     """
 
     data: Any
     times: np.ndarray
     embedder: str | None = None
     estimator: str = ""
+    clusters: np.ndarray | None = None
+    cluster_labels: np.ndarray | None = None
+    cluster_unit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,17 @@ class EngineSpec:
         is a dict ``{"n": ..., "alpha": ..., "seed": ...}``).
     metrics : metric name → ``"min"`` or ``"max"`` (the better direction).
     estimator : how the metrics are estimated (recorded in every result row).
+    sensitivity : metric name → the parameter fields that can move it (a
+        metric not listed may be moved by any field). A swept field outside
+        its metric's set is *unidentified* by that metric.
+    ratio_metrics : the metrics the engine also reports as per-cluster sums
+        (``m = Σ_c num_c / Σ_c den_c``) under the reserved score key
+        :data:`CLUSTERS_KEY` ``{(metric, segment): (num, den)}``, over the
+        clusters of :func:`segment_clusters`; only these support paired
+        cluster bootstraps (``tune.decide``).
+
+    ``metric`` passed to ``evaluate`` is a str, or a tuple of str when a
+    sweep scores several metrics (the first is the optimised one).
     """
 
     name: str
@@ -89,6 +113,16 @@ class EngineSpec:
     evaluate: Callable
     metrics: dict = field(default_factory=dict)
     estimator: str = ""
+    sensitivity: dict = field(default_factory=dict)
+    ratio_metrics: tuple = ()
+
+    def moves(self, metric: str) -> tuple:
+        """The parameter fields that can move ``metric`` (every field when not declared)."""
+        import dataclasses
+
+        fields = tuple(f.name for f in dataclasses.fields(self.params_class))
+        declared = self.sensitivity.get(metric)
+        return fields if declared is None else tuple(f for f in fields if f in declared)
 
 
 _REGISTRY: dict[str, EngineSpec | Callable[[], EngineSpec]] = {}
@@ -123,15 +157,217 @@ def engines() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def metric_list(metric) -> tuple:
+    """``metric`` as a tuple of names (a str is one metric; the first is the optimised one).
+
+    >>> metric_list("brier"), metric_list(["log_loss", "ece"])
+    (('brier',), ('log_loss', 'ece'))
+    """
+    return (metric,) if isinstance(metric, str) else tuple(metric)
+
+
 def config_seed(seed: int, params) -> int:
-    """A seed derived from the sweep seed and a configuration (stable across runs and workers)."""
+    """A seed derived from the sweep seed and a configuration (stable across runs and workers).
+
+    Sweeps no longer seed intervals with it: a per-configuration seed gives
+    every configuration other resamples, so no two intervals can be compared.
+    They draw one set of :func:`cluster_resamples` per segment instead.
+    """
     text = f"{int(seed)}|{sorted(params.to_dict().items())!r}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
 
 
+def segment_stream(name: str) -> int:
+    """A stable stream number of a segment name, so each segment gets its own resamples."""
+    return zlib.crc32(str(name).encode())
+
+
+def cluster_resamples(n_clusters: int, n_boot: int, seed: int = 0, stream: int = 0) -> np.ndarray:
+    """Shared cluster-bootstrap resamples: how often each cluster is drawn, per resample.
+
+    Resample ``b`` draws ``n_clusters`` clusters uniformly *with replacement*;
+    ``W[b, c]`` counts the draws of cluster ``c`` (each row is one multinomial
+    vector, ``Σ_c W[b, c] = n_clusters``). The draws depend only on
+    ``(seed, stream, n_clusters, n_boot)``, so every configuration scored on
+    the same clusters sees the *same* resamples: differences between
+    configurations are paired.
+
+    Returns
+    -------
+    ndarray of int64, shape ``(n_boot, n_clusters)``.
+
+    >>> W = cluster_resamples(4, 3, seed=1)
+    >>> W.shape, W.sum(axis=1).tolist()
+    ((3, 4), [4, 4, 4])
+    >>> bool((W == cluster_resamples(4, 3, seed=1)).all())
+    True
+    """
+    n, b = int(n_clusters), int(n_boot)
+    if n == 0:
+        return np.zeros((b, 0), dtype=np.int64)
+    rng = np.random.default_rng([int(seed), int(stream)])
+    idx = rng.integers(0, n, size=(b, n)) + n * np.arange(b)[:, None]
+    return np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(np.int64)
+
+
+def cluster_sums(codes, n_clusters: int, values) -> np.ndarray:
+    """Per-cluster sums ``S[..., c] = Σ_{i: codes_i = c} values_i``.
+
+    ``values`` of shape ``(n,)`` gives ``(n_clusters,)``; of shape ``(n, m)``
+    (one column per configuration) gives ``(m, n_clusters)``. Float64.
+
+    >>> cluster_sums([0, 2, 0], 3, [1.0, 2.0, 3.0]).tolist()
+    [4.0, 0.0, 2.0]
+    >>> cluster_sums([1, 1], 2, np.array([[1.0, 10.0], [2.0, 20.0]])).tolist()
+    [[0.0, 3.0], [0.0, 30.0]]
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim == 1:
+        return np.bincount(codes, weights=v, minlength=int(n_clusters)).astype(np.float64)
+    out = np.zeros((v.shape[1], int(n_clusters)))
+    if codes.size == 0:
+        return out
+    order = np.argsort(codes, kind="stable")
+    sc = codes[order]
+    starts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
+    out[:, sc[starts]] = np.add.reduceat(v[order], starts, axis=0).T
+    return out
+
+
+def segment_clusters(prepared: Prepared, seg: Segment) -> np.ndarray:
+    """Sorted cluster codes with at least one log row in ``seg`` (rows ``[lo, hi)``)."""
+    codes = np.asarray(prepared.clusters[seg.lo:seg.hi], dtype=np.int64)
+    return np.unique(codes[codes >= 0])
+
+
+class ClusterStats:
+    """Per-cluster sufficient statistics of a sweep's ratio metrics.
+
+    A ratio metric of one configuration on one segment is
+    ``m = Σ_c num_c / Σ_c den_c`` over the segment's clusters ``c``
+    (weighted means such as log-loss and Brier: ``num_c = Σ w·loss``,
+    ``den_c = Σ w``; rates: counts). Resampling clusters with the weights
+    ``W`` of :func:`cluster_resamples` gives ``m*_b = (W num)_b / (W den)_b``
+    for every configuration with the same ``W``.
+
+    Attributes
+    ----------
+    unit : str
+        What a cluster is (``"session"``: the ``session`` of the log row
+        each scored event came from).
+    labels : dict
+        Segment name → cluster labels (array, in the order of the columns).
+    config_ids : list of str
+        Row order of the arrays.
+    num, den : dict
+        ``(metric, segment)`` → float64 array ``(n_configs, n_clusters)``.
+
+    The object is treated as immutable: copying a result frame (whose
+    ``attrs["clusters"]`` holds it) shares it rather than copying arrays.
+    """
+
+    def __init__(self, unit, labels, config_ids, num, den):
+        self.unit, self.labels, self.config_ids = unit, dict(labels), list(config_ids)
+        self.num, self.den = dict(num), dict(den)
+        self._index = {c: i for i, c in enumerate(self.config_ids)}
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        keys = sorted({m for m, _ in self.num})
+        sizes = {s: len(v) for s, v in self.labels.items()}
+        return (f"ClusterStats(unit={self.unit!r}, configs={len(self.config_ids)}, metrics={keys}, "
+                f"clusters={sizes})")
+
+    @property
+    def metrics(self) -> list:
+        """The metrics with per-cluster sums."""
+        return sorted({m for m, _ in self.num})
+
+    def nbytes(self) -> int:
+        """Memory held by the sums (shared denominators counted once)."""
+        arrays = {id(a): a for a in [*self.num.values(), *self.den.values()]}
+        return int(sum(a.nbytes for a in arrays.values()))
+
+    def rows(self, config_ids) -> np.ndarray:
+        """Array rows of ``config_ids`` (``KeyError`` listing those without sums)."""
+        missing = [c for c in config_ids if c not in self._index]
+        if missing:
+            raise KeyError(missing)
+        return np.array([self._index[c] for c in config_ids], dtype=np.int64)
+
+    def sums(self, metric: str, segment: str, config_ids) -> tuple:
+        """``(num, den)`` arrays ``(len(config_ids), n_clusters)``."""
+        r = self.rows(config_ids)
+        return self.num[(metric, segment)][r], self.den[(metric, segment)][r]
+
+    def value(self, metric: str, segment: str, config_ids) -> np.ndarray:
+        """The metric of each configuration: ``Σ num / Σ den`` (NaN when ``Σ den = 0``)."""
+        num, den = self.sums(metric, segment, config_ids)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return num.sum(axis=1) / den.sum(axis=1)
+
+    @staticmethod
+    def merge(parts, unit, labels) -> ClusterStats:
+        """Stack per-configuration parts ``{config_id: {(metric, segment): (num, den)}}``.
+
+        Keys missing for some configuration are dropped; denominators that
+        are the same array objects in every part (log-loss and Brier share
+        their weights) are stacked once and shared.
+        """
+        cids = list(parts)
+        keys = list(dict.fromkeys(k for p in parts.values() for k in p))
+        num, den, stacked = {}, {}, {}
+        for key in keys:
+            if not cids or not all(key in parts[c] for c in cids):
+                continue
+            num[key] = np.stack([np.asarray(parts[c][key][0], np.float64) for c in cids])
+            ident = tuple(id(parts[c][key][1]) for c in cids)
+            if ident not in stacked:
+                stacked[ident] = np.stack([np.asarray(parts[c][key][1], np.float64) for c in cids])
+            den[key] = stacked[ident]
+        return ClusterStats(unit, labels, cids, num, den)
+
+
+def ratio_resamples(num, den, weights) -> np.ndarray:
+    """Resampled ratios ``(W num_j) / (W den_j)``: shape ``(n_boot, n_configs)``.
+
+    ``num``, ``den``: ``(n_configs, n_clusters)`` (or ``(n_clusters,)``);
+    ``weights``: ``(n_boot, n_clusters)``. A resample with ``W den = 0`` is NaN.
+
+    >>> W = np.array([[1, 1], [2, 0]])
+    >>> ratio_resamples(np.array([1.0, 3.0]), np.array([2.0, 2.0]), W).ravel().tolist()
+    [1.0, 0.5]
+    """
+    num = np.atleast_2d(np.asarray(num, np.float64))
+    den = np.atleast_2d(np.asarray(den, np.float64))
+    w = np.asarray(weights, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (w @ num.T) / (w @ den.T)
+
+
+def percentile_interval(draws, alpha: float = 0.05) -> tuple:
+    """The ``(α/2, 1 − α/2)`` percentile interval of the finite ``draws`` (NaN, NaN when none)."""
+    d = np.asarray(draws, np.float64)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return float("nan"), float("nan")
+    return float(np.quantile(d, alpha / 2)), float(np.quantile(d, 1 - alpha / 2))
+
+
 def bootstrap_interval(frame: pd.DataFrame, score: Callable[[pd.DataFrame], float], n: int = 200,
-                       alpha: float = 0.05, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``score(frame)`` resampling rows of ``frame``.
+                       alpha: float = 0.05, seed: int = 0, cluster: str | None = None,
+                       stream: int = 0) -> tuple[float, float]:
+    """Percentile cluster-bootstrap interval of ``score(frame)``.
+
+    Clusters are the distinct values of column ``cluster`` (in sorted order),
+    or every row on its own when ``cluster`` is None; resample ``b`` repeats
+    each row as often as its cluster is drawn in
+    :func:`cluster_resamples` ``(n_clusters, n, seed, stream)``. Frames with
+    the same clusters therefore get the same resamples whatever
+    configuration produced them (paired intervals).
 
     >>> f = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
     >>> lo, hi = bootstrap_interval(f, lambda d: float(d["x"].mean()), n=100, seed=1)
@@ -140,16 +376,20 @@ def bootstrap_interval(frame: pd.DataFrame, score: Callable[[pd.DataFrame], floa
     """
     if len(frame) == 0:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(frame), size=(n, len(frame)))
-    vals = np.array([score(frame.iloc[row]) for row in idx], dtype=np.float64)
-    vals = vals[np.isfinite(vals)]
-    if vals.size == 0:
-        return float("nan"), float("nan")
-    return float(np.quantile(vals, alpha / 2)), float(np.quantile(vals, 1 - alpha / 2))
+    if cluster is None:
+        codes, n_cl = np.arange(len(frame)), len(frame)
+    else:
+        labels = frame[cluster].astype(str).to_numpy()
+        uniq, codes = np.unique(labels, return_inverse=True)
+        n_cl = len(uniq)
+    W = cluster_resamples(n_cl, n, seed, stream)
+    vals = np.array([score(frame.iloc[np.repeat(np.arange(len(frame)), w[codes])]) for w in W],
+                    dtype=np.float64)
+    return percentile_interval(vals, alpha)
 
 
-def frame_evaluator(outputs: Callable, score: Callable, where: str = "position") -> Callable:
+def frame_evaluator(outputs: Callable, score: Callable, where: str = "position",
+                    cluster: str | None = None) -> Callable:
     """Build an ``evaluate`` from per-configuration output frames and a frame scorer.
 
     ``outputs(prepared, params_list)`` yields one frame per configuration
@@ -157,11 +397,15 @@ def frame_evaluator(outputs: Callable, score: Callable, where: str = "position")
     with a ``position`` column (row of the time-sorted log) or, with
     ``where="time"``, a ``time_ns`` column; ``score(frame, prepared, params)``
     returns the metric dict of any subset of rows. Each segment is scored
-    on its rows; the optional bootstrap resamples those rows.
+    on its rows; the optional bootstrap (every requested metric) resamples
+    the clusters of column ``cluster`` (rows when None) with the same
+    resamples for every configuration (seeded by the sweep seed and the
+    segment, never by the configuration).
     """
 
     def evaluate(prepared: Prepared, params_list, segments, metric=None, boot=None):
         rows = []
+        wanted = metric_list(metric) if metric is not None else ()
         for params, frame in zip(params_list, outputs(prepared, params_list)):
             key = frame["position"] if where == "position" else None
             times = frame["time_ns"] if where == "time" else None
@@ -170,11 +414,13 @@ def frame_evaluator(outputs: Callable, score: Callable, where: str = "position")
                 part = frame[seg.mask(key, times)]
                 scores = score(part, prepared, params)
                 row.update({f"{seg.name}_{k}": v for k, v in scores.items()})
-                if boot and metric is not None:
-                    lo, hi = bootstrap_interval(
-                        part, lambda d, p=params: score(d, prepared, p)[metric], n=boot["n"],
-                        alpha=boot["alpha"], seed=config_seed(boot["seed"], params))
-                    row[f"{seg.name}_{metric}_lo"], row[f"{seg.name}_{metric}_hi"] = lo, hi
+                if boot:
+                    for m in wanted:
+                        lo, hi = bootstrap_interval(
+                            part, lambda d, p=params, m=m: score(d, prepared, p)[m], n=boot["n"],
+                            alpha=boot["alpha"], seed=boot["seed"], cluster=cluster,
+                            stream=segment_stream(seg.name))
+                        row[f"{seg.name}_{m}_lo"], row[f"{seg.name}_{m}_hi"] = lo, hi
             rows.append(row)
         return rows
 

@@ -17,7 +17,9 @@ import dataclasses
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+import operator
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,9 +30,20 @@ from thatchlab.core.progress import progress
 from thatchlab.tune._columns import result_frame
 from thatchlab.tune._runner import Cache, ChunkScores, Proposal, Runner, chunked, typed
 from thatchlab.tune._space import check_space, grid_configs, optuna_suggest, random_configs
-from thatchlab.tune.registry import EngineSpec, Prepared, Segment, get_engine, register_engine
+from thatchlab.tune.registry import (
+    CLUSTERS_KEY,
+    ClusterStats,
+    EngineSpec,
+    Prepared,
+    Segment,
+    get_engine,
+    metric_list,
+    register_engine,
+    segment_clusters,
+)
 
-__all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id"]
+__all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id", "pareto", "identification",
+           "metric_direction"]
 
 _SEARCHES = ("grid", "random", "optuna")
 _BACKENDS = ("loky", "dask")
@@ -141,13 +154,15 @@ class _SweepRun:
     runner: Runner
     store: Cache
     chunk_size: int | None = None
+    clusters: dict = field(default_factory=dict)  # config_id -> {(metric, segment): (num, den)}
 
 
 def _bootstrap(intervals, seed) -> dict | None:
     """The engines' bootstrap settings ``{"n", "alpha", "seed"}`` (None when intervals are off)."""
     if not intervals:
         return None
-    return {"n": 200 if intervals is True else int(intervals), "alpha": 0.05, "seed": int(seed)}
+    return {"n": 200 if intervals is True else int(intervals), "alpha": 0.05, "seed": int(seed),
+            "resamples": "clusters"}
 
 
 def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
@@ -160,18 +175,30 @@ def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
     return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:20]
 
 
-def _result_rows(run: _SweepRun, chunk: ChunkScores, params_list, cids) -> pd.DataFrame:
-    """One scored chunk as result rows (:func:`~thatchlab.tune._columns.result_frame`), Arrow-typed."""
+def _result_rows(run: _SweepRun, chunk: ChunkScores, params_list, cids) -> tuple[pd.DataFrame, dict]:
+    """One scored chunk as result rows (:func:`~thatchlab.tune._columns.result_frame`), Arrow-typed.
+
+    Also returns the chunk's per-cluster sums, ``{config_id: {(metric, segment): (num, den)}}``,
+    taken out of the engine's score dicts (they are no result column).
+    """
+    sums = {}
+    rows = []
+    for i, row in zip(chunk.indices, chunk.rows):
+        if CLUSTERS_KEY in row:
+            row = dict(row)
+            sums[cids[i]] = row.pop(CLUSTERS_KEY)
+        rows.append(row)
+    chunk = ChunkScores(chunk.indices, rows)
     n = len(chunk.indices)
     meta = {"engine": [run.spec.name] * n, "config_id": [cids[i] for i in chunk.indices],
             "sweep_id": [run.sweep_id] * n, "embedder": [run.prepared.embedder] * n,
             "estimator": [row.get("estimator", run.prepared.estimator) for row in chunk.rows]}
     frame = result_frame([params_list[i].to_dict() for i in chunk.indices], chunk.rows, meta,
                          segments=run.segments, metric=run.metric, metrics=run.spec.metrics)
-    return typed(frame)
+    return typed(frame), sums
 
 
-def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "grid", n_trials=None,
+def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid", n_trials=None,
           holdout=0.2, n_jobs=1, backend: str = "loky", client=None, seed: int = 0, cache=None,
           intervals=False, base=None, embedder=None, chunk_size=None) -> pd.DataFrame:
     """Score many parameter settings of an engine out of sample on one log.
@@ -187,18 +214,24 @@ def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "
     log : the engine's log (DataFrame; ``(events, recalls)`` for anticipation).
     space : parameter → list of values (grid, random choice), ``(low, high)`` /
         ``(low, high, "log")`` ranges or scipy distributions (random, optuna).
-    metric : the metric to optimise (see ``get_engine(engine).metrics``).
+    metric : the metric to optimise (see ``get_engine(engine).metrics``), or a
+        list of metrics scored together (the first is optimised: Optuna's
+        objective, the lead column of each segment).
     engine : a registered engine name or an :class:`~thatchlab.tune.registry.EngineSpec`.
     search : ``"grid"``, ``"random"`` (``n_trials`` seeded draws) or ``"optuna"``
         (TPE seeded by ``seed``, ``n_trials`` trials, validation score as objective).
     holdout : fraction ``h`` or a scikit-learn ``TimeSeriesSplit``.
     n_jobs, backend, client : ``backend="loky"`` uses ``n_jobs`` local processes;
         ``backend="dask"`` submits chunks to ``client`` (a ``distributed.Client``).
-    seed : seed of random search, Optuna and bootstrap.
+    seed : seed of random search, Optuna and the bootstrap resamples.
     cache : Parquet path; finished configurations are appended after each
         chunk and reused by a rerun of the same sweep (same log, holdout, engine).
     intervals : ``True`` (200 resamples) or a number of bootstrap resamples:
-        adds ``val_<metric>_lo/_hi`` and ``test_<metric>_lo/_hi`` (95 %).
+        adds ``val_<m>_lo/_hi`` and ``test_<m>_lo/_hi`` (95 % percentile
+        intervals) for every requested metric ``m``. Resamples draw the
+        segment's clusters (sessions for interaction logs) with replacement,
+        once per segment from ``seed``: every configuration is rescored on
+        the *same* resamples, so intervals of different rows are paired.
     base : parameters of the fields not in ``space`` (engine defaults when None).
     embedder : embedder of the prediction/behavior engines.
     chunk_size : configurations per task (default: about four tasks per worker, at most 64).
@@ -210,6 +243,15 @@ def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "
     ``test_<m>`` for each engine metric ``m`` (the optimised one first in
     each segment), then ``engine``, ``config_id``, ``sweep_id``,
     ``embedder``, ``estimator``.
+
+    ``attrs``: ``engine``, ``metric`` (the optimised one), ``metrics``,
+    ``holdout``; ``unidentified`` (swept parameters that none of the
+    metrics can see, see :func:`identification`; a ``UserWarning`` names
+    them); ``identification`` (metric → its unidentified parameters);
+    ``clusters`` (engines with clusters: a
+    :class:`~thatchlab.tune.registry.ClusterStats` of per-cluster sums of
+    every ratio metric, configuration and segment, for paired cluster
+    bootstraps such as :func:`thatchlab.tune.decide`).
 
     Examples
     --------
@@ -224,9 +266,17 @@ def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "
         raise InputError(f"search: expected one of {list(_SEARCHES)}, got {search!r}")
     if backend not in _BACKENDS:
         raise InputError(f"backend: expected one of {list(_BACKENDS)}, got {backend!r}")
-    if metric not in spec.metrics:
-        raise InputError(f"metric: expected one of {sorted(spec.metrics)} for engine {spec.name!r}, "
-                         f"got {metric!r}")
+    metrics = metric_list(metric)
+    if not metrics:
+        raise InputError("metric: expected a metric name or a non-empty list of them")
+    for m in metrics:
+        if m not in spec.metrics:
+            raise InputError(f"metric: expected one of {sorted(spec.metrics)} for engine {spec.name!r}, "
+                             f"got {m!r}")
+    metrics = tuple(dict.fromkeys(metrics))
+    primary = metrics[0]
+    # what the engine and the cache key see: a str for one metric (as before), a tuple for several
+    asked = primary if len(metrics) == 1 else metrics
     if backend == "dask" and client is None:
         try:
             from distributed import get_client
@@ -253,17 +303,45 @@ def sweep(log, space: dict, metric: str, *, engine="prediction", search: str = "
     params_list = None if proposals is None else [base.replace(**cfg) for cfg in proposals]
     prepared = spec.prepare(log, base, embedder=embedder, params_list=params_list)
     segments = holdout_segments(prepared.times, holdout)
-    sweep_id = _sweep_id(spec, log, segments, prepared, metric, boot)
-    run = _SweepRun(spec, prepared, segments, metric, sweep_id,
-                    runner=Runner(spec, prepared, segments, metric, boot, n_jobs=n_jobs, backend=backend,
+    sweep_id = _sweep_id(spec, log, segments, prepared, asked if isinstance(asked, str) else list(asked), boot)
+    run = _SweepRun(spec, prepared, segments, primary, sweep_id,
+                    runner=Runner(spec, prepared, segments, asked, boot, n_jobs=n_jobs, backend=backend,
                                   client=client),
                     store=Cache(cache, sweep_id), chunk_size=chunk_size)
     if params_list is not None:
         frame = _evaluate_all(run, params_list)
     else:
         frame = _optuna(run, space, base, int(n_trials), seed)
-    frame.attrs.update(engine=spec.name, metric=metric, holdout=repr(holdout))
+    frame.attrs.update(engine=spec.name, metric=primary, metrics=list(metrics), holdout=repr(holdout))
+    stats = _cluster_stats(run, frame)
+    if stats is not None:
+        frame.attrs["clusters"] = stats
+    by_metric = {m: identification(frame, m, spec)["unidentified"] for m in metrics}
+    blind = [p for p in by_metric[primary] if all(p in by_metric[m] for m in metrics)]
+    frame.attrs.update(unidentified=blind, identification=by_metric)
+    if blind:
+        warnings.warn(f"sweep: {' and '.join(metrics)} cannot see {', '.join(blind)} on this data "
+                      f"(changing {'it' if len(blind) == 1 else 'them'} alone never changes the "
+                      f"validation or test score); {'it is' if len(blind) == 1 else 'they are'} "
+                      "not identified and will not be tuned", UserWarning, stacklevel=2)
     return frame
+
+
+def _cluster_stats(run: _SweepRun, frame: pd.DataFrame) -> ClusterStats | None:
+    """The sweep's per-cluster sums in result-row order (None when the engine has no clusters)."""
+    prep = run.prepared
+    if prep.clusters is None or not len(frame):
+        return None
+    cached = run.store.clusters()
+    parts = {}
+    for cid in frame["config_id"]:
+        part = run.clusters.get(cid, cached.get(cid))
+        if part is not None:
+            parts[cid] = part
+    if not parts:
+        return None
+    labels = {seg.name: np.asarray(prep.cluster_labels)[segment_clusters(prep, seg)] for seg in run.segments}
+    return ClusterStats.merge(parts, prep.cluster_unit, labels)
 
 
 def _evaluate_all(run: _SweepRun, params_list) -> pd.DataFrame:
@@ -280,8 +358,9 @@ def _evaluate_all(run: _SweepRun, params_list) -> pd.DataFrame:
     bar = progress(total=len(chunks), desc=f"sweep {run.spec.name}")
     try:
         for scored in run.runner.run(chunks):
-            part = _result_rows(run, scored, params_list, cids)
-            run.store.add(part)
+            part, sums = _result_rows(run, scored, params_list, cids)
+            run.clusters.update(sums)
+            run.store.add(part, sums)
             frames.append(part)
             bar.update(1)
     finally:
@@ -321,12 +400,159 @@ def _optuna(run: _SweepRun, space, base, n_trials, seed) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+# -- reading results: directions, identification, best, Pareto ------------------------------------
+_OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+
+
+def _spec_of(results: pd.DataFrame, spec=None) -> EngineSpec:
+    if spec is not None:
+        return get_engine(spec)
+    name = results.attrs.get("engine")
+    if name is None and "engine" in results.columns and len(results):
+        name = results["engine"].iloc[0]
+    if name is None:
+        raise InputError("results: no 'engine' column; expected a frame returned by tune.sweep")
+    return get_engine(name)
+
+
+def metric_direction(metric: str, engine=None) -> str:
+    """``"min"`` or ``"max"``: the better direction of ``metric``, from the engine registry.
+
+    A metric the given engine does not register is looked up among every
+    registered engine (it must have one direction there).
+
+    >>> metric_direction("auc"), metric_direction("log_loss", "prediction")
+    ('max', 'min')
+    """
+    from thatchlab.tune.registry import engines
+
+    if engine is not None:
+        spec = get_engine(engine)
+        if metric in spec.metrics:
+            return spec.metrics[metric]
+    found = {get_engine(e).metrics[metric] for e in engines() if metric in get_engine(e).metrics}
+    if len(found) != 1:
+        raise InputError(f"metric: {metric!r} has no registered direction"
+                         f"{' (' + '/'.join(sorted(found)) + ' in different engines)' if found else ''}; "
+                         "pass minimize=True or False")
+    return found.pop()
+
+
+def _direction(results, metric, minimize, spec=None) -> bool:
+    """True to minimise ``metric``: the explicit override, else the registered direction."""
+    if minimize is not None:
+        return bool(minimize)
+    engine = None
+    try:
+        engine = _spec_of(results, spec)
+    except InputError:
+        pass
+    return metric_direction(metric, engine) == "min"
+
+
+def _same(a, b, rtol=1e-12, atol=1e-15) -> np.ndarray:
+    """Element-wise equal within a relative 1e-12 (NaN equals NaN)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.isclose(a, b, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(b))
+
+
+def _param_names(spec, results) -> list:
+    return [f.name for f in dataclasses.fields(spec.params_class) if f.name in results.columns]
+
+
+def _swept(results, names) -> list:
+    return [n for n in names if results[n].astype(str).nunique() > 1]
+
+
+def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
+    """Which swept parameters ``metric`` can see, by declaration and on the sweep's own rows.
+
+    A swept parameter (more than one value in ``results``) is
+    *unidentified* by ``metric`` when
+
+    - the engine declares it cannot move the metric
+      (:attr:`EngineSpec.sensitivity`: threshold under a forecast metric), or
+    - the sensitivity probe finds that it does not on this data: among the
+      groups of rows equal in every other swept parameter, some group holds
+      two or more of its values, and in every such group the metric's
+      ``val_`` and ``test_`` scores are all equal (relative 1e-12, NaN equals
+      NaN). Example: K under a regime metric when every confidence is
+      rounded to the same regime. A parameter never varied with the others
+      held fixed (random search) cannot be probed and counts as identified
+      when declared.
+
+    Returns
+    -------
+    dict
+        ``swept``, ``declared`` (swept parameters the engine says can move
+        the metric), ``unidentified`` (list of bare field names) and
+        ``probed`` (those whose probe saw at least one comparison).
+
+    Examples
+    --------
+    >>> res = pd.DataFrame({"k": [1.0, 1.0, 5.0, 5.0], "threshold": [0.5, 0.6, 0.5, 0.6],
+    ...                     "val_log_loss": [0.7, 0.7, 0.6, 0.6], "test_log_loss": [0.8, 0.8, 0.5, 0.5],
+    ...                     "engine": "prediction"})
+    >>> identification(res, "log_loss")["unidentified"]
+    ['threshold']
+    """
+    spec = _spec_of(results, spec)
+    names = _param_names(spec, results)
+    swept = _swept(results, names)
+    declared = [p for p in swept if p in spec.moves(metric)]
+    cols = [c for c in (f"val_{metric}", f"test_{metric}") if c in results.columns]
+    keys = results[swept].astype(str) if swept else pd.DataFrame(index=results.index)
+    unidentified = [p for p in swept if p not in declared]
+    probed = []
+    for p in declared:
+        others = [q for q in swept if q != p]
+        group = (keys[others].agg("|".join, axis=1) if others else pd.Series("", index=results.index))
+        n_values = keys[p].groupby(group).transform("nunique")
+        inside = n_values.to_numpy() >= 2
+        if not inside.any() or not cols:
+            continue
+        probed.append(p)
+        moved = False
+        for c in cols:
+            v = pd.to_numeric(results[c], errors="coerce")
+            first = v.groupby(group).transform("first").to_numpy(np.float64)
+            nan_first = v.isna().groupby(group).transform("first").to_numpy(bool)
+            ref = np.where(nan_first, np.nan, first)
+            if not _same(v.to_numpy(np.float64)[inside], ref[inside]).all():
+                moved = True
+                break
+        if not moved:
+            unidentified.append(p)
+    order = {p: i for i, p in enumerate(names)}
+    return {"swept": swept, "declared": declared, "unidentified": sorted(unidentified, key=order.get),
+            "probed": probed}
+
+
+def _constraint_mask(results: pd.DataFrame, constraint) -> np.ndarray:
+    """Rows whose validation values satisfy every ``{metric: (op, value)}`` (NaN fails)."""
+    keep = np.ones(len(results), dtype=bool)
+    for m, rule in (constraint or {}).items():
+        if not (isinstance(rule, (tuple, list)) and len(rule) == 2 and rule[0] in _OPERATORS):
+            raise InputError(f"constraint: expected {{metric: (op, value)}} with op in "
+                             f"{list(_OPERATORS)}, got {m!r}: {rule!r}")
+        col = f"val_{m}"
+        if col not in results.columns:
+            raise InputError(f"constraint: no column {col!r}; score {m!r} in the sweep (metric=[...])")
+        v = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
+        with np.errstate(invalid="ignore"):
+            keep &= np.isfinite(v) & _OPERATORS[rule[0]](v, float(rule[1]))
+    return keep
+
+
 @dataclass
 class BestConfig:
     """The configuration :func:`best` picked: its params object and its scores.
 
     ``val`` is the validation score it was picked on; ``test`` the held-out
-    score to report beside it; ``row`` the whole result row. Unpacks as
+    score to report beside it; ``row`` the whole result row; ``ties`` every
+    configuration whose validation score equals the best one (relative
+    1e-12), ``unidentified`` the swept parameters the metric cannot see
+    (set to production's default in ``params``). Unpacks as
     ``params, row = best(...)``.
     """
 
@@ -335,16 +561,37 @@ class BestConfig:
     val: float
     test: float
     row: pd.Series
+    ties: pd.DataFrame = None
+    unidentified: list = field(default_factory=list)
+    minimize: bool = True
 
     def __iter__(self):
         return iter((self.params, self.row))
 
 
-def best(results: pd.DataFrame, metric: str, minimize: bool = True) -> BestConfig:
+def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
+         constraint: dict | None = None) -> BestConfig:
     """The configuration with the best *validation* score, its held-out test score beside it.
 
-    Ties keep the first proposed configuration; rows whose validation score
-    is NaN are never picked.
+    Parameters
+    ----------
+    results : a frame returned by :func:`sweep`.
+    metric : the metric to pick on (its ``val_`` column).
+    minimize : override of the direction; by default the metric's registered
+        direction (:func:`metric_direction`: ``log_loss`` is minimised,
+        ``auc`` maximised).
+    constraint : ``{metric: (op, value)}``, ``op`` in ``<=``, ``<``, ``>=``,
+        ``>``: only rows whose validation values satisfy every rule compete.
+
+    Ties are never broken silently: ``ties`` holds every configuration
+    within relative 1e-12 of the best validation score and a
+    ``UserWarning`` says how many tie. Among the tied rows ``row`` is the
+    one with the most parameters at production's default (the engine's
+    params class defaults), the first proposed of those: equally good
+    evidence never moves production. Parameters the metric cannot see
+    (:func:`identification`) take production's default in ``params``
+    whatever the row holds. Rows whose validation score is NaN are never
+    picked.
 
     >>> import pandas as pd
     >>> res = pd.DataFrame({"k": [2.0, 5.0], "p0": [0.5, 0.5], "val_brier": [0.3, 0.2],
@@ -356,18 +603,39 @@ def best(results: pd.DataFrame, metric: str, minimize: bool = True) -> BestConfi
     col = f"val_{metric}"
     if col not in results.columns:
         raise InputError(f"results: no column {col!r}; expected a sweep result scored on {metric!r}")
+    spec = _spec_of(results)
+    lower = _direction(results, metric, minimize, spec)
     vals = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
     if not np.isfinite(vals).any():
         raise InputError(f"results: every {col} is NaN; nothing to pick")
-    key = np.where(np.isfinite(vals), vals if minimize else -vals, np.inf)
-    row = results.iloc[int(np.argmin(key))]
-    name = row.get("engine", results.attrs.get("engine"))
-    if name is None:
-        raise InputError("results: no 'engine' column; expected a frame returned by tune.sweep")
-    spec = get_engine(name)
+    ok = _constraint_mask(results, constraint) & np.isfinite(vals)
+    if not ok.any():
+        raise InputError(f"constraint: no configuration with a finite {col} satisfies {constraint!r}")
+    key = np.where(ok, vals if lower else -vals, np.inf)
+    top = vals[int(np.argmin(key))]
+    tied = np.flatnonzero(ok & _same(vals, top))
+    unidentified = identification(results, metric, spec)["unidentified"]
+    defaults = spec.params_class()
+    # among equally good rows, change production the least: most fields at their default, then
+    # the first proposed
+    names = _param_names(spec, results)
+    same = np.array([sum(str(results.iloc[j][p]) == str(getattr(defaults, p)) for p in names)
+                     for j in tied])
+    pick = tied[int(np.argmax(same))]
+    row = results.iloc[int(pick)]
+    ties = results.iloc[tied]
+    if len(tied) > 1:
+        differ = _swept(ties, _param_names(spec, ties))
+        warnings.warn(f"best: {len(tied)} configurations tie on {col} = {top:.6g}"
+                      f"{' (they differ in ' + ', '.join(differ) + ')' if differ else ''}; "
+                      f"see BestConfig.ties"
+                      f"{'; ' + ', '.join(unidentified) + ' kept at the default' if unidentified else ''}",
+                      UserWarning, stacklevel=2)
     values = {}
     for name_ in (f.name for f in dataclasses.fields(spec.params_class)):
-        if name_ in row.index:
+        if name_ in unidentified:
+            values[name_] = getattr(defaults, name_)
+        elif name_ in row.index:
             v = row[name_]
             if isinstance(v, np.generic):
                 v = v.item()
@@ -376,4 +644,36 @@ def best(results: pd.DataFrame, metric: str, minimize: bool = True) -> BestConfi
             values[name_] = v
     params = spec.params_class(**values)
     test = row.get(f"test_{metric}", float("nan"))
-    return BestConfig(params, metric, float(row[col]), float(test), row)
+    return BestConfig(params, metric, float(row[col]), float(test), row, ties, unidentified, lower)
+
+
+def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) -> pd.DataFrame:
+    """The configurations no other configuration beats on every metric at once (on validation).
+
+    Row ``i`` is dominated when some row ``j`` is at least as good on every
+    metric (each in its registered direction) and strictly better on one.
+    Rows with a NaN validation score, or failing ``constraint``, are left out.
+    Returns the non-dominated rows in their original order.
+
+    >>> res = pd.DataFrame({"val_interruption_rate": [0.2, 0.3, 0.1, 0.3],
+    ...                     "val_coverage": [0.5, 0.6, 0.4, 0.5], "engine": "prediction"})
+    >>> pareto(res, ["interruption_rate", "coverage"]).index.tolist()
+    [0, 1, 2]
+    """
+    metrics = metric_list(metrics)
+    cols = [f"val_{m}" for m in metrics]
+    for c in cols:
+        if c not in results.columns:
+            raise InputError(f"results: no column {c!r}; score every metric in the sweep (metric=[...])")
+    sign = np.array([1.0 if _direction(results, m, None) else -1.0 for m in metrics])
+    V = results[cols].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64) * sign
+    ok = np.isfinite(V).all(axis=1) & _constraint_mask(results, constraint)
+    idx = np.flatnonzero(ok)
+    X = V[idx]
+    keep = np.ones(len(idx), dtype=bool)
+    for lo in range(0, len(idx), 512):  # bounded memory: 512 rows against all at a time
+        blk = X[lo:lo + 512]
+        le = (X[None, :, :] <= blk[:, None, :]).all(axis=2)
+        lt = (X[None, :, :] < blk[:, None, :]).any(axis=2)
+        keep[lo:lo + 512] = ~(le & lt).any(axis=1)
+    return results.iloc[idx[keep]]

@@ -235,8 +235,10 @@ def test_other_dimensions_are_never_scored(kind):
     four = {"a four-d prompt": [1, 0, 0, 0], "x": [1, 0, 0, 0]}
     eng = cls.from_tables(tables, embedder=LookupEmbedder(four, name="model-c"))
     n = eng.nudge("a four-d prompt")
-    # the state's vectors are 8-d (its first rows): the 4-d rows and prompt meet nothing
-    assert len(n.items) == 0 and n.regime == "none" and n.n_foreign_model == 0
+    # production compares by dimension: the 4-d prompt meets only the 4-d row, whatever came first
+    assert n.items["statement"].tolist() == ["rule c"] and n.n_foreign_model == 0
+    eight = cls.from_tables(tables, embedder=LookupEmbedder(vecs, name="model-a"))
+    assert "rule c" not in eight.nudge("the prompt text").items["statement"].tolist()
 
 
 def test_writes_dedup_and_lookups_ignore_model_tags(kind):

@@ -1,8 +1,10 @@
 """A growable matrix of row vectors for cosine scans (matchers, items).
 
-Rows are appended as they are written; deleted rows are removed. Each row
-keeps its model name so a scan can skip vectors of another model or
-dimension (a production store may hold vectors of two 384-d models).
+Rows are appended as they are written; deleted rows are removed in place.
+Production compares a query only with rows of the same dimension (a store
+may hold vectors of several models and sizes), so rows are kept in one
+matrix per dimension; each row also keeps its model tag, which only a
+research mode that asks for it filters on.
 
 Production computes each cosine in float64 as dot / (|a| |b|), 0 when a norm
 is 0, and rounds it to three decimals. Scanning a large matrix in float64 is
@@ -38,69 +40,91 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class VectorRows:
+    """Row vectors in insertion order, one unit-normalised float32 matrix per dimension.
+
+    >>> rows = VectorRows()
+    >>> rows.extend([[3.0, 4.0], None, [1.0, 0.0, 0.0], [0.0, 2.0]], ["a", None, "b", "a"])
+    >>> rows.usable(2).tolist(), rows.usable(3).tolist()
+    ([True, False, False, True], [False, False, True, False])
+    >>> rows.delete([0])
+    >>> rows.usable(2).tolist(), rows.vector(2).tolist()
+    ([False, False, True], [0.0, 2.0])
+    """
+
     def __init__(self):
-        self._dim: int | None = None
-        self._mat = np.zeros((0, 0), dtype=np.float32)   # unit rows (zero when unusable)
-        self._ok = np.zeros(0, dtype=bool)                # has a vector of the working dim
-        self._vecs: list = []                             # original float32 vectors (or None)
+        self._vecs: list = []                              # original float32 vectors (or None)
         self._models: list = []
         self._model_arr = None
+        self._dims = np.zeros(0, dtype=np.int64)           # per row: its dimension (0 = none)
+        self._blocks: dict[int, np.ndarray] = {}           # dim → unit rows (zero elsewhere)
         self._n = 0
 
     def __len__(self):
         return self._n
 
     def _reserve(self, need: int):
-        cap = self._mat.shape[0]
+        cap = self._dims.shape[0]
         if need <= cap:
             return
         new = max(need, 2 * cap, 64)
-        mat = np.zeros((new, self._dim), dtype=np.float32)
-        mat[:cap] = self._mat
-        ok = np.zeros(new, dtype=bool)
-        ok[:cap] = self._ok
-        self._mat, self._ok = mat, ok
+        dims = np.zeros(new, dtype=np.int64)
+        dims[:cap] = self._dims
+        self._dims = dims
+        for dim, mat in self._blocks.items():
+            grown = np.zeros((new, dim), dtype=np.float32)
+            grown[:cap] = mat
+            self._blocks[dim] = grown
+
+    def _block(self, dim: int) -> np.ndarray:
+        if dim not in self._blocks:
+            self._blocks[dim] = np.zeros((self._dims.shape[0], dim), dtype=np.float32)
+        return self._blocks[dim]
 
     def append(self, vec, model=None):
         """Append one row (``vec`` may be None)."""
         self.extend([vec], [model])
 
     def extend(self, vecs, models):
+        """Append rows (a ``None`` vector is a row no scan can use)."""
         vecs = [None if v is None else np.asarray(v, dtype=np.float32) for v in vecs]
         models = list(models)
         if not vecs:
             return
-        if self._dim is None:
-            dims = [len(v) for v in vecs if v is not None]
-            if dims:
-                self._dim = dims[0]
-                self._mat = np.zeros((0, self._dim), dtype=np.float32)
         start = self._n
         self._vecs.extend(vecs)
         self._models.extend(models)
         self._n += len(vecs)
         self._model_arr = None
-        if self._dim is None:
-            return
         self._reserve(self._n)
-        rows = [(start + j, v) for j, v in enumerate(vecs) if v is not None and len(v) == self._dim]
-        if rows:
-            idx = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            block = np.vstack([r[1] for r in rows]).astype(np.float64)
+        by_dim: dict[int, list] = {}
+        for j, v in enumerate(vecs):
+            if v is not None and len(v):
+                by_dim.setdefault(len(v), []).append(j)
+        for dim, js in by_dim.items():
+            idx = start + np.asarray(js, dtype=np.int64)
+            block = np.vstack([vecs[j] for j in js]).astype(np.float64)
             norms = np.sqrt(np.einsum("ij,ij->i", block, block))
             block = np.divide(block, norms[:, None], out=np.zeros_like(block), where=norms[:, None] > 0)
-            self._mat[idx] = block.astype(np.float32)
-            self._ok[idx] = True
+            self._block(dim)[idx] = block.astype(np.float32)
+            self._dims[idx] = dim
 
     def delete(self, positions):
-        """Remove rows (later rows shift up)."""
-        drop = set(int(p) for p in positions)
-        if not drop:
+        """Remove rows (later rows shift up); the matrices are compacted in place, not rebuilt."""
+        drop = np.unique(np.asarray([int(p) for p in positions], dtype=np.int64))
+        if drop.size == 0:
             return
-        vecs = [v for j, v in enumerate(self._vecs) if j not in drop]
-        models = [m for j, m in enumerate(self._models) if j not in drop]
-        self.__init__()
-        self.extend(vecs, models)
+        keep = np.ones(self._n, dtype=bool)
+        keep[drop] = False
+        n_new = int(keep.sum())
+        self._vecs = [v for v, k in zip(self._vecs, keep) if k]
+        self._models = [m for m, k in zip(self._models, keep) if k]
+        self._model_arr = None
+        self._dims[:n_new] = self._dims[: self._n][keep]
+        self._dims[n_new: self._n] = 0
+        for mat in self._blocks.values():
+            mat[:n_new] = mat[: self._n][keep]
+            mat[n_new: self._n] = 0
+        self._n = n_new
 
     @property
     def models(self) -> np.ndarray:
@@ -115,10 +139,7 @@ class VectorRows:
 
     def usable(self, dim: int, rows=None, model=None) -> np.ndarray:
         """Boolean mask of rows with a vector of ``dim`` (and the same model when named)."""
-        n = self._n
-        if self._dim is None or dim != self._dim:
-            return np.zeros(n, dtype=bool)
-        ok = self._ok[:n].copy()
+        ok = self._dims[: self._n] == int(dim)
         if rows is not None:
             ok &= rows
         if model is not None:
@@ -140,7 +161,7 @@ class VectorRows:
             return pos, np.zeros(0, dtype=np.float32)
         qn = np.sqrt(q @ q)
         qu = (q / qn if qn > 0 else q).astype(np.float32)
-        mat = self._mat[: self._n]
+        mat = self._blocks[len(q)][: self._n]
         approx = (mat @ qu)[pos] if pos.size > self._n // 4 else mat[pos] @ qu
         if floor is not None:
             keep = approx >= floor - MARGIN

@@ -224,8 +224,10 @@ class EngineState:
     def usable(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
         """Boolean mask of the rows a cosine scan may use.
 
-        A row is usable when it has a vector of the table's working dimension
-        equal to ``dim`` and lives in one of ``stores`` (all stores when None).
+        A row is usable when it has a vector of dimension ``dim`` (production
+        compares a query with every row of its own dimension, however many
+        dimensions the store holds) and lives in one of ``stores`` (all stores
+        when None).
         Like production, the engine's scans name no ``model``: a row's model
         tag never filters it. Naming ``model`` (the engine's ``strict_model``
         mode) also requires the row to carry that tag or none.

@@ -380,3 +380,35 @@ def test_regimes_from_nudges_equal_plan_run(world):
                 assert got.tolist() == ref.tolist()
     assert {"strong", "ambiguous", "none"} <= set(ref.tolist()) | set(
         regimes_from_nudges(res.events, res.nudges, base.replace(strong_confidence=0.5, strong_evidence=0)))
+
+
+# -- the per-cluster bookkeeping ---------------------------------------------------------------------
+def test_cluster_bookkeeping_leaves_rows_unchanged_and_survives_the_cache(world, tmp_path):
+    from thatchlab.tune.registry import CLUSTERS_KEY
+
+    log, emb = world
+    base = get_engine("prediction")
+
+    def without(prepared, params_list, segments, metric=None, boot=None):
+        rows = base.evaluate(prepared, params_list, segments, metric, boot)
+        return [{k: v for k, v in r.items() if k != CLUSTERS_KEY} for r in rows]
+
+    space = {"k": [2.0, 5.0], "strong_confidence": [0.6, 0.7]}
+    full = sweep(log, space, "interruption_rate", embedder=emb, cache=tmp_path / "c.parquet", chunk_size=1)
+    plain = sweep(log, space, "interruption_rate", embedder=emb,
+                  engine=dataclasses.replace(base, evaluate=without))
+    pd.testing.assert_frame_equal(full.drop(columns="sweep_id"), plain.drop(columns="sweep_id"))
+    assert "clusters" in full.attrs and "clusters" not in plain.attrs
+    again = sweep(log, space, "interruption_rate", embedder=emb, cache=tmp_path / "c.parquet")
+    a, b = full.attrs["clusters"], again.attrs["clusters"]
+    assert a.config_ids == b.config_ids and sorted(a.num) == sorted(b.num)
+    for key in a.num:
+        assert np.array_equal(a.num[key], b.num[key]) and np.array_equal(a.den[key], b.den[key])
+
+
+def test_unidentified_parameters_are_named(world):
+    log, emb = world
+    with pytest.warns(UserWarning, match="brier cannot see threshold"):
+        res = sweep(log, {"k": [2.0, 5.0], "threshold": [0.55, 0.6]}, "brier", embedder=emb)
+    assert res.attrs["unidentified"] == ["threshold"]
+    assert res.attrs["identification"] == {"brier": ["threshold"]}

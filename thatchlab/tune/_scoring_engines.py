@@ -258,7 +258,7 @@ def forecast_cluster_sums(y, soft, F, soft_weights, codes, n_clusters) -> dict:
     >>> out = forecast_cluster_sums([1, 0], [False, True], np.array([[0.8], [0.4]]), [0.5], [0, 1], 2)
     >>> num, den = out["brier"]
     >>> num.round(6).tolist(), den.tolist()
-    [[[0.04, 0.08]], [[1.0, 0.5]]]
+    ([[0.04, 0.08]], [[1.0, 0.5]])
     """
     F = np.asarray(F, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)[:, None]

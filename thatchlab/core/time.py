@@ -14,7 +14,7 @@ import pandas as pd
 
 from thatchlab.core.errors import TimeError
 
-__all__ = ["as_utc", "as_utc_series", "utc_column", "iso_ms", "iso_s", "system_clock", "resolve_now"]
+__all__ = ["TIME_RANGE", "as_utc", "as_utc_series", "utc_column", "iso_ms", "iso_s", "system_clock", "resolve_now"]
 
 UTC = _dt.timezone.utc
 
@@ -28,27 +28,45 @@ def as_utc(value, *, what: str = "time") -> pd.Timestamp:
     """
     if value is None:
         raise TimeError(f"{what}: expected an aware timestamp, got None")
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+    if isinstance(value, bool):
+        raise TimeError(f"{what}: expected an aware timestamp, got {value!r}")
+    if isinstance(value, (int, float, np.integer, np.floating)):
         if not np.isfinite(value):
             raise TimeError(f"{what}: expected a finite epoch time, got {value!r}")
-        return pd.Timestamp(float(value), unit="s", tz="UTC")
+        try:
+            return _in_range(pd.Timestamp(float(value), unit="s", tz="UTC"), value, what)
+        except (OverflowError, ValueError):  # OutOfBoundsDatetime is a ValueError
+            raise TimeError(f"{what}: {value!r} is outside the supported range {TIME_RANGE}") from None
     try:
         ts = pd.Timestamp(value)
-    except (TypeError, ValueError) as exc:
+    except pd.errors.OutOfBoundsDatetime:
+        raise TimeError(f"{what}: {value!r} is outside the supported range {TIME_RANGE}") from None
+    except (TypeError, ValueError, OverflowError) as exc:
         raise TimeError(f"{what}: cannot parse {value!r} as a timestamp ({exc})") from None
     if ts is pd.NaT or pd.isna(ts):
         raise TimeError(f"{what}: expected an aware timestamp, got {value!r}")
     if ts.tzinfo is None:
         raise TimeError(
             f"{what}: naive datetime {value!r}; expected a timezone-aware time (UTC, e.g. '...Z')")
-    return ts.tz_convert("UTC")
+    return _in_range(ts.tz_convert("UTC"), value, what)
+
+
+#: The times pandas' nanosecond timestamps hold (every time column is ``datetime64[ns, UTC]``).
+TIME_RANGE = "1677-09-21T00:12:43Z to 2262-04-11T23:47:16Z"
+_LO, _HI = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
+
+
+def _in_range(ts: pd.Timestamp, value, what) -> pd.Timestamp:
+    if ts < _LO or ts > _HI:
+        raise TimeError(f"{what}: {value!r} is outside the supported range {TIME_RANGE}")
+    return ts.as_unit("ns")
 
 
 def as_utc_series(values, *, what: str = "ts") -> pd.Series:
     """Parse a column of aware times to ``datetime64[ns, UTC]``; naive values raise."""
     s = pd.Series(values)
     if isinstance(s.dtype, pd.DatetimeTZDtype):
-        return s.dt.tz_convert("UTC").dt.as_unit("ns")
+        return _ns(s, what)
     if pd.api.types.is_datetime64_dtype(s.dtype):
         raise TimeError(f"{what}: naive datetimes; expected timezone-aware times (UTC)")
     out = []
@@ -58,6 +76,16 @@ def as_utc_series(values, *, what: str = "ts") -> pd.Series:
             continue
         out.append(as_utc(v, what=f"{what}[{i}]"))
     return pd.Series(pd.to_datetime(out, utc=True), index=s.index).dt.as_unit("ns")
+
+
+def _ns(s: pd.Series, what: str) -> pd.Series:
+    """An aware column in UTC nanoseconds; a time outside that range raises TimeError."""
+    utc = s.dt.tz_convert("UTC")
+    bad = s.notna() & ((utc < _LO) | (utc > _HI))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise TimeError(f"{what}[{i}]: {utc.iloc[i]} is outside the supported range {TIME_RANGE}")
+    return utc.dt.as_unit("ns")
 
 
 def iso_ms(ts) -> str:
@@ -97,7 +125,7 @@ def utc_column(values, what: str) -> pd.Series:
     """A column of aware times as ``datetime64[ns, UTC]`` (ISO text parsed in one pass)."""
     s = pd.Series(values) if not isinstance(values, pd.Series) else values
     if isinstance(s.dtype, pd.DatetimeTZDtype):
-        return s.dt.tz_convert("UTC").dt.as_unit("ns")
+        return _ns(s, what)
     if pd.api.types.is_datetime64_dtype(s.dtype):
         raise TimeError(f"{what}: naive datetimes; expected timezone-aware times (UTC)")
     if s.map(lambda v: isinstance(v, str)).all() and len(s):

@@ -13,18 +13,21 @@ row ``r`` is line ``r + 1``; for a CSV file, line ``r + 2`` after the header).
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import LogValidationError
+from thatchlab.core.time import TIME_RANGE
 
-__all__ = ["read_table", "write_table", "LogSpec", "RowRule", "validate_frame", "log_format"]
+__all__ = ["read_table", "write_table", "LogSpec", "RowRule", "validate_frame", "log_format", "numbers_ok",
+           "number_values", "surrogate_rows", "COLUMN_KINDS", "TIME_RANGE"]
 
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
             ".parquet": "parquet", ".pq": "parquet"}
@@ -45,8 +48,31 @@ def log_format(path, fmt: str | None = None) -> str:
     return _FORMATS[suffix]
 
 
-def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()) -> pd.DataFrame:
+#: Column kinds a reader may be told (``columns=`` of :func:`read_table`).
+COLUMN_KINDS = ("text", "time", "number", "bool", "texts", "numbers")
+
+
+
+def _arrow_type(kind):
+    import pyarrow as pa
+
+    return {"text": pa.string(), "time": pa.string(), "number": pa.float64(), "bool": pa.bool_(),
+            "texts": pa.list_(pa.string()), "numbers": pa.list_(pa.float64())}[kind]
+
+
+def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = (),
+               columns: Mapping[str, str] | None = None, required: Iterable[str] = ()) -> pd.DataFrame:
     """Read a JSONL, CSV or Parquet file into a DataFrame (no validation).
+
+    Files are parsed by pyarrow into columns (no per-row Python objects):
+    JSON lines with an explicit schema built from ``columns`` (column name →
+    one of :data:`COLUMN_KINDS`; other fields are inferred), CSV with every
+    column as text, Parquet reading only the ``columns`` named (every column
+    without them). A JSON file pyarrow refuses (a value of another type than
+    its column's, ``NaN``, a lone surrogate, broken bytes...) is read again
+    line by line, so that validation can name the row and column of the odd
+    value; so is one lacking a ``required`` column, so that the column is
+    reported missing rather than null.
 
     ``json_columns`` name CSV columns that hold JSON text (lists) to decode.
     A missing or unreadable file raises :class:`LogValidationError`.
@@ -57,38 +83,114 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
         raise LogValidationError(f"{path}: no such file", file=str(path))
     try:
         if fmt == "jsonl":
-            rows = []
-            with open(p, encoding="utf-8") as fh:
-                for lineno, line in enumerate(fh, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise LogValidationError(
-                            f"{path}: line {lineno} (row {len(rows)}): not valid JSON ({exc.msg}); "
-                            "expected one JSON object per line",
-                            file=str(path), row=len(rows), expected="one JSON object per line") from None
-                    if not isinstance(obj, dict):
-                        raise LogValidationError(
-                            f"{path}: line {lineno} (row {len(rows)}): expected a JSON object, "
-                            f"got {type(obj).__name__}", file=str(path), row=len(rows),
-                            expected="a JSON object")
-                    rows.append(obj)
-            df = pd.DataFrame.from_records(rows)
+            df = _read_jsonl(p, path, columns, tuple(required))
         elif fmt == "csv":
-            df = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+            df = _read_csv(p, path)
             for col in json_columns:
                 if col in df.columns:
-                    df[col] = [_decode_json_cell(v, path, i, col) for i, v in enumerate(df[col])]
+                    df[col] = _decode_json_cells(df[col], path, col)
         else:
-            df = pd.read_parquet(p)
+            df = _read_parquet(p, columns)
     except LogValidationError:
         raise
-    except Exception as exc:  # pandas/pyarrow parse errors of many kinds
-        raise LogValidationError(f"{path}: cannot read as {fmt} ({type(exc).__name__}: {exc})",
+    except (MemoryError, RecursionError, Exception) as exc:  # pyarrow/pandas parse errors of many kinds
+        raise LogValidationError(f"{path}: cannot read as {fmt} ({type(exc).__name__}: {_one_line(exc)})",
                                  file=str(path), expected=f"a {fmt} file") from None
     return df.reset_index(drop=True)
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _to_pandas(table) -> pd.DataFrame:
+    return table.to_pandas(self_destruct=True, split_blocks=True, deduplicate_objects=True)
+
+
+def _read_jsonl(p: Path, path, columns, required) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    if p.stat().st_size == 0:
+        return pd.DataFrame()
+    fields = [(c, _arrow_type(k)) for c, k in (columns or {}).items()]
+    try:
+        table = pj.read_json(str(p), parse_options=pj.ParseOptions(
+            explicit_schema=pa.schema(fields) if fields else None, unexpected_field_behavior="infer"))
+        inferred = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+        if inferred:  # pyarrow reads ISO-looking text as naive times: keep it text, validation parses it
+            table = pj.read_json(str(p), parse_options=pj.ParseOptions(
+                explicit_schema=pa.schema(fields + [(c, pa.string()) for c in inferred]),
+                unexpected_field_behavior="infer"))
+    except (pa.ArrowException, ValueError):  # odd values: read line by line for row-level messages
+        return _read_jsonl_lines(p, path)
+    if table.num_rows == 0 or any(c not in table.column_names or table.column(c).null_count == table.num_rows
+                                  for c in required):
+        return _read_jsonl_lines(p, path)
+    return _to_pandas(table)
+
+
+def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
+    rows = []
+    with open(p, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            where = f"{path}: line {lineno} (row {len(rows)})"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise LogValidationError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                         "expected UTF-8 JSON", file=str(path), row=len(rows),
+                                         expected="UTF-8 text") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, integers of > 4300 digits
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else _one_line(exc)
+                raise LogValidationError(f"{where}: not valid JSON ({reason}); expected one JSON object per line",
+                                         file=str(path), row=len(rows), expected="one JSON object per line") from None
+            if not isinstance(obj, dict):
+                raise LogValidationError(f"{where}: expected a JSON object, got {type(obj).__name__}",
+                                         file=str(path), row=len(rows), expected="a JSON object")
+            rows.append(obj)
+    return pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
+
+
+def _read_csv(p: Path, path) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    with open(p, encoding="utf-8-sig", newline="") as fh:
+        try:
+            header = next(csv.reader(fh), None)
+        except UnicodeDecodeError as exc:
+            raise LogValidationError(f"{path}: the header is not UTF-8 text ({exc.reason}); expected UTF-8 CSV",
+                                     file=str(path), expected="UTF-8 text") from None
+    if not header:
+        return pd.DataFrame()
+    convert = pc.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=True,
+                                null_values=[""], quoted_strings_can_be_null=True)
+    table = pc.read_csv(str(p), parse_options=pc.ParseOptions(newlines_in_values=True), convert_options=convert)
+    return _to_pandas(table)
+
+
+def _read_parquet(p: Path, columns) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(p).names
+    wanted = names if columns is None else [c for c in names if c in columns]
+    return _to_pandas(pq.read_table(p, columns=wanted))
+
+
+def _decode_json_cells(col: pd.Series, path, column) -> pd.Series:
+    vals = col.to_numpy(object)
+    has = col.notna().to_numpy()
+    out = np.full(len(vals), None, dtype=object)
+    for i in np.flatnonzero(has):
+        out[i] = _decode_json_cell(vals[i], path, int(i), column)
+    return pd.Series(out, index=col.index, dtype=object)
 
 
 def _decode_json_cell(value, path, row, column):
@@ -96,7 +198,7 @@ def _decode_json_cell(value, path, row, column):
         return None
     try:
         return json.loads(value)
-    except (TypeError, json.JSONDecodeError):
+    except (TypeError, ValueError, RecursionError):
         raise LogValidationError(
             f"{path}: row {row}, column {column!r}: expected JSON text (e.g. [\"a\", \"b\"]), got {value!r}",
             file=str(path), row=row, column=column, expected="JSON text") from None
@@ -111,6 +213,7 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
     """
     fmt = log_format(path, fmt)
     p = Path(path)
+    _refuse_surrogates(df, path)
     out = df.copy()
     for col in out.columns:
         if isinstance(out[col].dtype, pd.DatetimeTZDtype) and fmt != "parquet":
@@ -132,10 +235,63 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
         else:
             out.to_parquet(tmp, index=False)
         os.replace(tmp, p)
+    except (ValueError, TypeError, OverflowError) as exc:  # a value the format cannot hold
+        raise LogValidationError(f"{path}: cannot write as {fmt} ({type(exc).__name__}: {_one_line(exc)})",
+                                 file=str(path), expected=f"values a {fmt} file can hold") from None
     finally:
         if tmp.exists():
             tmp.unlink()
     return p
+
+
+def _surrogate_free(v) -> bool:
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return all(_surrogate_free(x) for x in v)
+    return True
+
+
+def surrogate_rows(col: pd.Series) -> np.ndarray:
+    """Positions of the cells of ``col`` holding text that is not valid Unicode (a lone surrogate).
+
+    Text read by pyarrow is always valid; Python objects are checked with one
+    encode of the joined text, and cell by cell only when that fails.
+    """
+    if col.dtype != object or len(col) == 0:
+        return np.zeros(0, dtype=np.int64)
+    vals = col.to_numpy(object)
+    flat = []
+    for v in vals:
+        if type(v) is str:
+            flat.append(v)
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            flat.extend(x for x in v if type(x) is str)
+    try:
+        "".join(flat).encode("utf-8")
+        return np.zeros(0, dtype=np.int64)
+    except UnicodeEncodeError:
+        return np.array([i for i, v in enumerate(vals) if not _surrogate_free(v)], dtype=np.int64)
+
+
+_SURROGATE = "valid Unicode text (no lone surrogate such as \\ud800)"
+
+
+def _refuse_surrogates(df: pd.DataFrame, path) -> None:
+    for col in df.columns:
+        if not _surrogate_free(str(col)):
+            raise LogValidationError(f"{path}: column name {col!r}: expected {_SURROGATE}",
+                                     file=str(path), column=str(col), expected=_SURROGATE)
+        bad = surrogate_rows(df[col])
+        if len(bad):
+            raise LogValidationError(
+                f"{path}: row {int(bad[0])}, column {col!r}: expected {_SURROGATE}, got "
+                f"{_show(df[col].iloc[int(bad[0])])}; nothing written",
+                file=str(path), row=int(bad[0]), column=str(col), expected=_SURROGATE)
 
 
 def _iso_or_none(v):
@@ -145,11 +301,9 @@ def _iso_or_none(v):
 
 
 def _isnull(v) -> bool:
-    if v is None:
+    if v is None or v is pd.NaT or v is pd.NA:
         return True
-    if isinstance(v, float) and np.isnan(v):
-        return True
-    return v is pd.NaT
+    return isinstance(v, (float, np.floating)) and bool(np.isnan(v))
 
 
 def _jsonable(v):
@@ -236,12 +390,14 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
             out[col] = None
     failures: list[tuple[int, str, object, str]] = []
 
+    for col in out.columns:
+        bad = surrogate_rows(out[col])
+        failures.extend((int(i), col, out[col].iloc[int(i)], _SURROGATE) for i in bad)
     for col in spec.times:
         if col not in out.columns:
             continue
         parsed, bad = _parse_times(out[col])
-        for i in bad:
-            failures.append((i, col, out[col].iloc[i], "a timezone-aware ISO-8601 time (e.g. 2026-01-01T09:00:00Z)"))
+        failures.extend((i, col, out[col].iloc[i], why) for i, why in bad)
         out[col] = parsed
 
     if spec.schema is not None:
@@ -299,28 +455,106 @@ def _empty_rejected(df):
     return r
 
 
+_TIME = "a timezone-aware ISO-8601 time (e.g. 2026-01-01T09:00:00Z)"
+_IN_RANGE = f"a time within the supported range {TIME_RANGE} (pandas' nanosecond timestamps)"
+_LO, _HI = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
+_AWARE = r"[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[zZ]|[+-]\d\d(?::?\d\d)?)\s*$"  # a time, then an offset
+
+
 def _parse_times(col: pd.Series):
-    if isinstance(col.dtype, pd.DatetimeTZDtype):
-        return col.dt.tz_convert("UTC").dt.as_unit("ns"), []
-    if pd.api.types.is_datetime64_dtype(col.dtype):
-        bad = [i for i, v in enumerate(col) if not pd.isna(v)]
-        return pd.Series(pd.NaT, index=col.index, dtype="datetime64[ns, UTC]"), bad
-    values, bad = [], []
-    for i, v in enumerate(col.tolist()):
-        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT:
-            values.append(pd.NaT)
-            continue
-        try:
-            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-                raise ValueError("epoch numbers are ambiguous")
-            ts = pd.Timestamp(v)
-            if ts is pd.NaT or ts.tzinfo is None:
-                raise ValueError("naive")
-            values.append(ts.tz_convert("UTC"))
-        except (TypeError, ValueError):
-            values.append(pd.NaT)
-            bad.append(i)
-    return pd.Series(pd.to_datetime(values, utc=True), index=col.index).dt.as_unit("ns"), bad
+    """``(parsed, bad)``: the column as ``datetime64[ns, UTC]`` and ``(row, expected)`` of each unusable value.
+
+    ISO text with an offset is parsed in one vectorised pass; only the values
+    that pass misses are looked at one by one (other spellings pandas reads,
+    naive times, times outside the nanosecond range).
+    """
+    n = len(col)
+    if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(col.dtype):
+        naive = not isinstance(col.dtype, pd.DatetimeTZDtype)
+        present = col.notna().to_numpy()
+        if naive:
+            bad = [(int(i), _TIME) for i in np.flatnonzero(present)]
+            return pd.Series(pd.NaT, index=col.index, dtype="datetime64[ns, UTC]"), bad
+        utc = col.dt.tz_convert("UTC")
+        out_of_range = present & ((utc < _LO) | (utc > _HI)).to_numpy()
+        utc = utc.where(~out_of_range)
+        return utc.dt.as_unit("ns"), [(int(i), _IN_RANGE) for i in np.flatnonzero(out_of_range)]
+    vals = col.to_numpy(object)
+    is_str = np.fromiter((type(v) is str for v in vals), dtype=bool, count=n)
+    parsed = np.full(n, np.datetime64("NaT", "ns"), dtype="datetime64[ns]")  # UTC wall times
+    if is_str.any():
+        text = pd.Series(vals[is_str], dtype=object)
+        aware = text.str.contains(_AWARE, regex=True).to_numpy(dtype=bool)
+        got = pd.to_datetime(text.where(aware), format="ISO8601", utc=True, errors="coerce")
+        parsed[is_str] = got.dt.tz_localize(None).dt.as_unit("ns").to_numpy()
+    present = np.fromiter((not _isnull(v) for v in vals), dtype=bool, count=n)
+    bad = []
+    for i in np.flatnonzero(present & np.isnat(parsed)):
+        ts, why = _one_time(vals[i])
+        if ts is None:
+            bad.append((int(i), why))
+        else:
+            parsed[i] = ts.tz_localize(None).to_datetime64()
+    return pd.Series(parsed, index=col.index).dt.tz_localize("UTC"), bad
+
+
+def _one_time(v):
+    """A value the vectorised pass missed: ``(Timestamp, None)`` or ``(None, expected)``."""
+    if isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)):
+        return None, _TIME + " (not an epoch number, which is ambiguous)"
+    try:
+        ts = pd.Timestamp(v)
+    except pd.errors.OutOfBoundsDatetime:
+        return None, _IN_RANGE
+    except (TypeError, ValueError, OverflowError):
+        return None, _TIME
+    if ts is pd.NaT or pd.isna(ts) or ts.tzinfo is None:
+        return None, _TIME
+    ts = ts.tz_convert("UTC")
+    if ts < _LO or ts > _HI:
+        return None, _IN_RANGE
+    return ts.as_unit("ns"), None
+
+
+def number_values(s: pd.Series):
+    """``(values, is_number)`` of a column: float64 values (NaN where not a number) and a mask
+    of the cells holding a number. Booleans are not numbers; text is a number
+    when it reads as one (a CSV cell)."""
+    n = len(s)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return np.full(n, np.nan), np.zeros(n, dtype=bool)
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        vals = s.astype("float64").to_numpy(dtype="float64", na_value=np.nan)
+        return vals, ~np.isnan(vals)
+    obj = s.to_numpy(object)
+    is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in obj), dtype=bool, count=n)
+    cand = obj.copy()
+    cand[is_bool] = None
+    vals = pd.to_numeric(pd.Series(cand, dtype=object), errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    return vals, ~np.isnan(vals)
+
+
+def numbers_ok(s: pd.Series, *, whole: bool = False, low=None, high=None, nullable: bool = True,
+               finite: bool = True) -> pd.Series:
+    """True where a cell is a number meeting the conditions (or null when ``nullable``).
+
+    ``whole`` asks for a whole number that fits int64 (so ``1e308``, ``inf``
+    and integers beyond 2**63 fail); ``low``/``high`` are inclusive bounds.
+    """
+    vals, is_num = number_values(s)
+    ok = is_num.copy()
+    with np.errstate(invalid="ignore"):
+        if finite or whole:
+            ok &= np.isfinite(vals)
+        if whole:
+            ok &= (vals == np.floor(vals)) & (vals >= -(2.0 ** 63)) & (vals < 2.0 ** 63)
+        if low is not None:
+            ok &= vals >= low
+        if high is not None:
+            ok &= vals <= high
+    if nullable:
+        ok |= s.map(_isnull).to_numpy(dtype=bool) if s.dtype == object else s.isna().to_numpy()
+    return pd.Series(ok, index=s.index)
 
 
 def _pandera_failures(df: pd.DataFrame, schema) -> list:

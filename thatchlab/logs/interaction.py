@@ -21,7 +21,14 @@ import pandas as pd
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
-from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame, write_table
+from thatchlab.logs._core import (
+    LogSpec,
+    RowRule,
+    numbers_ok,
+    read_table,
+    validate_frame,
+    write_table,
+)
 
 __all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "INTERACTION_LOG", "validate_interaction_log",
            "read_interaction_log", "write_interaction_log", "signals_from_store"]
@@ -34,6 +41,9 @@ INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "sta
                        "relevant", "rationale", "propensity", "surfaced", "embedding")
 _TEXTS = ("session", "store", "kind", "text", "matcher", "statement", "signal", "rationale")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
+#: What the reader parses each column as (the rest is inferred).
+_READ_AS = {"ts": "time", **{c: "text" for c in _TEXTS}, "relevant": "bool", "propensity": "number",
+            "surfaced": "texts", "embedding": "numbers"}
 
 
 def _isnull(v) -> bool:
@@ -96,8 +106,16 @@ def _number(x) -> bool:
     return isinstance(x, (int, np.integer)) or bool(np.isfinite(x))  # ints of any size are finite
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _vector_number(x) -> bool:
+    """An element of an embedding: a finite number a float32 can hold."""
+    return _number(x) and abs(x) <= _F32_MAX
+
+
 def _probability_ok(s: pd.Series) -> pd.Series:
-    return _on_present(s, lambda v: _number(v) and 0 < v <= 1)
+    return numbers_ok(s, low=np.nextafter(0.0, 1.0), high=1.0)
 
 
 INTERACTION_LOG = LogSpec(
@@ -134,8 +152,8 @@ INTERACTION_LOG = LogSpec(
         RowRule("surfaced", "a JSON list of statements on message rows, or null",
                 lambda df: _lists_ok(df["surfaced"], lambda x: isinstance(x, str))
                 & ((df["kind"] == "message") | df["surfaced"].isna())),
-        RowRule("embedding", "a list of finite numbers (a vector for text) or null",
-                lambda df: _lists_ok(df["embedding"], _number, nonempty=True)),
+        RowRule("embedding", "a list of finite float32 numbers (a vector for text) or null",
+                lambda df: _lists_ok(df["embedding"], _vector_number, nonempty=True)),
     ),
 )
 
@@ -236,7 +254,8 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
 def read_interaction_log(path, errors: str = "raise"):
     """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
     :func:`validate_interaction_log`)."""
-    raw = read_table(path, json_columns=("surfaced", "embedding"))
+    raw = read_table(path, json_columns=("surfaced", "embedding"), columns=_READ_AS,
+                     required=INTERACTION_LOG.required)
     return validate_interaction_log(raw, source=str(path), errors=errors)
 
 

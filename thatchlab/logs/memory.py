@@ -12,7 +12,14 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
-from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame, write_table
+from thatchlab.logs._core import (
+    LogSpec,
+    RowRule,
+    numbers_ok,
+    read_table,
+    validate_frame,
+    write_table,
+)
 
 __all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memory_log",
            "write_memory_log"]
@@ -25,6 +32,9 @@ MEMORY_LOG_COLUMNS = ("ts", "memory_id", "kind", "text", "belief_class", "tier",
 _BOOLS = ("user_asserted", "confirmed", "still_true")
 _NUMS = ("half_life_days", "authority")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
+#: What the reader parses each column as.
+_READ_AS = {**{c: "text" for c in MEMORY_LOG_COLUMNS}, "ts": "time", "valid_to": "time",
+            **{c: "bool" for c in _BOOLS}, **{c: "number" for c in _NUMS}}
 
 
 def _isnull(v) -> bool:
@@ -41,11 +51,10 @@ def _bool_ok(col):
 
 def _num_ok(col, positive):
     def test(df):
-        x = pd.to_numeric(df[col], errors="coerce")
-        ok = x.notna() & np.isfinite(x.astype(float))
+        ok = numbers_ok(df[col])
         if positive:
-            ok &= x > 0
-        return ok | df[col].map(_isnull)
+            ok &= numbers_ok(df[col], low=np.nextafter(0.0, 1.0)) | df[col].map(_isnull)
+        return ok
     return test
 
 
@@ -140,7 +149,8 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
 
 def read_memory_log(path, errors: str = "raise"):
     """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`)."""
-    return validate_memory_log(read_table(path), source=str(path), errors=errors)
+    raw = read_table(path, columns=_READ_AS, required=MEMORY_LOG.required)
+    return validate_memory_log(raw, source=str(path), errors=errors)
 
 
 def write_memory_log(df: pd.DataFrame, path):

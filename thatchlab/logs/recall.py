@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame
+from thatchlab.logs._core import LogSpec, RowRule, numbers_ok, read_table, validate_frame
 
 __all__ = ["RECALL_LOG", "RECALL_COLUMNS", "validate_recall_log", "read_recall_log"]
 
@@ -19,6 +19,10 @@ __all__ = ["RECALL_LOG", "RECALL_COLUMNS", "validate_recall_log", "read_recall_l
 RECALL_COLUMNS = ("ts", "recall_id", "memory_id", "namespace", "source", "caller_confidence",
                   "created_at", "is_atom", "corroboration", "rank", "score", "consumed")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
+#: What the reader parses each column as.
+_READ_AS = {"ts": "time", "recall_id": "text", "memory_id": "text", "namespace": "text", "source": "text",
+            "caller_confidence": "number", "created_at": "time", "is_atom": "bool", "corroboration": "number",
+            "rank": "number", "score": "number", "consumed": "bool"}
 
 
 def _schema():
@@ -42,11 +46,13 @@ def _bool_ok(col, nullable):
     return test
 
 
-def _int_ok(col, nullable):
-    def test(df):
-        x = pd.to_numeric(df[col], errors="coerce")
-        return (x.notna() & (x == np.floor(x))) | (df[col].isna() if nullable else False)
-    return test
+def _int_ok(col, nullable, low):
+    return lambda df: numbers_ok(df[col], whole=True, low=low, nullable=nullable)
+
+
+def _not_bool(col, nullable):
+    """Booleans are not numbers (pandera's float coercion would read True as 1.0)."""
+    return lambda df: numbers_ok(df[col], nullable=nullable, finite=False)
 
 
 def _isnull(v) -> bool:
@@ -68,8 +74,11 @@ RECALL_LOG = LogSpec(
         RowRule("source", "a non-empty text (the author role: user, assistant, api...)", _text_ok("source")),
         RowRule("is_atom", "true or false", _bool_ok("is_atom", False)),
         RowRule("consumed", "true, false (or 1/0), or null when not judged", _bool_ok("consumed", True)),
-        RowRule("corroboration", "a whole number >= 0", _int_ok("corroboration", False)),
-        RowRule("rank", "a whole number >= 1 or null", _int_ok("rank", True)),
+        RowRule("corroboration", "a whole number >= 0 (a finite count that fits int64)",
+                _int_ok("corroboration", False, 0)),
+        RowRule("rank", "a whole number >= 1 or null", _int_ok("rank", True, 1)),
+        RowRule("caller_confidence", "a number in [0, 1]", _not_bool("caller_confidence", False)),
+        RowRule("score", "a number or null", _not_bool("score", True)),
     ),
 )
 
@@ -136,4 +145,5 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 
 def read_recall_log(path, errors: str = "raise"):
     """Read a recall log (JSONL, CSV or Parquet) and validate it (see :func:`validate_recall_log`)."""
-    return validate_recall_log(read_table(path), source=str(path), errors=errors)
+    raw = read_table(path, columns=_READ_AS, required=RECALL_LOG.required)
+    return validate_recall_log(raw, source=str(path), errors=errors)

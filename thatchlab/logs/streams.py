@@ -84,12 +84,18 @@ def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise")
 
 def read_event_log(path, errors: str = "raise"):
     """Read and validate an event stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet."""
-    return validate_event_log(read_table(path, json_columns=["entities"]), source=str(path), errors=errors)
+    raw = read_table(path, json_columns=["entities"], required=EVENT_SPEC.required,
+                     columns={"ts": "time", "workspace": "text", "session": "text", "name": "text",
+                              "entities": "texts"})
+    return validate_event_log(raw, source=str(path), errors=errors)
 
 
 def read_recall_stream(path, errors: str = "raise"):
     """Read and validate a recall stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet."""
-    return validate_recall_stream(read_table(path, json_columns=["entities"]), source=str(path), errors=errors)
+    raw = read_table(path, json_columns=["entities"], required=RECALL_SPEC.required,
+                     columns={"ts": "time", "workspace": "text", "session": "text", "fact_id": "text",
+                              "entities": "texts"})
+    return validate_recall_stream(raw, source=str(path), errors=errors)
 
 
 def write_stream(df: pd.DataFrame, path):

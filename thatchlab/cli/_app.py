@@ -9,6 +9,7 @@ naming the problem and a non-zero exit, never a traceback.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -43,8 +44,61 @@ VERBS = {
     "export": _store.export,
     "synth": _synth.synth,
 }
+
+
+def one_line(text) -> str:
+    """``text`` on one line, printable on any terminal (a lone surrogate becomes ``\\udXXX``).
+
+    >>> one_line("bad\\nvalue")
+    'bad value'
+    """
+    flat = " ".join(str(text).replace("\r", "\n").split("\n"))
+    return flat.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def fail(message) -> None:
+    """Print the one ``error:`` line of a failed verb on stderr."""
+    typer.echo(f"error: {one_line(message)}", err=True)
+
+
+_INTERRUPTED = []
+
+
+def interrupted() -> None:
+    """Print the one line of an interrupted verb on stderr."""
+    _INTERRUPTED.append(True)
+    typer.echo("interrupted", err=True)
+
+
+def _said_interrupted() -> bool:
+    return bool(_INTERRUPTED)
+
+
+def guarded(verb):
+    """``verb`` with thatchlab's exits, the same under :func:`main` and typer's own runner.
+
+    A :class:`~thatchlab.core.errors.ThatchlabError` or an OS error prints one
+    ``error:`` line and exits 2; Ctrl-C (KeyboardInterrupt) prints
+    ``interrupted`` and exits 130. Outputs are written atomically, so an
+    interrupted verb leaves no file that looks complete.
+    """
+    @functools.wraps(verb)
+    def run(*args, **kwargs):
+        try:
+            return verb(*args, **kwargs)
+        except ThatchlabError as exc:
+            fail(exc)
+        except OSError as exc:  # unreadable/unwritable paths, full disks
+            fail(exc)
+        except KeyboardInterrupt:
+            interrupted()
+            raise typer.Exit(130) from None
+        raise typer.Exit(2)
+    return run
+
+
 for _name, _verb in VERBS.items():
-    app.command(_name)(_verb)
+    app.command(_name)(guarded(_verb))
 
 
 def main(argv=None):
@@ -59,31 +113,38 @@ def main(argv=None):
     -----
     Exit codes: 0 on success (``--help`` too); 2 for a
     :class:`~thatchlab.core.errors.ThatchlabError`, an OS error or a usage
-    error of the parser; 130 when aborted; 1 for anything unexpected, whose
-    traceback ``THATCHLAB_DEBUG=1`` shows instead.
+    error of the parser (one ``error:`` line); 130 on Ctrl-C (one
+    ``interrupted`` line); 1 for anything unexpected, whose traceback
+    ``THATCHLAB_DEBUG=1`` shows instead.
     """
+    _INTERRUPTED.clear()
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
     except ThatchlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        fail(exc)
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("aborted", err=True)
+        interrupted()
         sys.exit(130)
     except Exception as exc:  # usage errors of the (vendored) click parser
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             msg = exc.format_message() if hasattr(exc, "format_message") else str(exc)
             if msg:
-                typer.echo(f"error: {msg} (see --help)", err=True)
+                fail(f"{msg} (see --help)")
             sys.exit(exc.exit_code or 2)
         if type(exc).__name__ == "Exit" and hasattr(exc, "exit_code"):
             sys.exit(exc.exit_code)
         if isinstance(exc, OSError):  # unreadable/unwritable paths, full disks
-            typer.echo(f"error: {exc}", err=True)
+            fail(exc)
             sys.exit(2)
         if os.environ.get("THATCHLAB_DEBUG"):
             raise
-        msg = " ".join(str(exc).split()) or "no message"
-        typer.echo(f"error: unexpected {type(exc).__name__}: {msg} (set THATCHLAB_DEBUG=1 for the traceback)",
-                   err=True)
+        fail(f"unexpected {type(exc).__name__}: {' '.join(str(exc).split()) or 'no message'} "
+             "(set THATCHLAB_DEBUG=1 for the traceback)")
         sys.exit(1)
+    # typer returns the code of a typer.Exit in this mode (a verb's exit 2, or
+    # 130 for a Ctrl-C that arrived outside a verb, which it printed nothing for)
+    if isinstance(code, int) and code:
+        if code == 130 and not _said_interrupted():
+            interrupted()
+        sys.exit(code)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-__all__ = ["TABLE_SUFFIXES", "write_frame", "write_out", "check_out", "read_mapping", "is_sqlite",
+__all__ = ["TABLE_SUFFIXES", "write_frame", "write_atomic", "write_out", "check_out", "read_mapping", "is_sqlite",
            "fmt_value", "echo_pairs"]
 
 #: Suffixes of the tables the verbs write.
@@ -36,20 +36,48 @@ def write_frame(df, path: Path) -> None:
     from thatchlab.core.errors import InputError
 
     suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise InputError(f"{path}: unknown output format {suffix!r}; expected .csv, .parquet or .json")
     out = df.copy()
     if "embedding" in out.columns and suffix != ".parquet":
         out = out.drop(columns=["embedding"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".csv":
-        out.to_csv(path, index=False)
-    elif suffix == ".parquet":
+    if suffix == ".parquet":
         out = out.assign(**{c: out[c].map(lambda v: None if v is None else list(map(float, v)))
                             for c in out.columns if c == "embedding"})
-        out.to_parquet(path, index=False)
-    elif suffix == ".json":
-        out.to_json(path, orient="records", indent=1, date_format="iso")
-    else:
-        raise InputError(f"{path}: unknown output format {suffix!r}; expected .csv, .parquet or .json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(tmp):
+        if suffix == ".csv":
+            out.to_csv(tmp, index=False, encoding="utf-8")
+        elif suffix == ".parquet":
+            out.to_parquet(tmp, index=False)
+        else:
+            out.to_json(tmp, orient="records", indent=1, date_format="iso")
+
+    try:
+        write_atomic(path, write)
+    except (UnicodeEncodeError, ValueError, TypeError, OverflowError) as exc:  # a value the format cannot hold
+        raise InputError(f"{path}: cannot write ({type(exc).__name__}: {' '.join(str(exc).split())[:200]}); "
+                         "nothing written") from None
+
+
+def write_atomic(path: Path, write) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then move it into place.
+
+    The target appears only once complete: an error or a Ctrl-C during
+    ``write`` removes the temporary file and leaves ``path`` as it was.
+    """
+    import os
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
 
 
 def write_out(df, path: Path) -> None:

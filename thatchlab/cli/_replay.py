@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import typer
@@ -14,7 +15,7 @@ from thatchlab.cli._inputs import (
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import check_out, echo_pairs, read_mapping, write_out
+from thatchlab.cli._io import check_out, echo_pairs, read_mapping, write_atomic, write_out
 
 __all__ = ["replay", "sweep", "parse_space"]
 
@@ -44,7 +45,8 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
         res = rp.run_calibration(data, params)
         events = res.events
     else:
-        res = rp.run_anticipation(*data, params)
+        with _short_streams(log):
+            res = rp.run_anticipation(*data, params)
         events = res.sessions
     metrics = {k: v for k, v in res.metrics.items() if v is None or isinstance(v, (int, float, str))}
     echo_pairs(metrics.items())
@@ -52,6 +54,23 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
         write_out(events, events_out)
     if metrics_out is not None:
         _write_metrics(metrics, metrics_out)
+
+
+@contextlib.contextmanager
+def _short_streams(log):
+    """Streams too short to hold a session after the anticipation replay's warm-up are an InputError.
+
+    (The replay itself fails on them with pandas' "No objects to concatenate".)
+    """
+    from thatchlab.core.errors import InputError
+
+    try:
+        yield
+    except ValueError as exc:
+        if isinstance(exc, InputError) or "No objects to concatenate" not in str(exc):
+            raise
+        raise InputError(f"{log}: no session of the recall stream starts after the anticipation replay's "
+                         "warm-up; expected streams spanning more days") from None
 
 
 def _write_metrics(metrics: dict, path: Path) -> None:
@@ -62,7 +81,8 @@ def _write_metrics(metrics: dict, path: Path) -> None:
 
     if path.suffix.lower() == ".json":
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(metrics, indent=1, default=float) + "\n", encoding="utf-8")
+        text = json.dumps(metrics, indent=1, default=float) + "\n"
+        write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         return
 
     def number(v):
@@ -150,9 +170,10 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
     grid = parse_space(space)
     base = engine_params(engine, config)
     data = load_log(engine, log, recalls)
-    results = run_sweep(data, grid, metric, engine=engine, search=search, n_trials=n_trials, holdout=holdout,
-                        seed=seed, cache=None if cache is None else str(cache), base=base,
-                        embedder=get_embedder(lookup) if engine in SCORING else None)
+    with _short_streams(log):
+        results = run_sweep(data, grid, metric, engine=engine, search=search, n_trials=n_trials,
+                            holdout=holdout, seed=seed, cache=None if cache is None else str(cache), base=base,
+                            embedder=get_embedder(lookup) if engine in SCORING else None)
     winner = best(results, metric, minimize=directions[metric] == "min")
     typer.echo(f"{len(results)} configurations of {engine}; best by validation {metric} "
                f"({'lower' if directions[metric] == 'min' else 'higher'} is better):")

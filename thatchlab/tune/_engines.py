@@ -3,7 +3,10 @@
 Each adapter replays the time-sorted log with the engine's own ``run_*``
 function and scores any stretch of it from the replay's per-unit outputs
 (reads, judged recalls, prefetched sessions), so validation and test
-segments come from one replay per configuration. The belief adapter re-runs
+segments come from one replay per configuration. Bootstrap intervals
+resample memories (belief: reads of one memory are one cluster), judged
+recalls (calibration) and sessions (anticipation) with the same resamples
+for every configuration. The belief adapter re-runs
 the event loop only when a non-prior field changes; half-life priors alone
 only rescore the reads.
 """
@@ -56,7 +59,8 @@ def _belief_outputs(prepared, params_list):
         ev = res.events
         yield pd.DataFrame({"position": ev["position"].to_numpy(np.int64),
                             "currency": ev["currency"].to_numpy(np.float64),
-                            "still_true": ev["still_true"], "useful_now": ev["useful_now"].to_numpy(bool)})
+                            "still_true": ev["still_true"], "useful_now": ev["useful_now"].to_numpy(bool),
+                            "memory_id": ev["memory_id"].astype(str).to_numpy(object)})
 
 
 def _belief_score(frame, prepared, params):
@@ -80,7 +84,7 @@ def belief_spec() -> EngineSpec:
     from thatchlab.core.params.belief import BeliefParams
 
     return EngineSpec("belief", BeliefParams, _belief_prepare,
-                      frame_evaluator(_belief_outputs, _belief_score),
+                      frame_evaluator(_belief_outputs, _belief_score, cluster="memory_id"),
                       {"auc": "max", "brier": "min", "useful_now_precision": "max",
                        "useful_now_recall": "max"}, _belief_estimator())
 

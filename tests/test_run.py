@@ -38,16 +38,36 @@ def test_report_has_figures_tables_params_versions_timings(result):
         assert f"figures/{name}" in html
 
 
-def test_export_holds_every_engine_and_the_sweep_winner(result):
+def test_export_holds_every_engine_and_ships_only_what_the_decision_shipped(result):
+    from thatchlab.core.params import ScoringParams
+    from thatchlab.tune.decide import EVIDENCE_COLUMNS
+
     back = import_sqlite(result.export_path)
     assert back.meta["engines"] == ["prediction", "behavior", "belief", "calibration", "anticipation"]
     assert back.prediction is not None and back.beliefs is not None and back.patterns is not None
     manifest = json.loads(result.manifest_path.read_text())
-    winner = result.sections[2].tables[1][1]["value"]
-    assert manifest["params"]["prediction"]["k"] == winner["k"]
-    assert f"THATCH_PREDICTION_THRESHOLD={winner['threshold']:g}" in manifest["environment"]
+    records = manifest["decisions"]["prediction"]
+    assert [r["parameter"] for r in records] == ["k", "threshold"]
+    assert all(set(r) == set(EVIDENCE_COLUMNS) for r in records)
+    shipped = {r["parameter"]: r["candidate"] for r in records if r["shipped"]}
+    # the exported parameters are production's defaults with only the shipped values changed
+    assert manifest["params"]["prediction"] == ScoringParams().replace(**shipped).to_dict()
+    threshold_line = [e for e in manifest["environment"] if e.startswith("THATCH_PREDICTION_THRESHOLD=")]
+    assert threshold_line == ([f"THATCH_PREDICTION_THRESHOLD={shipped['threshold']:g}"]
+                              if "threshold" in shipped else [])
+    evidence = result.sections[2].tables[0][1]
+    assert list(evidence.columns) == list(EVIDENCE_COLUMNS)
     con = sqlite3.connect(result.export_path)
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_bundled_data_ships_nothing_its_intervals_do_not_support(result):
+    manifest = json.loads(result.manifest_path.read_text())
+    for r in manifest["decisions"]["prediction"]:
+        if r["shipped"]:
+            assert r["ci_upper"] < 0  # every metric decided here is minimised
+    assert result.metrics["prediction sweep"]["shipped"] == "nothing"
+    assert manifest["recommended_production_changes"] == {}
 
 
 def test_rerun_replaces_its_own_output(result, repo_root, real_embedder):

@@ -155,8 +155,8 @@ def test_decision_ships_only_what_it_shipped(tmp_path, engines):
     kept = _FakeDecision(ScoringParams(), [], [record])
     res = export_sqlite(tmp_path / "kept.db", prediction=pred, behavior=beh, decision=kept)
     manifest = json.loads(res.manifest_path.read_text())
-    # no threshold shipped for predictions: no line for it; behaviors have no decision
-    assert manifest["environment"] == ["THATCH_BEHAVIOR_THRESHOLD=0.6"]
+    # no threshold shipped for predictions, and behaviors keep production's default: no lines
+    assert manifest["environment"] == []
     assert manifest["decisions"] == {"prediction": [record]}
     assert manifest["params"]["prediction"] == ScoringParams().to_dict()
     shipped = _FakeDecision(ScoringParams(threshold=0.55), ["threshold"], [dict(record, shipped=True)])

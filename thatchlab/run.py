@@ -27,8 +27,17 @@ from thatchlab.core.progress import progress
 
 __all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config"]
 
-#: The small sweep the main job runs (prediction engine, holdout 0.2).
-DEFAULT_SWEEP_SPACE = {"k": [2.0, 5.0, 10.0], "p0": [0.4, 0.5, 0.6], "threshold": [0.55, 0.6, 0.65]}
+#: The small sweep the main job runs on the prediction engine (holdout 0.2). Parameters a
+#: forecast metric can see (K, P0, soft weight) are decided on log-loss; the nudge threshold,
+#: strong bar and conflict margin on the interruption rate, constrained to wrong silent
+#: follows no worse than production's default on validation. Every list holds production's
+#: default, so each parameter can be compared with it alone.
+DEFAULT_SWEEP_SPACE = {"k": [2.0, 5.0, 10.0], "p0": [0.4, 0.5, 0.6],
+                       "threshold": [0.55, 0.6, 0.65], "strong_confidence": [0.6, 0.7, 0.8],
+                       "conflict_margin": [0.05, 0.1]}
+#: The metrics the two decisions use.
+FORECAST_METRIC = "log_loss"
+REGIME_METRICS = ("interruption_rate", "wrong_silent_follow_rate")
 
 _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": BeliefParams,
            "calibration": CalibrationParams, "anticipation": AnticipationParams}
@@ -186,9 +195,20 @@ def _behavior(ctx):
     return _scoring(ctx, "behavior", "behavior_interactions.jsonl")
 
 
+def _split_space(space: dict) -> tuple[dict, dict]:
+    """The parameters a forecast metric can see, and the rest (decided on regime metrics)."""
+    from thatchlab.tune import get_engine
+
+    forecast = set(get_engine("prediction").sensitivity[FORECAST_METRIC])
+    return ({k: v for k, v in space.items() if k in forecast},
+            {k: v for k, v in space.items() if k not in forecast})
+
+
 def _sweep(ctx):
-    from thatchlab.plots import metric_heatmap
-    from thatchlab.tune import best, sweep
+    import warnings
+
+    from thatchlab.plots import metric_heatmap, pareto_plot
+    from thatchlab.tune import combine_decisions, decide, pareto, sweep
 
     log = ctx["state"].get("prediction:log")
     if log is None:
@@ -196,26 +216,79 @@ def _sweep(ctx):
     scfg = ctx["cfg"].get("sweep", {})
     space = ctx["sweep_space"] or scfg.get("space") or DEFAULT_SWEEP_SPACE
     holdout = scfg.get("holdout", 0.2)
-    results = sweep(log, space, "log_loss", engine="prediction", holdout=holdout,
-                    embedder=_embedder(ctx), base=_params(ctx["cfg"], "prediction"))
-    winner = best(results, "log_loss")
-    ctx["state"]["best_params"] = winner.params
-    ctx["state"]["prediction sweep:metrics"] = {"val_log_loss": winner.val, "test_log_loss": winner.test}
-    keys = list(space)
-    shown = results[keys + ["val_log_loss", "test_log_loss", "val_brier", "test_brier"]] \
-        .sort_values("val_log_loss", kind="stable").head(10)
-    sec = Section("Prediction engine: holdout sweep",
-                  f"{len(results)} configurations scored on a time-based holdout of {holdout:g} "
-                  f"(validation = the {holdout:g} before the last {holdout:g} of the log, test = the "
-                  f"last {holdout:g}). The winner is picked on validation log-loss; its test "
-                  f"log-loss is the honest estimate: val {winner.val:.4f}, test {winner.test:.4f}.")
-    sec.tables.append(("Best ten configurations by validation log-loss", shown.reset_index(drop=True)))
-    sec.tables.append(("Winner", pd.DataFrame({"value": pd.Series(
-        {k: getattr(winner.params, k) for k in keys})})))
-    if len(keys) >= 2:
-        sec.figures.append((f"Validation log-loss over {keys[0]} and {keys[1]}",
-                            _save(metric_heatmap(results, keys[0], keys[1], "log_loss"), ctx["out"], "sweep_heatmap")))
+    base = _params(ctx["cfg"], "prediction")
+    forecast_space, regime_space = _split_space(space)
+    decisions, tables, figures, notes = [], [], [], []
+    n_configs = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the report states ties and unidentified parameters
+        if forecast_space:
+            res_f = sweep(log, forecast_space, FORECAST_METRIC, engine="prediction", holdout=holdout,
+                          embedder=_embedder(ctx), base=base)
+            decisions.append(decide(res_f, FORECAST_METRIC))
+            n_configs += len(res_f)
+            keys = list(forecast_space)
+            if len(keys) >= 2:
+                figures.append((f"Validation log-loss over {keys[0]} and {keys[1]}",
+                                _save(metric_heatmap(res_f, keys[0], keys[1], FORECAST_METRIC),
+                                      ctx["out"], "sweep_heatmap")))
+        if regime_space:
+            res_r = sweep(log, regime_space, list(REGIME_METRICS), engine="prediction", holdout=holdout,
+                          embedder=_embedder(ctx), base=base)
+            default = _default_row(res_r, regime_space, base)
+            bar = float(default[f"val_{REGIME_METRICS[1]}"])
+            constraint = {REGIME_METRICS[1]: ("<=", bar)}
+            dec_r = decide(res_r, REGIME_METRICS[0], constraint=constraint)
+            decisions.append(dec_r)
+            n_configs += len(res_r)
+            front = pareto(res_r, list(REGIME_METRICS))
+            notes.append(f"Regime parameters minimise {REGIME_METRICS[0]} subject to "
+                         f"{REGIME_METRICS[1]} ≤ {bar:.4f} (production's default on validation); "
+                         f"{len(front)} of {len(res_r)} configurations are on the Pareto front.")
+            shown = front[list(regime_space) + [f"val_{m}" for m in REGIME_METRICS]
+                          + [f"test_{m}" for m in REGIME_METRICS]]
+            tables.append(("Pareto front of the regime sweep (validation)", shown.reset_index(drop=True)))
+            chosen = _default_row(res_r, regime_space, dec_r.params)
+            figures.append(("Interruptions against wrong silent follows: every configuration, the "
+                            "Pareto front, production's default and what ships",
+                            _save(pareto_plot(res_r, front, *REGIME_METRICS, default=default, chosen=chosen),
+                                  ctx["out"], "sweep_pareto")))
+    decision = combine_decisions(decisions)
+    ctx["state"]["decision"] = decision
+    ctx["state"]["best_params"] = decision.params
+    shipped = decision.shipped_parameters()
+    ctx["state"]["prediction sweep:metrics"] = {
+        "n_configs": n_configs, "shipped": ", ".join(shipped) or "nothing", "optimism": decision.optimism}
+    unidentified = decision.unidentified
+    sec = Section(
+        "Prediction engine: holdout sweep and decision",
+        f"{n_configs} configurations scored on a time-based holdout of {holdout:g} (validation = "
+        f"the {holdout:g} before the last {holdout:g} of the log, test = the last {holdout:g}). "
+        "The best configuration on validation is only a candidate: each parameter it changes is "
+        "compared alone with production's default on the test stretch, by a paired bootstrap over "
+        "sessions with Holm's correction, and ships only when its interval excludes no "
+        "improvement. "
+        + (f"Shipped: {', '.join(shipped)}. " if shipped else "Nothing is shipped: production's "
+           "defaults stay. ")
+        + (f"Not identified by their metric on this data (never shipped): {', '.join(unidentified)}. "
+           if unidentified else "")
+        + f"The winner's optimism (validation minus test advantage): {decision.optimism:.4g}. "
+        + " ".join(notes))
+    sec.tables.append(("Decision evidence, one row per parameter", decision.evidence))
+    sec.tables.extend(tables)
+    sec.figures.extend(figures)
     return sec
+
+
+def _default_row(results, space, params):
+    """The sweep row whose swept parameters equal ``params``' values."""
+    mask = pd.Series(True, index=results.index)
+    for name in space:
+        mask &= results[name] == getattr(params, name)
+    if not mask.any():
+        raise InputError(f"sweep: no configuration with {params} in {space}; include production's "
+                         "default values in every list of the space")
+    return results[mask].iloc[0]
 
 
 def _prior(ctx):
@@ -330,8 +403,7 @@ def _export(ctx):
 
             kwargs[engine] = engine_class(engine).from_tables(res.tables, embedder=ctx["embedder"],
                                                               params=res.params)
-    if "best_params" in st and "prediction" in kwargs:
-        params["prediction"] = st["best_params"]
+    decision = {"prediction": st["decision"]} if "decision" in st and "prediction" in kwargs else None
     if st.get("belief") is not None:
         kwargs["beliefs"] = st["belief"].state
     if st.get("calibration") is not None:
@@ -340,7 +412,8 @@ def _export(ctx):
         kwargs["patterns"] = st["anticipation"].patterns
     if not kwargs:
         return None, None
-    res = export_sqlite(ctx["out"] / "thatch.db", params=params or None, overwrite=True, **kwargs)
+    res = export_sqlite(ctx["out"] / "thatch.db", params=params or None, decision=decision,
+                        overwrite=True, **kwargs)
     st["export"] = res
     return res.path, res.manifest_path
 
@@ -397,7 +470,8 @@ def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -
                          f"<figcaption>{html.escape(caption)}</figcaption></figure>")
     params = {name: _params(ctx["cfg"], name).to_dict() for name in _PARAMS}
     if "best_params" in ctx["state"]:
-        params["prediction (exported winner)"] = ctx["state"]["best_params"].to_dict()
+        params["prediction (exported: production's defaults with the shipped changes)"] = \
+            ctx["state"]["best_params"].to_dict()
     parts.append("<h2>Parameters</h2><pre>" + html.escape(json.dumps(params, indent=1, default=str)) + "</pre>")
     parts.append("<h2>Versions</h2>" + _fmt_table(pd.DataFrame({"version": pd.Series(_versions())})))
     parts.append("<h2>Timings</h2>" + _fmt_table(pd.DataFrame({"seconds": pd.Series(timings)})))

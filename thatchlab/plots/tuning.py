@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "param_label", "metric_label"]
+__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "param_label", "metric_label"]
 
 _PARAM_UNITS = {
     "k": "prior strength K (pseudo-signals)", "p0": "prior mean P0 (probability)",
@@ -180,6 +180,45 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
     ax.set_xlabel(("prior strength K (pseudo-signals, log scale)" if param == "k" else "prior mean P0 (probability)"))
     ax.set_ylabel("profile deviance 2(ℓ̂ − ℓ) (log-likelihood units)")
     ax.set_title(title or f"Profile likelihood of {param}" + (" (boundary fit: K = ∞)" if fitter.boundary_ else ""))
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, default=None,
+                chosen=None, segment: str = "val", title: str | None = None):
+    """Every configuration on two metrics, the non-dominated front drawn as a line.
+
+    ``front`` is :func:`thatchlab.tune.pareto`'s result for ``[x, y]``;
+    ``default`` and ``chosen`` (rows or mappings with the two score columns)
+    are marked, so a reader sees where production's default sits and what a
+    decision picked. Configurations with the same scores share a point (their
+    count is its size).
+
+    >>> res = pd.DataFrame({"val_interruption_rate": [0.2, 0.3, 0.1, 0.3],
+    ...                     "val_wrong_silent_follow_rate": [0.1, 0.05, 0.2, 0.1]})
+    >>> fig = pareto_plot(res, res.iloc[[0, 1, 2]], "interruption_rate", "wrong_silent_follow_rate")
+    >>> fig.axes[0].get_xlabel()
+    'interruption rate (fraction)'
+    """
+    from matplotlib.figure import Figure
+
+    xc, yc = f"{segment}_{x}", f"{segment}_{y}"
+    pts = results[[xc, yc]].apply(pd.to_numeric, errors="coerce").dropna()
+    counts = pts.groupby([xc, yc]).size().reset_index(name="n")
+    fig = Figure(figsize=(6, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.scatter(counts[xc], counts[yc], s=18 + 12 * counts["n"], color="0.65", label="configurations")
+    f = front[[xc, yc]].apply(pd.to_numeric, errors="coerce").drop_duplicates().sort_values([xc, yc])
+    ax.plot(f[xc], f[yc], marker="o", color="C0", label="Pareto front")
+    for row, style, label in ((default, dict(marker="s", color="C3"), "production default"),
+                              (chosen, dict(marker="*", color="C2", markersize=14), "shipped")):
+        if row is not None:
+            ax.plot([float(row[xc])], [float(row[yc])], linestyle="none", markersize=style.pop("markersize", 9),
+                    label=label, **style)
+    ax.set_xlabel(_METRIC_UNITS.get(x, x))
+    ax.set_ylabel(_METRIC_UNITS.get(y, y))
+    ax.set_title(title or f"{x} against {y} ({'validation' if segment == 'val' else segment})")
     ax.legend(frameon=False)
     fig.tight_layout()
     return fig

@@ -305,7 +305,8 @@ def _manifest(path, model, given, sections, chosen, counts, decisions, constants
             records[key] = decisions[key].to_records()
             ship_threshold = "threshold" in set(decisions[key].shipped_parameters())
         else:
-            ship_threshold = True  # the caller's own parameters: they chose to ship them
+            # the caller's own parameters: a threshold other than production's default is theirs to ship
+            ship_threshold = p.threshold != type(p)().threshold
         if ship_threshold:
             env.append(f"{THRESHOLD_ENV[key]}={js_number(p.threshold)}")
         diff = {name: getattr(p, name) for name in constants if float(getattr(p, name)) != constants[name]}

@@ -456,12 +456,24 @@ def _same(a, b, rtol=1e-12, atol=1e-15) -> np.ndarray:
     return np.isclose(a, b, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(b))
 
 
+def _moves_within(v, group) -> bool:
+    """Whether ``v`` takes more than one value (relative 1e-12; NaN is a value) in some group."""
+    g = pd.Series(v).groupby(group)
+    lo, hi = g.min().to_numpy(), g.max().to_numpy()
+    nans = pd.Series(np.isnan(v)).groupby(group).sum().to_numpy()
+    size = g.size().to_numpy()
+    mixed = (nans > 0) & (nans < size)
+    with np.errstate(invalid="ignore"):
+        spread = np.where(nans == size, 0.0, hi - lo) > 1e-12 * np.maximum(np.abs(hi), np.abs(lo)) + 1e-15
+    return bool((mixed | spread).any())
+
+
 def _param_names(spec, results) -> list:
     return [f.name for f in dataclasses.fields(spec.params_class) if f.name in results.columns]
 
 
 def _swept(results, names) -> list:
-    return [n for n in names if results[n].astype(str).nunique() > 1]
+    return [n for n in names if results[n].nunique(dropna=False) > 1]
 
 
 def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
@@ -501,27 +513,22 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
     swept = _swept(results, names)
     declared = [p for p in swept if p in spec.moves(metric)]
     cols = [c for c in (f"val_{metric}", f"test_{metric}") if c in results.columns]
-    keys = results[swept].astype(str) if swept else pd.DataFrame(index=results.index)
+    codes = np.column_stack([pd.factorize(results[q], use_na_sentinel=False)[0] for q in swept]) if swept else None
+    values = [pd.to_numeric(results[c], errors="coerce").to_numpy(np.float64) for c in cols]
     unidentified = [p for p in swept if p not in declared]
     probed = []
     for p in declared:
-        others = [q for q in swept if q != p]
-        group = (keys[others].agg("|".join, axis=1) if others else pd.Series("", index=results.index))
-        n_values = keys[p].groupby(group).transform("nunique")
-        inside = n_values.to_numpy() >= 2
+        j = swept.index(p)
+        others = np.delete(codes, j, axis=1)
+        group = (np.unique(others, axis=0, return_inverse=True)[1].reshape(-1) if others.shape[1]
+                 else np.zeros(len(results), dtype=np.int64))
+        pairs = np.unique(np.column_stack([group, codes[:, j]]), axis=0)
+        n_values = np.bincount(pairs[:, 0], minlength=group.max() + 1 if group.size else 0)
+        inside = n_values[group] >= 2
         if not inside.any() or not cols:
             continue
         probed.append(p)
-        moved = False
-        for c in cols:
-            v = pd.to_numeric(results[c], errors="coerce")
-            first = v.groupby(group).transform("first").to_numpy(np.float64)
-            nan_first = v.isna().groupby(group).transform("first").to_numpy(bool)
-            ref = np.where(nan_first, np.nan, first)
-            if not _same(v.to_numpy(np.float64)[inside], ref[inside]).all():
-                moved = True
-                break
-        if not moved:
+        if not any(_moves_within(v[inside], group[inside]) for v in values):
             unidentified.append(p)
     order = {p: i for i, p in enumerate(names)}
     return {"swept": swept, "declared": declared, "unidentified": sorted(unidentified, key=order.get),
@@ -619,8 +626,9 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     # among equally good rows, change production the least: most fields at their default, then
     # the first proposed
     names = _param_names(spec, results)
-    same = np.array([sum(str(results.iloc[j][p]) == str(getattr(defaults, p)) for p in names)
-                     for j in tied])
+    same = np.zeros(len(tied), dtype=np.int64)
+    for p in names:
+        same += (results[p].iloc[tied].astype(str) == str(getattr(defaults, p))).to_numpy()
     pick = tied[int(np.argmax(same))]
     row = results.iloc[int(pick)]
     ties = results.iloc[tied]

@@ -96,15 +96,24 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
     except (MemoryError, RecursionError, Exception) as exc:  # pyarrow/pandas parse errors of many kinds
         raise LogValidationError(f"{path}: cannot read as {fmt} ({type(exc).__name__}: {_one_line(exc)})",
                                  file=str(path), expected=f"a {fmt} file") from None
-    return df.reset_index(drop=True)
+    flag = df.attrs.get(_UTF8, False)
+    df = df.reset_index(drop=True)
+    df.attrs[_UTF8] = flag
+    return df
 
 
 def _one_line(exc) -> str:
     return " ".join(str(exc).split())[:300]
 
 
+#: ``DataFrame.attrs`` key set on frames whose text pyarrow decoded (always valid Unicode).
+_UTF8 = "thatchlab.valid_utf8"
+
+
 def _to_pandas(table) -> pd.DataFrame:
-    return table.to_pandas(self_destruct=True, split_blocks=True, deduplicate_objects=True)
+    df = table.to_pandas(self_destruct=True, split_blocks=True, deduplicate_objects=True)
+    df.attrs[_UTF8] = True
+    return df
 
 
 def _read_jsonl(p: Path, path, columns, required) -> pd.DataFrame:
@@ -390,7 +399,7 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
             out[col] = None
     failures: list[tuple[int, str, object, str]] = []
 
-    for col in out.columns:
+    for col in out.columns if not df.attrs.get(_UTF8, False) else ():
         bad = surrogate_rows(out[col])
         failures.extend((int(i), col, out[col].iloc[int(i)], _SURROGATE) for i in bad)
     for col in spec.times:
@@ -483,11 +492,18 @@ def _parse_times(col: pd.Series):
     is_str = np.fromiter((type(v) is str for v in vals), dtype=bool, count=n)
     parsed = np.full(n, np.datetime64("NaT", "ns"), dtype="datetime64[ns]")  # UTC wall times
     if is_str.any():
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         text = pd.Series(vals[is_str], dtype=object)
-        aware = text.str.contains(_AWARE, regex=True).to_numpy(dtype=bool)
+        try:  # pyarrow's regex engine is several times faster than Python's
+            aware = pc.match_substring_regex(pa.array(vals[is_str], type=pa.string()), _AWARE)
+            aware = aware.to_numpy(zero_copy_only=False).astype(bool)
+        except (pa.ArrowException, UnicodeError):  # text pyarrow cannot hold (a lone surrogate)
+            aware = text.str.contains(_AWARE, regex=True).to_numpy(dtype=bool)
         got = pd.to_datetime(text.where(aware), format="ISO8601", utc=True, errors="coerce")
         parsed[is_str] = got.dt.tz_localize(None).dt.as_unit("ns").to_numpy()
-    present = np.fromiter((not _isnull(v) for v in vals), dtype=bool, count=n)
+    present = col.notna().to_numpy()
     bad = []
     for i in np.flatnonzero(present & np.isnat(parsed)):
         ts, why = _one_time(vals[i])
@@ -553,7 +569,7 @@ def numbers_ok(s: pd.Series, *, whole: bool = False, low=None, high=None, nullab
         if high is not None:
             ok &= vals <= high
     if nullable:
-        ok |= s.map(_isnull).to_numpy(dtype=bool) if s.dtype == object else s.isna().to_numpy()
+        ok |= s.isna().to_numpy()
     return pd.Series(ok, index=s.index)
 
 

@@ -60,3 +60,164 @@ def test_unreadable_files(tmp_path):
         read_table(tmp_path / "x.txt")
     with pytest.raises(LogValidationError, match="no such file"):
         read_table(tmp_path / "missing.csv")
+
+
+# ---------------------------------------------------------------- issue 13: odd values of fuzzed logs
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from thatchlab import logs  # noqa: E402
+from thatchlab.core.errors import ThatchlabError  # noqa: E402
+
+RECALL_ROW = {"ts": "2026-01-02T00:00:00Z", "recall_id": "r1", "memory_id": "m1", "namespace": "ns",
+              "source": "user", "caller_confidence": 0.9, "created_at": "2026-01-01T00:00:00Z",
+              "is_atom": False, "corroboration": 2, "rank": 1, "score": 1.5, "consumed": True}
+MEMORY_ROW = {"ts": "2026-01-01T00:00:00Z", "memory_id": "m1", "kind": "write", "text": "likes tea",
+              "belief_class": "preference"}
+MESSAGE_ROW = {"ts": "2026-01-01T09:00:00Z", "session": "s1", "kind": "message", "text": "help me"}
+
+
+def _jsonl(tmp_path, rows, raw=None, name="log.jsonl"):
+    path = tmp_path / name
+    if raw is not None:
+        path.write_text(raw, encoding="utf-8", errors="surrogatepass")
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _first_error(reader, path):
+    with pytest.raises(LogValidationError) as err:
+        reader(path)
+    return err.value
+
+
+@pytest.mark.parametrize("value", ['"Infinity"', "Infinity", "1e308", "99999999999999999999", "true", "-1", "2.5",
+                                   "NaN"])
+def test_corroboration_must_be_a_finite_whole_count_that_fits_int64(tmp_path, value):
+    line = json.dumps(RECALL_ROW).replace('"corroboration": 2', f'"corroboration": {value}')
+    e = _first_error(logs.read_recall_log, _jsonl(tmp_path, None, raw=line + "\n"))
+    assert (e.file, e.row, e.column) == (str(tmp_path / "log.jsonl"), 0, "corroboration")
+    assert any(w in e.expected for w in ("whole number", "greater_than_or_equal_to(0)", "not null"))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("value", ["inf", "1e308", "True"])
+def test_corroboration_from_csv_and_parquet_text(tmp_path, suffix, value):
+    df = pd.DataFrame([RECALL_ROW]).assign(corroboration=value)
+    path = write_table(df, tmp_path / f"r{suffix}")
+    e = _first_error(logs.read_recall_log, path)
+    assert (e.row, e.column) == (0, "corroboration")
+
+
+def test_booleans_are_not_numbers(tmp_path):
+    for col in ("caller_confidence", "score", "rank"):
+        e = _first_error(logs.read_recall_log, _jsonl(tmp_path, [{**RECALL_ROW, col: True}]))
+        assert (e.row, e.column) == (0, col)
+    for col in ("half_life_days", "authority"):
+        e = _first_error(logs.read_memory_log, _jsonl(tmp_path, [{**MEMORY_ROW, col: True}]))
+        assert (e.row, e.column) == (0, col)
+    e = _first_error(logs.read_interaction_log, _jsonl(tmp_path, [{**MESSAGE_ROW, "propensity": True}]))
+    assert (e.row, e.column) == (0, "propensity")
+
+
+@pytest.mark.parametrize("ts", ["9999-01-01T00:00:00Z", "1000-01-01T00:00:00+00:00", "0001-01-01T00:00:00Z"])
+def test_times_outside_the_nanosecond_range_name_the_supported_range(tmp_path, ts):
+    for reader, row in ((logs.read_interaction_log, MESSAGE_ROW), (logs.read_memory_log, MEMORY_ROW),
+                        (logs.read_recall_log, RECALL_ROW)):
+        e = _first_error(reader, _jsonl(tmp_path, [{**row, "ts": ts}]))
+        assert (e.row, e.column) == (0, "ts") and "1677-09-21" in str(e) and "2262-04-11" in str(e)
+
+
+def test_parquet_times_outside_the_nanosecond_range(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"ts": pa.array([pd.Timestamp("2026-01-01", tz="UTC").to_pydatetime(),
+                                      pd.Timestamp("3000-01-01", tz="UTC").to_pydatetime()],
+                                     type=pa.timestamp("us", tz="UTC")),
+                      "session": ["s", "s"], "kind": ["message", "message"], "text": ["a", "b"]})
+    pq.write_table(table, tmp_path / "i.parquet")
+    e = _first_error(logs.read_interaction_log, tmp_path / "i.parquet")
+    assert (e.row, e.column) == (1, "ts") and "supported range" in str(e)
+
+
+def test_a_lone_surrogate_is_refused_with_row_and_column(tmp_path):
+    raw = json.dumps(MESSAGE_ROW) + "\n" + json.dumps(MESSAGE_ROW).replace("help me", "bad \\ud800 text") + "\n"
+    path = tmp_path / "log.jsonl"
+    path.write_text(raw)  # JSON escape of a lone surrogate: valid JSON, not valid Unicode
+    e = _first_error(logs.read_interaction_log, path)
+    assert (e.row, e.column) == (1, "text") and "surrogate" in e.expected
+    e = _first_error(logs.read_event_log, _jsonl(tmp_path, None, raw='{"ts": "2026-01-01T00:00:00Z", '
+                                                  '"workspace": "w", "session": "s", "name": "x\\udc80"}\n'))
+    assert (e.row, e.column) == (0, "name")
+
+
+def test_writers_refuse_a_lone_surrogate_and_write_nothing(tmp_path):
+    df = pd.DataFrame({"ts": ["2026-01-01T00:00:00Z"] * 2, "session": ["s", "s"], "kind": ["message"] * 2,
+                       "text": ["fine", "bad \ud800"]})
+    for suffix in (".jsonl", ".csv", ".parquet"):
+        with pytest.raises(LogValidationError) as err:
+            logs.write_interaction_log(df, tmp_path / f"out{suffix}")
+        assert (err.value.row, err.value.column) == (1, "text")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_text_with_nul_round_trips_through_our_writers(tmp_path, suffix):
+    df = pd.DataFrame([{**MESSAGE_ROW, "text": "before\x00after"}, {**MESSAGE_ROW, "text": "line\nbreak, \"q\""}])
+    path = logs.write_interaction_log(df, tmp_path / f"i{suffix}")
+    assert logs.read_interaction_log(path)["text"].tolist() == ["before\x00after", "line\nbreak, \"q\""]
+
+
+def test_embedding_values_a_float32_cannot_hold_are_refused(tmp_path):
+    e = _first_error(logs.read_interaction_log, _jsonl(tmp_path, [{**MESSAGE_ROW, "embedding": [1.0, 1e300]}]))
+    assert (e.row, e.column) == (0, "embedding")
+    e = _first_error(logs.read_interaction_log, _jsonl(tmp_path, [{**MESSAGE_ROW, "embedding": [10 ** 400]}]))
+    assert (e.row, e.column) == (0, "embedding")
+
+
+def test_header_only_and_empty_files(tmp_path):
+    (tmp_path / "m.csv").write_text("ts,memory_id,kind\n")
+    assert len(logs.read_memory_log(tmp_path / "m.csv")) == 0
+    for name in ("e.jsonl", "e.csv"):
+        (tmp_path / name).write_text("")
+        with pytest.raises(LogValidationError, match="missing column"):
+            logs.read_memory_log(tmp_path / name)
+
+
+def test_a_bom_is_not_part_of_the_first_column(tmp_path):
+    for name, text in (("b.jsonl", json.dumps(MEMORY_ROW) + "\n"),
+                       ("b.csv", "ts,memory_id,kind,text\n2026-01-01T00:00:00Z,m1,write,tea\n")):
+        (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert logs.read_memory_log(tmp_path / name)["memory_id"].tolist() == ["m1"]
+
+
+def test_a_missing_required_column_is_reported_missing_not_null(tmp_path):
+    e = _first_error(logs.read_recall_log, _jsonl(tmp_path, [{k: v for k, v in RECALL_ROW.items() if k != "ts"}]))
+    assert "missing column(s) ['ts']" in str(e)
+
+
+def test_reader_results_match_the_line_by_line_path(tmp_path):
+    """The pyarrow path and the line-by-line fallback give the same validated frame."""
+    from thatchlab.logs import _core
+
+    path = DATA / "recall_log.jsonl"
+    fast = logs.read_recall_log(path)
+    slow = logs.validate_recall_log(_core._read_jsonl_lines(path, str(path)))
+    pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_typed_errors_only_on_odd_number_spellings(tmp_path):
+    for value in ("1e999", "-0", "0x10", '""', "[]", "{}", str(2 ** 63), str(-(2 ** 63) - 1)):
+        line = json.dumps(RECALL_ROW).replace('"rank": 1', f'"rank": {value}')
+        try:
+            out = logs.read_recall_log(_jsonl(tmp_path, None, raw=line + "\n"))
+            assert out["rank"].iloc[0] >= 1
+        except ThatchlabError:
+            pass
+
+
+DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data"
+_ = np

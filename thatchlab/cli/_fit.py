@@ -22,6 +22,7 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
     import pandas as pd
 
     from thatchlab import logs
+    from thatchlab.core.errors import InputError
     from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
 
     choice("WHAT", what, ("prior", "halflife", "derive"))
@@ -39,7 +40,10 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
             prov = res.tables["provenance"].rename(columns={f"{engine}_id": "item_id"})
             fitter = PriorFitter(soft_weight=res.params.soft_weight).fit(prov[["item_id", "signal"]])
     elif what == "halflife":
-        fitter = HalfLifeFitter().fit_from_log(logs.read_memory_log(input))
+        log = logs.read_memory_log(input)
+        if not (log["kind"] == "write").any():
+            raise InputError(f"{input}: the memory log has no write rows; expected memories to fit half-lives on")
+        fitter = HalfLifeFitter().fit_from_log(log)
     else:
         fitter = DeriveWeightsFitter().fit(logs.read_recall_log(input))
     summary = fitter.summary_

@@ -135,7 +135,15 @@ class Cache:
     def __init__(self, path, sweep_id):
         self.path = None if path is None else Path(path)
         self.sweep_id = sweep_id
-        self.frame = pd.read_parquet(self.path) if self.path is not None and self.path.exists() else None
+        self.frame = None
+        if self.path is not None and self.path.exists():
+            try:
+                self.frame = pd.read_parquet(self.path)
+            except Exception as exc:  # a truncated or foreign file: pyarrow raises several types
+                from thatchlab.core.errors import InputError
+
+                raise InputError(f"{self.path}: the sweep cache is not a readable Parquet file "
+                                 f"({type(exc).__name__}); expected a cache a sweep wrote, or remove it") from None
         self._sums = None
 
     @property

@@ -313,7 +313,7 @@ class DeriveWeightsFitter(BaseFitter):
     def _unpack(self, theta, base: CalibrationParams) -> dict:
         kw = base.derive_kwargs()
         for name, v in zip(self._names, theta, strict=True):
-            kw[name] = math.exp(v) if name == "half_life_days" else v
+            kw[name] = math.exp(min(v, 700.0)) if name == "half_life_days" else v  # e^700: no decay; no OverflowError
         return kw
 
     def _nll(self, theta, x, base):
@@ -380,7 +380,7 @@ class DeriveWeightsFitter(BaseFitter):
         rows = []
         for i, name in enumerate(names):
             if name == "half_life_days":
-                coef = math.exp(theta[i])
+                coef = math.exp(min(theta[i], 700.0))
                 se_i = coef * se[i]  # delta method
             else:
                 coef, se_i = float(theta[i]), float(se[i])

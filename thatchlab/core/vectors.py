@@ -6,7 +6,7 @@ may hold vectors of several models and sizes), so rows are kept in one
 matrix per dimension; each row also keeps its model tag, which only a
 research mode that asks for it filters on.
 
-Production computes each cosine in float64 as dot / (|a| |b|), 0 when a norm
+Production computes each cosine in float64 as dot / (‖a‖ ‖b‖), 0 when a norm
 is 0, and rounds it to three decimals. Scanning a large matrix in float64 is
 memory-bound, so :meth:`VectorRows.candidates` scans normalised float32 rows
 and keeps every row that could matter within a margin far above float32
@@ -25,7 +25,7 @@ MARGIN = 2e-3
 
 
 def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cosines of two float64 matrices of the same shape: dot / (|a| |b|), 0
+    """Row-wise cosines of two float64 matrices of the same shape: dot / (‖a‖ ‖b‖), 0
     when a norm is 0.
 
     Every exact cosine in thatchlab goes through this one function (row-wise
@@ -173,7 +173,7 @@ class VectorRows:
         return pos, approx
 
     def exact(self, q, positions) -> np.ndarray:
-        """Cosines in float64, dot / (|a| |b|), 0 when a norm is 0 (production's formula)."""
+        """Cosines in float64, dot / (‖a‖ ‖b‖), 0 when a norm is 0 (production's formula)."""
         if len(positions) == 0:
             return np.zeros(0, dtype=np.float64)
         block = np.vstack([self._vecs[int(p)] for p in positions]).astype(np.float64)

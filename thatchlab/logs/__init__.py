@@ -5,14 +5,14 @@ Readers and writers handle JSONL, CSV and Parquet; each log kind has a
 with the file, row, column and what was expected. Logs are never modified in
 place.
 
-========================  ===========================================  ================
-log                       validate / read                              engine
-========================  ===========================================  ================
-interaction log           ``validate_interaction_log`` / ``read_...``  prediction, behavior
-memory log                ``validate_memory_log`` / ``read_...``       belief
-recall log                ``validate_recall_log`` / ``read_...``       calibration
+========================  ==================================================  ====================
+log                       validate / read                                     engine
+========================  ==================================================  ====================
+interaction log           ``validate_interaction_log`` / ``read_...``         prediction, behavior
+memory log                ``validate_memory_log`` / ``read_...``              belief
+recall log                ``validate_recall_log`` / ``read_...``              calibration
 event and recall streams  ``validate_event_log``, ``validate_recall_stream``  anticipation
-========================  ===========================================  ================
+========================  ==================================================  ====================
 
 Production files are logs too: :func:`signals_from_store` reads a thatch
 store's provenance as a signal log, and :func:`read_ai_memory` an ai-memory

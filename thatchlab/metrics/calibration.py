@@ -100,7 +100,7 @@ def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.D
 
 
 def ece(y, p, n_bins: int = 10) -> float:
-    """Expected calibration error: Σ_bins (n_b / n) · |observed_b − mean_forecast_b|.
+    """Expected calibration error: ``Σ_bins (n_b / n) · |observed_b − mean_forecast_b|``.
 
     Over the ten uniform bins of scikit-learn's ``calibration_curve`` (see
     :func:`calibration_bins`); NaN when there are no forecasts.

@@ -253,8 +253,8 @@ class DeriveWeightsFitter(BaseFitter):
     alpha : 1 − interval level.
     eps : probabilities are clipped to ``[eps, 1 − eps]`` in the likelihood.
 
-    Attributes (after ``fit``)
-    --------------------------
+    Attributes
+    ----------
     coef_ (dict), summary_ (DataFrame indexed by parameter: coef, se (Wald),
     ci_lower, ci_upper (profile likelihood), identified, hand_set),
     confidence_interval_, params_ (:class:`CalibrationParams` with the fitted

@@ -125,8 +125,8 @@ class HalfLifeFitter(BaseFitter):
     weibull : also fit a Weibull per group (lifelines ``WeibullFitter``) and
         report whether its shape ``rho`` is consistent with 1 (constant rate).
 
-    Attributes (after ``fit``)
-    --------------------------
+    Attributes
+    ----------
     half_life_ : Series of half-lives (days) per group.
     rate_ : Series of rates (per day).
     summary_ : DataFrame indexed by group with ``coef`` (half-life, days),

@@ -334,3 +334,133 @@ def test_an_unexpected_failure_is_still_one_line(monkeypatch, capsys):
     monkeypatch.delenv("THATCHLAB_DEBUG", raising=False)
     code, _, err = run(["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief"], capsys)
     assert code == 1 and err == "error: unexpected RuntimeError: something broke (set THATCHLAB_DEBUG=1 for the traceback)\n"
+
+
+# ------------------------------------------------------------ issue 13: Ctrl-C, atomic outputs, tiny inputs
+INTERRUPTS = {  # verb argv, and a function the verb calls that a Ctrl-C interrupts
+    "run": (["run", "--data", str(DATA), "--out", "OUT/run"], "thatchlab.run.run_all"),
+    "demo": (["demo", "--out", "OUT/demo"], "thatchlab.cli.demo.run_demo"),
+    "import": (["import", "x.db"], "thatchlab.store.import_sqlite"),
+    "merge": (["merge", "a.db", "b.db"], "thatchlab.store.merge_into"),
+    "replay": (["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief"], "thatchlab.replay.run_belief"),
+    "sweep": (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", '{"state": [5]}',
+               "--metric", "auc"], "thatchlab.tune.sweep"),
+    "fit": (["fit", "halflife", str(DATA / "memory_log.jsonl")], "thatchlab.logs.read_memory_log"),
+    "calibrate": (["calibrate", str(DATA / "recall_log.jsonl")], "thatchlab.logs.read_recall_log"),
+    "mine": (["mine", str(DATA / "events.jsonl"), str(DATA / "recalls.jsonl")], "thatchlab.logs.read_event_log"),
+    "export": (["export", str(DATA / "interactions.jsonl"), "--engine", "prediction", "--out", "OUT/x.db"],
+               "thatchlab.cli._store.load_log"),
+    "synth": (["synth", "belief", "--out", "OUT/s.csv"], "thatchlab.synth.BeliefWorld.log"),
+}
+
+
+def _ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("verb", list(INTERRUPTS))
+def test_ctrl_c_exits_130_with_one_line_on_every_verb(verb, tmp_path, capsys, monkeypatch):
+    """Before: typer turned KeyboardInterrupt into an exit code main() dropped: exit 0, nothing printed."""
+    argv, target = INTERRUPTS[verb]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(target, _ctrl_c)
+    code, _, err = run([a.replace("OUT", str(tmp_path / "out")) for a in argv], capsys)
+    assert code == 130 and err == "interrupted\n"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.*"))
+
+
+def test_every_registered_verb_is_guarded():
+    from thatchlab.cli import app
+
+    for cmd in app.registered_commands:
+        assert getattr(cmd.callback, "__wrapped__", None) is not None, cmd.name
+    assert set(INTERRUPTS) <= {cmd.name for cmd in app.registered_commands}
+
+
+def test_typed_errors_exit_2_with_one_line_under_typers_runner(tmp_path):
+    from typer.testing import CliRunner
+
+    from thatchlab.cli import app
+
+    res = CliRunner().invoke(app, ["replay", str(tmp_path / "absent.jsonl"), "--engine", "belief"])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: ")
+
+
+def test_ctrl_c_mid_write_leaves_no_partial_output(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "events.csv"
+    real = pd.DataFrame.to_csv
+
+    def half_then_ctrl_c(self, path, *args, **kwargs):
+        real(self.iloc[: len(self) // 2], path, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_ctrl_c)
+    code, _, err = run(["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief",
+                        "--events-out", str(out)], capsys)
+    assert code == 130 and err == "interrupted\n"
+    assert list(tmp_path.iterdir()) == []   # neither the target nor its temporary file
+
+
+def test_a_real_sigint_to_a_slow_verb(tmp_path):
+    import os
+    import signal
+    import time
+
+    cache, out = tmp_path / "cache.parquet", tmp_path / "all.csv"
+    space = json.dumps({"state": [float(x) for x in range(1, 200)]})
+    env = dict(os.environ, TQDM_DISABLE="1")
+    proc = subprocess.Popen([sys.executable, "-m", "thatchlab.cli", "sweep", str(DATA / "memory_log.jsonl"),
+                             "--engine", "belief", "--space", space, "--metric", "auc", "--cache", str(cache),
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not cache.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)   # the first chunk is cached: the verb is running
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "interrupted"
+    assert len([ln for ln in err.splitlines() if ln.strip()]) == 1
+    assert not out.exists()
+
+
+def test_anticipation_replay_on_a_one_or_two_row_stream(tmp_path, capsys):
+    """Before: pandas' 'No objects to concatenate' escaped the replay (exit 1)."""
+    ev, rc = tmp_path / "e.jsonl", tmp_path / "r.jsonl"
+    ev.write_text("".join((DATA / "events.jsonl").read_text().splitlines(True)[:1]))
+    rc.write_text("".join((DATA / "recalls.jsonl").read_text().splitlines(True)[:2]))
+    code, _, err = run(["replay", str(ev), "--engine", "anticipation", "--recalls", str(rc)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "warm-up" in err
+    code, out, _ = run(["mine", str(ev), str(rc)], capsys)
+    assert code == 0 and "total" in out
+
+
+def test_header_only_memory_csv(tmp_path, capsys):
+    """Before: fit halflife died on a naive NaT (exit 1)."""
+    path = tmp_path / "m.csv"
+    path.write_text("ts,memory_id,kind\n")
+    code, _, err = run(["fit", "halflife", str(path)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "no write rows" in err
+    code, _, _ = run(["replay", str(path), "--engine", "belief"], capsys)
+    assert code == 0
+
+
+def test_a_truncated_sweep_cache(tmp_path, capsys):
+    """Before: pyarrow's ArrowInvalid escaped (exit 1)."""
+    cache = tmp_path / "c.parquet"
+    argv = ["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", '{"state": [5, 10]}',
+            "--metric", "auc", "--cache", str(cache)]
+    assert run(argv, capsys)[0] == 0
+    cache.write_bytes(cache.read_bytes()[:200])
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.count("\n") == 1 and "sweep cache" in err
+
+
+def test_fit_derive_on_60_rows(tmp_path, capsys):
+    log = logs.read_recall_log(DATA / "recall_log.jsonl").iloc[:60]
+    logs.write_table(log, tmp_path / "r.jsonl")
+    code, _, err = run(["fit", "derive", str(tmp_path / "r.jsonl")], capsys)
+    assert code in (0, 2) and (code == 0 or err.count("\n") == 1)
+
+
+def test_synth_refuses_a_negative_seed(tmp_path, capsys):
+    code, _, err = run(["synth", "belief", "--out", str(tmp_path / "s.csv"), "--seed", "-1"], capsys)
+    assert code == 2 and "--seed" in err and not list(tmp_path.iterdir())

@@ -28,6 +28,8 @@ def synth(kind: str = typer.Argument(..., help="preference, behavior, belief, re
     choice("KIND", kind, KINDS)
     if size is not None and size < 1:
         raise InputError(f"--size: expected an integer >= 1, got {size}")
+    if seed < 0:
+        raise InputError(f"--seed: expected an integer >= 0, got {seed}")
     logs.log_format(out)  # fail on an unknown suffix before generating anything
     out.parent.mkdir(parents=True, exist_ok=True)
     written = []

@@ -51,6 +51,7 @@ from thatchlab.belief._currency import (
     derive_half_life_days,
     evidence_clock,
 )
+from thatchlab.belief._exposure import exposure_segments
 from thatchlab.belief._store import MEMORY_COLUMNS, BeliefStore
 from thatchlab.core.params.belief import (
     BELIEF_BANDS,
@@ -62,7 +63,7 @@ from thatchlab.core.params.belief import (
     BeliefParams,
 )
 
-__all__ = [
+__all__ = ["exposure_segments",
     "compute_currency", "currency_band", "derive_half_life_days", "evidence_clock",
     "currency_reference", "band_reference", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES",
     "BELIEF_BANDS", "BELIEF_VIEWS", "EVIDENCE_EVENTS", "BeliefParams", "BeliefStore",

@@ -59,8 +59,10 @@ from thatchlab.calibration._derive import (
     shadow_sample,
     signals_json,
 )
+from thatchlab.calibration._features import recall_features
 
 __all__ = [
+    "recall_features",
     "EPS",
     "LN2",
     "derive",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 
 import typer
@@ -35,19 +36,27 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
     check_out(events_out, metrics_out)
     params = engine_params(engine, config)
     data = load_log(engine, log, recalls)
-    if engine in SCORING:
-        res = rp.run(data, engine=engine, params=params, embedder=get_embedder(lookup))
-        events = res.events
-    elif engine == "belief":
-        res = rp.run_belief(data, params)
-        events = res.events
-    elif engine == "calibration":
-        res = rp.run_calibration(data, params)
-        events = res.events
-    else:
-        with _short_streams(log):
-            res = rp.run_anticipation(*data, params)
-        events = res.sessions
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        if engine in SCORING:
+            res = rp.run(data, engine=engine, params=params, embedder=get_embedder(lookup))
+            events = res.events
+        elif engine == "belief":
+            res = rp.run_belief(data, params)
+            events = res.events
+        elif engine == "calibration":
+            res = rp.run_calibration(data, params)
+            events = res.events
+        else:
+            with _short_streams(log):
+                res = rp.run_anticipation(*data, params)
+            events = res.sessions
+    diagnostics = list(getattr(res, "diagnostics", []) or [])
+    for w in caught:  # one plain line each on stderr; the diagnostics get their own lines below
+        if issubclass(w.category, UserWarning) and not str(w.message).startswith("replay: "):
+            typer.echo(f"warning: {w.message}", err=True)
+    for sentence in diagnostics:
+        typer.echo(f"diagnostic: {sentence}", err=True)
     metrics = {k: v for k, v in res.metrics.items() if v is None or isinstance(v, (int, float, str))}
     echo_pairs(metrics.items())
     if events_out is not None:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
+from thatchlab.replay._order import sort_by_time
 from thatchlab.replay._scoring_nudges import nudge_reads
 from thatchlab.replay._scoring_reads import ReadCosines
 from thatchlab.replay._scoring_writes import run_writes
@@ -67,7 +68,7 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     >>> [float(plan.run(ScoringParams(k=k)).nudges["score"].iloc[0]) for k in (1, 5, 20)]
     [0.746, 0.58, 0.521]
     """
-    log = log if validated else check_log(log)
+    log = log if validated else sort_by_time(check_log(log), "interaction log")
     eng = initial_engine(initial, engine, embedder, ScoringParams(dedup_cosine=dedup_cosine,
                                                                   dedup_scope=dedup_scope),
                          strict_model=strict_model)

@@ -18,6 +18,7 @@ from thatchlab.anticipation import Prefetcher, mine, slot_of
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.anticipation import AnticipationParams, parse_duration
 from thatchlab.logs.streams import validate_event_log, validate_recall_stream
+from thatchlab.replay._order import sort_by_time
 
 __all__ = ["run_anticipation", "AnticipationReplayResult", "RUN_TIME"]
 
@@ -100,8 +101,8 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     """
     params = params if params is not None else AnticipationParams()
     warm = parse_duration("warmup", warmup)
-    events = validate_event_log(events, source="events")
-    recalls = validate_recall_stream(recalls, source="recalls")
+    events = sort_by_time(validate_event_log(events, source="events"), "event stream")
+    recalls = sort_by_time(validate_recall_stream(recalls, source="recalls"), "recall stream")
     if recalls.empty:
         raise InputError("recalls: the recall stream is empty; expected at least one recall to "
                          "prefetch for")

@@ -22,10 +22,12 @@ from thatchlab.belief import (
     compute_currency,
     currency_band,
     derive_half_life_days,
+    exposure_segments,
 )
 from thatchlab.core.errors import InputError
 from thatchlab.logs.memory import validate_memory_log
 from thatchlab.metrics.calibration import brier
+from thatchlab.replay._order import sort_by_time
 
 __all__ = ["run_belief", "BeliefReplayResult", "band_truth_table"]
 
@@ -73,6 +75,15 @@ class BeliefReplayResult:
     params: BeliefParams
     _raw_reads: pd.DataFrame = field(repr=False, default=None)
     _time_only: int = field(repr=False, default=0)
+    log: pd.DataFrame = field(repr=False, default=None)
+
+    def exposures(self, end=None) -> pd.DataFrame:
+        """The replayed log's exposure segments, what :class:`~thatchlab.tune.HalfLifeFitter` fits:
+        ``HalfLifeFitter().fit(ex["duration_days"], ex["event"], ex["group"])``
+        (see :func:`thatchlab.belief.exposure_segments`)."""
+        if self.log is None:
+            raise InputError("exposures: this result does not hold its log; replay with run_belief")
+        return exposure_segments(self.log, end=end)
 
     @property
     def tables(self) -> dict:
@@ -84,7 +95,7 @@ class BeliefReplayResult:
         events, metrics, table = _score(self._raw_reads, params, self._time_only,
                                         self.metrics["n_missing"])
         return BeliefReplayResult(events, self.actions, self.state, metrics, table, params,
-                                  self._raw_reads, self._time_only)
+                                  self._raw_reads, self._time_only, log=self.log)
 
 
 def band_truth_table(events: pd.DataFrame) -> pd.DataFrame:
@@ -185,9 +196,7 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
     params = params if params is not None else BeliefParams()
     if not isinstance(params, BeliefParams):
         raise InputError(f"params: expected BeliefParams, got {type(params).__name__}")
-    log = validate_memory_log(log)
-    order = np.argsort(log["ts"].to_numpy(), kind="stable")
-    log = log.iloc[order].reset_index(drop=True)
+    log = sort_by_time(validate_memory_log(log), "memory log")
     if isinstance(initial, BeliefStore):
         store = initial.copy()
         store.params = params
@@ -238,7 +247,7 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
     raw = _reads_frame(reads)
     events, metrics, table = _score(raw, params, time_only, n_missing)
     act = pd.DataFrame(actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])
-    return BeliefReplayResult(events, act, store, metrics, table, params, raw, time_only)
+    return BeliefReplayResult(events, act, store, metrics, table, params, raw, time_only, log=log)
 
 
 def _reads_frame(reads: list) -> pd.DataFrame:

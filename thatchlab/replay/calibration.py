@@ -25,6 +25,7 @@ from thatchlab.calibration import (
     derive,
     derive_signals,
     freshness_factor,
+    recall_features,
     shadow_sample,
     signals_json,
 )
@@ -32,6 +33,7 @@ from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.logs.recall import read_recall_log, validate_recall_log
 from thatchlab.metrics.calibration import calibration_summary, reliability_curve
+from thatchlab.replay._order import sort_by_time
 
 __all__ = ["CalibrationResult", "run_calibration", "recall_ledger", "decay_touches", "decay_ranking_study"]
 
@@ -63,6 +65,15 @@ class CalibrationResult:
     state: CalibrationState
     metrics: dict
     params: CalibrationParams = field(default_factory=CalibrationParams)
+    log: pd.DataFrame = field(repr=False, default=None)
+
+    def derive_rows(self) -> pd.DataFrame:
+        """The judged touches of the replayed log, what :class:`~thatchlab.tune.DeriveWeightsFitter`
+        fits (``ts, age_days, is_atom, corroboration, consumed``; see
+        :func:`thatchlab.calibration.recall_features`)."""
+        if self.log is None:
+            raise InputError("derive_rows: this result does not hold its log; replay with run_calibration")
+        return recall_features(self.log)
 
     @property
     def report(self) -> CalibrationReport:
@@ -188,7 +199,7 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
         log = validate_recall_log(log)
     if len(log) == 0:
         raise InputError("run_calibration: the recall log is empty; expected at least one recall row")
-    log = log.sort_values("ts", kind="stable").reset_index(drop=True)
+    log = sort_by_time(log, "recall log")
     ts_ns = log["ts"].array.asi8
     created_ns = log["created_at"].array.asi8
     codes, mem_ids = pd.factorize(log["memory_id"], sort=False)
@@ -275,7 +286,7 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
         for k in ("brier", "ece", "log_loss"):
             metrics[f"{name}_{k}"] = float(summ[k])
     state = CalibrationState(memories=memories, observations=final_obs, params=params)
-    return CalibrationResult(events=events, observations=final_obs, reports=reports, windows=windows,
+    return CalibrationResult(log=log, events=events, observations=final_obs, reports=reports, windows=windows,
                              reliability=curves, state=state, metrics=metrics, params=params)
 
 

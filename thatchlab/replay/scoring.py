@@ -12,6 +12,7 @@ only through the public API of :mod:`thatchlab.scoring`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +21,8 @@ import pandas as pd
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs.interaction import validate_interaction_log
+from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
+from thatchlab.replay._order import sort_by_time
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
 
 __all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS",
@@ -63,6 +66,10 @@ class ReplayResult:
     path : ``"events"`` or ``"vectorised"``.
     strict_model : whether scans skipped rows of another model's tag (see
         :class:`~thatchlab.scoring.ScoringEngine`; False is production).
+    diagnostics : sentences explaining a mostly silent replay (more than half
+        of the scored messages surfaced nothing): each message's best matcher
+        cosine (median, 90th percentile) beside the threshold, and what to do
+        about an embedder/threshold mismatch; empty otherwise.
     """
 
     events: pd.DataFrame
@@ -74,6 +81,18 @@ class ReplayResult:
     params: ScoringParams = field(default_factory=ScoringParams)
     path: str = "vectorised"
     strict_model: bool = False
+    diagnostics: list = field(default_factory=list)
+
+    def prior_signals(self) -> pd.DataFrame:
+        """The signal log :class:`~thatchlab.tune.PriorFitter` fits from: ``item_id, signal, ts``.
+
+        One row per provenance row of the final state, in insertion order
+        (``create``/``codify`` rows included; the fitter counts the signals).
+        """
+        prov = self.tables["provenance"]
+        fk = "prediction_id" if "prediction_id" in prov.columns else "behavior_id"
+        out = prov.rename(columns={fk: "item_id", "created_at": "ts"})[["item_id", "signal", "ts"]]
+        return out.reset_index(drop=True)
 
     def __repr__(self):
         return (f"ReplayResult(engine={self.engine!r}, path={self.path!r}, events={len(self.events)}, "
@@ -155,7 +174,9 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
 
     Each event's store is its ``store`` column (the project store when null);
     writes go there and nudges search ``[store, "global"]``. Events run in
-    log order with ``now = ts``.
+    time order with ``now = ts``: the log is sorted stably by ``ts`` (ties
+    keep file order), with a ``UserWarning`` saying how many rows moved when
+    it was not in time order; ``events`` follow that order.
 
     Examples
     --------
@@ -180,7 +201,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
         raise ParamsError(f"params: expected ScoringParams, got {type(params).__name__}")
     if path not in ("vectorised", "events"):
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
-    log = check_log(log)
+    log = sort_by_time(check_log(log), "interaction log")
     if path == "events":
         res = _run_events(log, engine, params, embedder, initial, strict_model)
     else:
@@ -190,6 +211,11 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
                         dedup_scope=params.dedup_scope, validated=True, strict_model=strict_model)
         res = plan.run(params, metrics=False)
     res.metrics = {**replay_metrics(res, log), **foreign_model_metrics(res.events)}
+    if silent_share(res.events) > SILENT_SHARE:
+        probe = initial_engine(initial, engine, embedder, params)
+        res.diagnostics = silence_diagnostics(log, res.events, res.tables["matchers"], probe.embedder,
+                                              params.threshold, probe.project_store)
+        warnings.warn("replay: " + " ".join(res.diagnostics), UserWarning, stacklevel=2)
     return res
 
 

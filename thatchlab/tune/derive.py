@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from thatchlab.calibration import EPS, LN2, derive
+from thatchlab.calibration import EPS, LN2, derive, recall_features
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.metrics.calibration import brier, ece, log_loss
@@ -27,35 +27,6 @@ from thatchlab.tune._fitter import BaseFitter
 __all__ = ["DeriveWeightsFitter", "interval_coverage", "recall_features", "recalibrate"]
 
 COEFS = ("intercept", "atom_bump", "corroboration_weight", "age_penalty", "half_life_days")
-_DAY_NS = 86_400 * 10**9
-
-
-def recall_features(recalls: pd.DataFrame) -> pd.DataFrame:
-    """``ts, age_days, is_atom, corroboration, consumed`` of the judged touches of a recall log.
-
-    ``age_days = (ts − created_at)`` in days (or an ``age_days`` column as given).
-
-    >>> from thatchlab.synth.recall import RecallWorld
-    >>> list(recall_features(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
-    ['ts', 'age_days', 'is_atom', 'corroboration', 'consumed']
-    """
-    need = ("is_atom", "corroboration", "consumed")
-    missing = [c for c in need if c not in recalls.columns]
-    if missing or not ({"ts", "created_at"} <= set(recalls.columns) or "age_days" in recalls.columns):
-        raise InputError(f"recalls: missing column(s) {missing or ['ts', 'created_at']}; expected a recall "
-                         "log (ts, created_at, is_atom, corroboration, consumed) or an age_days column")
-    judged = recalls.loc[recalls["consumed"].notna()].reset_index(drop=True)
-    if "age_days" in judged.columns:
-        age = judged["age_days"].to_numpy(np.float64)
-    else:
-        ts = pd.to_datetime(judged["ts"], utc=True).dt.as_unit("ns")
-        age = (ts.array.asi8 - pd.to_datetime(judged["created_at"], utc=True).dt.as_unit("ns").array.asi8) / _DAY_NS
-    out = pd.DataFrame({"age_days": age, "is_atom": judged["is_atom"].astype(bool).to_numpy(),
-                        "corroboration": judged["corroboration"].to_numpy(np.float64),
-                        "consumed": judged["consumed"].astype(bool).astype(np.float64).to_numpy()})
-    if "ts" in judged.columns:
-        out.insert(0, "ts", pd.to_datetime(judged["ts"], utc=True))
-    return out
 
 
 def _logit(p):

@@ -16,9 +16,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief import exposure_segments
 from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
-from thatchlab.logs.memory import validate_memory_log
 from thatchlab.tune._fitter import BaseFitter
 
 __all__ = ["HalfLifeFitter", "NoExposureError", "exposure_segments"]
@@ -28,77 +28,6 @@ _LN2 = math.log(2.0)
 
 class NoExposureError(ThatchlabError, ValueError):
     """A fitted class has events but no exposure (half-life 0), which no belief prior can express."""
-
-
-def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
-    """Exposure segments of a memory log (one row per segment).
-
-    A segment runs from an evidence time (the ``write``, a ``restated``, a
-    confirming ``review``) to the next evidence (censored), to the end of the
-    belief (an observed event: ``resolved``, a refuting ``review``, or a
-    ``contradicted`` whose ``authority`` is at least the row's — null counts
-    as 0 — as the store would apply it), or to the row's deletion or the end
-    of the log (censored). Rows written with a named ``valid_to`` do not
-    decay and are left out. Events after a belief's end are ignored.
-    Rows at the same timestamp are taken in log order. Evidence logged before
-    an end at that same time still counts. So a belief contradicted at its
-    write's own timestamp gives a zero-length segment that ends in an event.
-    A zero-length segment that ends in no event says nothing and is left out.
-
-    Returns columns ``memory_id``, ``group`` (the class, ``unclassified`` when
-    null), ``start``, ``stop``, ``duration_days``, ``event``.
-    """
-    log = validate_memory_log(log)
-    log = log.iloc[np.argsort(log["ts"].to_numpy(), kind="stable")].reset_index(drop=True)
-    end_ts = log["ts"].max() if end is None else pd.Timestamp(end).tz_convert("UTC")
-    writes = log[(log["kind"] == "write") & log["valid_to"].isna()].drop_duplicates("memory_id")
-    rows = writes.set_index("memory_id")
-    target = log["target_memory_id"].where(log["target_memory_id"].notna(), log["memory_id"])
-    known = target.isin(rows.index)
-    row_auth = target.map(rows["authority"]).fillna(0.0)
-    kind, ts = log["kind"], log["ts"]
-    pos = pd.Series(np.arange(len(log), dtype=np.float64), index=log.index)  # log order breaks time ties
-    confirmed = log["confirmed"].fillna(False).astype(bool)
-    is_start = known & ((kind == "restated") | ((kind == "review") & confirmed))
-    is_end = known & ((kind == "resolved") | ((kind == "review") & ~confirmed & log["confirmed"].notna())
-                      | ((kind == "contradicted") & (log["authority"].fillna(0.0) >= row_auth)))
-    is_cens = known & (kind == "delete")
-    stops = pd.DataFrame({"memory_id": target[is_end | is_cens], "ts": ts[is_end | is_cens],
-                          "event": is_end[is_end | is_cens], "pos": pos[is_end | is_cens]})
-    stops = stops.drop_duplicates("memory_id", keep="first").set_index("memory_id")
-    stop = pd.Series(end_ts, index=rows.index).astype("datetime64[ns, UTC]")
-    event = pd.Series(False, index=rows.index)
-    stop_pos = pd.Series(np.inf, index=rows.index)
-    stop.loc[stops.index] = stops["ts"]
-    event.loc[stops.index] = stops["event"].astype(bool)
-    stop_pos.loc[stops.index] = stops["pos"]
-    starts = pd.DataFrame({
-        "memory_id": np.concatenate([rows.index.to_numpy(object), target[is_start].to_numpy(object)]),
-        "ts": pd.concat([rows["ts"], ts[is_start]], ignore_index=True),
-        "pos": np.concatenate([pos[writes.index].to_numpy(), pos[is_start].to_numpy()]),
-    })
-    starts["stop"] = starts["memory_id"].map(stop)
-    # evidence at the very time of the end counts when the log lists it first (e.g. a contradiction
-    # logged at the write's own timestamp ends a zero-length segment)
-    tie = (starts["ts"] == starts["stop"]) & (starts["pos"] < starts["memory_id"].map(stop_pos))
-    starts = starts[(starts["ts"] < starts["stop"]) | tie].sort_values(["memory_id", "ts", "pos"], kind="stable")
-    nxt = starts.groupby("memory_id", sort=False)["ts"].shift(-1)
-    last = nxt.isna()
-    seg_stop = nxt.where(~last, starts["stop"])
-    seg_event = last & starts["memory_id"].map(event).astype(bool)
-    # a zero-length segment that ends in no event carries no information: kept only if it ends in one
-    keep = ~(starts["ts"] == starts["stop"]) | seg_event
-    starts, seg_stop, seg_event = starts[keep], seg_stop[keep], seg_event[keep]
-    out = pd.DataFrame({
-        "memory_id": starts["memory_id"].to_numpy(),
-        "group": starts["memory_id"].map(rows["belief_class"]).fillna("unclassified").to_numpy(),
-        "start": starts["ts"].to_numpy(), "stop": seg_stop.to_numpy(),
-    })
-    out["start"] = pd.to_datetime(out["start"], utc=True).dt.as_unit("ns")
-    out["stop"] = pd.to_datetime(out["stop"], utc=True).dt.as_unit("ns")
-    out["duration_days"] = (out["stop"] - out["start"]).dt.total_seconds().to_numpy() / 86400.0
-    out["event"] = seg_event.to_numpy()
-    return out.reset_index(drop=True)
 
 
 class HalfLifeFitter(BaseFitter):

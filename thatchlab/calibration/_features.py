@@ -1,0 +1,40 @@
+"""The judged recall touches of a recall log as the rows the derive coefficients are fitted on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.core.errors import InputError
+
+__all__ = ["recall_features"]
+
+_DAY_NS = 86_400 * 10**9
+
+
+def recall_features(recalls: pd.DataFrame) -> pd.DataFrame:
+    """``ts, age_days, is_atom, corroboration, consumed`` of the judged touches of a recall log.
+
+    ``age_days = (ts − created_at)`` in days (or an ``age_days`` column as given).
+
+    >>> from thatchlab.synth.recall import RecallWorld
+    >>> list(recall_features(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
+    ['ts', 'age_days', 'is_atom', 'corroboration', 'consumed']
+    """
+    need = ("is_atom", "corroboration", "consumed")
+    missing = [c for c in need if c not in recalls.columns]
+    if missing or not ({"ts", "created_at"} <= set(recalls.columns) or "age_days" in recalls.columns):
+        raise InputError(f"recalls: missing column(s) {missing or ['ts', 'created_at']}; expected a recall "
+                         "log (ts, created_at, is_atom, corroboration, consumed) or an age_days column")
+    judged = recalls.loc[recalls["consumed"].notna()].reset_index(drop=True)
+    if "age_days" in judged.columns:
+        age = judged["age_days"].to_numpy(np.float64)
+    else:
+        ts = pd.to_datetime(judged["ts"], utc=True).dt.as_unit("ns")
+        age = (ts.array.asi8 - pd.to_datetime(judged["created_at"], utc=True).dt.as_unit("ns").array.asi8) / _DAY_NS
+    out = pd.DataFrame({"age_days": age, "is_atom": judged["is_atom"].astype(bool).to_numpy(),
+                        "corroboration": judged["corroboration"].to_numpy(np.float64),
+                        "consumed": judged["consumed"].astype(bool).astype(np.float64).to_numpy()})
+    if "ts" in judged.columns:
+        out.insert(0, "ts", pd.to_datetime(judged["ts"], utc=True))
+    return out

@@ -20,6 +20,8 @@ import numpy as np
 
 __all__ = ["VectorRows", "MARGIN", "exact_cosines"]
 
+#: Rows normalised per step when many are appended at once (bounds the float64 scratch).
+_CHUNK = 4096
 #: Slack around float32 cosines: > one rounding step (0.001) plus twice the float32 error.
 MARGIN = 2e-3
 
@@ -101,12 +103,20 @@ class VectorRows:
             if v is not None and len(v):
                 by_dim.setdefault(len(v), []).append(j)
         for dim, js in by_dim.items():
-            idx = start + np.asarray(js, dtype=np.int64)
-            block = np.vstack([vecs[j] for j in js]).astype(np.float64)
-            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-            block = np.divide(block, norms[:, None], out=np.zeros_like(block), where=norms[:, None] > 0)
-            self._block(dim)[idx] = block.astype(np.float32)
-            self._dims[idx] = dim
+            mat = self._block(dim)
+            # normalised in float64, chunk by chunk (row-wise, so chunking changes no bit)
+            for lo in range(0, len(js), _CHUNK):
+                part = js[lo: lo + _CHUNK]
+                block = np.stack([vecs[j] for j in part]).astype(np.float64)
+                norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+                np.divide(block, norms[:, None], out=block, where=norms[:, None] > 0)
+                block[norms == 0] = 0.0
+                if part[-1] - part[0] == len(part) - 1:       # consecutive rows: a slice
+                    idx = slice(start + part[0], start + part[-1] + 1)
+                else:
+                    idx = start + np.asarray(part, dtype=np.int64)
+                mat[idx] = block
+                self._dims[idx] = dim
 
     def delete(self, positions):
         """Remove rows (later rows shift up); the matrices are compacted in place, not rebuilt."""

@@ -3,7 +3,9 @@
 Each table keeps one Python list per column (O(1) appends, cheap cell
 updates) and a serial number per row; matchers and items add their vectors,
 an id → position map and store / model codes as int arrays, so the masks of
-a cosine scan are vectorised.
+a cosine scan are vectorised. Whole columns can be appended at once
+(``extend``), which is how a state is loaded from tables, and rows can be
+removed by position without rebuilding the other rows' columns.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ class IntColumn:
             self._buf = np.concatenate([self._buf, np.zeros(len(self._buf), dtype=np.int64)])
         self._buf[self._n] = value
         self._n += 1
+
+    def extend(self, values):
+        values = np.asarray(values, dtype=np.int64).reshape(-1)
+        need = self._n + values.size
+        if need > len(self._buf):
+            grown = np.zeros(max(need, 2 * len(self._buf)), dtype=np.int64)
+            grown[: self._n] = self._buf[: self._n]
+            self._buf = grown
+        self._buf[self._n: need] = values
+        self._n = need
 
     @property
     def values(self) -> np.ndarray:
@@ -75,6 +87,20 @@ class Rows:
         self._next_serial += 1
         return pos
 
+    def extend(self, **columns) -> int:
+        """Append whole columns (equal lengths, every column named); returns the
+        position of the first new row."""
+        start = len(self)
+        n = len(columns[self.columns[0]])
+        for c in self.columns:
+            values = columns[c]
+            if len(values) != n:
+                raise ValueError(f"column {c!r}: {len(values)} values, expected {n}")
+            self.data[c].extend(values)
+        self.serial.extend(np.arange(self._next_serial, self._next_serial + n, dtype=np.int64))
+        self._next_serial += n
+        return start
+
     def keep(self, mask: np.ndarray):
         """Drop the rows where ``mask`` is False (order kept)."""
         keep = np.flatnonzero(mask).tolist()
@@ -82,6 +108,29 @@ class Rows:
             col = self.data[c]
             self.data[c] = [col[j] for j in keep]
         self.serial.keep(mask)
+
+    def drop(self, positions):
+        """Remove the rows at ``positions`` (order kept). A few rows are deleted from
+        each column list in place (a memmove each), many by one rebuild."""
+        drop = sorted({int(p) for p in positions})
+        if not drop:
+            return
+        if len(drop) > 16:
+            mask = np.ones(len(self), dtype=bool)
+            mask[drop] = False
+            self.keep(mask)
+            return
+        for c in self.columns:
+            col = self.data[c]
+            for j in reversed(drop):
+                del col[j]
+        mask = np.ones(len(self), dtype=bool)
+        mask[drop] = False
+        self.serial.keep(mask)
+
+    def positions_of_serials(self, serials) -> np.ndarray:
+        """Current positions of rows given by serial (serials increase along the rows)."""
+        return np.searchsorted(self.serial.values, np.asarray(serials, dtype=np.int64))
 
 
 class VectorTableRows(Rows):
@@ -102,14 +151,35 @@ class VectorTableRows(Rows):
         self.model_code.append(model_code)
         return pos
 
+    def add_many(self, vectors, store_codes, model_codes, **columns) -> int:
+        """Append whole columns with their vectors and codes (the bulk form of :meth:`add`)."""
+        start = self.extend(**columns)
+        self.vectors.extend(vectors, columns["model"])
+        self.position.update(zip(columns["id"], range(start, start + len(columns["id"]))))
+        self.store_code.extend(store_codes)
+        self.model_code.extend(model_codes)
+        return start
+
     def delete(self, pos: int):
         mask = np.ones(len(self), dtype=bool)
         mask[pos] = False
-        self.keep(mask)
+        gone = self.data["id"][pos]
+        self.drop([pos])
         self.store_code.keep(mask)
         self.model_code.keep(mask)
         self.vectors.delete([pos])
-        self.position = {x: j for j, x in enumerate(self.data["id"])}
+        ids, position = self.data["id"], self.position
+        if position.get(gone) == pos:           # the id's last row is gone
+            del position[gone]
+            try:
+                j = ids.index(gone, 0, pos)     # an earlier row with the same id (C speed)
+            except ValueError:
+                j = None
+            if j is not None:
+                j = max(k for k in range(j, pos) if ids[k] == gone)
+                position[gone] = j
+        for j in range(pos, len(ids)):          # later rows shift up by one
+            position[ids[j]] = j
 
 
 def column_array(values, column: str) -> np.ndarray:

@@ -163,9 +163,9 @@ class EngineState:
         self._edges = Rows(TABLE_COLUMNS["edges"])
         self._provenance = Rows(TABLE_COLUMNS["provenance"])
         self._edge_keys: set = set()
-        self._edges_by_matcher: dict[str, list[int]] = defaultdict(list)
-        self._edges_by_item: dict[str, list[int]] = defaultdict(list)
-        self._provenance_by_item: dict[str, list[int]] = defaultdict(list)
+        self._edges_by_matcher = _SerialIndex(self._edges)
+        self._edges_by_item = _SerialIndex(self._edges)
+        self._provenance_by_item = _SerialIndex(self._provenance)
         self._id_counts: Counter = Counter()
         self.matchers = TableView(self._matchers, self.names["matchers"])
         self.items = TableView(self._items, self.names["items"])
@@ -305,30 +305,73 @@ class EngineState:
 
     @classmethod
     def from_tables(cls, tables: dict, names: Mapping[str, str]) -> EngineState:
-        """A state holding DataFrames shaped like :attr:`tables` (copied, not modified)."""
+        """A state holding DataFrames shaped like :attr:`tables` (copied, not modified).
+
+        Loading is columnar: each table's columns are read once, the vectors
+        stacked into their matrices in one step per dimension, and the edge
+        and provenance indexes built in one pass, so a 100,000-matcher store
+        loads in about a second. The state equals one built row by row through
+        the write path (stores and model codes in order of first appearance,
+        a repeated (matcher, item) edge kept once, ids counted per text).
+        """
         state = cls(names)
         fk = state.names["item_fk"]
-        for name in tables["stores"]["name"].tolist():
+        m, it = tables["matchers"], tables["items"]
+        m_store, i_store = _values(m, "store"), _values(it, "store")
+        for name in _values(tables["stores"], "name") + m_store + i_store:
             state._ensure_store(name)
-        for row in tables["matchers"].itertuples(index=False):
-            state._ensure_store(row.store)
-            state._add_matcher(row.id, row.store, row.description, _vec_or_none(row.embedding),
-                               _none(row.model), row.created_at, row.updated_at)
-            state._id_counts[(state.names["matchers"], row.store, row.description)] += 1
-        for row in tables["items"].itertuples(index=False):
-            state._ensure_store(row.store)
-            state._add_item(row.id, row.store, row.statement, _none(row.rationale), _vec_or_none(row.embedding),
-                            _none(row.model), float(row.confidence), float(row.confirm_count),
-                            float(row.disconfirm_count), row.created_at, row.updated_at)
-            state._id_counts[(state.names["items"], row.store, row.statement)] += 1
-        for row in tables["edges"].itertuples(index=False):
-            state._add_edge(row.matcher_id, getattr(row, fk), float(row.weight), row.created_at)
-        for row in tables["provenance"].itertuples(index=False):
-            item_id, detail = getattr(row, fk), _none(row.detail)
-            state._add_provenance(row.id, item_id, row.signal, detail, row.created_at)
-            pos = state.item_position(item_id)
-            store = state._items["store"][pos] if pos is not None else ""
-            state._id_counts[(state.names["provenance"], store, prov_text(item_id, row.signal, detail))] += 1
+        m_model = [_none(v) for v in _values(m, "model")]
+        i_model = [_none(v) for v in _values(it, "model")]
+        for model in dict.fromkeys(m_model + i_model):
+            state._model_code(model)
+        codes, models = state._store_codes, state._model_codes
+
+        def model_codes(values):
+            return np.fromiter((_NO_MODEL if v is None else models[v] for v in values), dtype=np.int64,
+                               count=len(values))
+
+        m_desc = _values(m, "description")
+        state._matchers.add_many(
+            [_vec_or_none(v) for v in _values(m, "embedding")],
+            np.fromiter((codes[v] for v in m_store), dtype=np.int64, count=len(m_store)),
+            model_codes(m_model), id=_values(m, "id"), store=m_store, description=m_desc, model=m_model,
+            created_at=_values(m, "created_at"), updated_at=_values(m, "updated_at"))
+        state._id_counts.update(zip([state.names["matchers"]] * len(m_desc), m_store, m_desc))
+        i_stmt = _values(it, "statement")
+        state._items.add_many(
+            [_vec_or_none(v) for v in _values(it, "embedding")],
+            np.fromiter((codes[v] for v in i_store), dtype=np.int64, count=len(i_store)),
+            model_codes(i_model), id=_values(it, "id"), store=i_store, statement=i_stmt,
+            rationale=[_none(v) for v in _values(it, "rationale")], model=i_model,
+            confidence=_floats(it, "confidence"), confirm_count=_floats(it, "confirm_count"),
+            disconfirm_count=_floats(it, "disconfirm_count"), created_at=_values(it, "created_at"),
+            updated_at=_values(it, "updated_at"))
+        state._id_counts.update(zip([state.names["items"]] * len(i_stmt), i_store, i_stmt))
+        # edges: a repeated (matcher, item) pair is kept once, at its first row
+        e = tables["edges"]
+        e_m, e_i, e_w, e_t = _values(e, "matcher_id"), _values(e, fk), _floats(e, "weight"), _values(e, "created_at")
+        keys = state._edge_keys
+        first = []
+        for j, key in enumerate(zip(e_m, e_i)):
+            if key not in keys:
+                keys.add(key)
+                first.append(j)
+        if len(first) < len(e_m):
+            e_m, e_i, e_w, e_t = ([col[j] for j in first] for col in (e_m, e_i, e_w, e_t))
+        state._edges.extend(matcher_id=e_m, item_id=e_i, weight=e_w, created_at=e_t)
+        first_serial = state._edges._next_serial - len(e_m)
+        state._edges_by_matcher.add_many(e_m, first_serial)
+        state._edges_by_item.add_many(e_i, first_serial)
+        pr = tables["provenance"]
+        p_item, p_sig = _values(pr, fk), _values(pr, "signal")
+        p_detail = [_none(v) for v in _values(pr, "detail")]
+        state._provenance.extend(id=_values(pr, "id"), item_id=p_item, signal=p_sig, detail=p_detail,
+                                 created_at=_values(pr, "created_at"))
+        state._provenance_by_item.add_many(p_item, state._provenance._next_serial - len(p_item))
+        position, item_store, table = state._items.position, state._items["store"], state.names["provenance"]
+        state._id_counts.update(
+            (table, item_store[position[iid]] if iid in position else "", prov_text(iid, sig, det))
+            for iid, sig, det in zip(p_item, p_sig, p_detail))
         return state
 
     def __repr__(self):
@@ -370,16 +413,17 @@ class EngineState:
         key = (matcher_id, item_id)
         if key in self._edge_keys:
             return False
-        pos = self._edges.append(matcher_id=matcher_id, item_id=item_id, weight=weight, created_at=created_at)
+        self._edges.append(matcher_id=matcher_id, item_id=item_id, weight=weight, created_at=created_at)
         self._edge_keys.add(key)
-        self._edges_by_matcher[matcher_id].append(pos)
-        self._edges_by_item[item_id].append(pos)
+        serial = self._edges._next_serial - 1
+        self._edges_by_matcher.add_many([matcher_id], serial)
+        self._edges_by_item.add_many([item_id], serial)
         return True
 
     def _add_provenance(self, pid, item_id, signal, detail, created_at):
-        pos = self._provenance.append(id=pid, item_id=item_id, signal=signal, detail=detail,
+        self._provenance.append(id=pid, item_id=item_id, signal=signal, detail=detail,
                                       created_at=created_at)
-        self._provenance_by_item[item_id].append(pos)
+        self._provenance_by_item.add_many([item_id], self._provenance._next_serial - 1)
 
     def _set_counts(self, pos: int, c: float, d: float, confidence: float, updated_at: str):
         items = self._items
@@ -396,15 +440,24 @@ class EngineState:
         return deterministic_id(table, store, text, n)
 
     def _delete_item(self, pos: int):
-        """Remove one item; its edges and provenance cascade, matchers stay."""
+        """Remove one item; its edges and provenance cascade, matchers stay.
+
+        Only the deleted rows are touched: the item's edges and provenance
+        are found through the indexes (which hold serials, so other rows'
+        entries stay valid while positions shift), removed from the column
+        lists in place, and the matchers' edge lists lose just those edges.
+        """
         iid = self._items["id"][pos]
         self._items.delete(pos)
-        self._edges.keep(np.asarray([x != iid for x in self._edges["item_id"]], dtype=bool))
-        self._provenance.keep(np.asarray([x != iid for x in self._provenance["item_id"]], dtype=bool))
-        self._edge_keys = set(zip(self._edges["matcher_id"], self._edges["item_id"]))
-        self._edges_by_matcher = _group(self._edges["matcher_id"])
-        self._edges_by_item = _group(self._edges["item_id"])
-        self._provenance_by_item = _group(self._provenance["item_id"])
+        edge_pos = self._edges_by_item.get(iid, [])
+        edge_serials = self._edges_by_item.pop(iid)
+        matcher_ids = [self._edges["matcher_id"][j] for j in edge_pos]
+        for mid, serial in zip(matcher_ids, edge_serials):
+            self._edges_by_matcher.remove(mid, serial)
+            self._edge_keys.discard((mid, iid))
+        self._edges.drop(edge_pos)
+        self._provenance.drop(self._provenance_by_item.get(iid, []))
+        self._provenance_by_item.pop(iid)
 
 
 def prov_text(item_id: str, signal: str, detail) -> str:
@@ -412,11 +465,56 @@ def prov_text(item_id: str, signal: str, detail) -> str:
     return f"{item_id}\x1f{signal}\x1f{detail if detail is not None else ''}"
 
 
-def _group(keys) -> dict:
-    out: dict = defaultdict(list)
-    for j, k in enumerate(keys):
-        out[k].append(j)
-    return out
+class _SerialIndex:
+    """key → the rows of one table with that key, in insertion order.
+
+    Rows are held by serial (their insertion number, which a delete never
+    changes), so removing some rows leaves every other key's entry valid;
+    :meth:`get` turns serials into current positions (they are the same
+    until the table's first delete).
+    """
+
+    __slots__ = ("_rows", "_serials")
+
+    def __init__(self, rows: Rows):
+        self._rows = rows
+        self._serials: dict = defaultdict(list)
+
+    def add_many(self, keys, first_serial: int):
+        """Index rows ``first_serial, first_serial + 1, …`` under ``keys``."""
+        serials = self._serials
+        for j, key in enumerate(keys, start=first_serial):
+            serials[key].append(j)
+
+    def get(self, key, default=()):
+        """Current positions of the rows with ``key`` (``default`` when none)."""
+        found = self._serials.get(key)
+        if not found:
+            return default
+        rows = self._rows
+        if rows._next_serial == len(rows):      # no row was ever removed: serial = position
+            return list(found)
+        return rows.positions_of_serials(found).tolist()
+
+    def pop(self, key) -> list:
+        """Forget ``key``; returns its serials."""
+        return self._serials.pop(key, [])
+
+    def remove(self, key, serial: int):
+        found = self._serials.get(key)
+        if found is not None:
+            found.remove(serial)
+            if not found:
+                del self._serials[key]
+
+
+def _values(df: pd.DataFrame, column: str) -> list:
+    """A column as a list of Python values (what ``itertuples`` yields)."""
+    return df[column].tolist()
+
+
+def _floats(df: pd.DataFrame, column: str) -> list:
+    return [float(v) for v in df[column].tolist()]
 
 
 def _vectors_column(rows: VectorRows) -> np.ndarray:

@@ -150,3 +150,13 @@ def test_replay_results_hand_each_fitter_its_input(sample, repo_root):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         assert DeriveWeightsFitter().fit(rows).n_ == len(rows)
+
+
+def test_run_anticipation_on_a_tiny_stream_raises_a_typed_error(repo_root):
+    from thatchlab.core.errors import InputError
+    from thatchlab.logs import read_event_log, read_recall_stream
+
+    ev = read_event_log(repo_root / "data" / "events.jsonl").iloc[:1]
+    rc = read_recall_stream(repo_root / "data" / "recalls.jsonl").iloc[:2]
+    with pytest.raises(InputError, match="warm-up"):
+        replay.run_anticipation(ev, rc)

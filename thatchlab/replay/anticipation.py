@@ -112,6 +112,10 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     sess = _first_recalls(recalls)
     sess["run_at"] = (sess["t0"] - RUN_TIME).dt.floor("D") + RUN_TIME
     sess = sess[sess["run_at"] >= first_run].reset_index(drop=True)
+    if sess.empty:
+        raise InputError(f"recalls: no session starts after the warm-up (first daily run at "
+                         f"{first_run.isoformat()}, {warmup} after the streams begin); expected "
+                         "streams that span more than the warm-up")
     sess["key"] = np.arange(len(sess))
     sess["slot"] = slot_of(sess["t0"], slot_hours=params.slot_hours, timezone=params.timezone).to_numpy()
 

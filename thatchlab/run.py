@@ -95,7 +95,11 @@ def _params(cfg, engine):
 
 
 def _fmt_table(df: pd.DataFrame) -> str:
-    return df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–")
+    """An HTML table with no empty index row: a plain row number is dropped, a named index
+    (metric names, parameter names) becomes the first column."""
+    if not (isinstance(df.index, pd.RangeIndex) and df.index.name is None):
+        df = df.reset_index().rename(columns={"index": ""})
+    return df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–", index=False)
 
 
 def _metrics_frame(metrics: dict) -> pd.DataFrame:
@@ -258,7 +262,8 @@ def _sweep(ctx):
     ctx["state"]["best_params"] = decision.params
     shipped = decision.shipped_parameters()
     ctx["state"]["prediction sweep:metrics"] = {
-        "n_configs": n_configs, "shipped": ", ".join(shipped) or "nothing", "optimism": decision.optimism}
+        "n_configs": n_configs, "shipped": ", ".join(shipped) or "nothing",
+        **{f"optimism_{d.metric}": d.optimism for d in decisions}}
     unidentified = decision.unidentified
     sec = Section(
         "Prediction engine: holdout sweep and decision",
@@ -266,13 +271,15 @@ def _sweep(ctx):
         f"the {holdout:g} before the last {holdout:g} of the log, test = the last {holdout:g}). "
         "The best configuration on validation is only a candidate: each parameter it changes is "
         "compared alone with production's default on the test stretch, by a paired bootstrap over "
-        "sessions with Holm's correction, and ships only when its interval excludes no "
-        "improvement. "
+        "sessions with Holm's correction, and ships only when its corrected interval excludes "
+        "zero in the improving direction. "
         + (f"Shipped: {', '.join(shipped)}. " if shipped else "Nothing is shipped: production's "
            "defaults stay. ")
         + (f"Not identified by their metric on this data (never shipped): {', '.join(unidentified)}. "
            if unidentified else "")
-        + f"The winner's optimism (validation minus test advantage): {decision.optimism:.4g}. "
+        + "The winners' optimism (their validation advantage over production's default minus "
+        "their test advantage): "
+        + "; ".join(f"{d.metric} {d.optimism:.4g}" for d in decisions) + ". "
         + " ".join(notes))
     sec.tables.append(("Decision evidence, one row per parameter", decision.evidence))
     sec.tables.extend(tables)
@@ -386,7 +393,7 @@ def _anticipation(ctx):
                   f"over the trailing {params.lookback}, prefetching k = {params.k} facts per session.")
     sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
     sec.tables.append(("Recall round-trips, tokens and latency per session", res.roi()))
-    sec.figures.append(("Sequential confidence: the seed's pair count vs true fractions",
+    sec.figures.append(("Sequential confidence: mnemo's production SQL (pair counts) vs true fractions",
                         _save(confidence_modes_plot(seed, frac), ctx["out"], "anticipation_modes")))
     return sec
 

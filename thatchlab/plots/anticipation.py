@@ -38,13 +38,13 @@ def confidence_modes_plot(seed: pd.DataFrame, fraction: pd.DataFrame):
     ax.scatter(m["confidence_f"], m["confidence_s"], s=10, alpha=0.5, color="tab:blue",
                label=f"{len(m)} (trigger, target) pairs")
     top = max(1.05, float(m["confidence_s"].max()) * 1.05) if len(m) else 1.05
-    ax.plot([0, 1], [0, 1], color="grey", lw=1, label="seed = fraction")
+    ax.plot([0, 1], [0, 1], color="grey", lw=1, label="production SQL = fraction")
     ax.axhline(1.0, color="tab:red", ls="--", lw=1, label="confidence 1")
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, top)
     ax.set_xlabel("fraction confidence (A followed by B / A occurrences)")
-    ax.set_ylabel("seed confidence (pairs / A occurrences)")
-    ax.set_title("Sequential confidence: seed SQL vs fraction")
+    ax.set_ylabel("production SQL confidence (pairs / A occurrences)")
+    ax.set_title("Sequential confidence: mnemo's production SQL vs fraction")
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return fig

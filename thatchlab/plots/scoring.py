@@ -88,7 +88,7 @@ def regime_bars(results, title: str = "Nudge regimes per message"):
         share = [counts.get(r, 0) / total for r in _REGIMES]
         ax.bar(x + (j - (len(pairs) - 1) / 2) * width, share, width, label=label, color=f"C{j}")
     ax.set_xticks(x)
-    ax.set_xticklabels(["strong\n(silent follow)", "ambiguous\n(interruption)", "none\n(ask)", "skipped"])
+    ax.set_xticklabels(["strong\n(silent follow)", "ambiguous\n(interruption:\nasks which)", "none\n(interruption:\nasks)", "skipped"])
     ax.set_xlabel("regime")
     ax.set_ylabel("share of messages (fraction)")
     ax.set_ylim(0, 1)

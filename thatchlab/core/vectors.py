@@ -166,13 +166,23 @@ class VectorRows:
         """
         q = np.asarray(q, dtype=np.float64)
         ok = self.usable(len(q), rows, model)
-        pos = np.flatnonzero(ok)
-        if pos.size == 0:
-            return pos, np.zeros(0, dtype=np.float32)
+        n_ok = int(np.count_nonzero(ok))
+        if n_ok == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         qn = np.sqrt(q @ q)
         qu = (q / qn if qn > 0 else q).astype(np.float32)
         mat = self._blocks[len(q)][: self._n]
-        approx = (mat @ qu)[pos] if pos.size > self._n // 4 else mat[pos] @ qu
+        if n_ok > self._n // 4:
+            # one product over the whole matrix; the floor and the mask are applied
+            # together, so only the survivors are gathered
+            full = mat @ qu
+            if floor is not None:
+                ok = ok & (full >= floor - MARGIN)
+            pos = np.flatnonzero(ok)
+            approx = full[pos]
+        else:
+            pos = np.flatnonzero(ok)
+            approx = mat[pos] @ qu
         if floor is not None:
             keep = approx >= floor - MARGIN
             pos, approx = pos[keep], approx[keep]

@@ -227,6 +227,11 @@ class ScoringEngine(ParamsMixin):
     def _rank(self, qvec, stores, threshold: float, max_items: int | None) -> tuple[pd.DataFrame, int]:
         """Steps 3–7 of the nudge: matchers → threshold → items → scores → one row per item;
         also how many scored matchers carry another model's tag."""
+        columns, n_foreign = self._rank_columns(qvec, stores, threshold, max_items)
+        return _frame(columns), n_foreign
+
+    def _rank_columns(self, qvec, stores, threshold: float, max_items: int | None) -> tuple[list, int]:
+        """:meth:`_rank` as the frame's columns, in :data:`ITEM_COLUMNS` order."""
         p = self.params
         items = self._state.items
         usable = self._state.usable("matchers", len(qvec), stores=stores, model=self.scan_model)
@@ -246,16 +251,13 @@ class ScoringEngine(ParamsMixin):
         keep = first if max_items is None else first[:max_items]
         rows, score = rows.take(keep), score[keep]
         matchers = self._state.matchers
-        df = pd.DataFrame({
-            "confidence": r3(rows.confidence),
-            "evidence_count": evidence_count(items.take("confirm_count", rows.item),
-                                             items.take("disconfirm_count", rows.item)),
-            "matcher_description": matchers.take("description", rows.matcher),
-            "statement": items.take("statement", rows.item), "score": score,
-            "item_id": items.take("id", rows.item), "matcher_id": matchers.take("id", rows.matcher),
-            "store": items.take("store", rows.item), "cosine": rows.cosine, "weight": rows.weight,
-            "stored_confidence": rows.confidence}, columns=ITEM_COLUMNS)
-        return df, n_foreign  # df built from typed arrays: int64 evidence, float64 numbers, object texts
+        columns = [
+            r3(rows.confidence),
+            evidence_count(items.take("confirm_count", rows.item), items.take("disconfirm_count", rows.item)),
+            matchers.take("description", rows.matcher), items.take("statement", rows.item), score,
+            items.take("id", rows.item), matchers.take("id", rows.matcher), items.take("store", rows.item),
+            rows.cosine, rows.weight, rows.confidence]
+        return columns, n_foreign  # typed arrays: int64 evidence, float64 numbers, object texts
 
     def _n_foreign(self, usable: np.ndarray) -> int:
         """How many of the ``usable`` matchers carry a model tag other than the embedder's."""
@@ -298,9 +300,12 @@ class ScoringEngine(ParamsMixin):
                            np.asarray(conf, dtype=np.float64))
 
     def _line(self, row) -> str:
-        verb = self.config.verb_untested if row["evidence_count"] == 0 else self.config.verb_tested
-        return (f"[{to_fixed(row['confidence'], 2)} conf, {int(row['evidence_count'])} tests] "
-                f"When {row['matcher_description']}: {verb} {row['statement']}")
+        return self._line_of(row["confidence"], row["evidence_count"], row["matcher_description"],
+                             row["statement"])
+
+    def _line_of(self, confidence, n_tests, description, statement) -> str:
+        verb = self.config.verb_untested if n_tests == 0 else self.config.verb_tested
+        return f"[{to_fixed(confidence, 2)} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
 
     def regime(self, items: pd.DataFrame) -> str:
         """Classify surfaced items: ``strong``, ``ambiguous`` or ``none``.
@@ -311,16 +316,17 @@ class ScoringEngine(ParamsMixin):
         """
         if items is None or len(items) == 0:
             return "none"
+        return self._regime_of(items["score"].to_numpy(), items["matcher_id"].to_numpy(object),
+                               items["stored_confidence"].iloc[0], items["evidence_count"].iloc[0])
+
+    def _regime_of(self, score: np.ndarray, matcher_id: np.ndarray, top_confidence, top_evidence) -> str:
+        """:meth:`regime` of items given as columns (rows in nudge order, at least one)."""
         p = self.params
-        top = items.iloc[0]
-        top_k = int(js_round(top["score"] * 1000))
+        top_k = int(js_round(score[0] * 1000))
         margin = int(js_round(p.conflict_margin * 1000))
-        others = items.iloc[1:]
-        competing = bool(((others["matcher_id"] == top["matcher_id"]) &
-                          (top_k - js_round(others["score"].to_numpy() * 1000) <= margin)).any()) \
-            if len(others) else False
-        if (top["stored_confidence"] >= p.strong_confidence
-                and int(top["evidence_count"]) >= p.strong_evidence and not competing):
+        competing = bool(((matcher_id[1:] == matcher_id[0]) &
+                          (top_k - js_round(score[1:] * 1000) <= margin)).any()) if len(score) > 1 else False
+        if top_confidence >= p.strong_confidence and int(top_evidence) >= p.strong_evidence and not competing:
             return "strong"
         return "ambiguous"
 
@@ -343,11 +349,16 @@ class ScoringEngine(ParamsMixin):
         """:meth:`nudge` for an already embedded prompt (production reuses one embedding)."""
         stores = self._default_stores() if stores is None else _check_stores(stores)
         thr = self.params.threshold if threshold is None else float(threshold)
-        items, n_foreign = self._rank(np.asarray(qvec), stores, thr, self.params.max_items)
-        text = ""
-        if len(items):
-            text = "\n".join([self.config.header] + ["- " + self._line(r) for _, r in items.iterrows()])
-        return Nudge(prompt, items, text, self.regime(items), stores, n_foreign_model=n_foreign)
+        columns, n_foreign = self._rank_columns(np.asarray(qvec), stores, thr, self.params.max_items)
+        items = _frame(columns)
+        if len(items) == 0:
+            return Nudge(prompt, items, "", "none", stores, n_foreign_model=n_foreign)
+        # text and regime from the columns the frame was built from (no row objects)
+        conf, n_tests, desc, stmt, score, _, matcher_id, _, _, _, stored = columns
+        lines = [self._line_of(*r) for r in zip(conf.tolist(), n_tests.tolist(), desc.tolist(), stmt.tolist())]
+        text = "\n".join([self.config.header] + ["- " + line for line in lines])
+        regime = self._regime_of(score, matcher_id, stored[0], n_tests[0])
+        return Nudge(prompt, items, text, regime, stores, n_foreign_model=n_foreign)
 
     def query(self, context: str, store: str | None = None) -> Reply:
         """The query tool: every item of matchers at or above ``query_threshold``."""
@@ -563,6 +574,21 @@ class ScoringEngine(ParamsMixin):
         return (f"{type(self).__name__}(project_store={self.project_store!r}, "
                 f"matchers={self._state.n_matchers}, {self.config.plural}={self._state.n_items}, "
                 f"model={self.model_name!r})")
+
+
+_ITEM_INDEX = pd.Index(ITEM_COLUMNS)
+
+
+def _frame(columns: list) -> pd.DataFrame:
+    """The items frame from typed columns in :data:`ITEM_COLUMNS` order (pandas' own
+    array constructor: the same frame as ``pd.DataFrame(dict)``, without re-checking
+    every column)."""
+    n = len(columns[0])
+    try:
+        return pd.DataFrame._from_arrays(columns, columns=_ITEM_INDEX, index=pd.RangeIndex(n),
+                                         verify_integrity=False)
+    except (AttributeError, TypeError):  # pragma: no cover - a pandas without it
+        return pd.DataFrame(dict(zip(ITEM_COLUMNS, columns)), columns=ITEM_COLUMNS)
 
 
 def _check_text(name: str, value):

@@ -14,7 +14,10 @@ def test_currency_curves_have_labels_and_curves():
     ax = fig.axes[0]
     assert ax.get_xlabel() == "days since last evidence (d)" and "currency" in ax.get_ylabel()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert len(labels) == len(BELIEF_CLASSES) + 1 and "preference fitted (60 d)" in labels
+    # classes that share a half-life share one labelled curve instead of hiding each other
+    distinct = {BeliefParams().half_life_for(c) for c in BELIEF_CLASSES}
+    assert len(labels) == len(distinct) + 1 and "preference fitted (60 d)" in labels
+    assert "state, plan (30 d)" in labels
     pref = next(line for line in ax.get_lines() if line.get_label().startswith("preference ("))
     assert pref.get_ydata()[0] == 1.0
 

@@ -12,7 +12,8 @@ def currency_curves(params=None, days: float = 365.0, classes=None, fitted=None)
     """Currency against days since last evidence, one curve per belief class.
 
     Curves are ``0.5 ** (age / half_life)`` under ``params`` (solid); classes
-    with no half-life are flat at 1. ``fitted`` (a Series class → half-life,
+    with no half-life are flat at 1, and classes that share a half-life share
+    one labelled curve (they would overlap exactly). ``fitted`` (a Series class → half-life,
     e.g. ``HalfLifeFitter().half_life_``) adds dashed curves. The band
     boundaries 0.5 and 0.25 are drawn as dotted lines.
 
@@ -35,11 +36,15 @@ def currency_curves(params=None, days: float = 365.0, classes=None, fitted=None)
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot(1, 1, 1)
     colors = {}
+    # classes with the same half-life would draw the same curve on top of each other:
+    # draw it once, labelled with every class it stands for
+    by_half_life: dict = {}
     for c in classes:
-        hl = p.half_life_for(c)
+        by_half_life.setdefault(p.half_life_for(c), []).append(c)
+    for hl, names in by_half_life.items():
         line, = ax.plot(age, np.asarray(compute_currency(t0, now, hl), dtype=float),
-                        label=f"{c} ({'no decay' if hl is None else f'{hl:g} d'})")
-        colors[c] = line.get_color()
+                        label=f"{', '.join(names)} ({'no decay' if hl is None else f'{hl:g} d'})")
+        colors.update({c: line.get_color() for c in names})
     if fitted is not None:
         for c, hl in pd.Series(fitted).items():
             if c in colors and np.isfinite(hl):

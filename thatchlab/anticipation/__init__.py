@@ -1,4 +1,4 @@
-"""Anticipation: temporal pattern mining and prefetch (seed 004, mnemo's anticipation engine).
+"""Anticipation: temporal pattern mining and prefetch (mnemo's anticipation engine).
 
 Four pattern types are mined from event and recall streams — sequential
 ("after A, B follows"), periodic ("Monday 8–10, the agent asks about X"),

@@ -1,4 +1,4 @@
-"""All four pattern types mined at once over a trailing lookback (seed 004's daily job).
+"""All four pattern types mined at once over a trailing lookback (mnemo's daily job).
 
 ``mine`` restricts both streams to ``[now - lookback, now)``, mines
 sequential patterns over events ∪ recalls (a recall's name is its fact id,

@@ -1,8 +1,8 @@
-"""Periodic, conditional and co-occurrence patterns of recalls (seed 004, types 2–4).
+"""Periodic, conditional and co-occurrence patterns of recalls (mnemo's pattern types 2–4).
 
 Periodic: a topic that dominates the recalls of a weekly time slot.
 Conditional: an entity mentioned in a session before a fact is first recalled.
-Co-occurrence: facts recalled in the same sessions (the seed's Hebbian
+Co-occurrence: facts recalled in the same sessions (mnemo's Hebbian
 ``co_recall_count``), grouped into connected components.
 All three are group-by operations over the recall (and event) streams.
 """

@@ -1,4 +1,4 @@
-"""Prefetch: rank the facts the mined patterns expect a session to need (seed 004).
+"""Prefetch: rank the facts the mined patterns expect a session to need (mnemo).
 
 Before a session's first recall, the cues known so far (events that
 happened, entities mentioned, facts already recalled, the weekly slot) are

@@ -1,12 +1,13 @@
-"""The seed's sequential-mining SQL, kept as the reference our seed mode is checked against.
+"""mnemo's production sequential-mining SQL, kept as the reference our seed mode is checked against.
 
 Two renderings of one query over a table ``mnemo_event(workspace_id, name,
 occurred_at)``: pairs (A, B) in one workspace with B strictly after A and
 strictly before A + 24 h, every pair counted, confidence = pairs / count(A)
-in the workspace, kept when pairs ≥ 3 and confidence > 0.5. Following DESIGN,
-the workspace is added to SELECT and GROUP BY (the seed's GROUP BY omits it).
+in the workspace, kept when pairs ≥ 3 and confidence > 0.5. thatchlab adds
+the workspace to SELECT and GROUP BY (mnemo's GROUP BY omits it, which would
+merge workspaces that share a trigger count).
 
-``SEED_SEQUENTIAL_DUCKDB`` keeps the seed's ``LATERAL`` count (casts with
+``SEED_SEQUENTIAL_DUCKDB`` keeps mnemo's ``LATERAL`` count (casts with
 ``::DOUBLE``; DuckDB's ``FLOAT`` is 4 bytes). SQLite has no ``LATERAL``, so
 ``SEED_SEQUENTIAL_SQLITE`` joins per-(workspace, name) counts instead and
 reads times as integer microseconds (``occurred_us``). Used by the fidelity

@@ -1,7 +1,7 @@
-"""Sequential patterns: "after A, B usually follows" (seed 004, pattern type 1).
+"""Sequential patterns: "after A, B usually follows" (mnemo's pattern type 1).
 
 Two counting rules share one vectorised pair enumeration. ``mode="seed"``
-reproduces the seed's SQL (every pair (A, B) with B strictly after A and
+reproduces mnemo's production SQL (every pair (A, B) with B strictly after A and
 strictly before A + window counts; confidence = pairs / count(A), which can
 exceed 1). ``mode="fraction"`` counts the A occurrences followed by at least
 one B, so confidence is a true fraction in [0, 1].
@@ -51,7 +51,7 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
 
     * ``mode="seed"``: observations = number of (A, B) follower pairs;
       confidence = observations / count(A); avg_delay_s = mean delay over the
-      pairs (confidence may exceed 1, as in the seed).
+      pairs (confidence may exceed 1, as in mnemo's SQL).
     * ``mode="fraction"``: observations = number of A occurrences with at
       least one B follower; confidence = observations / count(A) ∈ [0, 1];
       avg_delay_s = mean delay to the first B.

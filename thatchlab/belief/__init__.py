@@ -1,4 +1,4 @@
-"""The belief model of seed 001: currency instead of clock-based forgetting.
+"""omi's belief model: currency instead of clock-based forgetting.
 
 A memory row's read-side *currency* halves every half-life since it was last
 evidenced (``0.5 ** (age / half_life)``); named-date claims are current until

@@ -1,4 +1,4 @@
-"""Admission gate of the belief model (seed 001, rule 3): evidence at admission.
+"""Admission gate of the belief model: a new claim is judged against its neighbours before it is written.
 
 A new claim is compared with its nearest stored rows by embedding; only
 neighbours at or above a similarity bar go to a judge, which names the

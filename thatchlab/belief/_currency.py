@@ -1,4 +1,4 @@
-"""Read-side currency of a belief (seed 001, rule 1): formulas only.
+"""Read-side currency of a belief (weighed when read, never written): formulas only.
 
 A belief's currency halves every half-life since it was last evidenced; a
 named-date claim is fully current until its ``valid_to`` and history after

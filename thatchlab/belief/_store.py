@@ -1,4 +1,4 @@
-"""A belief store: memory rows that only evidence events change (seed 001, rule 2).
+"""A belief store: memory rows that only evidence events change (time alone never does).
 
 Rows are the production memory fields (the evidence clock is
 ``last_corroborated_at``). ``restated`` refreshes the clock, ``contradicted``

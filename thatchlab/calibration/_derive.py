@@ -1,6 +1,6 @@
 """ai-memory's confidence pipeline: derive, freshness decay, tiers and the recall score.
 
-Models seed 002 (ai-memory v0.7.0 "Form 5"): a memory's confidence is derived
+Models ai-memory v0.7.0 ("Form 5"): a memory's confidence is derived
 from observable signals (age, atom derivation, corroboration) blended toward a
 per-source baseline as it ages, decays with a half-life on recall touches, is
 observed in shadow beside the caller's value, and calibrated per (namespace,

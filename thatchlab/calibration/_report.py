@@ -1,4 +1,4 @@
-"""The confidence calibration report of ai-memory (seed 002) and its three renderings.
+"""The confidence calibration report of ai-memory and its three renderings.
 
 A report holds the window, the number of observations in it and one row per
 (namespace, source): count, median, mean, a 10-bucket histogram of the derived

@@ -1,6 +1,6 @@
 """Text embeddings for the scoring engines: a protocol, a lookup table, real models.
 
-Production thatch (seeds 000 and 003) embeds prompts, matchers, predictions
+Production thatch embeds prompts, matchers, predictions
 and behaviors with one sentence model and compares them by cosine. thatchlab
 models that with the :class:`Embedder` protocol: float32 rows of unit length,
 queries (prompts, ``query`` contexts) optionally prefixed, passages (stored

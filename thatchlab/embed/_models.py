@@ -1,6 +1,6 @@
 """Real embedding models behind the cache: sentence-transformers on CPU, offline.
 
-Production thatch (seeds 000 and 003) embeds every text with one sentence
+Production thatch embeds every text with one sentence
 model; thatchlab runs the same kind of model locally. :class:`CachedEmbedder`
 holds what every model-backed embedder shares (query prefix, batch de-dup,
 the on-disk cache, normalisation); :class:`SentenceTransformerEmbedder` loads

@@ -1,6 +1,6 @@
 """Vector plumbing shared by every embedder: validation, L2 normalisation, BLOBs.
 
-Production thatch (seed 000) stores each embedding as a little-endian float32
+Production thatch stores each embedding as a little-endian float32
 BLOB and compares vectors by cosine, so thatchlab keeps vectors as float32
 rows of unit length. Public names are re-exported by :mod:`thatchlab.embed`.
 """

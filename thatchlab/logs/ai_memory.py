@@ -1,4 +1,4 @@
-"""Read-only readers for an ai-memory SQLite database (seed 002).
+"""Read-only readers for an ai-memory SQLite database.
 
 ai-memory keeps each memory's confidence columns in ``memories``, shadow
 samples in ``confidence_shadow_observations`` and the consumption ledger in

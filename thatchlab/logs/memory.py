@@ -1,4 +1,4 @@
-"""The memory log of the belief model (seed 001, DESIGN §8).
+"""The memory log of omi's belief model.
 
 One row per event on a memory store: ``write`` inserts a row, the evidence
 events (``restated``, ``contradicted``, ``resolved``, ``unrelated``,

@@ -1,4 +1,4 @@
-"""The recall log of the confidence calibration engine (seed 002, DESIGN §8).
+"""The recall log of the confidence calibration engine (ai-memory).
 
 One row per (recall, memory) touch: when a memory was returned by a recall,
 with the memory's author role (``source``), the caller's confidence, its

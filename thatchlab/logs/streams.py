@@ -1,4 +1,4 @@
-"""Event and recall streams of the anticipation engine (seed 004).
+"""Event and recall streams of mnemo's anticipation engine.
 
 An event stream has one row per workspace event (``ts, workspace, session,
 name, entities``); a recall stream one row per fact recalled by the agent

@@ -1,4 +1,4 @@
-"""Metrics of a prediction/behavior replay (seeds 000, 003; DESIGN §9).
+"""Metrics of a prediction/behavior replay (thatch).
 
 Prequential scores treat each item's stored confidence just before a
 confirm/disconfirm/soft signal as a forecast of ``confirm``. Attribution ties

@@ -1,4 +1,4 @@
-"""Figures of the anticipation engine (seed 004): seed vs fraction confidence, threshold sweeps."""
+"""Figures of mnemo's anticipation engine: pair-count (seed mode) vs fraction confidence, threshold sweeps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of the belief model (seed 001): currency curves per class and the band table."""
+"""Figures of omi's belief model: currency curves per class and the band table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of the confidence calibration engine (seed 002): reliability and decay ranking."""
+"""Figures of ai-memory's confidence calibration: reliability and decay ranking."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of prediction/behavior replays (seeds 000, 003): prequential reliability and regimes."""
+"""Figures of thatch prediction/behavior replays: prequential reliability and regimes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of sweeps and fits (DESIGN §10): metric heatmaps, metric-vs-parameter curves, prior profiles.
+"""Figures of sweeps and fits: metric heatmaps, metric-vs-parameter curves, prior profiles.
 
 The reliability diagram of a tuned replay is
 :func:`thatchlab.plots.scoring.prequential_reliability_diagram`; this module

@@ -1,4 +1,4 @@
-"""Step 2 of the vectorised replay: every read's cosines to the matchers (seeds 000, 003).
+"""Step 2 of the vectorised replay: every read's cosines to the matchers (thatch).
 
 Messages (and, for predictions, queries) are embedded once per unique text
 (a logged embedding is used as is); one float32 product per chunk finds

@@ -1,4 +1,4 @@
-"""Step 1 of the vectorised replay: the write pass (seeds 000, 003).
+"""Step 1 of the vectorised replay: the write pass (thatch).
 
 Every write of the log (updates, codify, feedback, deletes) runs once, in log
 order, through the engine's own tools, with passage vectors embedded in one

@@ -1,4 +1,4 @@
-"""Replay of the anticipation engine: mine daily, prefetch for the next day's sessions (seed 004).
+"""Replay of the anticipation engine: mine daily, prefetch for the next day's sessions (mnemo).
 
 Patterns are re-mined every day at 06:30 UTC over the trailing lookback
 ``[run − lookback, run)``; each session whose first recall falls in the 24 h
@@ -22,7 +22,7 @@ from thatchlab.replay._order import sort_by_time
 
 __all__ = ["run_anticipation", "AnticipationReplayResult", "RUN_TIME"]
 
-#: The seed's daily mining time (UTC).
+#: mnemo's daily mining time (UTC).
 RUN_TIME = pd.Timedelta(hours=6, minutes=30)
 
 

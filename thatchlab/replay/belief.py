@@ -1,4 +1,4 @@
-"""Replay of a memory log through the belief model (seed 001).
+"""Replay of a memory log through omi's belief model.
 
 Events run in time order through a :class:`~thatchlab.belief.BeliefStore`:
 writes insert rows, evidence events touch them, reads record the row's
@@ -176,7 +176,7 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
     Parameters
     ----------
     log : a memory log (validated here).
-    params : BeliefParams (defaults: the seed's priors).
+    params : BeliefParams (defaults: omi's half-life priors).
     initial : a BeliefStore or memories DataFrame to start from (copied).
 
     Examples

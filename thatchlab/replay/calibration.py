@@ -1,4 +1,4 @@
-"""Replay of a recall log through ai-memory's confidence pipeline (seed 002).
+"""Replay of a recall log through ai-memory's confidence pipeline.
 
 Each recall touch (in time order) may be sampled into the shadow log (caller
 value beside the derived one), then decays the stored confidence when decay

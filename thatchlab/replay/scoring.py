@@ -1,4 +1,4 @@
-"""Replay of an interaction log through the prediction or behavior engine (seeds 000, 003).
+"""Replay of an interaction log through the prediction or behavior engine (thatch).
 
 Two paths give identical results. ``path="events"`` drives the engine's
 public tools one event at a time — the reference. ``path="vectorised"`` runs
@@ -25,7 +25,7 @@ from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, sil
 from thatchlab.replay._order import sort_by_time
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
 
-__all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS",
+__all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS", "LIST_KINDS",
            "foreign_model_metrics"]
 
 #: Columns of :attr:`ReplayResult.events`, one row per log event in log order.
@@ -35,8 +35,10 @@ EVENT_COLUMNS = ["position", "ts", "session", "store", "kind", "regime", "n_item
 NUDGE_COLUMNS = ["position", "rank", "item_id", "statement", "matcher_id", "matcher_description", "store",
                  "score", "cosine", "weight", "confidence", "stored_confidence", "evidence_count"]
 #: Log kinds each engine acts on (messages are read by both).
-ENGINE_KINDS = {"prediction": ("prediction_update", "prediction_query", "prediction_delete"),
-                "behavior": ("behavior_codify", "behavior_feedback", "behavior_delete")}
+ENGINE_KINDS = {"prediction": ("prediction_update", "prediction_query", "prediction_delete", "prediction_list"),
+                "behavior": ("behavior_codify", "behavior_feedback", "behavior_delete", "behavior_list")}
+#: The list tool's kind per engine: its reply prints the whole store at that moment.
+LIST_KINDS = {"prediction": "prediction_list", "behavior": "behavior_list"}
 
 
 @dataclass
@@ -160,14 +162,18 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
 
     Parameters
     ----------
-    log : DataFrame shaped like DESIGN §8's interaction log (validated here).
+    log : an interaction log DataFrame (see :mod:`thatchlab.logs.interaction`; validated here).
     engine : ``"prediction"`` or ``"behavior"``; the other engine's rows are ignored.
     params : :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
     embedder : an Embedder; None uses ``initial``'s or the bundled model.
     initial : starting state: ``store.import_sqlite(path)``, an engine, or tables.
     path : ``"vectorised"`` (fast, :func:`prepare` + ``plan.run``) or
         ``"events"`` (the engine API, event by event). Both give identical
-        ``events``, ``nudges`` and ``tables``.
+        ``events``, ``nudges`` and ``tables``. A log holding the engine's
+        list rows (``prediction_list``/``behavior_list``) replays on the
+        events path whatever ``path`` says (a list reply prints the whole
+        store as it was at that moment, which the vectorised pass does not
+        keep); the result's ``path`` says which ran.
     strict_model : False (production) scores every row with a vector of the
         query's dimension whatever its model tag; True also skips rows tagged
         with another model than the embedder's, in every scan (research).
@@ -202,6 +208,8 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     if path not in ("vectorised", "events"):
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
     log = sort_by_time(check_log(log), "interaction log")
+    if path == "vectorised" and engine in LIST_KINDS and (log["kind"] == LIST_KINDS[engine]).any():
+        path = "events"  # list replies need the state at each list row
     if path == "events":
         res = _run_events(log, engine, params, embedder, initial, strict_model)
     else:
@@ -293,6 +301,10 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
             row["n_items"] = len(items)
             for rank, it in enumerate(items.to_dict(orient="records")):
                 nudges.append({"position": pos, "rank": rank, **{c: it[c] for c in NUDGE_COLUMNS[2:]}})
+            continue
+        if kind == LIST_KINDS[engine]:
+            listed = eng.list(store)
+            row["action"], row["reply"] = "list", listed.text
             continue
         if kind == "prediction_update":
             reply = eng.update(ev["matcher"], ev["statement"], ev["signal"], ev["rationale"], now=now)

@@ -1,4 +1,4 @@
-"""The agent's self-discipline rules: "when situation X, do Y" (seed 003).
+"""The agent's self-discipline rules: "when situation X, do Y" (thatch's behavior engine).
 
 :class:`BehaviorEngine` is the scoring engine with the behavior tables,
 codify (confidence-neutral) and ham/spam feedback (confirm/disconfirm), and

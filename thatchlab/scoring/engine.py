@@ -1,6 +1,6 @@
 """The shared four-table scoring engine behind predictions and behaviors.
 
-Production thatch (seeds 000 and 003) keeps matchers ("when"), items ("what"),
+Production thatch (its prediction and behavior engines) keeps matchers ("when"), items ("what"),
 weighted matcher→item edges and a provenance trail, and scores an item for a
 prompt as ``r3(r3(cosine) × edge.weight × confidence)``, where confidence is
 the Bayesian posterior ``(c + K·P0) / (c + d + K)`` of its confirm and

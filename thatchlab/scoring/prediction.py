@@ -1,4 +1,4 @@
-"""The user decision model: "when X, the user tends to Y" (seed 000).
+"""The user decision model: "when X, the user tends to Y" (thatch's prediction engine).
 
 :class:`PredictionEngine` is the scoring engine configured with the
 prediction tables, the confirm/disconfirm/soft/create signals and the

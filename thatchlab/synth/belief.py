@@ -1,4 +1,4 @@
-"""A synthetic memory world with planted belief lifetimes (seed 001).
+"""A synthetic memory world with planted belief lifetimes (omi's belief model).
 
 Each memory belongs to a belief class; it stays true for an exponential
 lifetime with the class's planted half-life (so the belief model's own

@@ -1,4 +1,4 @@
-"""A synthetic workspace world with planted temporal patterns (seed 004's four types).
+"""A synthetic workspace world with planted temporal patterns (mnemo's four types).
 
 Each workspace runs sessions (a few events, then a few recalls) among
 background noise. On top of the noise the world plants, per workspace: event

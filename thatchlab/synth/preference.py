@@ -1,4 +1,4 @@
-"""Synthetic users with planted preferences, and agent behaviors with planted relevance (seeds 000, 003).
+"""Synthetic users with planted preferences, and agent behaviors with planted relevance (thatch).
 
 :class:`PreferenceWorld` plants, for every (user, situation), which of two
 competing preferences the user holds and how firmly (the probability they

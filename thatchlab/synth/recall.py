@@ -1,4 +1,4 @@
-"""A synthetic ai-memory recall world with planted consumption odds (seed 002).
+"""A synthetic ai-memory recall world with planted consumption odds.
 
 Memories carry the derive signals (age via ``created_at``, atom derivation,
 corroboration); the true probability that a recalled memory is consumed is the

@@ -1,4 +1,4 @@
-"""Sweep adapters of the belief, calibration and anticipation replays (seeds 001, 002, 004).
+"""Sweep adapters of the belief, calibration and anticipation replays (omi, ai-memory, mnemo).
 
 Each adapter replays the time-sorted log with the engine's own ``run_*``
 function and scores any stretch of it from the replay's per-unit outputs

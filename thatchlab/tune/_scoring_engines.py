@@ -1,4 +1,4 @@
-"""Sweep adapter of the prediction and behavior replays (seeds 000, 003; DESIGN §11).
+"""Sweep adapter of the prediction and behavior replays (thatch).
 
 ``prepare`` builds one vectorised-replay plan per dedup rule in the sweep
 (each text embedded once, each cosine matrix computed once per
@@ -210,8 +210,8 @@ def regimes_from_nudges(events: pd.DataFrame, nudges: pd.DataFrame, params) -> n
     """The regime of every event under ``params``'s regime fields, from a replay's nudges.
 
     The nudges of a replay do not depend on ``strong_confidence``,
-    ``strong_evidence`` or ``conflict_margin``; only the classification does
-    (DESIGN §3, Regimes): a message is ``strong`` when its top item's stored
+    ``strong_evidence`` or ``conflict_margin``; only the classification does:
+    a message is ``strong`` when its top item's stored
     confidence ≥ ``strong_confidence``, its evidence count ≥
     ``strong_evidence`` and no other surfaced item from the same matcher
     scores within ``conflict_margin`` (compared in integer thousandths);

@@ -1,4 +1,4 @@
-"""Fitting ai-memory's derive coefficients to consumption (seed 002).
+"""Fitting ai-memory's derive coefficients to consumption.
 
 Production's derive coefficients (0.5 intercept, 0.1 atom bump, 0.05
 corroboration weight, 0.02 age penalty) and 30-day half-life are hand-set.

@@ -1,4 +1,4 @@
-"""Half-life fitting for the belief model (seed 001): the priors, estimated.
+"""Half-life fitting for omi's belief model: the priors, estimated.
 
 Currency assumes a belief stops holding at a constant rate since it was last
 evidenced, i.e. an exponential lifetime whose half-life is the class prior.

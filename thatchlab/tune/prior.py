@@ -1,4 +1,4 @@
-"""Empirical-Bayes prior of the scoring engine (seeds 000 and 003): K and P0, fitted.
+"""Empirical-Bayes prior of thatch's scoring engines: K and P0, fitted.
 
 Production scores an item with the posterior mean ``(c + K·P0) / (c + d + K)``
 of a Beta(K·P0, K·(1−P0)) prior. Two objectives are offered over K and P0,

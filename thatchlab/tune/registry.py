@@ -1,4 +1,4 @@
-"""The sweep's engine registry: what :func:`thatchlab.tune.sweep` needs from an engine (DESIGN §10).
+"""The sweep's engine registry: what :func:`thatchlab.tune.sweep` needs from an engine.
 
 An engine enters a sweep through an :class:`EngineSpec`: its parameter
 dataclass, a ``prepare`` step done once per sweep (validation, time sort,

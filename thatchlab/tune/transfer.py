@@ -1,4 +1,4 @@
-"""Moving a cosine threshold from one embedder to another (DESIGN §7, §10).
+"""Moving a cosine threshold from one embedder to another (quantile matching).
 
 Thresholds tuned on one embedding model do not transfer to another: the two
 models spread the same pairs of texts over different cosine ranges. Quantile

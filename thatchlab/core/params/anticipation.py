@@ -1,4 +1,4 @@
-"""Parameters of the anticipation engine (seed 004: temporal pattern mining and prefetch)."""
+"""Parameters of the anticipation engine (mnemo: temporal pattern mining and prefetch)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from thatchlab.core.params._base import ParamsBase, check_choice, check_int, che
 
 __all__ = ["AnticipationParams", "SEQUENTIAL_MODES", "parse_duration"]
 
-#: ``seed`` counts every (A, B) pair as the seed's SQL does; ``fraction`` counts A occurrences.
+#: ``seed`` counts every (A, B) pair as mnemo's SQL does; ``fraction`` counts A occurrences.
 SEQUENTIAL_MODES = ("fraction", "seed")
 
 
@@ -35,7 +35,7 @@ def parse_duration(name: str, value) -> pd.Timedelta:
 class AnticipationParams(ParamsBase):
     """Mining thresholds, prefetch size and round-trip costs of the anticipation engine.
 
-    Defaults follow the seed: a 24 h sequential window, 30 days of history,
+    Defaults follow mnemo's description: a 24 h sequential window, 30 days of history,
     at least 3 observations and confidence above 0.5, top-3 prefetch, about
     200 ms and 150 tokens per recall round-trip. ``slot_hours`` must divide 24.
 

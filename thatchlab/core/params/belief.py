@@ -1,8 +1,8 @@
-"""Parameters and vocabularies of the belief model (seed 001).
+"""Parameters and vocabularies of omi's belief model.
 
 A belief's currency halves every half-life since it was last evidenced; the
-half-life comes from the belief's class. The per-class priors are the seed's
-guesses, kept here as :class:`BeliefParams` fields so replays and fits can
+half-life comes from the belief's class. The per-class priors are omi's
+hand-set guesses, kept here as :class:`BeliefParams` fields so replays and fits can
 vary them. ``thatchlab.belief`` re-exports :data:`BELIEF_PRIORS`.
 """
 
@@ -50,7 +50,7 @@ class BeliefParams(ParamsBase):
     """Half-life priors per belief class and the evidence/admission settings.
 
     A prior of ``None`` means the class never decays (currency stays 1.0).
-    Defaults are the seed's priors and production's constants.
+    Defaults are omi's priors and production's constants.
 
     Attributes
     ----------
@@ -107,5 +107,5 @@ class BeliefParams(ParamsBase):
         return getattr(self, belief_class)
 
 
-#: The seed's half-life priors (days) per belief class; ``None`` = no decay.
+#: omi's half-life priors (days) per belief class; ``None`` = no decay.
 BELIEF_PRIORS = BeliefParams().priors

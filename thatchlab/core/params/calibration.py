@@ -1,4 +1,4 @@
-"""Parameters of the ai-memory confidence pipeline (seed 002): derive, decay, shadow, calibration.
+"""Parameters of the ai-memory confidence pipeline: derive, decay, shadow, calibration.
 
 The derive coefficients and the half-life are fields, so the hand-set values
 production ships with (0.5, 0.1, 0.05, 0.02, 30 days) can be swept and fitted.

@@ -1,4 +1,4 @@
-"""Parameters of the prediction and behavior scoring engines (seeds 000, 003)."""
+"""Parameters of the prediction and behavior scoring engines (thatch)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,14 @@
 
 One row per event a thatch deployment saw: a user ``message`` (the prompt that
 may fire a nudge), the prediction tools (``prediction_update``,
-``prediction_query``, ``prediction_delete``) and the behavior tools
-(``behavior_codify``, ``behavior_feedback``, ``behavior_delete``). Optional
-columns carry what the logging system surfaced (``surfaced``), the
-probability it had of surfacing exactly that (``propensity``) and a logged
-vector for ``text`` (``embedding``). :func:`signals_from_store` turns a
-production store's provenance into a signal log.
+``prediction_query``, ``prediction_list``, ``prediction_delete``) and the
+behavior tools (``behavior_codify``, ``behavior_feedback``, ``behavior_list``,
+``behavior_delete``). Optional columns carry what the logging system surfaced
+(``surfaced``), the probability it had of surfacing exactly that
+(``propensity``) and a logged vector for ``text`` (``embedding``). Logs read
+from an agent host's transcripts (:mod:`thatchlab.logs.ingest`) also carry
+what production answered (:data:`LOGGED_COLUMNS`). :func:`signals_from_store`
+turns a production store's provenance into a signal log.
 """
 
 from __future__ import annotations
@@ -30,20 +32,29 @@ from thatchlab.logs._core import (
     write_table,
 )
 
-__all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "INTERACTION_LOG", "validate_interaction_log",
+__all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "LOGGED_COLUMNS", "INTERACTION_LOG",
+           "validate_interaction_log",
            "read_interaction_log", "write_interaction_log", "signals_from_store"]
 
 #: Event kinds of the interaction log.
 INTERACTION_KINDS = ("message", "prediction_update", "prediction_query", "prediction_delete",
-                     "behavior_codify", "behavior_feedback", "behavior_delete")
+                     "behavior_codify", "behavior_feedback", "behavior_delete", "prediction_list",
+                     "behavior_list")
 #: Columns in order; only ``ts``, ``session`` and ``kind`` are required.
 INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "statement", "signal",
                        "relevant", "rationale", "propensity", "surfaced", "embedding")
+#: Optional columns of an ingested log, kept after :data:`INTERACTION_COLUMNS` when present:
+#: the host's record id (``record_id``, what a re-ingest de-duplicates on), tool arguments
+#: without a column of their own (``args``, JSON text), the reply production returned
+#: (``logged_reply``), and on messages the nudge text production injected (``logged_nudge``)
+#: with its parsed lines (``logged_items``, a list of objects; JSON text on disk).
+LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items")
+_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge")
 _TEXTS = ("session", "store", "kind", "text", "matcher", "statement", "signal", "rationale")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
 #: What the reader parses each column as (the rest is inferred).
 _READ_AS = {"ts": "time", **{c: "text" for c in _TEXTS}, "relevant": "bool", "propensity": "number",
-            "surfaced": "texts", "embedding": "numbers"}
+            "surfaced": "texts", "embedding": "numbers", **{c: "text" for c in LOGGED_COLUMNS}}
 
 
 def _isnull(v) -> bool:
@@ -118,6 +129,19 @@ def _probability_ok(s: pd.Series) -> pd.Series:
     return numbers_ok(s, low=np.nextafter(0.0, 1.0), high=1.0)
 
 
+def _if_present(col, test):
+    """A rule over an optional ingest column: every row passes when the column is absent."""
+    def rule(df):
+        return test(df) if col in df.columns else pd.Series(True, index=df.index)
+    return rule
+
+
+def _items_ok(df) -> pd.Series:
+    """``logged_items``: null, or (on messages) a list of objects."""
+    ok = _lists_ok(df["logged_items"], lambda x: isinstance(x, dict))
+    return ok & ((df["kind"] == "message") | df["logged_items"].isna())
+
+
 INTERACTION_LOG = LogSpec(
     name="interaction log",
     required=("ts", "session", "kind"),
@@ -154,6 +178,10 @@ INTERACTION_LOG = LogSpec(
                 & ((df["kind"] == "message") | df["surfaced"].isna())),
         RowRule("embedding", "a list of finite float32 numbers (a vector for text) or null",
                 lambda df: _lists_ok(df["embedding"], _vector_number, nonempty=True)),
+        *(RowRule(c, "text or null", _if_present(c, lambda df, c=c: df[c].isna() | _is_str(df[c])))
+          for c in _LOGGED_TEXTS),
+        RowRule("logged_items", "a JSON list of objects on message rows, or null",
+                _if_present("logged_items", _items_ok)),
     ),
 )
 
@@ -174,6 +202,7 @@ def _pre(df: pd.DataFrame) -> pd.DataFrame:
     on_present("propensity", lambda v: _to_float(v) if isinstance(v, str) else v)
     on_present("surfaced", _decode_list)
     on_present("embedding", _decode_list)
+    on_present("logged_items", _decode_list)
     return out
 
 
@@ -209,6 +238,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
         if has.any():
             res[has] = pd.Series([conv(v) for v in c[has]], index=c.index[has], dtype=object)
         out[col] = res
+    for col in LOGGED_COLUMNS:
+        if col in out.columns:
+            out[col] = out[col].astype(object).where(out[col].notna(), None)
     extra = [c for c in out.columns if c not in INTERACTION_COLUMNS]
     return out[list(INTERACTION_COLUMNS) + extra]
 
@@ -230,6 +262,10 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     ``store`` null means the engine's project store. ``surfaced`` (messages
     only) is a list of statements, ``propensity`` a probability in (0, 1],
     ``embedding`` a vector for ``text`` (JSON text in CSV is decoded).
+    ``prediction_list`` / ``behavior_list`` rows list ``store`` (the project
+    store when null). The ingest columns of :data:`LOGGED_COLUMNS` are
+    checked when present (texts, and ``logged_items`` a list of objects on
+    messages) and kept after the standard columns.
 
     Raises :class:`~thatchlab.core.errors.LogValidationError` naming file, row,
     column and what was expected; ``errors="report"`` returns ``(valid, rejected)``.
@@ -262,10 +298,14 @@ def read_interaction_log(path, errors: str = "raise"):
 def write_interaction_log(df: pd.DataFrame, path):
     """Validate and write an interaction log (format by suffix); returns the path.
 
-    Lists (``surfaced``, ``embedding``) become JSON arrays in JSONL and CSV.
+    Lists (``surfaced``, ``embedding``) become JSON arrays in JSONL and CSV;
+    ``logged_items`` is written as JSON text in every format.
     """
     log = validate_interaction_log(df)
     out = log.copy()
+    if "logged_items" in out.columns:
+        out["logged_items"] = out["logged_items"].map(
+            lambda v: None if v is None else json.dumps(v, ensure_ascii=False))
     out["relevant"] = out["relevant"].astype(object).map(lambda v: None if _isnull(v) else bool(v))
     out["embedding"] = out["embedding"].map(lambda v: None if v is None else [float(x) for x in v])
     return write_table(out, path, json_columns=("surfaced", "embedding"))

@@ -1,4 +1,4 @@
-"""Shadow observations of ai-memory's confidence (seed 002): sampling, backfill, report, GC.
+"""Shadow observations of ai-memory's confidence: sampling, backfill, report, GC.
 
 Shadow mode records, for a sample of recall touches, the caller's confidence
 beside the value the derive engine would have computed; an offline sweep

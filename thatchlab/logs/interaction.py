@@ -1,4 +1,4 @@
-"""The interaction log of the prediction and behavior engines (seeds 000, 003; DESIGN §8).
+"""The interaction log of the prediction and behavior engines (thatch).
 
 One row per event a thatch deployment saw: a user ``message`` (the prompt that
 may fire a nudge), the prediction tools (``prediction_update``,

@@ -257,6 +257,76 @@ def test_corrupt_foreign_and_incomplete_files(tmp_path):
         import_sqlite(tmp_path / "missing.db")
 
 
+def _edited_export(tmp_path, pred, *sql):
+    path = export_sqlite(tmp_path / "t.db", prediction=pred, overwrite=True).path
+    con = sqlite3.connect(path)
+    for stmt in sql:
+        con.execute(stmt)
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("sql, message", [
+    (["UPDATE predictions SET confidence = 'not a number' WHERE rowid = 2"],
+     r"t.db: table 'predictions', row id='.*' \(rowid 2\), column 'confidence' holds TEXT 'not a number'; "
+     r"expected a number \(REAL or INTEGER\)"),
+    (["UPDATE predictions SET confirm_count = 9e999"], r"column 'confirm_count' holds REAL Inf"),
+    (["UPDATE prediction_matchers SET embedding = '0.1,0.2'"],
+     r"table 'prediction_matchers', row id=.*, column 'embedding' holds TEXT '0.1,0.2'; expected a BLOB or NULL"),
+    (["UPDATE predictions SET embedding = X'010203' WHERE rowid = 1"],
+     r"table 'predictions', row id=.* \(rowid 1\), column 'embedding' holds 3 bytes; expected float32"),
+    (["UPDATE predictions SET embedding = X'0000C07F0000C07F0000C07F0000C07F0000C07F0000C07F0000C07F0000C07F'"],
+     r"table 'predictions', row id=.*, column 'embedding' holds NaN or infinite values"),
+    (["UPDATE prediction_edges SET created_at = X'00'"],
+     r"table 'prediction_edges', row 1, column 'created_at' holds BLOB X'00'; expected text"),
+    (["UPDATE thatchlab_meta SET value = '\"prediction\"' WHERE key = 'engines'"],
+     r"table 'thatchlab_meta', row 'engines', column 'value' is 'prediction'; expected a JSON list"),
+    (["UPDATE thatchlab_meta SET value = '[\"prediction\", \"belief\"]' WHERE key = 'engines'"],
+     r"lists \['belief'\] but the file holds no tables of it"),
+])
+def test_import_rejects_cells_production_would_choke_on(tmp_path, engines, sql, message):
+    path = _edited_export(tmp_path, engines[0], *sql)
+    with pytest.raises(StoreSchemaError, match=message):
+        import_sqlite(path)
+
+
+def test_import_rejects_bad_cells_of_the_other_sections(tmp_path):
+    from thatchlab.store import belief, calibration, patterns
+
+    cases = [
+        (belief.DDL, "INSERT INTO belief_memories (id, text, captured_at, confidence) "
+                     "VALUES ('m1', 'x', '2026-01-01T00:00:00Z', 'high')",
+         r"table 'belief_memories', row id='m1' \(rowid 1\), column 'confidence' holds TEXT 'high'"),
+        (calibration.DDL, "INSERT INTO memories (id, confidence) VALUES ('m1', 'very')",
+         r"table 'memories', row id='m1' \(rowid 1\), column 'confidence' holds TEXT 'very'"),
+        (patterns.DDL, "INSERT INTO temporal_patterns (id, type, workspace, trigger_name, target_name, "
+                       "confidence, observations) VALUES (0, 'sequential', 'w', 'a', 'b', 'not a number', 3)",
+         r"table 'temporal_patterns', row id=0 \(rowid 0\), column 'confidence' holds TEXT 'not a number'"),
+        (patterns.DDL, "INSERT INTO temporal_patterns (id, type, workspace, trigger_name, target_name, "
+                       "confidence, observations) VALUES (0, 'sequential', 'w', 'a', 'b', 0.5, 2.5)",
+         r"column 'observations' holds REAL 2.5; expected an INTEGER"),
+    ]
+    for i, (ddl, insert, message) in enumerate(cases):
+        path = tmp_path / f"s{i}.db"
+        con = sqlite3.connect(path)
+        for stmt in ddl:
+            con.execute(stmt)
+        con.execute(insert)
+        con.commit()
+        con.close()
+        with pytest.raises(StoreSchemaError, match=message):
+            import_sqlite(path)
+
+
+def test_short_files_are_not_databases(tmp_path):
+    one = tmp_path / "one.db"
+    one.write_bytes(b"x")  # SQLite itself would open this as an empty database
+    with pytest.raises(StoreSchemaError, match="not a readable SQLite database"):
+        import_sqlite(one)
+    assert one.read_bytes() == b"x" and sorted(p.name for p in tmp_path.iterdir()) == ["one.db"]
+
+
 def test_import_is_read_only(tmp_path, engines):
     pred, _ = engines
     path = export_sqlite(tmp_path / "t.db", prediction=pred).path

@@ -3,8 +3,10 @@
 Every reader of a production file (thatch stores, ai-memory databases) and
 every export goes through these helpers, so paths are always escaped the same
 way: a path is turned into a ``file:`` URI with every reserved character
-(``#``, ``?``, ``%``, spaces, non-ASCII) percent-encoded, and a read-only open
-never creates a file.
+(``#``, ``?``, ``%``, spaces, non-ASCII) percent-encoded, a read-only open
+never creates a file, and a read-write open (``mode=rw``) never creates one
+either: it opens a database that is already there, with a busy timeout, so
+SQLite's own locks and WAL decide who writes when.
 """
 
 from __future__ import annotations
@@ -12,9 +14,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from thatchlab.core.errors import StoreSchemaError
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 
-__all__ = ["file_uri", "connect_readonly", "table_names", "table_columns", "require_tables"]
+__all__ = ["file_uri", "connect_readonly", "connect_readwrite", "is_busy", "table_names", "table_columns",
+           "require_tables", "SQLITE_HEADER"]
+
+#: The first 16 bytes of every SQLite database file (checked on bytes already read, never by
+#: opening a file another connection of this process may have locked).
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def file_uri(path, mode: str = "ro") -> str:
@@ -34,17 +41,67 @@ def connect_readonly(path) -> sqlite3.Connection:
     A missing path, a directory, or a file that is not a readable SQLite
     database raises :class:`~thatchlab.core.errors.StoreSchemaError`.
     """
-    p = Path(path)
-    if p.is_dir():
-        raise StoreSchemaError(f"{p}: is a directory; expected a SQLite file")
-    if not p.is_file():
-        raise StoreSchemaError(f"{p}: no such file")
+    p = _existing_database(path)
     try:
         conn = sqlite3.connect(file_uri(p.resolve(), "ro"), uri=True)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         raise StoreSchemaError(f"{p}: not a readable SQLite database ({exc})") from None
     return conn
+
+
+def connect_readwrite(path, timeout: float = 5.0) -> sqlite3.Connection:
+    """Open an existing SQLite file for writing, in autocommit mode (``isolation_level=None``).
+
+    The caller starts its own transactions (``BEGIN IMMEDIATE`` takes the
+    write lock, waiting up to ``timeout`` seconds for another writer).
+    Nothing is created: a missing path or a file that is not a SQLite
+    database raises :class:`~thatchlab.core.errors.StoreSchemaError`; a
+    database locked for longer than ``timeout`` raises
+    :class:`~thatchlab.core.errors.StoreWriteError`.
+    """
+    p = _existing_database(path)
+    conn = None
+    try:
+        conn = sqlite3.connect(file_uri(p.resolve(), "rw"), uri=True, timeout=timeout, isolation_level=None)
+        conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
+        if is_busy(exc):
+            raise StoreWriteError(f"{p}: the database is busy (locked by another process for more than "
+                                  f"{timeout:g} s)") from None
+        raise StoreSchemaError(f"{p}: not a writable SQLite database ({exc})") from None
+    return conn
+
+
+def is_busy(exc) -> bool:
+    """Whether a SQLite error means another connection holds a lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _existing_database(path) -> Path:
+    """``path`` as a Path when it is a regular file that can be a SQLite database.
+
+    Only ``stat`` is used: opening and closing the file outside SQLite would
+    release every POSIX lock this process holds on it, including the write
+    lock of another connection (SQLite's own opens share those locks safely).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise StoreSchemaError(f"{p}: is a directory; expected a SQLite file")
+    if not p.is_file():
+        raise StoreSchemaError(f"{p}: no such file")
+    size = p.stat().st_size
+    # SQLite takes an empty file for an empty database, and a short one too; a database
+    # file is whole pages of at least 512 bytes, so a shorter one that has bytes is not one
+    if 0 < size < 512:
+        raise StoreSchemaError(f"{p}: not a readable SQLite database (file is not a database: "
+                               f"{size} bytes, shorter than one page)")
+    return p
 
 
 def table_names(conn) -> set[str]:

@@ -49,7 +49,8 @@ from thatchlab.core.sqlite import connect_readonly
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
            "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
-           "atomic_sqlite", "write_bytes_atomic", "connect_bytes"]
+           "atomic_sqlite", "write_bytes_atomic", "connect_bytes", "read_contents", "check_engines",
+           "ENGINE_KEYS"]
 
 #: export keyword → section module. Sections load lazily.
 SECTIONS = {
@@ -461,39 +462,89 @@ def import_sqlite(path, embedder=None) -> StoreContents:
     engines (given ``embedder`` for later queries), and ``beliefs``,
     ``calibration``, ``patterns`` the other engines' state, each ``None``
     when absent. A corrupt, foreign or incomplete file raises
-    :class:`StoreSchemaError` naming what is missing.
+    :class:`StoreSchemaError` naming what is missing; so does a value of the
+    wrong type (text in a number column, an embedding that is not float32
+    bytes of one dimension), naming its table, row and column, and a
+    ``thatchlab_meta`` ``engines`` entry that is not a list of engines the
+    file holds.
     """
     path = Path(path)
     with contextlib.closing(connect_readonly(path)) as conn:
+        return read_contents(conn, path, embedder=embedder)
+
+
+#: engine name recorded in ``thatchlab_meta`` → export keyword of its section.
+ENGINE_KEYS = {"prediction": "prediction", "behavior": "behavior", "belief": "beliefs",
+               "calibration": "calibration", "anticipation": "patterns"}
+
+
+def read_contents(conn, path, embedder=None) -> StoreContents:
+    """What :func:`import_sqlite` returns, read from an open connection.
+
+    The one validation of a store file: :func:`import_sqlite` runs it on the
+    file, a merge on the export's bytes before anything is written.
+    """
+    try:
+        tables = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+    except sqlite3.DatabaseError as exc:
+        raise StoreSchemaError(f"{path}: not a readable SQLite database ({exc})") from None
+    meta = {}
+    if "thatchlab_meta" in tables:
         try:
-            tables = {r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+            rows = conn.execute("SELECT key, value FROM thatchlab_meta").fetchall()
         except sqlite3.DatabaseError as exc:
-            raise StoreSchemaError(f"{path}: not a readable SQLite database ({exc})") from None
-        meta = {}
-        if "thatchlab_meta" in tables:
-            for k, v in conn.execute("SELECT key, value FROM thatchlab_meta").fetchall():
-                try:
-                    meta[k] = json.loads(v)
-                except json.JSONDecodeError:
-                    meta[k] = v
-        out = StoreContents(path=path, meta=meta)
-        found = False
-        for key, sec in _available_sections().items():
+            raise StoreSchemaError(f"{path}: cannot read table 'thatchlab_meta' ({exc})") from None
+        for k, v in rows:
             try:
-                if not sec.present(conn):
-                    continue
-                setattr(out, key, sec.read(conn, embedder=embedder) if key in ("prediction", "behavior")
-                        else sec.read(conn))
-            except sqlite3.DatabaseError as exc:
-                raise StoreSchemaError(f"{path}: cannot read section {key!r} ({exc})") from None
-            found = True
-        if not found:
-            raise StoreSchemaError(
-                f"{path}: no thatchlab or thatch tables found; expected 'stores' with "
-                "'predictions'/'behaviors' (thatch) or another engine's export tables "
-                f"(found tables: {sorted(tables) or 'none'})")
+                meta[k] = json.loads(v)
+            except (TypeError, json.JSONDecodeError):
+                meta[k] = v
+    out = StoreContents(path=path, meta=meta)
+    row = conn.execute("PRAGMA database_list").fetchone()
+    prefixes = tuple(x for x in (str(path), row[2] if row else "") if x)
+    found = []
+    for key, sec in _available_sections().items():
+        try:
+            if not sec.present(conn):
+                continue
+            setattr(out, key, sec.read(conn, embedder=embedder) if key in ("prediction", "behavior")
+                    else sec.read(conn))
+        except StoreSchemaError as exc:
+            msg = str(exc)
+            raise StoreSchemaError(msg if msg.startswith(prefixes) else f"{path}: {msg}") from None
+        except sqlite3.DatabaseError as exc:
+            raise StoreSchemaError(f"{path}: cannot read section {key!r} ({exc})") from None
+        found.append(sec.ENGINE)
+    if not found:
+        raise StoreSchemaError(
+            f"{path}: no thatchlab or thatch tables found; expected 'stores' with "
+            "'predictions'/'behaviors' (thatch) or another engine's export tables "
+            f"(found tables: {sorted(tables) or 'none'})")
+    if "engines" in meta:
+        check_engines(meta["engines"], found, path)
     return out
+
+
+def check_engines(engines, found, label) -> list:
+    """Check a ``thatchlab_meta`` ``engines`` value: a JSON list of distinct engine names,
+    each of whose tables the file holds (``found``); return it."""
+    names = sorted(ENGINE_KEYS)
+    if not isinstance(engines, list) or not all(isinstance(e, str) for e in engines):
+        raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' is "
+                               f"{engines!r}; expected a JSON list of engine names from {names}")
+    unknown = [e for e in engines if e not in ENGINE_KEYS]
+    if unknown:
+        raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' names "
+                               f"unknown engine(s) {unknown}; expected names from {names}")
+    if len(set(engines)) != len(engines):
+        raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' lists an "
+                               f"engine twice ({engines})")
+    absent = [e for e in engines if e not in found]
+    if absent:
+        raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines' lists {absent} but the "
+                               f"file holds no tables of {'it' if len(absent) == 1 else 'them'}")
+    return engines
 
 
 def utc_now_text():  # for backups and report names; never used inside engines

@@ -19,6 +19,7 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.core.schema import ENGINE_TABLES, thatch_ddl
 from thatchlab.core.sqlite import require_tables
 from thatchlab.scoring import posterior_confidence
+from thatchlab.store._cells import check_cells, check_finite, check_vectors
 
 _COLUMNS = {
     "matchers": ["id", "store", "description", "embedding", "model", "created_at", "updated_at"],
@@ -26,6 +27,16 @@ _COLUMNS = {
               "confirm_count", "disconfirm_count", "created_at", "updated_at"],
     "edges": ["matcher_id", "{fk}", "weight", "created_at"],
     "provenance": ["id", "{fk}", "signal", "detail", "created_at"],
+}
+#: The SQLite type of every column as production writes it (see ``_cells.check_cells``).
+_KINDS = {
+    "matchers": {"id": "text", "store": "text", "description": "text", "embedding": "blob?",
+                 "model": "text?", "created_at": "text", "updated_at": "text"},
+    "items": {"id": "text", "store": "text", "statement": "text", "rationale": "text?", "embedding": "blob?",
+              "model": "text?", "confidence": "num", "confirm_count": "num", "disconfirm_count": "num",
+              "created_at": "text", "updated_at": "text"},
+    "edges": {"matcher_id": "text", "{fk}": "text", "weight": "num", "created_at": "text"},
+    "provenance": {"id": "text", "{fk}": "text", "signal": "text", "detail": "text?", "created_at": "text"},
 }
 
 
@@ -128,10 +139,17 @@ class ThatchSection:
         t = self.t
         if label is None:
             row = conn.execute("PRAGMA database_list").fetchone()
-            label = row[2] if row and row[2] else "store"
+            label = row[2] if row and row[2] else self.KEY
         require_tables(conn, label, {
             "stores": ["name"], t["matchers"]: self._cols("matchers"), t["items"]: self._cols("items"),
             t["edges"]: self._cols("edges"), t["provenance"]: self._cols("provenance")})
+        # SQLite keeps text in a REAL column and any bytes in a BLOB one: reject what
+        # production would choke on before building an engine from it
+        check_cells(conn, label, "stores", {"name": "text"}, key="name")
+        for part in ("matchers", "items", "edges", "provenance"):
+            kinds = {c.format(fk=t["item_fk"]): k for c, k in _KINDS[part].items()}
+            check_cells(conn, label, t[part], kinds, key="id" if "id" in kinds else None)
+        check_vectors(conn, label, (t["matchers"], t["items"]))
 
         def q(table, cols):
             rows = conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall()
@@ -142,8 +160,9 @@ class ThatchSection:
         items = q(t["items"], self._cols("items"))
         edges = q(t["edges"], self._cols("edges"))
         prov = q(t["provenance"], self._cols("provenance"))
-        for df in (matchers, items):
+        for part, df in (("matchers", matchers), ("items", items)):
             df["embedding"] = [_vec(b) for b in df["embedding"]]
+            check_finite(label, t[part], df, "embedding")
         for col in ("confidence", "confirm_count", "disconfirm_count"):
             items[col] = items[col].astype(np.float64)
         edges["weight"] = edges["weight"].astype(np.float64)

@@ -16,7 +16,7 @@ from thatchlab.belief import MEMORY_COLUMNS, BeliefParams, BeliefStore
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.belief import BELIEF_STATUSES
 from thatchlab.core.sqlite import require_tables, table_columns
-from thatchlab.store._cells import opt, time_text
+from thatchlab.store._cells import check_cells, opt, time_text
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -47,6 +47,12 @@ DDL = [
 )""",
 ]
 _TIMES = ("captured_at", "last_corroborated_at", "valid_to")
+#: The SQLite type of every column as written (see ``_cells.check_cells``).
+_KINDS = {"id": "text", "text": "text", "belief_class": "text?", "half_life_days": "num?",
+          "user_asserted": "int", "kind": "text?", "tier": "text?", "subject_scope": "text?",
+          "authority": "num?", "captured_at": "text", "last_corroborated_at": "text?", "valid_to": "text?",
+          "confidence": "num?", "corroboration_count": "int", "superseded_by": "text?", "evidence": "text",
+          "status": "text"}
 
 
 def _store(obj) -> BeliefStore:
@@ -58,9 +64,6 @@ def _store(obj) -> BeliefStore:
         return BeliefStore(obj)
     raise StoreWriteError(f"beliefs: expected a BeliefStore, a run_belief result or a memories "
                           f"DataFrame, got {type(obj).__name__}")
-
-
-
 
 
 
@@ -115,6 +118,7 @@ def read(conn) -> BeliefStore:
     if not present(conn):
         raise StoreSchemaError("beliefs: missing table 'belief_memories'")
     require_tables(conn, "beliefs", {"belief_memories": MEMORY_COLUMNS})
+    check_cells(conn, "beliefs", "belief_memories", _KINDS, key="id")
     df = pd.read_sql_query(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM belief_memories ORDER BY rowid",
                            conn)
     df = df.astype(object).where(df.notna(), None)

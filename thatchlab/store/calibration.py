@@ -28,7 +28,7 @@ from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.core.time import utc_column
-from thatchlab.store._cells import opt
+from thatchlab.store._cells import check_cells, opt
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -64,6 +64,14 @@ DDL = [
 ]
 
 
+#: The SQLite type of every column as written (see ``_cells.check_cells``).
+_MEMORY_KINDS = {"id": "text", "confidence": "num", "confidence_source": "text", "confidence_signals": "text?",
+                 "confidence_decayed_at": "text?"}
+_OBSERVATION_KINDS = {"memory_id": "text", "namespace": "text", "source": "text?", "observed_at": "text",
+                      "caller_confidence": "num?", "derived_confidence": "num", "signals": "text?",
+                      "recall_outcome": "text?"}
+
+
 def _state(obj) -> CalibrationState:
     if isinstance(obj, CalibrationState):
         return obj
@@ -82,8 +90,6 @@ def _time_text(values) -> list:
     compares in the window exactly like the rows written."""
     s = pd.to_datetime(pd.Series(values, dtype=object), utc=True) if len(values) else pd.Series([], dtype=object)
     return observed_at_text(s)
-
-
 
 
 def _memory_rows(df: pd.DataFrame) -> list:
@@ -136,6 +142,7 @@ def read(conn) -> CalibrationState:
     state = CalibrationState()
     if have_mem:
         require_tables(conn, "calibration", {"memories": MEMORY_COLUMNS})
+        check_cells(conn, "calibration", "memories", _MEMORY_KINDS, key="id")
         mem = pd.read_sql_query(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories ORDER BY rowid", conn)
         mem["confidence"] = mem["confidence"].astype(np.float64)
         mem["confidence_signals"] = mem["confidence_signals"].astype(object).where(
@@ -146,6 +153,8 @@ def read(conn) -> CalibrationState:
         state.memories = mem
     if have_obs:
         require_tables(conn, "calibration", {"confidence_shadow_observations": OBSERVATION_COLUMNS})
+        check_cells(conn, "calibration", "confidence_shadow_observations", _OBSERVATION_KINDS,
+                    key="id" if "id" in table_columns(conn, "confidence_shadow_observations") else None)
         obs = pd.read_sql_query(f"SELECT {', '.join(OBSERVATION_COLUMNS)} FROM confidence_shadow_observations "
                                 "ORDER BY id", conn)
         for col in ("source", "signals", "recall_outcome"):

@@ -19,7 +19,7 @@ from thatchlab.anticipation import PATTERN_COLUMNS, PATTERN_TYPES
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.sqlite import require_tables, table_columns
-from thatchlab.store._cells import opt, time_text
+from thatchlab.store._cells import check_cells, opt, time_text
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -51,6 +51,11 @@ DDL = [
 #: DataFrame column → table column.
 _COLS = {c: {"trigger": "trigger_name", "target": "target_name", "group": "group_id"}.get(c, c)
          for c in PATTERN_COLUMNS}
+#: The SQLite type of every column as written (see ``_cells.check_cells``).
+_KINDS = {"id": "int", "type": "text", "workspace": "text", "trigger_name": "text", "target_name": "text",
+          "confidence": "num", "observations": "int", "last_seen": "text?", "trigger_kind": "text?",
+          "target_kind": "text?", "avg_delay_s": "num?", "slot": "text?", "weeks": "int?", "group_id": "text?",
+          "mined_at": "text?"}
 
 
 def _frame(obj) -> pd.DataFrame:
@@ -64,9 +69,6 @@ def _frame(obj) -> pd.DataFrame:
     if missing:
         raise StoreWriteError(f"patterns: missing column(s) {missing}; expected the output of mine()")
     return obj
-
-
-
 
 
 
@@ -121,6 +123,7 @@ def read(conn) -> pd.DataFrame:
     """The patterns in a file as :func:`mine` returns them (``attrs`` keep params and mining time)."""
     cols = [_COLS[c] for c in PATTERN_COLUMNS]
     require_tables(conn, "patterns", {"temporal_patterns": cols + ["id", "mined_at"]})
+    check_cells(conn, "patterns", "temporal_patterns", _KINDS, key="id")
     raw = pd.read_sql_query(f"SELECT {', '.join(cols)}, mined_at FROM temporal_patterns ORDER BY id", conn)
     bad = raw[~raw["type"].isin(PATTERN_TYPES)]
     if len(bad):

@@ -1,12 +1,15 @@
-"""SQLite export, import and merge in the production schemas.
+"""SQLite export, import, merge and restore in the production schemas.
 
 ``export_sqlite`` writes engine state as a file production opens unchanged
 (atomically, with integrity checks and a manifest); ``import_sqlite`` reads
-one back read-only; ``merge_into`` ships an export into a live production
-file without losing the tables thatchlab does not model.
+one back read-only, validating every cell; ``merge_into`` ships an export
+into a live production file (one transaction under production's write lock,
+WAL honoured, a backup taken under that lock) without losing the tables
+thatchlab does not model; ``restore`` puts such a backup back.
 """
 
 from thatchlab.store._core import ExportResult, StoreContents, export_sqlite, import_sqlite
-from thatchlab.store._merge import MergeResult, merge_into
+from thatchlab.store._merge import MergeResult, RestoreResult, merge_into, restore
 
-__all__ = ["ExportResult", "MergeResult", "StoreContents", "export_sqlite", "import_sqlite", "merge_into"]
+__all__ = ["ExportResult", "MergeResult", "RestoreResult", "StoreContents", "export_sqlite", "import_sqlite",
+           "merge_into", "restore"]

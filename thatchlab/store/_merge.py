@@ -1,16 +1,33 @@
-"""Merge an export into a live production file without losing what it holds.
+"""Merge an export into a live production file, and put a backup back, without losing what it holds.
 
 A production thatch file also holds memories (``entries``, ``dedup_pairs``)
 and tables thatchlab does not know; shipping a replacement file would lose
-them. :func:`merge_into` works on an in-memory copy of the production file
-(SQLite's backup API, so WAL content is included), replaces only the rows of
-the engines the export holds, in one transaction, checks integrity, keeps a
-backup of the original and writes the merged file atomically.
+them, and so would any copy-and-swap of a file other processes have open.
+:func:`merge_into` therefore works *in* the live file, through SQLite:
+
+1. the export is read once as bytes, its sha256 checked against its
+   manifest, and validated exactly as :func:`~thatchlab.store.import_sqlite`
+   validates a file (types, vector lengths, columns, the ``engines`` entry);
+2. production is opened with SQLite (never created, never copied over) and
+   ``BEGIN IMMEDIATE`` takes its write lock, waiting up to a busy timeout
+   for another writer; its WAL is SQLite's business, so rows that live only
+   in ``-wal`` are seen and kept;
+3. under that lock the backup is taken with SQLite's backup API from a
+   connection to the live file and written atomically beside it, with the
+   production file's owner and mode;
+4. in the same transaction the exported engines' rows are replaced and the
+   ``stores`` entries they need added; ``integrity_check`` and
+   ``foreign_key_check`` run before ``COMMIT``; any failure rolls back, so
+   production holds exactly its old content. The file itself is written in
+   place, so its owner and mode stay as they were.
+
+:func:`restore` puts a backup back under the same lock with the backup API.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -19,21 +36,232 @@ from pathlib import Path
 
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError
 from thatchlab.core.schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
-from thatchlab.core.sqlite import connect_readonly
-from thatchlab.store._core import _section, check_integrity, write_bytes_atomic
+from thatchlab.core.sqlite import (
+    SQLITE_HEADER,
+    connect_readonly,
+    connect_readwrite,
+    is_busy,
+    table_names,
+)
+from thatchlab.store._core import (
+    ENGINE_KEYS,
+    _fsync_dir,
+    _section,
+    _stale_temps,
+    connect_bytes,
+    read_contents,
+)
 
-__all__ = ["merge_into", "MergeResult"]
+__all__ = ["merge_into", "restore", "MergeResult", "RestoreResult", "DEFAULT_TIMEOUT"]
+
+#: Seconds a merge or restore waits for another writer of production before giving up.
+DEFAULT_TIMEOUT = 30.0
 
 
 @dataclass
 class MergeResult:
-    """What a merge replaced and where the backup is."""
+    """What a merge replaced (or, on a dry run, would replace) and where the backup is.
+
+    ``replaced`` maps each replaced table to the rows it holds afterwards,
+    ``removed`` to the rows it held before; ``kept`` lists the production
+    tables left exactly as they were; ``added_stores`` the ``stores``
+    entries added for the new rows.
+    """
 
     path: Path
     backup_path: Path | None
     engines: list
-    replaced: dict = field(default_factory=dict)   # table → rows now in production
-    removed: dict = field(default_factory=dict)    # table → rows that were replaced
+    replaced: dict = field(default_factory=dict)
+    removed: dict = field(default_factory=dict)
+    kept: list = field(default_factory=list)
+    added_stores: list = field(default_factory=list)
+    dry_run: bool = False
+
+
+@dataclass
+class RestoreResult:
+    """What :func:`restore` put back: ``counts`` maps each table to its rows now."""
+
+    path: Path
+    backup_path: Path
+    counts: dict = field(default_factory=dict)
+
+
+class _Busy(Exception):
+    """Raised from a backup's progress callback when the other side stays locked."""
+
+
+def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = False, *,
+               verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT) -> MergeResult:
+    """Replace the engines' rows of ``production_db`` with those of ``export_path``.
+
+    Only the tables of the engines listed in the export's ``thatchlab_meta``
+    change (a prediction-only export leaves behaviors alone); the ``stores``
+    the new rows need are added; every other table and row, and the file's
+    owner and mode, are kept. The work is one transaction in the live file
+    under its write lock (see the module notes); on any failure it is rolled
+    back and production holds exactly what it held before.
+
+    Parameters
+    ----------
+    export_path : a file written by :func:`~thatchlab.store.export_sqlite`.
+    production_db : the production SQLite file; it must exist and be a database.
+    backup : keep the content before the merge as ``<name>.bak`` (taken under
+        the same lock, with production's owner and mode).
+    dry_run : report what would change (``replaced``, ``removed``, ``kept``,
+        ``added_stores``) without writing anything: the merge runs on an
+        in-memory copy of production.
+    verify_manifest : check the export's sha256 against ``<stem>.manifest.json``
+        beside it; a missing manifest is refused unless this is ``False``.
+    timeout : seconds to wait for another writer of production; a lock held
+        longer raises :class:`StoreWriteError` saying production is busy.
+
+    Raises
+    ------
+    StoreSchemaError
+        The export is not one (or fails validation, naming table, row and
+        column), its sha256 differs from the manifest, it lists no engines,
+        or production is not a database or lacks a column the export holds.
+    StoreWriteError
+        Production stayed busy, or writing failed; nothing was changed.
+    """
+    export_path, production_db = Path(export_path), Path(production_db)
+    data, engines = _load_export(export_path, verify_manifest)
+    _check_production_path(production_db)
+    backup_path = (production_db.with_name(production_db.name + ".bak")
+                   if backup and not dry_run else None)
+    result = MergeResult(path=production_db, backup_path=backup_path, engines=engines, dry_run=dry_run)
+    con = None
+    try:
+        if dry_run:
+            con = sqlite3.connect(":memory:", isolation_level=None)
+            with contextlib.closing(connect_readonly(production_db)) as src:
+                _backup(src, con, production_db, timeout)
+            copy = bytearray(con.serialize())
+            copy[18:20] = b"\x01\x01"  # a copy of a WAL file, held in memory in rollback mode
+            con.deserialize(bytes(copy))
+        else:
+            con = connect_readwrite(production_db, timeout=timeout)
+        _require_some_tables(con, production_db)
+        # foreign keys stay off while rows are replaced: a cascade must never reach a table
+        # thatchlab does not know; foreign_key_check refuses dangling references instead
+        con.execute("PRAGMA foreign_keys = OFF")
+        con.execute("ATTACH DATABASE ':memory:' AS ex")  # ATTACH is refused inside a transaction
+        con.deserialize(data, name="ex")
+        con.execute("BEGIN IMMEDIATE")  # production's write lock, waiting up to `timeout`
+        try:
+            fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
+            if backup_path is not None:
+                _write_backup(production_db, backup_path, timeout)
+            _apply(con, engines, result)
+            _check_merged(con, production_db, fk_before)
+            if dry_run:
+                con.execute("ROLLBACK")
+            else:
+                con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+    except ThatchlabError:
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        if is_busy(exc):
+            raise StoreWriteError(f"{production_db}: production is busy: another connection held its "
+                                  f"write lock for more than {timeout:g} s; nothing was changed") from None
+        raise StoreWriteError(f"{production_db}: merge failed ({type(exc).__name__}: {exc}); the "
+                              "transaction was rolled back and production was left as it was") from None
+    finally:
+        if con is not None:
+            con.close()
+    return result
+
+
+def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreResult:
+    """Put a backup (``<name>.bak`` of :func:`merge_into`) back into the live ``production`` file.
+
+    The backup's pages are copied into production with SQLite's backup API,
+    which holds production's write lock for the whole copy (waiting up to
+    ``timeout`` for another writer) and commits it as one transaction; the
+    file is written in place, so its owner, mode and journal mode stay.
+    A backup that is not an intact SQLite database is refused.
+    """
+    backup, production = Path(backup), Path(production)
+    _check_production_path(production)
+    with contextlib.closing(connect_readonly(backup)) as src:
+        res = src.execute("PRAGMA integrity_check").fetchall()
+        if res != [("ok",)]:
+            raise StoreSchemaError(f"{backup}: the backup fails its integrity check ({res[:3]}); "
+                                   "refusing to restore it")
+        if not table_names(src):
+            raise StoreSchemaError(f"{backup}: the backup holds no tables; refusing to restore it")
+        if backup.resolve() == production.resolve():
+            raise StoreSchemaError(f"{backup}: the backup and production are the same file")
+        try:
+            with contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
+                _backup(src, dst, production, timeout)
+                res = dst.execute("PRAGMA integrity_check").fetchall()
+                if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
+                    raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
+                counts = {t: dst.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
+                          for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
+        except ThatchlabError:
+            raise
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreWriteError(f"{production}: restore failed ({type(exc).__name__}: {exc}); "
+                                  "production was left as it was") from None
+    return RestoreResult(path=production, backup_path=backup, counts=counts)
+
+
+# ------------------------------------------------------------------ the export
+def _load_export(export_path: Path, verify_manifest: bool):
+    """The export's bytes and its engines, after every check a merge makes before writing."""
+    if export_path.is_dir():
+        raise StoreSchemaError(f"{export_path}: is a directory; expected a thatchlab export")
+    if not export_path.is_file():
+        raise StoreSchemaError(f"{export_path}: no such file")
+    try:
+        data = export_path.read_bytes()
+    except OSError as exc:
+        raise StoreSchemaError(f"{export_path}: cannot read ({exc})") from None
+    if data[:len(SQLITE_HEADER)] != SQLITE_HEADER:
+        raise StoreSchemaError(f"{export_path}: not a readable SQLite database (no SQLite header)")
+    manifest_path = export_path.with_name(export_path.stem + ".manifest.json")
+    manifest = _manifest(manifest_path) if verify_manifest and manifest_path.is_file() else None
+    if manifest is not None:
+        want, got = manifest.get("sha256"), hashlib.sha256(data).hexdigest()
+        if want != got:
+            raise StoreSchemaError(f"{export_path}: sha256 {got} differs from {want!r} in {manifest_path.name}: "
+                                   "the file changed after it was exported; refusing to merge it")
+    if data[18] != 1 or data[19] != 1:
+        raise StoreSchemaError(f"{export_path}: the export is in WAL mode; exports are written in "
+                               "rollback-journal mode (run PRAGMA journal_mode=DELETE on it first)")
+    with contextlib.closing(connect_bytes(data)) as ex:
+        engines = _engines_of(ex, export_path)
+        if verify_manifest and manifest is None:
+            raise StoreSchemaError(f"{export_path}: no manifest {manifest_path.name} beside it to check the "
+                                   "file's sha256 against; pass verify_manifest=False (--no-verify-manifest) "
+                                   "to merge without that check")
+        res = ex.execute("PRAGMA integrity_check").fetchall()
+        if res != [("ok",)]:
+            raise StoreSchemaError(f"{export_path}: the export fails its integrity check ({res[:3]})")
+        read_contents(ex, export_path)  # exactly what import_sqlite checks
+        if not engines:
+            raise StoreSchemaError(f"{export_path}: table 'thatchlab_meta', row 'engines' lists no engine "
+                                   "([]); there is nothing to merge")
+    if manifest is not None and manifest.get("engines") != engines:
+        raise StoreSchemaError(f"{export_path}: engines {engines} differ from {manifest.get('engines')!r} in "
+                               f"{manifest_path.name}")
+    return data, engines
+
+
+def _manifest(path: Path) -> dict:
+    try:
+        out = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StoreSchemaError(f"{path}: not a readable manifest ({exc})") from None
+    if not isinstance(out, dict) or "sha256" not in out:
+        raise StoreSchemaError(f"{path}: not a thatchlab manifest (no 'sha256')")
+    return out
 
 
 def _engines_of(export_conn, label) -> list:
@@ -43,99 +271,181 @@ def _engines_of(export_conn, label) -> list:
         row = None
     if row is None:
         raise StoreSchemaError(f"{label}: not a thatchlab export (no thatchlab_meta 'engines' entry)")
-    return json.loads(row[0])
-
-
-def merge_into(export_path, production_db, backup: bool = True) -> MergeResult:
-    """Replace the engines' rows of ``production_db`` with those of ``export_path``.
-
-    Only the tables of the engines listed in the export's ``thatchlab_meta``
-    change (a prediction-only export leaves behaviors alone); the ``stores``
-    the new rows need are added; every other table and row is kept. The work
-    happens on a copy in one transaction, followed by ``PRAGMA
-    integrity_check`` and ``foreign_key_check``; with ``backup=True`` the
-    original is kept as ``<name>.bak``; the merged copy then replaces the
-    production file atomically. On any failure production is untouched.
-
-    Stop production's processes (or make sure they are idle) before merging:
-    a write that lands between the copy and the swap would be lost.
-    """
-    export_path, production_db = Path(export_path), Path(production_db)
-    with contextlib.closing(connect_readonly(export_path)) as ex:
-        engines = _engines_of(ex, export_path)
-    if not production_db.is_file():
-        raise StoreSchemaError(f"{production_db}: no such production file")
-    with contextlib.closing(connect_readonly(production_db)):
-        pass  # a corrupt or non-SQLite production file raises StoreSchemaError here
-    backup_path = production_db.with_name(production_db.name + ".bak") if backup else None
-    result = MergeResult(path=production_db, backup_path=backup_path, engines=engines)
     try:
-        con = sqlite3.connect("file:thatchlab-merge?mode=memory", uri=True, isolation_level=None)
+        return json.loads(row[0])
+    except (TypeError, json.JSONDecodeError):
+        raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' is "
+                               f"{row[0]!r}; expected a JSON list of engine names") from None
+
+
+# ------------------------------------------------------------------ production
+def _check_production_path(path: Path):
+    if path.is_dir():
+        raise StoreSchemaError(f"{path}: is a directory; expected the production SQLite file")
+    if not path.is_file():
+        raise StoreSchemaError(f"{path}: no such file (the production database)")
+    if path.stat().st_size == 0:
+        raise StoreSchemaError(f"{path}: the file is empty; not a production database")
+
+
+def _require_some_tables(con, path):
+    if not table_names(con):
+        raise StoreSchemaError(f"{path}: holds no tables; not a production database")
+
+
+def _rollback(con):
+    with contextlib.suppress(sqlite3.Error):
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+
+
+def _backup(src, dst, label, timeout):
+    """SQLite's backup API in one step, giving up when a lock is held longer than ``timeout``."""
+
+    def progress(status, remaining, total):
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            raise _Busy()
+
+    # the busy handler of each connection waits up to its timeout before a step reports busy
+    with contextlib.suppress(sqlite3.Error):
+        src.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    try:
+        src.backup(dst, pages=-1, progress=progress)
+    except _Busy:
+        raise StoreWriteError(f"{label}: production is busy: another connection held its lock for more "
+                              f"than {timeout:g} s; nothing was changed") from None
+
+
+def _write_backup(production: Path, backup_path: Path, timeout):
+    """A consistent copy of the live file, written atomically with its owner and mode.
+
+    Called while the merge holds production's write lock: the read-only
+    connection sees the last committed state (WAL included) and nothing can
+    commit until the merge does.
+    """
+    st = os.stat(production)
+    mem = sqlite3.connect(":memory:")
+    try:
+        with contextlib.closing(connect_readonly(production)) as src:
+            _backup(src, mem, production, timeout)
+        data = bytearray(mem.serialize())
+    finally:
+        mem.close()
+    # bytes 18-19 say "WAL" when production is in WAL mode; the copy is a complete file
+    # in rollback-journal mode, so it opens (read-only too) without -wal/-shm beside it
+    data[18:20] = b"\x01\x01"
+    _write_like(backup_path, bytes(data), st)
+
+
+def _write_like(path: Path, data: bytes, st):
+    """Write ``data`` to ``path`` atomically with the owner and mode of ``st``."""
+    for stale in _stale_temps(path):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            with contextlib.closing(connect_readonly(production_db)) as src:
-                src.backup(con)  # a consistent copy, WAL content included
-            original = con.serialize()
-            con.execute("PRAGMA foreign_keys = ON")
-            con.execute("ATTACH DATABASE ? AS ex", (f"file:{export_path.resolve()}?mode=ro",))
-            con.execute("BEGIN IMMEDIATE")
-            con.execute(STORES_DDL.replace("stores", "main.stores", 1))
-            con.execute("INSERT OR IGNORE INTO main.stores(name) VALUES ('global')")
-            for engine in engines:
-                if engine in ENGINE_TABLES:
-                    _replace_thatch(con, engine, result)
-                else:
-                    _replace_tables(con, engine, result)
-            con.execute("COMMIT")
-            con.execute("DETACH DATABASE ex")
-            check_integrity(con, production_db)
-            merged = con.serialize()
+            with contextlib.suppress(PermissionError):  # only root may give a file away
+                os.fchown(fd, st.st_uid, st.st_gid)
+            os.fchmod(fd, st.st_mode & 0o7777)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
         finally:
-            con.close()
-        if backup_path is not None:
-            write_bytes_atomic(backup_path, original)
-        # the old WAL/SHM belong to the old file: the merged file has none
-        for side in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(str(production_db) + side)
-        write_bytes_atomic(production_db, merged)
-    except ThatchlabError:
-        raise
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreWriteError(f"{production_db}: merge failed ({type(exc).__name__}: {exc}); "
-                              "production was left as it was") from None
-    return result
+            os.close(fd)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+# ------------------------------------------------------------------ the transaction
+def _main_columns(con, table) -> list:
+    return [r[1] for r in con.execute(f'PRAGMA main.table_info("{table}")')]
+
+
+def _ex_columns(con, table) -> list:
+    return [r[1] for r in con.execute(f'PRAGMA ex.table_info("{table}")')]
+
+
+def _count(con, table) -> int:
+    return con.execute(f'SELECT COUNT(*) FROM main."{table}"').fetchone()[0]
+
+
+def _apply(con, engines, result):
+    before = sorted(t for t in table_names(con) if not t.startswith("sqlite_"))
+    if any(e in ENGINE_TABLES for e in engines):
+        con.execute(STORES_DDL.replace("stores", "main.stores", 1))
+        con.execute("INSERT OR IGNORE INTO main.stores(name) VALUES ('global')")
+    for engine in engines:
+        if engine in ENGINE_TABLES:
+            _replace_thatch(con, engine, result)
+        else:
+            _replace_tables(con, engine, result)
+    touched = set(result.replaced) | ({"stores"} if result.added_stores else set())
+    result.kept = [t for t in before if t not in touched]
+
+
+def _check_merged(con, label, fk_before):
+    res = con.execute("PRAGMA main.integrity_check").fetchall()
+    if res != [("ok",)]:
+        raise StoreWriteError(f"{label}: integrity check of the merged content failed: {res[:3]}; "
+                              "rolled back, production was left as it was")
+    new = [r for r in con.execute("PRAGMA main.foreign_key_check").fetchall() if r not in fk_before]
+    if new:
+        raise StoreWriteError(f"{label}: the merge would leave rows pointing at rows that are gone "
+                              f"(foreign_key_check: {new[:3]}); rolled back, production was left as it was")
 
 
 def _replace_thatch(con, engine, result):
     t = ENGINE_TABLES[engine]
     for stmt in thatch_ddl(engine):
         con.execute(stmt.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TABLE IF NOT EXISTS main.", 1))
-    for table in (t["provenance"], t["edges"], t["items"], t["matchers"]):
-        result.removed[table] = con.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0]
-        con.execute(f"DELETE FROM main.{table}")
-    con.execute("INSERT OR IGNORE INTO main.stores(name) SELECT name FROM ex.stores")
     for table in (t["matchers"], t["items"], t["edges"], t["provenance"]):
-        cols = [r[1] for r in con.execute(f"PRAGMA ex.table_info({table})")]
-        have = {r[1] for r in con.execute(f"PRAGMA main.table_info({table})")}
+        cols, have = _ex_columns(con, table), set(_main_columns(con, table))
         missing = [c for c in cols if c not in have]
         if missing:
             raise StoreSchemaError(f"production table {table!r} lacks column(s) {missing}")
-        col_list = ", ".join(cols)
+    for table in (t["provenance"], t["edges"], t["items"], t["matchers"]):
+        result.removed[table] = _count(con, table)
+        con.execute(f"DELETE FROM main.{table}")
+    had = {r[0] for r in con.execute("SELECT name FROM main.stores")}
+    for (name,) in con.execute("SELECT name FROM ex.stores ORDER BY rowid").fetchall():
+        if name not in had and name not in result.added_stores:
+            result.added_stores.append(name)
+    con.execute("INSERT OR IGNORE INTO main.stores(name) SELECT name FROM ex.stores ORDER BY rowid")
+    for table in (t["matchers"], t["items"], t["edges"], t["provenance"]):
+        col_list = ", ".join(_ex_columns(con, table))
         con.execute(f"INSERT INTO main.{table} ({col_list}) SELECT {col_list} FROM ex.{table} ORDER BY rowid")
-        result.replaced[table] = con.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0]
+        result.replaced[table] = _count(con, table)
 
 
 def _replace_tables(con, engine, result):
-    key = {"belief": "beliefs", "calibration": "calibration", "anticipation": "patterns"}.get(engine, engine)
-    sec = _section(key)
+    sec = _section(ENGINE_KEYS[engine])
     for table in sec.TABLES:
-        row = con.execute("SELECT sql FROM ex.sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
-        if row is None:
-            continue
-        exists = con.execute("SELECT 1 FROM main.sqlite_master WHERE type='table' AND name=?",
-                             (table,)).fetchone()
-        result.removed[table] = con.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0] if exists else 0
-        con.execute(f"DROP TABLE IF EXISTS main.{table}")
-        con.execute(row[0].replace(table, f"main.{table}", 1))
-        con.execute(f"INSERT INTO main.{table} SELECT * FROM ex.{table} ORDER BY rowid")
-        result.replaced[table] = con.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0]
+        cols = _ex_columns(con, table)
+        if not cols:
+            continue  # the export holds no such table: production's is not the export's to replace
+        have = _main_columns(con, table)
+        if have:
+            missing = [c for c in cols if c not in have]
+            if missing:
+                raise StoreSchemaError(f"production table {table!r} lacks column(s) {missing}")
+            extra = [c for c in have if c not in cols]
+            if extra:
+                raise StoreSchemaError(f"production table {table!r} has column(s) {extra} the export does "
+                                       "not hold; replacing its rows would lose them")
+            result.removed[table] = _count(con, table)
+            con.execute(f"DELETE FROM main.{table}")
+        else:
+            for stmt in sec.DDL:
+                if f" {table} (" in stmt or f"ON {table}(" in stmt:
+                    con.execute(stmt.replace(" IF NOT EXISTS ", " IF NOT EXISTS main.", 1))
+            result.removed[table] = 0
+        col_list = ", ".join(cols)
+        con.execute(f"INSERT INTO main.{table} ({col_list}) SELECT {col_list} FROM ex.{table} ORDER BY rowid")
+        result.replaced[table] = _count(con, table)

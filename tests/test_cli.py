@@ -38,6 +38,7 @@ def test_demo_import_merge_round_trip(tmp_path, capsys, real_embedder):
 @pytest.mark.parametrize("argv, needle", [
     (["import", "/nonexistent/store.db"], "no such file"),
     (["merge", "/nonexistent/a.db", "/nonexistent/b.db"], "no such file"),
+    (["restore", "/nonexistent/a.db.bak", "/nonexistent/a.db"], "no such file"),
     (["demo", "--bogus"], "No such option"),
 ])
 def test_bad_input_is_one_line_and_nonzero(argv, needle, capsys):
@@ -54,10 +55,68 @@ def test_corrupt_store_into_import(tmp_path, capsys):
     assert code == 2 and err.startswith("error: ") and "not a readable SQLite" in err
 
 
-@pytest.mark.parametrize("verb", ["demo", "import", "merge"])
+@pytest.mark.parametrize("verb", ["demo", "import", "merge", "restore"])
 def test_every_verb_has_help(verb):
     proc = subprocess.run([sys.executable, "-m", "thatchlab.cli", verb, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "Usage" in proc.stdout
+
+
+def _toy_export_and_production(tmp_path):
+    import sqlite3
+
+    from thatchlab.core.schema import STORES_DDL, thatch_ddl
+    from thatchlab.embed import LookupEmbedder
+    from thatchlab.scoring import PredictionEngine
+    from thatchlab.store import export_sqlite
+
+    eng = PredictionEngine(LookupEmbedder({"writing tests": np.eye(8)[0], "use pytest": np.eye(8)[1]}, name="toy"),
+                           project_store="repo")
+    eng.update("writing tests", "use pytest", "confirm", "x", now="2026-02-01T10:00:00Z")
+    export = export_sqlite(tmp_path / "export.db", prediction=eng).path
+    prod = tmp_path / "prod #1.db"
+    con = sqlite3.connect(prod)
+    con.execute(STORES_DDL)
+    for kind in ("prediction", "behavior"):
+        for stmt in thatch_ddl(kind):
+            con.execute(stmt)
+    con.execute("INSERT INTO stores VALUES ('global')")
+    con.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY, body TEXT)")
+    con.execute("INSERT INTO entries (body) VALUES ('a memory')")
+    con.commit()
+    con.close()
+    return export, prod
+
+
+def test_merge_dry_run_then_merge_then_restore(tmp_path, capsys):
+    export, prod = _toy_export_and_production(tmp_path)
+    before = prod.read_bytes()
+    code, out, _ = run(["merge", str(export), str(prod), "--dry-run"], capsys)
+    assert code == 0 and "predictions: 0 rows would be replaced by 1" in out
+    assert "stores: would add repo" in out and "kept as they were: " in out and "entries" in out
+    assert "dry run: nothing written" in out
+    assert prod.read_bytes() == before and not (tmp_path / "prod #1.db.bak").exists()
+    code, out, _ = run(["merge", str(export), str(prod)], capsys)
+    assert code == 0 and "predictions: 0 rows replaced by 1" in out and "merged prediction into" in out
+    assert prod.read_bytes() != before
+    code, out, _ = run(["restore", str(tmp_path / "prod #1.db.bak"), str(prod)], capsys)
+    assert code == 0 and "restored " in out and "\npredictions            0\n" in out
+    code, out, _ = run(["merge", str(export), str(prod), "--no-backup", "--timeout", "1"], capsys)
+    assert code == 0 and "backup" not in out
+
+
+def test_merge_and_restore_errors_are_one_line(tmp_path, capsys):
+    export, prod = _toy_export_and_production(tmp_path)
+    data = bytearray(export.read_bytes())
+    data[data.index(b"use pytest")] ^= 1
+    export.write_bytes(bytes(data))
+    tiny = tmp_path / "tiny.db"
+    tiny.write_bytes(b"x")
+    for argv, needle in ((["merge", str(export), str(prod)], "sha256"),
+                         (["merge", str(export), str(tiny), "--no-verify-manifest"], "not a readable SQLite"),
+                         (["restore", str(tiny), str(prod)], "not a readable SQLite")):
+        code, _, err = run(argv, capsys)
+        lines = [ln for ln in err.strip().splitlines() if ln]
+        assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
 
 
 # ----------------------------------------------------------------- the analysis verbs

@@ -1,6 +1,6 @@
 """The typer app behind ``thatchlab``: its verbs in help order, and :func:`main`, which owns the exit codes.
 
-Verbs: ``run`` (the main job), ``demo``, ``import``, ``merge``, ``replay``,
+Verbs: ``run`` (the main job), ``demo``, ``import``, ``merge``, ``restore``, ``replay``,
 ``sweep``, ``fit``, ``calibrate``, ``mine``, ``export`` and ``synth``. Logs
 are read as JSONL, CSV or Parquet and tables written as CSV, Parquet or
 JSON, by suffix. Every verb has ``--help``; bad input ends with one line
@@ -36,6 +36,7 @@ VERBS = {
     "demo": _job.demo,
     "import": _store.import_,
     "merge": _store.merge,
+    "restore": _store.restore,
     "replay": _replay.replay,
     "sweep": _replay.sweep,
     "fit": _fit.fit,

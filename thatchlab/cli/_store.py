@@ -1,4 +1,5 @@
-"""The store verbs: ``export`` a replayed engine to SQLite, ``import`` a store's tables, ``merge`` into production."""
+"""The store verbs: ``export`` a replayed engine to SQLite, ``import`` a store's tables, ``merge`` into
+production and ``restore`` a merge's backup."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import typer
 from thatchlab.cli._inputs import SCORING, choice, engine_params, get_embedder, load_log
 from thatchlab.cli._io import echo_pairs, write_frame
 
-__all__ = ["export", "import_", "merge"]
+__all__ = ["export", "import_", "merge", "restore"]
 
 
 def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite file (opened read-only)"),
@@ -47,17 +48,43 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
         typer.echo(f"tables written to {out}")
 
 
-def merge(export: Path = typer.Argument(..., help="a thatchlab export"),
-          production: Path = typer.Argument(..., help="the production thatch file to update"),
-          backup: bool = typer.Option(True, help="keep <production>.bak")):
-    """Replace the exported engines' rows in a production file, keeping every other table."""
+def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manifest beside it)"),
+          production: Path = typer.Argument(..., help="the production thatch file to update (it may be in use)"),
+          backup: bool = typer.Option(True, help="keep <production>.bak, taken under production's write lock"),
+          dry_run: bool = typer.Option(False, "--dry-run", help="report what would change; write nothing"),
+          verify_manifest: bool = typer.Option(True, help="check the export's sha256 against its manifest"),
+          timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production")):
+    """Replace the exported engines' rows in a production file, keeping every other table.
+
+    One transaction in the live file under its write lock: a failure leaves
+    production exactly as it was.
+    """
     from thatchlab.store import merge_into
 
-    res = merge_into(export, production, backup=backup)
+    res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
+                     timeout=timeout)
+    verb = "would be replaced" if res.dry_run else "replaced"
     for table, n in res.replaced.items():
-        typer.echo(f"  {table}: {res.removed.get(table, 0)} rows replaced by {n}")
-    typer.echo(f"merged {', '.join(res.engines)} into {res.path}"
-               + (f" (backup: {res.backup_path})" if res.backup_path else ""))
+        typer.echo(f"  {table}: {res.removed.get(table, 0)} rows {verb} by {n}")
+    if res.added_stores:
+        typer.echo(f"  stores: {'would add' if res.dry_run else 'added'} {', '.join(res.added_stores)}")
+    typer.echo(f"  kept as they were: {', '.join(res.kept) or 'no other tables'}")
+    if res.dry_run:
+        typer.echo(f"dry run: nothing written; merging {', '.join(res.engines)} into {res.path} would succeed")
+    else:
+        typer.echo(f"merged {', '.join(res.engines)} into {res.path}"
+                   + (f" (backup: {res.backup_path})" if res.backup_path else ""))
+
+
+def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<production>.bak)"),
+            production: Path = typer.Argument(..., help="the production file to put it back into"),
+            timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production")):
+    """Put a merge's backup back into the production file, under its write lock, keeping owner and mode."""
+    from thatchlab.store import restore as restore_backup
+
+    res = restore_backup(backup, production, timeout=timeout)
+    echo_pairs(sorted(res.counts.items()))
+    typer.echo(f"restored {res.backup_path} into {res.path}")
 
 
 def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV or Parquet)"),

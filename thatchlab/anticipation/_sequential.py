@@ -115,7 +115,7 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
         node_code, node_uni = nm_code.astype(np.int64), np.arange(len(nm_uni))
     n_nodes = len(node_uni)
 
-    order = np.lexsort((ts, ws_code))
+    order = _time_order(ts, ws_code)
     ts_s = ts[order]
     ws_s = ws_code[order].astype(np.int64)
     nd_s = node_code[order].astype(np.int64)
@@ -123,8 +123,7 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
     jstart, jend = _windows(ts_s, ws_s, w_ns)
     # group = (workspace, trigger node): its total count is the denominator
     gid = ws_s * n_nodes + nd_s
-    g_code, g_uni = pd.factorize(gid, sort=True)
-    g_code = g_code.astype(np.int64)
+    g_code, g_uni = _dense_codes(gid, len(ws_uni) * n_nodes)
     n_groups = len(g_uni)
     g_total = np.bincount(g_code, minlength=n_groups)
 
@@ -182,6 +181,30 @@ def _empty(cols) -> pd.DataFrame:
     return out
 
 
+def _time_order(ts, ws_code) -> np.ndarray:
+    """The stable order by (workspace, ts): ``np.lexsort((ts, ws_code))``, as one
+    stable sort of a combined int64 key when it fits (much faster on 1M rows)."""
+    t0, t1 = int(ts.min()), int(ts.max())
+    span = t1 - t0 + 1
+    n_ws = int(ws_code.max()) + 1 if len(ws_code) else 1
+    if span < (1 << 62) // max(n_ws, 1):
+        return np.argsort(ws_code.astype(np.int64) * span + (ts - t0), kind="stable")
+    return np.lexsort((ts, ws_code))
+
+
+def _dense_codes(keys: np.ndarray, n_keys: int):
+    """``pd.factorize(keys, sort=True)`` for non-negative int keys below ``n_keys``:
+    codes numbered in key order, and the keys present. A count per key replaces the
+    hash table when the key space is small."""
+    if n_keys > max(4 * len(keys), 1 << 20):
+        codes, uniques = pd.factorize(keys, sort=True)
+        return codes.astype(np.int64), uniques
+    present = np.flatnonzero(np.bincount(keys, minlength=n_keys))
+    renumber = np.zeros(n_keys, dtype=np.int64)
+    renumber[present] = np.arange(len(present))
+    return renumber[keys], present
+
+
 def _windows(ts_s, ws_s, w_ns):
     """First follower index (strictly later) and window end (strictly before t + w) per event."""
     t0 = int(ts_s.min())
@@ -233,16 +256,17 @@ def _aggregate(ts_s, nd_s, g_code, jstart, jend, prev_same, n_groups, n_nodes):
         cnt = per[lo:hi]
         total = int(cnt.sum())
         if total:
-            i = np.repeat(np.arange(lo, hi), cnt)
+            # per pair, the trigger's values by repetition (no gather) and the target's by index
             starts = np.repeat(jstart[lo:hi] - (np.cumsum(cnt) - cnt), cnt)
             j = starts + np.arange(total)
+            key = np.repeat(g_code[lo:hi] * n_nodes, cnt)
+            ti = np.repeat(ts_s[lo:hi], cnt)
             if prev_same is not None:  # the first B after each A only
-                first = prev_same[j] < jstart[i]
-                i = i[first]
-                j = j[first]
-            key = g_code[i] * n_nodes + nd_s[j]
+                first = prev_same[j] < np.repeat(jstart[lo:hi], cnt)
+                j, key, ti = j[first], key[first], ti[first]
+            key += nd_s[j]
             tj = ts_s[j]
-            delay = (tj - ts_s[i]) / 1e9
+            delay = (tj - ti) / 1e9
             if dense:
                 counts += np.bincount(key, minlength=n_bins)
                 delays += np.bincount(key, weights=delay, minlength=n_bins)

@@ -16,9 +16,12 @@ event and recall streams  ``validate_event_log``, ``validate_recall_stream``  an
 
 Production files are logs too: :func:`signals_from_store` reads a thatch
 store's provenance as a signal log, and :func:`read_ai_memory` an ai-memory
-database's memories, shadow observations and recall ledger.
+database's memories, shadow observations and recall ledger. The agent hosts'
+own records (Claude Code transcripts, opencode storage) and other systems'
+exports (omi, ai-memory, mnemo) are read by :mod:`thatchlab.logs.ingest`.
 """
 
+from thatchlab.logs import ingest
 from thatchlab.logs._core import (
     LogSpec,
     RowRule,
@@ -38,6 +41,7 @@ from thatchlab.logs.ai_memory import (
 from thatchlab.logs.interaction import (
     INTERACTION_COLUMNS,
     INTERACTION_KINDS,
+    LOGGED_COLUMNS,
     read_interaction_log,
     signals_from_store,
     validate_interaction_log,
@@ -58,7 +62,7 @@ from thatchlab.logs.streams import (
     write_stream,
 )
 
-__all__ = ["INTERACTION_COLUMNS", "INTERACTION_KINDS", "read_interaction_log", "signals_from_store",
+__all__ = ["ingest", "INTERACTION_COLUMNS", "INTERACTION_KINDS", "LOGGED_COLUMNS", "read_interaction_log", "signals_from_store",
            "validate_interaction_log", "write_interaction_log",
            "MEMORY_LOG_COLUMNS", "read_memory_log", "validate_memory_log", "write_memory_log",
            "RECALL_COLUMNS", "read_recall_log", "validate_recall_log",

@@ -1,0 +1,159 @@
+"""Sharing an ingested log without its prompts, and growing one without duplicates.
+
+:func:`redact` replaces what the user and the agent wrote in their own words
+— prompt and query texts, feedback contexts and rationales — by stable
+hashes, and returns a lookup table of vectors (each hashed prompt's *query*
+vector, and the passage vectors of the matcher and statement texts that stay
+readable) so the redacted log still replays exactly with a
+:class:`~thatchlab.embed.LookupEmbedder` built from it. :func:`new_rows`
+keeps the rows of a fresh ingest that an earlier one has not seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["redact_text", "redact", "new_rows"]
+
+_REDACTED_TEXT_KINDS = ("message", "prediction_query", "behavior_feedback")
+_QUERY_KINDS = ("message", "prediction_query")
+_PROV = re.compile(r"^(    - \[\d{4}-\d\d-\d\d\] [^:]+: )(.*)$")
+
+
+def redact_text(text: str) -> str:
+    """A stable stand-in for ``text``: its SHA-256 in hex, cut to the text's length (64 at most).
+
+    The length is kept up to 64 characters so that the engines' length rule
+    (prompts shorter than ``min_prompt_chars`` fire no nudge) treats the
+    stand-in as it treated the text.
+
+    >>> redact_text("fix the flaky test")
+    '1ca42459f21e732e42'
+    >>> len(redact_text("ok")), len(redact_text("x" * 500))
+    (2, 64)
+    """
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return digest[: min(len(text), 64)]
+
+
+def _reply(reply, mapping: dict):
+    """A list reply with the rationale and provenance details written as their stand-ins."""
+    if not isinstance(reply, str) or not mapping:
+        return reply
+    out = []
+    for line in reply.split("\n"):
+        if line.startswith("  rationale: ") and line[len("  rationale: "):] in mapping:
+            line = "  rationale: " + mapping[line[len("  rationale: "):]]
+        else:
+            m = _PROV.match(line)
+            if m is not None:
+                detail = m.group(2)
+                for pre in ("", "ham: ", "spam: "):
+                    if detail.startswith(pre) and detail[len(pre):] in mapping:
+                        line = m.group(1) + pre + mapping[detail[len(pre):]]
+                        break
+        out.append(line)
+    return "\n".join(out)
+
+
+def redact(log: pd.DataFrame, embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(redacted log, lookup)`` of an interaction log.
+
+    Parameters
+    ----------
+    log : an interaction log (validated; ``logs.read_interaction_log`` or an ingest's ``log``).
+    embedder : an embedder (``embed_queries``, ``embed_passages``, ``name``):
+        the model the lookup's vectors are computed with.
+
+    Returns
+    -------
+    redacted : the log with ``text`` (messages, queries, feedback contexts)
+        and ``rationale`` replaced by :func:`redact_text`, the rationale and
+        context lines of ``logged_reply`` likewise, and a logged
+        ``embedding`` column dropped (it is the prompt's vector, kept in the
+        lookup instead).
+    lookup : ``text, embedding`` rows: each redacted prompt or query's
+        stand-in with its query vector, then every matcher, statement and
+        delete text with its passage vector (first vector kept when two
+        short texts share a stand-in).
+
+    Examples
+    --------
+    >>> from thatchlab.logs import validate_interaction_log
+    >>> class Toy:  # any object with the embedder methods
+    ...     name = "toy"
+    ...     def embed_queries(self, texts): return np.ones((len(texts), 2), np.float32)
+    ...     def embed_passages(self, texts): return np.zeros((len(texts), 2), np.float32) + [1, 0]
+    >>> log = validate_interaction_log(pd.DataFrame({"ts": ["2026-01-01T00:00:00Z"] * 2, "session": ["s"] * 2,
+    ...     "kind": ["message", "prediction_update"], "text": ["my secret prompt text", None],
+    ...     "matcher": [None, "writing tests"], "statement": [None, "use pytest"], "signal": [None, "create"],
+    ...     "rationale": [None, "said so in chat"]}))
+    >>> red, lookup = redact(log, Toy())
+    >>> red["text"][0] == redact_text("my secret prompt text"), red["rationale"][1] == redact_text("said so in chat")
+    (True, True)
+    >>> lookup["text"].tolist()[1:], len(lookup)
+    (['writing tests', 'use pytest'], 3)
+    """
+    out = log.copy()
+    kinds = out["kind"].to_numpy(object)
+    mapping: dict[str, str] = {}
+    queries: list[str] = []
+    for i in np.flatnonzero(np.isin(kinds, _REDACTED_TEXT_KINDS)):
+        t = out["text"].iat[i]
+        if isinstance(t, str):
+            mapping[t] = redact_text(t)
+            if kinds[i] in _QUERY_KINDS:
+                queries.append(t)
+    rat = out["rationale"].to_numpy(object)
+    for t in rat:
+        if isinstance(t, str):
+            mapping[t] = redact_text(t)
+    redact_col = np.isin(kinds, _REDACTED_TEXT_KINDS)
+    out["text"] = [mapping.get(t, t) if redact_col[i] and isinstance(t, str) else t
+                   for i, t in enumerate(out["text"].tolist())]
+    out["rationale"] = [mapping.get(t, t) if isinstance(t, str) else t for t in rat]
+    if "logged_reply" in out.columns:
+        out["logged_reply"] = [_reply(r, mapping) for r in out["logged_reply"].tolist()]
+    if "embedding" in out.columns:
+        out["embedding"] = None
+    passages = [t for col in ("matcher", "statement") for t in out[col].tolist() if isinstance(t, str)]
+    queries, passages = list(dict.fromkeys(queries)), list(dict.fromkeys(passages))
+    rows, seen, clashes = [], set(), Counter()
+    if queries:
+        qv = np.asarray(embedder.embed_queries(queries), dtype=np.float32)
+        for t, v in zip(queries, qv):
+            key = mapping[t]
+            if key in seen:
+                clashes["stand-in shared by two texts"] += 1
+                continue
+            seen.add(key)
+            rows.append((key, v.tolist()))
+    if passages:
+        pv = np.asarray(embedder.embed_passages(passages), dtype=np.float32)
+        for t, v in zip(passages, pv):
+            if t not in seen:
+                seen.add(t)
+                rows.append((t, v.tolist()))
+    lookup = pd.DataFrame(rows, columns=["text", "embedding"])
+    lookup.attrs["model"] = getattr(embedder, "name", None)
+    lookup.attrs["clashes"] = dict(clashes)
+    return out, lookup
+
+
+def new_rows(existing: pd.DataFrame, fresh: pd.DataFrame, key: str = "record_id") -> pd.DataFrame:
+    """The rows of ``fresh`` whose ``key`` is not in ``existing`` (rows without a key are kept).
+
+    >>> old = pd.DataFrame({"record_id": ["a", "b"]})
+    >>> new_rows(old, pd.DataFrame({"record_id": ["b", "c", None]}))["record_id"].tolist()
+    ['c', None]
+    """
+    if key not in fresh.columns or key not in existing.columns:
+        return fresh.reset_index(drop=True)
+    known = set(existing[key].dropna().tolist())
+    keep = fresh[key].isna() | ~fresh[key].isin(known)
+    return fresh[keep].reset_index(drop=True)

@@ -1,0 +1,168 @@
+"""thatch's tool calls as interaction-log rows, whatever host made them.
+
+Every host names thatch's tools its own way (Claude Code ``mcp__thatch__<tool>``,
+opencode's plugin ``thatch_<tool>``) but passes the same arguments. This
+module maps a tool's name and input to the log's columns and builds the
+message rows, so each host adapter only has to find prompts, tool calls,
+tool results and the injected nudge text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from thatchlab.logs.ingest._nudge import parse_nudges
+from thatchlab.logs.interaction import INTERACTION_COLUMNS, LOGGED_COLUMNS, validate_interaction_log
+
+__all__ = ["THATCH_TOOLS", "ARG_COLUMNS", "tool_row", "message_row", "fill_store", "finish_log",
+           "IngestResult", "INGEST_COLUMNS"]
+
+#: thatch's tools, which are also the log kinds of their rows.
+THATCH_TOOLS = ("prediction_update", "prediction_query", "prediction_list", "prediction_delete",
+                "behavior_codify", "behavior_feedback", "behavior_list", "behavior_delete")
+#: Tool argument → log column (the rest go to ``args`` as JSON).
+ARG_COLUMNS = {"matcher": "matcher", "situation": "matcher", "prediction": "statement",
+               "behavior": "statement", "statement": "statement", "signal": "signal",
+               "rationale": "rationale", "context": "text", "relevant": "relevant", "store": "store"}
+#: Columns of an ingested interaction log: the log's own, ``cwd``, then the ingest columns.
+INGEST_COLUMNS = tuple(c for c in INTERACTION_COLUMNS if c not in ("propensity", "embedding")) + (
+    "cwd",) + LOGGED_COLUMNS
+_TRUE = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+
+
+@dataclass
+class IngestResult:
+    """What an adapter read.
+
+    Attributes
+    ----------
+    log : DataFrame
+        The main log (the interaction log, the memory log, the recall log or
+        the event stream, per adapter).
+    tables : dict of DataFrame
+        Every table the adapter produced, by name (``log`` is one of them).
+    read : Counter
+        What was read (``files``, ``records``, ``prompts``, ``tool calls``...).
+    skipped : Counter
+        What was left out, by reason; nothing left out is ever silent.
+    """
+
+    log: pd.DataFrame
+    tables: dict = field(default_factory=dict)
+    read: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)
+
+    def __repr__(self):
+        sk = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items())) or "nothing"
+        return f"IngestResult(rows={len(self.log)}, tables={list(self.tables)}, skipped={{{sk}}})"
+
+
+def _relevant(v):
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, str):
+        return _TRUE.get(v.strip().lower(), v)
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    return v
+
+
+def _text_or_none(v):
+    if v is None:
+        return None
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+
+
+def tool_row(kind: str, args, *, ts, session, record_id, cwd=None, reply=None) -> dict:
+    """The log row of one thatch tool call (``kind`` is the tool's name without the host prefix).
+
+    >>> r = tool_row("behavior_feedback", {"behavior": "run the tests", "relevant": "true",
+    ...              "context": "caught a bug", "extra": 1}, ts="2026-01-01T00:00:00Z", session="s",
+    ...              record_id="toolu_1", reply='[confirm] "run the tests" confidence=0.58 (1/0)')
+    >>> r["statement"], r["relevant"], r["text"], r["args"]
+    ('run the tests', True, 'caught a bug', '{"extra": 1}')
+    """
+    row = {c: None for c in INGEST_COLUMNS}
+    row.update(ts=ts, session=session, kind=kind, record_id=record_id, cwd=cwd, logged_reply=reply)
+    extra = {}
+    for name, value in (args or {}).items() if isinstance(args, dict) else ():
+        col = ARG_COLUMNS.get(name)
+        if col is None or row[col] is not None:
+            extra[name] = value
+        elif col == "relevant":
+            row[col] = _relevant(value)
+        else:
+            row[col] = value if isinstance(value, str) or value is None else _text_or_none(value)
+    if kind == "prediction_delete" and row["statement"] is None:  # older argument names
+        for alt in ("text", "query"):
+            if isinstance(extra.get(alt), str):
+                row["statement"] = extra.pop(alt)
+                break
+    if extra:
+        row["args"] = json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)
+    return row
+
+
+def message_row(prompt: str, hook_texts, *, ts, session, record_id, cwd=None, engine=None) -> dict:
+    """The log row of one prompt, with the nudge blocks found in ``hook_texts`` parsed back.
+
+    ``surfaced`` lists the statements of every block (only ``engine``'s when
+    given), ``logged_nudge`` the blocks' text joined by a blank line and
+    ``logged_items`` one object per item (``engine, statement, matcher,
+    confidence, tests``). A prompt with no hook text has null ``surfaced``
+    (nothing known), one whose hook ran and printed nothing an empty list is
+    not distinguishable and is also null.
+    """
+    row = {c: None for c in INGEST_COLUMNS}
+    row.update(ts=ts, session=session, kind="message", text=prompt, record_id=record_id, cwd=cwd)
+    blocks, seen = [], set()
+    for text in hook_texts:
+        for b in parse_nudges(text):
+            if (b.engine, b.text) not in seen:  # the same output reported twice by the host
+                seen.add((b.engine, b.text))
+                blocks.append(b)
+    if blocks:
+        row["logged_nudge"] = "\n\n".join(b.text for b in blocks)
+        row["logged_items"] = [it.as_dict() for b in blocks for it in b.items]
+        row["surfaced"] = [it.statement for b in blocks if engine is None or b.engine == engine
+                           for it in b.items]
+    return row
+
+
+def fill_store(rows: list[dict], project_store) -> None:
+    """Write ``project_store`` on the rows that name no store (``"cwd"``: the last part of the row's ``cwd``).
+
+    >>> rows = [{"store": None, "cwd": "/home/dev/weather-app"}, {"store": "global", "cwd": None}]
+    >>> fill_store(rows, "cwd"); [r["store"] for r in rows]
+    ['weather-app', 'global']
+    """
+    if project_store is None:
+        return
+    for r in rows:
+        if r["store"] is not None:
+            continue
+        if project_store == "cwd":
+            parts = [x for x in re.split(r"[/\\]", r.get("cwd") or "") if x]
+            r["store"] = parts[-1] if parts else None
+        else:
+            r["store"] = project_store
+
+
+def finish_log(rows: list[dict], skipped: Counter, source=None) -> pd.DataFrame:
+    """The rows as a validated interaction log in time order; invalid rows are counted, not fatal.
+
+    Rows that fail validation (a tool call without its required arguments,
+    a signal outside the vocabulary, an unparsable time...) are dropped and
+    counted under ``invalid <kind> row (<column>)``.
+    """
+    df = pd.DataFrame(rows, columns=list(INGEST_COLUMNS)) if rows else pd.DataFrame(
+        {c: pd.Series(dtype=object) for c in INGEST_COLUMNS})
+    valid, rejected = validate_interaction_log(df, source=source, errors="report")
+    for kind, col in zip(rejected.get("kind", []), rejected.get("column", [])):
+        skipped[f"invalid {kind} row ({col})"] += 1
+    return valid.sort_values("ts", kind="stable").reset_index(drop=True)

@@ -21,7 +21,7 @@ from thatchlab.replay._grouping import expand_ranges, group_rank
 from thatchlab.replay.scoring import nudges_frame
 from thatchlab.scoring import evidence_count
 
-__all__ = ["ReadOutcomes", "nudge_reads"]
+__all__ = ["ReadOutcomes", "nudge_reads", "ordered_rows"]
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,7 @@ def nudge_reads(plan, p: ScoringParams, values):
     n_reads = len(reads.position)
     threshold = np.where(reads.is_query, p.query_threshold, p.threshold)
     skipped = ~reads.is_query & (reads.length < p.min_prompt_chars)
-    rows = _join_items(plan, p, _top_matchers(reads, p, threshold, skipped), values)
-    # order a read's rows by score, then statement, matcher rank and edge order (the
-    # engine's stable sorts, in one key)
-    order = np.lexsort((rows.edge_order, rows.matcher_rank, plan.items.statement_rank[rows.item], -rows.score,
-                        rows.read))
-    rows = rows.take(order)
+    rows = ordered_rows(plan, p, threshold, skipped, values)
     # 6. an item reached through several matchers keeps its first (best) row
     first = np.zeros(len(rows.read), dtype=bool)
     first[np.unique(rows.read * (len(plan.items.id) + 1) + rows.item, return_index=True)[1]] = True
@@ -90,6 +85,16 @@ def nudge_reads(plan, p: ScoringParams, values):
     regime = _regimes(reads, p, rows, rank, evidence, n_items, skipped)
     n_foreign = np.where(skipped, 0, reads.n_foreign_model)  # a skipped nudge scores nothing
     return nudges, ReadOutcomes(regime, n_items, _reply_texts(plan, rows, evidence, n_items), n_foreign)
+
+
+def ordered_rows(plan, p: ScoringParams, threshold: np.ndarray, skipped: np.ndarray, values) -> _ItemRows:
+    """Steps 3–5 for every read (its own ``threshold``; none for ``skipped`` reads), the rows
+    of a read ordered by score, then statement, matcher rank and edge order (the engine's
+    stable sorts, in one key), reads in order."""
+    rows = _join_items(plan, p, _top_matchers(plan.reads, p, threshold, skipped), values)
+    order = np.lexsort((rows.edge_order, rows.matcher_rank, plan.items.statement_rank[rows.item], -rows.score,
+                        rows.read))
+    return rows.take(order)
 
 
 def _top_matchers(reads, p: ScoringParams, threshold: np.ndarray, skipped: np.ndarray):

@@ -121,6 +121,14 @@ class ScoringPlan:
             res.metrics = {**replay_metrics(res, self.log), **foreign_model_metrics(res.events)}
         return res
 
+    def regime_table(self, params: ScoringParams, floor: float, values=None):
+        """Every message's ordered candidate rows under ``params`` for all thresholds ≥ ``floor``
+        (:class:`~thatchlab.replay._regime_broadcast.RegimeTable`: the top items of many
+        thresholds from one candidate pass, for regime sweeps)."""
+        from thatchlab.replay._regime_broadcast import RegimeTable
+
+        return RegimeTable(self, params, floor, values)
+
     def _events(self, values, outcomes) -> pd.DataFrame:
         """One row per log event: the reads' outcomes, the writes' actions and replies."""
         log, n = self.log, len(self.log)

@@ -5,9 +5,14 @@
 ``dedup_cosine``); the plans hold vectors, never the embedding model, so
 Dask workers need no model. Configurations that differ only in K, P0 and
 the soft weight are scored by broadcasting each item's count history over
-all of them at once (the prequential forecast metrics); thresholds go
-through ``plan.run`` once per setting, reusing the plan's cosines, and the
-regime parameters only reclassify that run's nudges.
+all of them at once (the prequential forecast metrics). The regime
+metrics broadcast too: configurations that differ only in the threshold,
+the strong bar (confidence, evidence) or the conflict margin share one
+candidate pass at the group's lowest threshold (``plan.regime_table``: the
+top-``top_matchers`` cut comes before the threshold, so a higher threshold
+only drops candidate rows); each distinct threshold then redoes the item
+selection as group operations on that table, and every strong bar and
+margin of that threshold is a column of one boolean matrix.
 
 Every configuration also reports, per segment, the per-session sums of its
 ratio metrics (log-loss and Brier are weighted means, the regime rates are
@@ -16,6 +21,8 @@ configuration on the same resamples.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -120,7 +127,12 @@ def _make_prepare(engine: str):
         times = log["ts"].dt.as_unit("ns").array.asi8.astype(np.int64)
         name = next(iter(plans.values())).embedder_name
         codes, labels = _sessions(log)
-        return Prepared({"plans": plans, "log": log}, times, name, _FORECAST_ESTIMATOR,
+        # the lowest threshold of each nudge group, so every chunk of it builds one table
+        floors: dict = {}
+        for p in params_list or ():
+            key = _nudge_key(p)
+            floors[key] = min(floors.get(key, np.inf), float(p.threshold))
+        return Prepared({"plans": plans, "log": log, "floors": floors}, times, name, _FORECAST_ESTIMATOR,
                         clusters=codes, cluster_labels=labels, cluster_unit="session")
 
     return prepare
@@ -204,6 +216,14 @@ def _regime_scores(outcomes):
 
 
 _REGIME_FIELDS = ("strong_confidence", "strong_evidence", "conflict_margin")
+# broadcast within a regime group: the message threshold, the strong bar and the margin
+# (``query_threshold`` moves no scored metric: queries are not messages)
+_BROADCAST_FIELDS = ("threshold", "query_threshold", *_REGIME_FIELDS)
+
+
+def _nudge_key(params) -> tuple:
+    """The fields a regime group shares (every field but :data:`_BROADCAST_FIELDS`)."""
+    return tuple((f, v) for f, v in params.to_dict().items() if f not in _BROADCAST_FIELDS)
 
 
 def regimes_from_nudges(events: pd.DataFrame, nudges: pd.DataFrame, params) -> np.ndarray:
@@ -314,11 +334,17 @@ def _events_sums(prepared, universe, events, soft_weight):
     codes = _local(prepared, universe, events["position"].to_numpy(np.int64)[sel])
     out = forecast_cluster_sums(sig[sel] == "confirm", sig[sel] == "soft", f[sel][:, None], [soft_weight],
                                 codes, len(universe))
-    return {m: (num[0], den[0]) for m, (num, den) in out.items()}
+    den = out["log_loss"][1][0]  # one object for both, so ClusterStats stacks it once
+    return {m: (num[0], den) for m, (num, _) in out.items()}
 
 
 def _evaluate(prepared, params_list, segments, metric=None, boot=None):
-    """Score ``params_list`` on ``segments``; broadcasting when every metric is a forecast metric.
+    """Score ``params_list`` on ``segments``, broadcasting over configurations.
+
+    Forecast metrics only: K, P0 and the soft weight broadcast over one count
+    history. Regime metrics: one candidate table per group of configurations
+    sharing every field but the threshold, strong bar and margin
+    (:func:`_regime_rows`).
 
     Each row also carries, under :data:`~thatchlab.tune.registry.CLUSTERS_KEY`,
     ``{(metric, segment): (num, den)}``: per-session sums of the ratio
@@ -327,8 +353,6 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
     :func:`cluster_resamples` ``(n_sessions, n, seed, segment)``, the same
     for every configuration.
     """
-    from thatchlab.metrics.scoring import regime_outcomes
-
     wanted = metric_list(metric) if metric is not None else ()
     plans = prepared.data["plans"]
     rows = [{CLUSTERS_KEY: {}} for _ in params_list]
@@ -378,43 +402,135 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
             for i in idx:
                 rows[i]["estimator"] = _FORECAST_ESTIMATOR
             continue
-        # one plan.run per nudge-determining setting; regime fields only reclassify its nudges
-        by_nudge: dict = {}
-        for i in idx:
-            key = tuple(v for f, v in params_list[i].to_dict().items() if f not in _REGIME_FIELDS)
-            by_nudge.setdefault(key, []).append(i)
-        for group in by_nudge.values():
-            p0_ = params_list[group[0]]
-            res = plan.run(p0_, metrics=False)
-            forecast, fsums = {}, {}
+        _regime_rows(prepared, plan, params_list, idx, segments, universes, resamples, wanted, boot, rows)
+    return rows
+
+
+# plan -> (nudge key, floor, RegimeTable, history values): the last group's table, reused by
+# the next chunks of the same group
+_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _regime_table(prepared, plan, p, thresholds):
+    """The candidate table of ``p``'s nudge group down to the lowest of ``thresholds`` (and of
+    the group's thresholds known at prepare time), with the history values under ``p``."""
+    key = _nudge_key(p)
+    floor = min(min(thresholds), prepared.data.get("floors", {}).get(key, np.inf))
+    hit = _TABLES.get(plan)
+    if hit is not None and hit[0] == key and hit[1] <= floor:
+        return hit[2], hit[3]
+    values = plan.history.replay(p)
+    table = plan.regime_table(p, floor, values)
+    _TABLES[plan] = (key, floor, table, values)
+    return table, values
+
+
+def _forecast_events(plan, values) -> pd.DataFrame:
+    """The columns of a replay's events the forecast scores read (every log row, position
+    order): session, item id, signal and the stored confidence before each signal."""
+    log, w = plan.log, plan.writes
+    n = len(log)
+    session = log["session"].astype(object).where(log["session"].notna(), None).to_numpy(object)
+    item_id = np.full(n, None, dtype=object)
+    signal = np.full(n, None, dtype=object)
+    item_id[w.position], signal[w.position] = w.item_id, w.signal
+    forecast = np.full(n, np.nan)
+    before = w.entry_before
+    forecast[w.position[before >= 0]] = values.confidence[before[before >= 0]]
+    return pd.DataFrame({"position": np.arange(n, dtype=np.int64), "session": session, "item_id": item_id,
+                         "signal": signal, "forecast": forecast})
+
+
+def _rate(num: int, den: int) -> float:
+    return num / den if den else float("nan")
+
+
+def _regime_rows(prepared, plan, params_list, idx, segments, universes, resamples, wanted, boot, rows):
+    """Fill ``rows[i]`` for the configurations ``idx`` of one plan, on regime metrics.
+
+    Groups share every field but the threshold, strong bar and margin: one candidate table
+    and one forecast pass per group, one :meth:`RegimeTable.tops` per distinct threshold,
+    then every strong bar and margin of that threshold at once (a boolean column each).
+    Sums of 0/1 per session are exact, so the counts and rates equal a replay's.
+    """
+    reads = plan.reads
+    msg = np.flatnonzero(~reads.is_query)
+    msg_pos = reads.position[msg]
+    groups: dict = {}
+    for i in idx:
+        groups.setdefault(_nudge_key(params_list[i]), []).append(i)
+    for group in groups.values():
+        p_ = params_list[group[0]]
+        table, values = _regime_table(prepared, plan, p_, [params_list[i].threshold for i in group])
+        events = _forecast_events(plan, values)
+        fixed = {}
+        for seg in segments:
+            universe = universes[seg.name]
+            n_cl = len(universe)
+            ev = events[seg.mask(events["position"])]
+            inside = seg.mask(msg_pos)
+            reads_in = msg[inside]
+            live = ~table.skipped[reads_in]
+            ece = {}
+            for m in wanted if boot else ():
+                if m not in RATIO_METRICS:  # ECE: resample the sessions of the segment's events
+                    ece[m] = bootstrap_interval(
+                        ev, lambda d, m=m, w=p_.soft_weight: _forecast_scores(d, w)[m], n=boot["n"],
+                        alpha=boot["alpha"], seed=boot["seed"], cluster="session",
+                        stream=segment_stream(seg.name))
+            fixed[seg.name] = dict(
+                forecast=_forecast_scores(ev, p_.soft_weight),
+                fsums=_events_sums(prepared, universe, ev, p_.soft_weight),
+                reads=reads_in, codes=_local(prepared, universe, msg_pos[inside]), n_cl=n_cl,
+                n_messages=int(inside.sum()), n_live=int(live.sum()),
+                live_c=cluster_sums(_local(prepared, universe, msg_pos[inside]), n_cl, live.astype(np.float64)),
+                ece=ece)
+        by_threshold: dict = {}
+        for i in group:
+            by_threshold.setdefault(params_list[i].threshold, []).append(i)
+        for t, sub in by_threshold.items():
+            tops = table.tops(t, p_.max_items)
+            has = np.zeros(len(reads.position), dtype=bool)
+            has[tops.read] = True
+            strong = tops.strong([params_list[i].strong_confidence for i in sub],
+                                 [params_list[i].strong_evidence for i in sub],
+                                 [params_list[i].conflict_margin for i in sub])
+            right, wrong = strong & tops.right[:, None], strong & tops.wrong[:, None]
+            top_pos = reads.position[tops.read]
             for seg in segments:
-                ev = res.events[seg.mask(res.events["position"])]
-                forecast[seg.name] = _forecast_scores(ev, p0_.soft_weight)
-                fsums[seg.name] = _events_sums(prepared, universes[seg.name], ev, p0_.soft_weight)
-            for i in group:
-                p = params_list[i]
-                events = res.events.assign(regime=regimes_from_nudges(res.events, res.nudges, p))
-                outcomes = regime_outcomes(events, res.nudges)
-                for seg in segments:
-                    oc = outcomes[seg.mask(outcomes["position"])]
-                    universe = universes[seg.name]
-                    rsums = regime_cluster_sums(oc, _local(prepared, universe, oc["position"]), len(universe))
-                    sums = {**fsums[seg.name], **rsums}
-                    rows[i].update({f"{seg.name}_{k}": v for k, v in forecast[seg.name].items()})
-                    rows[i].update({f"{seg.name}_{k}": v for k, v in _regime_scores(oc).items()})
+                f = fixed[seg.name]
+                n_cl, live_c = f["n_cl"], f["live_c"]
+                covered = has[f["reads"]]
+                cover_c = cluster_sums(f["codes"], n_cl, covered.astype(np.float64))
+                n_cover = int(covered.sum())
+                tin = seg.mask(top_pos)
+                tc = _local(prepared, universes[seg.name], top_pos[tin])
+                s_in, r_in, w_in = strong[tin], right[tin], wrong[tin]
+                strong_c = cluster_sums(tc, n_cl, s_in.astype(np.float64))
+                wrong_c = cluster_sums(tc, n_cl, w_in.astype(np.float64))
+                follow_c = cluster_sums(tc, n_cl, (r_in | w_in).astype(np.float64))
+                interrupt_c = live_c[None, :] - strong_c
+                n_strong, n_right, n_wrong = s_in.sum(axis=0), r_in.sum(axis=0), w_in.sum(axis=0)
+                n_live = f["n_live"]
+                for col, i in enumerate(sub):
+                    ns, nr, nw = int(n_strong[col]), int(n_right[col]), int(n_wrong[col])
+                    regime = {"interruption_rate": _rate(n_live - ns, n_live),
+                              "wrong_silent_follow_rate": _rate(nw, nr + nw),
+                              "coverage": _rate(n_cover, n_live), "n_messages": f["n_messages"]}
+                    sums = {**f["fsums"], "interruption_rate": (interrupt_c[col], live_c),
+                            "wrong_silent_follow_rate": (wrong_c[col], follow_c[col]),
+                            "coverage": (cover_c, live_c)}
+                    rows[i].update({f"{seg.name}_{k}": v for k, v in f["forecast"].items()})
+                    rows[i].update({f"{seg.name}_{k}": v for k, v in regime.items()})
                     rows[i][CLUSTERS_KEY].update({(m, seg.name): v for m, v in sums.items()})
                     for m in wanted if boot else ():
                         if m in sums:
                             lo, hi = _ratio_interval(*sums[m], resamples[seg.name], boot["alpha"])[0]
-                        else:  # ECE: resample the sessions of the segment's events
-                            ev = res.events[seg.mask(res.events["position"])]
-                            lo, hi = bootstrap_interval(
-                                ev, lambda d, m=m, w=p.soft_weight: _forecast_scores(d, w)[m], n=boot["n"],
-                                alpha=boot["alpha"], seed=boot["seed"], cluster="session",
-                                stream=segment_stream(seg.name))
+                        else:
+                            lo, hi = f["ece"][m]
                         rows[i][f"{seg.name}_{m}_lo"], rows[i][f"{seg.name}_{m}_hi"] = lo, hi
-                rows[i]["estimator"] = _REGIME_ESTIMATOR
-    return rows
+        for i in group:
+            rows[i]["estimator"] = _REGIME_ESTIMATOR
 
 
 def _spec(engine: str) -> EngineSpec:

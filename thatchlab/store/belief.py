@@ -1,4 +1,4 @@
-"""Store section "beliefs": the belief model's memory rows as ``belief_memories`` (seed 001).
+"""Store section "beliefs": omi's belief model's memory rows as ``belief_memories``.
 
 Production keeps these rows in Firestore; the SQLite table is for analysis
 (no production system reads it). Times are ISO-8601 UTC text with

@@ -1,4 +1,4 @@
-"""Store section "calibration": ai-memory's confidence columns and shadow observations (seed 002).
+"""Store section "calibration": ai-memory's confidence columns and shadow observations.
 
 Exports a :class:`~thatchlab.calibration.CalibrationState` as two tables: a
 ``memories`` patch table keyed by memory id holding ai-memory's confidence

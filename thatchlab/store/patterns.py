@@ -1,6 +1,6 @@
-"""Store section "patterns": mined temporal patterns as ``temporal_patterns`` (seed 004).
+"""Store section "patterns": mined temporal patterns as ``temporal_patterns`` (mnemo).
 
-The seed keeps its sequential patterns in a materialised view; thatchlab
+mnemo keeps its sequential patterns in a materialised view; thatchlab
 exports all four pattern types in one table, one row per pattern in the
 order :func:`~thatchlab.anticipation.mine` returned them. ``trigger`` and
 ``target`` are stored as ``trigger_name``/``target_name`` and ``group`` as

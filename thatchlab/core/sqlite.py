@@ -16,7 +16,7 @@ from pathlib import Path
 
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 
-__all__ = ["file_uri", "connect_readonly", "connect_readwrite", "is_busy", "table_names", "table_columns",
+__all__ = ["file_uri", "connect_readonly", "connect_readwrite", "connect_own", "is_busy", "table_names", "table_columns",
            "require_tables", "SQLITE_HEADER"]
 
 #: The first 16 bytes of every SQLite database file (checked on bytes already read, never by
@@ -73,6 +73,16 @@ def connect_readwrite(path, timeout: float = 5.0) -> sqlite3.Connection:
                                   f"{timeout:g} s)") from None
         raise StoreSchemaError(f"{p}: not a writable SQLite database ({exc})") from None
     return conn
+
+
+def connect_own(path, timeout: float = 30.0) -> sqlite3.Connection:
+    """Open (creating it if needed) a database thatchlab itself owns, such as the embedding cache.
+
+    The path is escaped like every other open (``mode=rwc``), in autocommit mode
+    with a busy timeout, so several processes can share the file.
+    """
+    return sqlite3.connect(file_uri(Path(path).resolve(), "rwc"), uri=True, timeout=timeout,
+                           isolation_level=None)
 
 
 def is_busy(exc) -> bool:

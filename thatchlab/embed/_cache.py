@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.sqlite import connect_own
 from thatchlab.embed._vectors import as_texts, check_vectors, from_blob
 
 __all__ = ["EmbeddingCache", "default_cache_dir", "weights_hash"]
@@ -150,7 +151,7 @@ class EmbeddingCache:
     # -- connection -----------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.file, timeout=_TIMEOUT_S, isolation_level=None)
+        conn = connect_own(self.file, timeout=_TIMEOUT_S)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(_TIMEOUT_S * 1000)}")
             if not self._ready:

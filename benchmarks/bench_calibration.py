@@ -1,25 +1,34 @@
-"""Benchmark: calibrate_from_shadow vs the same aggregation in SQL run by SQLite.
+"""Benchmark: calibrate_from_shadow against a pandas groupby and DuckDB on the same data.
 
 Random shadow observations (no model) are aggregated into the calibration
-report two ways in the same run: ``thatchlab.calibration.calibrate_from_shadow``
-on a DataFrame, and one SQL query (window filter, per-(namespace, source)
-count, median by row numbers, mean, 10 buckets, consumption utility) over the
-same rows in an in-memory SQLite table with RFC 3339 text times, as ai-memory
-stores them. Rows must agree (counts, medians, buckets and utilities exactly;
-means to 1e-12 relative, since the two sum in different orders) or the script
-exits non-zero. The last line is
-``RESULT bench=calibration rows=<n> ratio=<sqlite_s/ours_s>``.
+report three ways in the same run, all on the same in-memory DataFrame:
+
+* **ours**: ``thatchlab.calibration.calibrate_from_shadow``;
+* **pandas**: what a pandas user writes: filter the window, ``groupby``
+  (namespace, source) for count, median and mean, a second ``groupby`` with
+  the bucket for the histogram, two sums for the consumption utility;
+* **DuckDB**: one SQL query (window filter, per-(namespace, source) count,
+  median by row numbers, mean, 10 buckets, consumption utility) — the query
+  an ai-memory operator would run on the SQLite store, in DuckDB's dialect —
+  over the DataFrame registered as a table.
+
+Rows must agree (counts, buckets and utilities exactly; medians exactly
+against pandas, to 1e-12 relative against DuckDB; means to 1e-12 relative,
+since the engines sum in different orders) or the script exits non-zero.
+Times are the best of ``--repeat`` runs each.
 
 Usage: ``python benchmarks/bench_calibration.py [--ci] [--rows N]``
+
+Last line: ``RESULT bench=calibration rows=<n> ratio=<pandas_s/ours_s> duckdb_ratio=<duckdb_s/ours_s>``.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 import time
 
+import duckdb
 import numpy as np
 import pandas as pd
 
@@ -28,21 +37,22 @@ from thatchlab.calibration import calibrate_from_shadow
 SQL = """
 WITH w AS (
     SELECT namespace, source, derived_confidence AS v, recall_outcome AS o
-    FROM confidence_shadow_observations WHERE observed_at >= :cutoff
+    FROM obs WHERE observed_at >= $cutoff
 ), r AS (
     SELECT namespace, source, v, o,
            ROW_NUMBER() OVER (PARTITION BY namespace, source ORDER BY v) AS rn,
            COUNT(*) OVER (PARTITION BY namespace, source) AS n,
-           MIN(CAST(MAX(MIN(v, 1.0), 0.0) * 10 AS INTEGER), 9) AS b
+           LEAST(CAST(FLOOR(GREATEST(LEAST(v, 1.0), 0.0) * 10) AS INTEGER), 9) AS b
     FROM w
 )
 SELECT namespace, source, COUNT(*) AS count,
-       AVG(CASE WHEN rn IN ((n + 1) / 2, (n + 2) / 2) THEN v END) AS median,
+       AVG(CASE WHEN rn IN ((n + 1) // 2, (n + 2) // 2) THEN v END) AS median,
        SUM(v) / COUNT(*) AS mean,
-       SUM(b = 0), SUM(b = 1), SUM(b = 2), SUM(b = 3), SUM(b = 4),
-       SUM(b = 5), SUM(b = 6), SUM(b = 7), SUM(b = 8), SUM(b = 9),
-       CASE WHEN SUM(o IN ('consumed', 'unconsumed')) > 0
-            THEN CAST(SUM(o = 'consumed') AS REAL) / SUM(o IN ('consumed', 'unconsumed')) END AS util
+       COUNT(*) FILTER (b = 0), COUNT(*) FILTER (b = 1), COUNT(*) FILTER (b = 2),
+       COUNT(*) FILTER (b = 3), COUNT(*) FILTER (b = 4), COUNT(*) FILTER (b = 5),
+       COUNT(*) FILTER (b = 6), COUNT(*) FILTER (b = 7), COUNT(*) FILTER (b = 8),
+       COUNT(*) FILTER (b = 9),
+       CASE WHEN COUNT(o) > 0 THEN COUNT(*) FILTER (o = 'consumed') / COUNT(o) END AS util
 FROM r GROUP BY namespace, source ORDER BY namespace, source
 """
 
@@ -66,6 +76,23 @@ def make_observations(n: int, seed: int = 0) -> pd.DataFrame:
     }), now
 
 
+def pandas_report(obs: pd.DataFrame, cutoff) -> pd.DataFrame:
+    """The report as a pandas user writes it (rows sorted by namespace, source)."""
+    w = obs[obs["observed_at"] >= cutoff]
+    keys = [w["namespace"], w["source"]]
+    v = w["derived_confidence"]
+    g = v.groupby(keys, sort=True)
+    out = pd.DataFrame({"count": g.size(), "median": g.median(), "mean": g.mean()})
+    bucket = np.minimum((v.clip(0.0, 1.0) * 10).astype(np.int64), 9)
+    hist = v.groupby(keys + [bucket]).size().unstack(fill_value=0).reindex(columns=range(10), fill_value=0)
+    outcome = w["recall_outcome"]
+    judged = outcome.notna().groupby(keys).sum()
+    consumed = (outcome == "consumed").groupby(keys).sum()
+    out["buckets"] = hist.to_numpy().tolist()
+    out["consumption_utility"] = (consumed / judged).where(judged > 0)
+    return out.reset_index(names=["namespace", "source"])
+
+
 def best_of(fn, repeats):
     best, out = float("inf"), None
     for _ in range(repeats):
@@ -75,55 +102,67 @@ def best_of(fn, repeats):
     return best, out
 
 
+def compare(ours: pd.DataFrame, other, label: str, median_rtol: float) -> list:
+    """Differences between our rows and another engine's ``(ns, src, count, median,
+    mean, buckets, util)`` tuples."""
+    problems = []
+    if len(ours) != len(other):
+        return [f"{label}: {len(ours)} groups vs {len(other)}"]
+    for (ns, src, c, med, mu, buckets, util), row in zip(
+            ours[["namespace", "source", "count", "median", "mean", "buckets", "consumption_utility"]]
+            .itertuples(index=False), other, strict=True):
+        o_util = None if row[6] is None or row[6] != row[6] else float(row[6])
+        if (ns, src, int(c), list(buckets), util) != (row[0], row[1], int(row[2]), list(row[5]), o_util):
+            problems.append(f"{label} row {ns}/{src} differs: ours {(c, buckets, util)} vs {row[2], row[5], o_util}")
+        if abs(med - row[3]) > median_rtol * abs(row[3]):
+            problems.append(f"{label} median {ns}/{src}: {med!r} vs {row[3]!r}")
+        if abs(mu - row[4]) > 1e-12 * abs(row[4]):
+            problems.append(f"{label} mean {ns}/{src}: {mu!r} vs {row[4]!r}")
+    return problems
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ci", action="store_true", help="small size for CI")
     ap.add_argument("--rows", type=int, default=None)
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per engine (best kept)")
     args = ap.parse_args(argv)
     n = args.rows or (20_000 if args.ci else 1_000_000)
+    repeat = args.repeat or (5 if args.ci else 3)
     days = 30
     obs, now = make_observations(n)
+    cutoff = now - pd.Timedelta(days=days)
     print(f"observations: {n:,}; groups: up to {obs['namespace'].nunique() * obs['source'].nunique()}; "
           f"window: {days} days")
 
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE confidence_shadow_observations (id INTEGER PRIMARY KEY, memory_id TEXT, "
-                 "namespace TEXT, source TEXT, observed_at TEXT, derived_confidence REAL, recall_outcome TEXT)")
-    text_times = obs["observed_at"].dt.strftime("%Y-%m-%dT%H:%M:%S+00:00")
-    conn.executemany("INSERT INTO confidence_shadow_observations(memory_id, namespace, source, observed_at, "
-                     "derived_confidence, recall_outcome) VALUES (?, ?, ?, ?, ?, ?)",
-                     zip(obs["memory_id"], obs["namespace"], obs["source"], text_times,
-                         obs["derived_confidence"].tolist(), obs["recall_outcome"], strict=True))
-    conn.commit()
-    cutoff = (now - pd.Timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    con = duckdb.connect()
+    con.register("obs", obs)
 
-    ours_s, report = best_of(lambda: calibrate_from_shadow(obs, now, days=days), 5 if args.ci else 3)
-    sql_s, sql_rows = best_of(lambda: conn.execute(SQL, {"cutoff": cutoff}).fetchall(), 3 if args.ci else 2)
-    total_sql = conn.execute("SELECT COUNT(*) FROM confidence_shadow_observations WHERE observed_at >= ?",
-                             (cutoff,)).fetchone()[0]
+    def run_duckdb():
+        return con.execute(SQL, {"cutoff": cutoff.to_pydatetime()}).fetchall()
+
+    run_duckdb()  # warm DuckDB's scan of the frame
+    ours_s, report = best_of(lambda: calibrate_from_shadow(obs, now, days=days), repeat)
+    pandas_s, pd_rows = best_of(lambda: pandas_report(obs, cutoff), repeat)
+    duck_s, duck_rows = best_of(run_duckdb, repeat)
+    con.close()
 
     ours = report.rows
-    problems = []
-    if report.total_observations != total_sql:
-        problems.append(f"total {report.total_observations} vs {total_sql}")
-    if len(ours) != len(sql_rows):
-        problems.append(f"{len(ours)} groups vs {len(sql_rows)}")
-    for (ns, src, c, med, mu, buckets, util), row in zip(
-            ours[["namespace", "source", "count", "median", "mean", "buckets", "consumption_utility"]]
-            .itertuples(index=False), sql_rows, strict=False):
-        if (ns, src, int(c), float(med), list(buckets), util) != (row[0], row[1], row[2], row[3],
-                                                                    list(row[5:15]), row[15]):
-            problems.append(f"row {ns}/{src} differs: ours {(c, med, buckets, util)} vs sql "
-                            f"{(row[2], row[3], row[5:15], row[15])}")
-        if abs(mu - row[4]) > 1e-12 * abs(row[4]):
-            problems.append(f"mean {ns}/{src}: {mu!r} vs {row[4]!r}")
+    pd_tuples = [tuple(r) for r in pd_rows[["namespace", "source", "count", "median", "mean", "buckets",
+                                            "consumption_utility"]].itertuples(index=False)]
+    duck_tuples = [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in duck_rows]
+    problems = compare(ours, pd_tuples, "pandas", 0.0) + compare(ours, duck_tuples, "duckdb", 1e-12)
+    in_window = int((obs["observed_at"] >= cutoff).sum())
+    if report.total_observations != in_window:
+        problems.append(f"total {report.total_observations} vs {in_window}")
     if problems:
         print("MISMATCH:", *problems[:5], sep="\n  ")
         return 1
-    print(f"groups: {len(ours)}; in window: {report.total_observations:,}; rows identical "
-          f"(means within 1e-12 relative)")
-    print(f"calibrate_from_shadow: {ours_s:.3f} s; SQLite SQL: {sql_s:.3f} s")
-    print(f"RESULT bench=calibration rows={n} ratio={sql_s / ours_s:.2f}")
+    print(f"groups: {len(ours)}; in window: {report.total_observations:,}; rows identical across the three "
+          f"(means within 1e-12 relative, DuckDB's medians too)")
+    print(f"calibrate_from_shadow: {ours_s:.3f} s; pandas groupby: {pandas_s:.3f} s; "
+          f"DuckDB {duckdb.__version__}: {duck_s:.3f} s (best of {repeat})")
+    print(f"RESULT bench=calibration rows={n} ratio={pandas_s / ours_s:.2f} duckdb_ratio={duck_s / ours_s:.2f}")
     return 0
 
 

@@ -11,13 +11,32 @@ from pathlib import Path
 import pytest
 
 BENCH = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("bench_*.py"))
-RESULT = re.compile(r"^RESULT bench=(\w+)( \w+=\S+)* ratio=[0-9.]+(e[+-]?\d+)?( \w+=\S+)*$")
+_NUM = r"[0-9.]+(e[+-]?\d+)?"
+#: ``RESULT bench=<name>`` then fields; at least one ratio (``ratio`` or ``<what>_ratio``).
+RESULT = re.compile(rf"^RESULT bench=(\w+)( \w+=\S+)* (\w+_)?ratio={_NUM}( \w+=\S+)*$")
+#: Fields each benchmark's RESULT line must carry, by script name (numbers unless given).
+RESULT_KEYS = {
+    "bench_nudge": ("matchers", "floor_ratio", "peer_ratio"),
+    "bench_belief": ("rows", "floor_ratio"),
+    "bench_calibration": ("rows", "ratio", "duckdb_ratio"),
+    "bench_anticipation": ("events", "ratio", "duckdb_ratio", "polars_ratio"),
+    "bench_fit_halflife": ("classes", "ratio"),
+    "bench_fit_prior": ("items", "ratio"),
+    "bench_closed_loop": ("configs", "ratio"),
+    "bench_fleet": ("users", "ratio"),
+    "bench_replay": ("events", "ratio", "load_s"),
+    "bench_sweep": ("configs", "ratio"),
+}
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.
 RESULT_FIELDS = {
     # 10 small worlds; coverage is a fraction and the ratio is the smallest coverage
     "bench_derive_coverage": re.compile(r" replications=10 coverage_min=(?P<lo>[01]\.\d{4}) "
                                         r"coverage_max=(?P<hi>[01]\.\d{4}) ratio=(?P=lo)$"),
 }
+
+
+def _fields(line: str) -> dict:
+    return dict(part.split("=", 1) for part in line.split()[1:])
 
 
 @pytest.mark.parametrize("script", BENCH, ids=[p.stem for p in BENCH])
@@ -29,7 +48,18 @@ def test_benchmark_ci_size(script):
     last = proc.stdout.strip().splitlines()[-1]
     assert RESULT.match(last), last
     assert f"bench={script.stem.removeprefix('bench_')}" in last
+    fields = _fields(last)
+    for key in RESULT_KEYS.get(script.stem, ()):
+        assert key in fields, f"{key} missing from {last}"
+        assert re.fullmatch(_NUM, fields[key]), last
     if script.stem in RESULT_FIELDS:
         m = RESULT_FIELDS[script.stem].search(last)
         assert m, last
         assert 0.0 <= float(m["lo"]) <= float(m["hi"]) <= 1.0, last
+
+
+def test_result_pattern():
+    assert RESULT.match("RESULT bench=nudge matchers=100000 floor_ratio=1.16 peer_ratio=41.1")
+    assert RESULT.match("RESULT bench=sweep configs=1000 ratio=1.2")
+    assert not RESULT.match("RESULT bench=nudge matchers=100000")
+    assert _fields("RESULT bench=x a=1 ratio=2") == {"bench": "x", "a": "1", "ratio": "2"}

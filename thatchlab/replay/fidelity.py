@@ -70,11 +70,11 @@ class FidelityReport:
     production_model : the model production's replies were made with.
     exact_model : whether the replay used that model (exact agreement is then expected).
     replies : one row per compared tool call: ``position, kind, logged, replayed, match``.
-    nudges : one row per message: ``position, session, logged, replayed, match,
-        logged_items, replayed_items, items_match, jaccard, logged_regime,
-        replayed_regime, regime_match`` (item lists are statements).
-    metrics : ``n_replies, reply_agreement, n_nudges, nudge_agreement,
-        nudge_item_agreement, item_jaccard, regime_agreement`` (NaN when
+    nudges : one row per message: ``position, session, logged, replayed, match``,
+        ``logged_items, replayed_items, items_match, jaccard, logged_regime``,
+        ``replayed_regime, regime_match`` (item lists are statements).
+    metrics : ``n_replies, reply_agreement, n_nudges, nudge_agreement``,
+        ``nudge_item_agreement, item_jaccard, regime_agreement`` (NaN when
         nothing was compared) and ``headline``, the number to read first.
     note : one sentence on what the numbers can show.
     """

@@ -26,6 +26,7 @@ RESULT_KEYS = {
     "bench_fleet": ("users", "ratio"),
     "bench_replay": ("events", "ratio", "load_s"),
     "bench_sweep": ("configs", "ratio"),
+    "bench_sweep_regime": ("configs", "ratio"),
 }
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.
 RESULT_FIELDS = {

@@ -128,8 +128,8 @@ def _moves(params_list, rows, field, metric="val_interruption_rate") -> bool:
     return bool((frame.groupby(others, dropna=False)[metric].nunique() > 1).any())
 
 
-def _prepared(log, emb, params_list):
-    spec = get_engine("prediction")
+def _prepared(log, emb, params_list, engine="prediction"):
+    spec = get_engine(engine)
     prepared = spec.prepare(log, ScoringParams(), embedder=emb, params_list=params_list)
     return spec, prepared, holdout_segments(prepared.times, 0.2)
 
@@ -145,13 +145,17 @@ def world():
     return w.log(500), w.lookup_embedder()
 
 
+def _random_vectors(log, dim=8, seed=7):
+    texts = sorted({t for c in ("text", "matcher", "statement") for t in log[c].dropna()})
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((len(texts), dim)).astype(np.float32)
+    return LookupEmbedder(dict(zip(texts, vectors)), name=f"random-{dim}")
+
+
 @pytest.fixture(scope="module")
 def interactions():
     log = logs.read_interaction_log(DATA / "interactions.jsonl")
-    texts = sorted({t for c in ("text", "matcher", "statement") for t in log[c].dropna()})
-    rng = np.random.default_rng(7)
-    vectors = rng.standard_normal((len(texts), 8)).astype(np.float32)
-    return log, LookupEmbedder(dict(zip(texts, vectors)), name="random-8")
+    return log, _random_vectors(log)
 
 
 def test_broadcast_equals_per_setting_replays_on_a_synthetic_world(world):
@@ -180,6 +184,22 @@ def test_broadcast_equals_per_setting_replays_on_the_interaction_data(interactio
     assert_rows_identical(got, per_setting(prepared, params_list, segments, METRICS, None))
     for field in ("threshold", "strong_confidence", "strong_evidence", "conflict_margin", "max_items"):
         assert _moves(params_list, got, field, "test_interruption_rate"), field
+
+
+@pytest.mark.parametrize("engine, path", [("prediction", "interactions.jsonl"),
+                                          ("behavior", "behavior_interactions.jsonl")])
+def test_edge_settings_equal_per_setting(engine, path):
+    """Thresholds below the noise floor or above every cosine, prompts all too short, one
+    matcher or one item per message, a high noise floor; both engines."""
+    log = logs.read_interaction_log(DATA / path)
+    emb = _random_vectors(log, dim=6, seed=11)
+    params_list = [*_grid(ScoringParams(), threshold=[-0.5, 0.0, 0.5, 1.0], min_prompt_chars=[10, 10_000],
+                          strong_confidence=[0.0, 0.7], conflict_margin=[0.0, 0.5]),
+                   *_grid(ScoringParams(), threshold=[0.3, 0.6], top_matchers=[1, 5], max_items=[1, 3],
+                          noise_floor=[0.01, 0.5], strong_evidence=[0, 2], conflict_margin=[0.0, 0.1])]
+    spec, prepared, segments = _prepared(log, emb, params_list, engine)
+    got = spec.evaluate(prepared, params_list, segments, METRICS, None)
+    assert_rows_identical(got, per_setting(prepared, params_list, segments, METRICS, None))
 
 
 def test_intervals_and_chunks_equal_per_setting(world):

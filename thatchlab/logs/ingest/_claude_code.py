@@ -73,8 +73,11 @@ def _strings(obj, out):
         for v in obj.values():
             _strings(v, out)
     elif isinstance(obj, list):
-        for v in obj:
-            _strings(v, out)
+        if obj and all(isinstance(v, str) for v in obj):  # output stored one line per element
+            out.append("\n".join(obj))
+        else:
+            for v in obj:
+                _strings(v, out)
     return out
 
 

@@ -32,6 +32,7 @@ _LINE = re.compile(r"^- \[(\d+(?:\.\d+)?) conf, (\d+) tests\] When (.*)$")
 _ENGINE_OF = {"User decision model": "prediction", "Situational behaviors": "behavior"}
 #: Closing markup a host puts after hook output; a block ends there.
 _CLOSERS = re.compile(r"^\s*</[A-Za-z0-9_-]+>\s*$")
+_TRAILING_CLOSER = re.compile(r"</[A-Za-z0-9_-]+>\s*$")
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,7 @@ def parse_nudges(text: str) -> list[NudgeBlock]:
     ...         "- [0.58 conf, 1 tests] When writing tests: you tend to use pytest\\n"
     ...         "- [0.50 conf, 0 tests] When naming things: you may prefer short names: a, b\\n\\n"
     ...         "[thatch] Situational behaviors\\n"
-    ...         "- [0.50 conf, 0 tests] When committing: consider run the tests\\n"
-    ...         "</user-prompt-submit-hook>")
+    ...         "- [0.50 conf, 0 tests] When committing: consider run the tests</user-prompt-submit-hook>")
     >>> blocks = parse_nudges(hook)
     >>> [(b.engine, len(b.items)) for b in blocks]
     [('prediction', 2), ('behavior', 1)]
@@ -123,6 +123,9 @@ def parse_nudges(text: str) -> list[NudgeBlock]:
         i += 1
         while i < len(lines):
             line = lines[i]
+            closed = _TRAILING_CLOSER.search(line)
+            if closed is not None:  # hook markup closed on the item's own line
+                line = line[:closed.start()]
             item = _LINE.match(line)
             if item is not None:
                 conf, tests = float(item.group(1)), int(item.group(2))
@@ -138,6 +141,8 @@ def parse_nudges(text: str) -> list[NudgeBlock]:
             else:
                 break
             i += 1
+            if closed is not None:
+                break
         if items:
             blocks.append(NudgeBlock(engine, "\n".join(kept), tuple(
                 NudgeItem(engine, stmt, matcher, conf, tests, verb)

@@ -1,7 +1,7 @@
 """The typer app behind ``thatchlab``: its verbs in help order, and :func:`main`, which owns the exit codes.
 
 Verbs: ``run`` (the main job), ``demo``, ``import``, ``merge``, ``restore``, ``replay``,
-``sweep``, ``fit``, ``calibrate``, ``mine``, ``export`` and ``synth``. Logs
+``sweep``, ``fit``, ``calibrate``, ``mine``, ``export``, ``synth`` and ``ingest``. Logs
 are read as JSONL, CSV or Parquet and tables written as CSV, Parquet or
 JSON, by suffix. Every verb has ``--help``; bad input ends with one line
 naming the problem and a non-zero exit, never a traceback.
@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from thatchlab.cli import _fit, _job, _mine, _replay, _store, _synth
+from thatchlab.cli import _fit, _ingest, _job, _mine, _replay, _store, _synth
 from thatchlab.core.errors import ThatchlabError
 
 __all__ = ["app", "main", "VERBS"]
@@ -44,6 +44,7 @@ VERBS = {
     "mine": _mine.mine,
     "export": _store.export,
     "synth": _synth.synth,
+    "ingest": _ingest.ingest,
 }
 
 

@@ -28,18 +28,28 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
            lookup: Path = typer.Option(None, help="prediction/behavior: table of text, embedding used instead "
                                                   "of the bundled model"),
            events_out: Path = typer.Option(None, help="write the per-event outputs (.csv, .parquet or .json)"),
-           metrics_out: Path = typer.Option(None, help="write the metrics (.csv, .parquet or .json)")):
+           metrics_out: Path = typer.Option(None, help="write the metrics (.csv, .parquet or .json)"),
+           initial: Path = typer.Option(None, help="prediction/behavior: a thatch store (SQLite) to start from, "
+                                                   "e.g. a snapshot of production taken before the log began")):
     """Replay a log through one engine and print its metrics."""
     from thatchlab import replay as rp
 
     choice("--engine", engine, REPLAY_ENGINES)
     check_out(events_out, metrics_out)
+    start = None
+    if initial is not None:
+        from thatchlab.core.errors import InputError
+        from thatchlab.store import import_sqlite
+
+        if engine not in SCORING:
+            raise InputError(f"--initial: only the prediction and behavior engines start from a store, not {engine!r}")
+        start = import_sqlite(initial)
     params = engine_params(engine, config)
     data = load_log(engine, log, recalls)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         if engine in SCORING:
-            res = rp.run(data, engine=engine, params=params, embedder=get_embedder(lookup))
+            res = rp.run(data, engine=engine, params=params, embedder=get_embedder(lookup), initial=start)
             events = res.events
         elif engine == "belief":
             res = rp.run_belief(data, params)

@@ -478,13 +478,12 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
                         ev, lambda d, m=m, w=p_.soft_weight: _forecast_scores(d, w)[m], n=boot["n"],
                         alpha=boot["alpha"], seed=boot["seed"], cluster="session",
                         stream=segment_stream(seg.name))
+            codes = _local(prepared, universe, msg_pos[inside])
             fixed[seg.name] = dict(
                 forecast=_forecast_scores(ev, p_.soft_weight),
                 fsums=_events_sums(prepared, universe, ev, p_.soft_weight),
-                reads=reads_in, codes=_local(prepared, universe, msg_pos[inside]), n_cl=n_cl,
-                n_messages=int(inside.sum()), n_live=int(live.sum()),
-                live_c=cluster_sums(_local(prepared, universe, msg_pos[inside]), n_cl, live.astype(np.float64)),
-                ece=ece)
+                reads=reads_in, codes=codes, n_cl=n_cl, n_messages=int(inside.sum()), n_live=int(live.sum()),
+                live_c=cluster_sums(codes, n_cl, live.astype(np.float64)), ece=ece)
         by_threshold: dict = {}
         for i in group:
             by_threshold.setdefault(params_list[i].threshold, []).append(i)

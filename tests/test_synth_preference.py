@@ -9,7 +9,7 @@ import pytest
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
 from thatchlab.replay import run
-from thatchlab.synth import BehaviorWorld, PreferenceWorld, simulate
+from thatchlab.synth import BehaviorWorld, PreferenceWorld, simulate, simulate_many
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +112,41 @@ def test_counterfactual_estimates_use_only_matching_messages(world):
     assert (cf["n_matched"] == agree).all()
     assert cf["estimator"].tolist() == ["replay", "replay"]
     assert other.metrics["n_matched"] == agree
+
+
+def _same_log(got: pd.DataFrame, ref: pd.DataFrame):
+    pd.testing.assert_frame_equal(got, ref)
+    assert got.equals(ref)
+    for col in ref.select_dtypes(include="object").columns:   # None stays None, NaN NaN, lists lists
+        assert got[col].map(repr).tolist() == ref[col].map(repr).tolist(), col
+
+
+def test_simulate_many_equals_one_simulate_per_setting():
+    world = PreferenceWorld(n_users=3, n_situations=5, phrasings_per_situation=3, drift_rate=0.05,
+                            noise=0.05, seed=11)
+    emb = world.lookup_embedder()
+    settings = [ScoringParams(), None, ScoringParams(threshold=0.99), ScoringParams(threshold=0.3, k=1.0),
+                ScoringParams(p0=0.3, strong_evidence=1, strong_confidence=0.5),
+                ScoringParams(max_items=1, top_matchers=1), ScoringParams(min_confidence=0.55),
+                ScoringParams(conflict_margin=0.5, strong_evidence=0), ScoringParams(noise_floor=0.7),
+                ScoringParams(min_prompt_chars=45), ScoringParams(dedup_cosine=0.5, threshold=0.4),
+                ScoringParams(dedup_cosine=1.0)]
+    logs = simulate_many(world, settings, n_sessions=90, seed=5, embedder=emb)
+    assert len(logs) == len(settings)
+    regimes = set()
+    for p, log in zip(settings, logs):
+        _same_log(log, simulate(world, p, n_sessions=90, seed=5, embedder=emb))
+        regimes |= set(log["regime"].dropna())
+    assert {"none", "ambiguous", "strong", "skipped"} <= regimes   # every branch was exercised
+    # settings differ because each simulated user answered its own nudges
+    assert not logs[0]["statement"].equals(logs[3]["statement"])
+
+
+def test_simulate_many_edge_cases(world):
+    assert simulate_many(world, []) == []
+    emb = world.lookup_embedder()
+    with pytest.raises(Exception, match="ScoringParams"):
+        simulate_many(world, [{"k": 1}], n_sessions=3, embedder=emb)
+    # the default embedder is the world's planted one, as in simulate
+    _same_log(simulate_many(world, [ScoringParams()], n_sessions=12, seed=3)[0],
+              simulate(world, ScoringParams(), n_sessions=12, seed=3))

@@ -78,28 +78,113 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
     A missing or unreadable file raises :class:`LogValidationError`.
     """
     fmt = log_format(path, fmt)
-    p = Path(path)
-    if not p.is_file():
-        raise LogValidationError(f"{path}: no such file", file=str(path))
+    return _numbered(_read_source(path, fmt, json_columns, columns, required, arrow=False))
+
+
+def read_log(path, validate: Callable, *, errors: str = "raise", fmt: str | None = None,
+             json_columns: Iterable[str] = (), columns: Mapping[str, str] | None = None,
+             required: Iterable[str] = (), categorical: bool = False):
+    """``validate(read_table(path, ...), source=str(path), errors=errors)``, validating in columns when it can.
+
+    A JSON-lines file pyarrow parsed is validated first on a frame built
+    straight from its columns (:func:`validation_frame`: ``time`` columns
+    already parsed, ``text`` columns as categoricals when ``categorical``, or
+    objects sharing one ``str`` per distinct text) with ``errors="raise"``;
+    ``validate`` must return the same frame for it as for the plain frame.
+    When that finds a problem (or with ``errors="report"``) the file is read
+    again into the plain frame :func:`read_table` returns and that is
+    validated, so the result and every message are those of
+    ``validate(read_table(...))``.
+    """
+    fmt = log_format(path, fmt)
+    src = _read_source(path, fmt, json_columns, columns, required, arrow=errors == "raise")
+    if not isinstance(src, pd.DataFrame):  # a pyarrow table
+        view = _guarded(path, fmt, lambda: validation_frame(src, columns, categorical=categorical))
+        del src  # the table's memory goes back before validation allocates the result
+        _release_arrow_memory()
+        if view is not None:
+            try:
+                return validate(view, source=str(path), errors="raise")
+            except (LogValidationError, Exception):  # the reference path below names the problem
+                pass
+        del view
+        src = _read_source(path, fmt, json_columns, columns, required, arrow=False)
+    return validate(_numbered(src), source=str(path), errors=errors)
+
+
+def _release_arrow_memory() -> None:
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+
+
+def _guarded(path, fmt, fn):
     try:
-        if fmt == "jsonl":
-            df = _read_jsonl(p, path, columns, tuple(required))
-        elif fmt == "csv":
-            df = _read_csv(p, path)
-            for col in json_columns:
-                if col in df.columns:
-                    df[col] = _decode_json_cells(df[col], path, col)
-        else:
-            df = _read_parquet(p, columns)
+        return fn()
     except LogValidationError:
         raise
     except (MemoryError, RecursionError, Exception) as exc:  # pyarrow/pandas parse errors of many kinds
         raise LogValidationError(f"{path}: cannot read as {fmt} ({type(exc).__name__}: {_one_line(exc)})",
                                  file=str(path), expected=f"a {fmt} file") from None
+
+
+def _read_source(path, fmt, json_columns, columns, required, *, arrow: bool):
+    """The parsed file: a DataFrame, or with ``arrow`` the pyarrow table of a JSON-lines file pyarrow read."""
+    p = Path(path)
+    if not p.is_file():
+        raise LogValidationError(f"{path}: no such file", file=str(path))
+
+    def parse():
+        if fmt == "jsonl":
+            return _read_jsonl(p, path, columns, tuple(required), arrow=arrow)
+        if fmt == "csv":
+            df = _read_csv(p, path)
+            for col in json_columns:
+                if col in df.columns:
+                    df[col] = _decode_json_cells(df[col], path, col)
+            return df
+        return _read_parquet(p, columns)
+
+    return _guarded(path, fmt, parse)
+
+
+def _numbered(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (the reader's own frame) with a 0-based RangeIndex and the valid-UTF-8 flag set."""
     flag = df.attrs.get(_UTF8, False)
-    df = df.reset_index(drop=True)
+    if not (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1):
+        df = df.reset_index(drop=True)
     df.attrs[_UTF8] = flag
     return df
+
+
+def copy_frame(df: pd.DataFrame, deep: bool = True) -> pd.DataFrame:
+    """A copy of ``df`` made column by column (same columns, index, dtypes, attrs).
+
+    ``DataFrame.copy`` first consolidates same-dtype columns into one 2-D
+    block, which copies each of them once more and makes later column
+    assignments split the block again; here every column keeps its own.
+    ``deep=False`` shares the column arrays (assigning a column of the copy
+    replaces it there only; nothing may write into the shared arrays).
+    """
+    out = frame_of({i: (df.iloc[:, i]._values.copy() if deep else df.iloc[:, i]._values)
+                    for i in range(df.shape[1])}, index=df.index)
+    out.columns = df.columns
+    return out.__finalize__(df, method="copy")
+
+
+def frame_of(columns: Mapping, index=None, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A frame holding the given column arrays or Series as they are (no copy, no consolidation).
+
+    Series are taken by value (their index ignored); ``like``'s attrs are kept.
+    """
+    data = {k: (v._values if isinstance(v, pd.Series) else v) for k, v in columns.items()}
+    if index is None:
+        index = pd.RangeIndex(len(next(iter(data.values())))) if data else pd.RangeIndex(0)
+    # Series of the arrays' own dtype: an object array is not scanned for times to infer
+    data = {k: pd.Series(v, index=index, dtype=v.dtype if isinstance(v, np.ndarray) else None, copy=False)
+            for k, v in data.items()}
+    out = pd.DataFrame(data, index=index, copy=False)
+    return out.__finalize__(like, method="copy") if like is not None else out
 
 
 def _one_line(exc) -> str:
@@ -110,13 +195,93 @@ def _one_line(exc) -> str:
 _UTF8 = "thatchlab.valid_utf8"
 
 
-def _to_pandas(table) -> pd.DataFrame:
-    df = table.to_pandas(self_destruct=True, split_blocks=True, deduplicate_objects=True)
+def _to_pandas(table, self_destruct: bool = True) -> pd.DataFrame:
+    df = table.to_pandas(self_destruct=self_destruct, split_blocks=True, deduplicate_objects=True)
+    for i in range(df.shape[1]):  # zero-copy numbers are read-only views of Arrow memory
+        values = df.iloc[:, i]._values
+        base = getattr(values, "_ndarray", values)
+        if isinstance(base, np.ndarray) and not base.flags.writeable:
+            df.isetitem(i, values.copy())
     df.attrs[_UTF8] = True
     return df
 
 
-def _read_jsonl(p: Path, path, columns, required) -> pd.DataFrame:
+#: Times the columnar pass parses itself: ISO 8601 with seconds and an offset, years 1678-2261 (so
+#: every such time fits pandas' nanoseconds whatever its offset). Others go through ``_parse_times``.
+_ISO_AWARE = (r"^(?:1(?:6(?:7[89]|[89]\d)|[7-9]\d\d)|2(?:[01]\d\d|2(?:[0-5]\d|6[01])))-\d\d-\d\d[T ]"
+              r"\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)$")
+
+
+def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: bool = False):
+    """The frame to validate a pyarrow ``table`` on, built column by column (None when it cannot be).
+
+    ``time`` columns (of ``columns``) whose every value is ISO 8601 with an
+    offset (:data:`_ISO_AWARE`) are parsed by pyarrow into
+    ``datetime64[ns, UTC]`` (the times ``_parse_times`` gives them), other
+    ``time`` columns stay text; ``text`` columns become categoricals
+    (``categorical``) or object arrays sharing one ``str`` per distinct text;
+    every other column is converted as :func:`read_table` converts it.
+    """
+    import pyarrow as pa
+
+    names = table.column_names
+    if len(set(names)) != len(names):
+        return None
+    kinds = dict(columns or {})
+    own = {c for c in names if kinds.get(c) in ("text", "time") and pa.types.is_string(table.schema.field(c).type)}
+    rest = [c for c in names if c not in own]
+    rest_df = _to_pandas(table.select(rest), self_destruct=False) if rest else None
+    data = {}
+    for name in names:
+        if name not in own:
+            data[name] = rest_df[name]._values
+        elif kinds[name] == "time":
+            parsed = _arrow_times(table.column(name))
+            data[name] = parsed if parsed is not None else _arrow_texts(table.column(name), False)
+        else:
+            data[name] = _arrow_texts(table.column(name), categorical)
+    out = frame_of(data, index=pd.RangeIndex(table.num_rows))
+    out.attrs[_UTF8] = True
+    return out
+
+
+def _arrow_texts(col, categorical: bool):
+    """A pyarrow string column as a Categorical, or as objects (None for null) sharing one str per text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if col.null_count == n:
+        codes, cats = np.full(n, -1, dtype=np.int8), np.empty(0, dtype=object)
+    else:
+        enc = pc.dictionary_encode(col).unify_dictionaries()
+        cats = enc.chunk(0).dictionary.to_numpy(zero_copy_only=False).astype(object, copy=False)
+        codes = pa.chunked_array([c.indices for c in enc.chunks], type=enc.type.index_type)
+        codes = codes.fill_null(-1).to_numpy()
+    if categorical:
+        return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
+    return np.append(cats, None)[codes]
+
+
+def _arrow_times(col):
+    """A pyarrow string column of times as ``datetime64[ns, UTC]``, or None unless every value is :data:`_ISO_AWARE`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if col.null_count < len(col):
+        ok = pc.match_substring_regex(col, _ISO_AWARE)
+        if not pc.all(ok, skip_nulls=True).as_py():
+            return None
+        try:
+            col = pc.cast(col, pa.timestamp("ns", tz="UTC"))
+        except (pa.ArrowException, ValueError):
+            return None
+    else:
+        col = col.cast(pa.timestamp("ns", tz="UTC"))
+    return col.to_pandas().dt.tz_convert("UTC").dt.as_unit("ns")._values
+
+
+def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -136,7 +301,7 @@ def _read_jsonl(p: Path, path, columns, required) -> pd.DataFrame:
     if table.num_rows == 0 or any(c not in table.column_names or table.column(c).null_count == table.num_rows
                                   for c in required):
         return _read_jsonl_lines(p, path)
-    return _to_pandas(table)
+    return table if arrow else _to_pandas(table)
 
 
 def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
@@ -393,7 +558,8 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         raise LogValidationError(
             f"{where}{label}: missing column(s) {missing}; expected columns {list(spec.required)}",
             file=source, column=missing[0], expected=f"columns {list(spec.required)}")
-    out = df.copy().reset_index(drop=True)
+    out = copy_frame(df)
+    out.index = pd.RangeIndex(len(out))
     for col in spec.optional:
         if col not in out.columns:
             out[col] = None
@@ -543,6 +709,11 @@ def number_values(s: pd.Series):
         vals = s.astype("float64").to_numpy(dtype="float64", na_value=np.nan)
         return vals, ~np.isnan(vals)
     obj = s.to_numpy(object)
+    if pd.api.types.infer_dtype(obj, skipna=True) in ("floating", "empty"):  # floats and nulls only
+        vals = np.full(n, np.nan)
+        null = pd.isna(obj)
+        vals[~null] = obj[~null].astype(np.float64)
+        return vals, ~np.isnan(vals)
     is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in obj), dtype=bool, count=n)
     cand = obj.copy()
     cand[is_bool] = None

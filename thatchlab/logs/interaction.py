@@ -26,8 +26,10 @@ from thatchlab.core.sqlite import connect_readonly
 from thatchlab.logs._core import (
     LogSpec,
     RowRule,
+    copy_frame,
+    frame_of,
     numbers_ok,
-    read_table,
+    read_log,
     validate_frame,
     write_table,
 )
@@ -68,16 +70,42 @@ def _is_text(v) -> bool:
 
 
 def _is_str(s: pd.Series) -> pd.Series:
-    return s.map(type).eq(str)
+    """True where a cell is a ``str`` (not a subclass such as ``numpy.str_``)."""
+    return pd.Series(_str_cells(s, nonempty=False), index=s.index)
 
 
 def _nonempty(s: pd.Series) -> pd.Series:
     """Vectorised :func:`_is_text` over a column."""
-    is_str = _is_str(s).to_numpy(dtype=bool)
-    out = is_str.copy()
-    vals = s.to_numpy(object)[is_str]
-    out[is_str] = np.fromiter((v.strip() != "" for v in vals), dtype=bool, count=len(vals))
-    return pd.Series(out, index=s.index)
+    return pd.Series(_str_cells(s, nonempty=True), index=s.index)
+
+
+def _str_cells(s: pd.Series, nonempty: bool) -> np.ndarray:
+    """Per cell: a ``str`` (that is not blank, with ``nonempty``). A categorical is judged by its
+    categories; object cells by their set of types and distinct blank texts, then cell by cell
+    only where those do not settle it."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        per_category = _str_values(s.cat.categories.to_numpy(object), nonempty)
+        return np.append(per_category, False)[s.cat.codes.to_numpy()]  # code -1 (null) → False
+    if s.dtype != object:
+        return (s.map(type).eq(str) & (s.map(_is_text) if nonempty else True)).to_numpy(dtype=bool)
+    return _str_values(s.to_numpy(object), nonempty)
+
+
+def _str_values(vals: np.ndarray, nonempty: bool) -> np.ndarray:
+    types = set(map(type, vals))
+    if types <= {str}:
+        is_str = np.ones(len(vals), dtype=bool)
+    elif types <= {str, type(None)}:
+        is_str = np.not_equal(vals, None)
+    else:
+        is_str = np.fromiter((type(v) is str for v in vals), dtype=bool, count=len(vals))
+    if not nonempty:
+        return is_str
+    texts = vals[is_str] if not is_str.all() else vals
+    blank = {v for v in set(texts) if v.strip() == ""}
+    if blank:
+        is_str[np.flatnonzero(is_str)[np.fromiter((v in blank for v in texts), dtype=bool, count=len(texts))]] = False
+    return is_str
 
 
 def _need_text(col, kinds):
@@ -129,6 +157,15 @@ def _probability_ok(s: pd.Series) -> pd.Series:
     return numbers_ok(s, low=np.nextafter(0.0, 1.0), high=1.0)
 
 
+def _on_kind(df, kind, test, s: pd.Series) -> np.ndarray:
+    """``test(s)`` on rows of ``kind`` (computed on those rows only), ``s`` null elsewhere."""
+    on = (df["kind"] == kind).to_numpy(dtype=bool)
+    out = s.isna().to_numpy(dtype=bool)
+    if on.any():
+        out[on] = np.asarray(test(s[on]), dtype=bool)
+    return out
+
+
 def _if_present(col, test):
     """A rule over an optional ingest column: every row passes when the column is absent."""
     def rule(df):
@@ -167,9 +204,8 @@ INTERACTION_LOG = LogSpec(
                                              df["signal"].isna() | df["signal"].eq("codify"),
                                              df["signal"].isna()))),
         RowRule("relevant", "true or false on behavior_feedback rows (null elsewhere)",
-                lambda df: np.where(df["kind"] == "behavior_feedback",
-                                    df["relevant"].map(type).isin([bool, np.bool_]),
-                                    df["relevant"].isna())),
+                lambda df: _on_kind(df, "behavior_feedback", lambda s: s.map(type).isin([bool, np.bool_]),
+                                    df["relevant"])),
         RowRule("rationale", "text or null", lambda df: df["rationale"].isna() | _is_str(df["rationale"])),
         RowRule("propensity", "a probability in (0, 1] or null",
                 lambda df: _probability_ok(df["propensity"])),
@@ -187,7 +223,7 @@ INTERACTION_LOG = LogSpec(
 
 
 def _pre(df: pd.DataFrame) -> pd.DataFrame:
-    out = df.copy()
+    out = copy_frame(df, deep=False)  # columns are replaced, never written into; validation copies
 
     def on_present(col, fn):
         if col in out.columns:
@@ -223,26 +259,62 @@ def _decode_list(v):
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
-    out = df.copy()
-    for col in _TEXTS:
-        out[col] = out[col].astype(object).where(out[col].notna(), None)
-    rel = out["relevant"].astype(object)
-    out["relevant"] = rel.where(rel.notna(), None).astype("boolean")
-    out["propensity"] = pd.to_numeric(out["propensity"].astype(object).where(out["propensity"].notna(), None),
-                                      errors="coerce").astype("float64")
+    """The validated frame typed, columns in order (``df`` is validate_frame's own copy)."""
+    out = {c: df[c] for c in df.columns}
+    for col in (*_TEXTS, *(c for c in LOGGED_COLUMNS if c in df.columns)):
+        out[col] = _objects_or_none(df[col])
+    out["relevant"] = _booleans(df["relevant"])
+    out["propensity"] = _floats(df["propensity"])
     for col, conv in (("surfaced", lambda v: [str(x) for x in v]),
                       ("embedding", lambda v: np.asarray(v, dtype=np.float32))):
-        c = out[col].astype(object)
-        has = c.notna()
-        res = pd.Series([None] * len(c), index=c.index, dtype=object)
+        c = df[col].astype(object)
+        has = c.notna().to_numpy(dtype=bool)
+        res = np.full(len(c), None, dtype=object)
         if has.any():
-            res[has] = pd.Series([conv(v) for v in c[has]], index=c.index[has], dtype=object)
+            res[has] = _objects([conv(v) for v in c[has]])
         out[col] = res
-    for col in LOGGED_COLUMNS:
-        if col in out.columns:
-            out[col] = out[col].astype(object).where(out[col].notna(), None)
-    extra = [c for c in out.columns if c not in INTERACTION_COLUMNS]
-    return out[list(INTERACTION_COLUMNS) + extra]
+    extra = [c for c in df.columns if c not in INTERACTION_COLUMNS]
+    return frame_of({c: out[c] for c in list(INTERACTION_COLUMNS) + extra}, index=df.index, like=df)
+
+
+def _objects(values: list) -> np.ndarray:
+    """A 1-D object array of ``values`` (never a 2-D array of equal-length lists)."""
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    return arr
+
+
+def _objects_or_none(s: pd.Series) -> np.ndarray:
+    """Object cells, None for null (a categorical's cells share its categories' str objects)."""
+    null = s.isna().to_numpy(dtype=bool)
+    vals = s.to_numpy(object)
+    if not null.any():
+        return vals
+    vals = vals.copy() if s.dtype == object else vals  # an object column's own array: not ours to write
+    vals[null] = None
+    return vals
+
+
+def _booleans(s: pd.Series):
+    """Validated ``relevant`` cells (booleans or null) as a nullable ``boolean`` array."""
+    null = s.isna().to_numpy(dtype=bool)
+    if s.dtype == object and set(map(type, s.to_numpy(object)[~null])) <= {bool, np.bool_}:
+        values = np.zeros(len(s), dtype=bool)
+        values[~null] = s.to_numpy(object)[~null].astype(bool)
+        return pd.arrays.BooleanArray(values, null)
+    rel = s.astype(object)
+    return rel.where(rel.notna(), None).astype("boolean")
+
+
+def _floats(s: pd.Series):
+    """Validated ``propensity`` cells (numbers or null) as float64."""
+    null = s.isna().to_numpy(dtype=bool)
+    if s.dtype == object and pd.api.types.infer_dtype(s.to_numpy(object), skipna=True) in (
+            "floating", "integer", "mixed-integer-float", "empty"):
+        out = np.full(len(s), np.nan)
+        out[~null] = s.to_numpy(object)[~null].astype(np.float64)
+        return out
+    return pd.to_numeric(s.astype(object).where(~null, None), errors="coerce").astype("float64")
 
 
 def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise"):
@@ -290,9 +362,8 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
 def read_interaction_log(path, errors: str = "raise"):
     """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
     :func:`validate_interaction_log`)."""
-    raw = read_table(path, json_columns=("surfaced", "embedding"), columns=_READ_AS,
-                     required=INTERACTION_LOG.required)
-    return validate_interaction_log(raw, source=str(path), errors=errors)
+    return read_log(path, validate_interaction_log, errors=errors, json_columns=("surfaced", "embedding"),
+                    columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True)
 
 
 def write_interaction_log(df: pd.DataFrame, path):

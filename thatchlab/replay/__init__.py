@@ -9,6 +9,7 @@ from thatchlab.replay.anticipation import AnticipationReplayResult, run_anticipa
 from thatchlab.replay.belief import BeliefReplayResult, band_truth_table, run_belief
 from thatchlab.replay.calibration import CalibrationResult, decay_ranking_study, run_calibration
 from thatchlab.replay.fidelity import PRODUCTION_MODEL, FidelityReport, fidelity
+from thatchlab.replay.fleet import FleetResult, run_fleet
 from thatchlab.replay.scoring import ReplayResult, prepare, run
 
-__all__ = ["run", "prepare", "ReplayResult", "fidelity", "FidelityReport", "PRODUCTION_MODEL", "run_anticipation", "AnticipationReplayResult", "run_belief", "BeliefReplayResult", "band_truth_table", "CalibrationResult", "run_calibration", "decay_ranking_study"]
+__all__ = ["run", "prepare", "ReplayResult", "run_fleet", "FleetResult", "fidelity", "FidelityReport", "PRODUCTION_MODEL", "run_anticipation", "AnticipationReplayResult", "run_belief", "BeliefReplayResult", "band_truth_table", "CalibrationResult", "run_calibration", "decay_ranking_study"]

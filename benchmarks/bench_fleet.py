@@ -1,0 +1,97 @@
+"""Benchmark: replays of 1,000 users' logs on a local Dask cluster against one process.
+
+A synthetic preference world with 1,000 users (a ``LookupEmbedder`` with
+planted geometry, so no model) writes an open-loop log; each user's rows are
+that user's log, replayed against that user's own (empty) store by
+``replay.run_fleet``. Two runs of the same fleet in the same run:
+
+* **sequential**: ``run_fleet(..., backend="loky", n_jobs=1)``, one user after
+  another in this process;
+* **dask**: ``run_fleet(..., backend="dask", client=...)`` on a
+  ``distributed.LocalCluster`` of 2 single-threaded worker processes (the
+  cluster is started before the clock starts).
+
+The per-user metrics, pooled metrics, forecasts and signal frames must be
+identical (exit 1 otherwise); a population prior is fitted from the pooled
+signals. On this 2-core machine the best possible ratio is about 2.
+
+    python benchmarks/bench_fleet.py          # 1,000 users
+    python benchmarks/bench_fleet.py --ci     # 20 users
+
+Last line: ``RESULT bench=fleet users=<n> events=<rows> ratio=<sequential_s / dask_s>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+
+import pandas as pd
+
+from thatchlab.replay import run_fleet
+from thatchlab.synth import PreferenceWorld
+from thatchlab.tune import PriorFitter
+
+
+def make_fleet(n_users: int, sessions_per_user: int = 25, seed: int = 0):
+    world = PreferenceWorld(n_users=n_users, n_situations=12, phrasings_per_situation=4, drift_rate=0.01,
+                            noise=0.05, seed=seed)
+    log = world.log(n_users * sessions_per_user)
+    logs = {store: part.reset_index(drop=True) for store, part in log.groupby("store", sort=True)}
+    return logs, world.lookup_embedder(), len(log)
+
+
+def same(a, b) -> bool:
+    try:
+        pd.testing.assert_frame_equal(a.per_user, b.per_user)
+        pd.testing.assert_frame_equal(a.signals, b.signals)
+        pd.testing.assert_frame_equal(a.forecasts, b.forecasts)
+    except AssertionError as exc:
+        print(f"MISMATCH: {exc}")
+        return False
+    for k, v in a.pooled.items():
+        w = b.pooled.get(k)
+        if not (v == w or (isinstance(v, float) and math.isnan(v) and math.isnan(w))):
+            print(f"MISMATCH pooled {k}: {v!r} vs {w!r}")
+            return False
+    return True
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ci", action="store_true", help="small size for CI")
+    args = ap.parse_args(argv)
+    n_users = 20 if args.ci else 1_000
+    logs, emb, n_rows = make_fleet(n_users)
+    print(f"users={len(logs)} log rows={n_rows:,}")
+    warnings.simplefilter("ignore", UserWarning)
+
+    t = time.perf_counter()
+    seq = run_fleet(logs, embedder=emb, backend="loky", n_jobs=1)
+    seq_s = time.perf_counter() - t
+
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        client.run(lambda: __import__("thatchlab.replay.scoring"))   # workers import before the clock
+        t = time.perf_counter()
+        remote = run_fleet(logs, embedder=emb, backend="dask", client=client)
+        dask_s = time.perf_counter() - t
+    if not same(seq, remote):
+        return 1
+    fit = PriorFitter().fit(remote.signals)
+    p = remote.pooled
+    print(f"pooled: events={p['n_events']:,} forecasts={p['n_forecasts']:,} log_loss={p['log_loss']:.4f} "
+          f"interruption_rate={p['interruption_rate']:.3f}; population prior K={fit.k_:.3g} P0={fit.p0_:.3f} "
+          f"({fit.objective_})")
+    print(f"sequential: {seq_s:.2f} s; dask (2 workers): {dask_s:.2f} s; results identical")
+    print(f"RESULT bench=fleet users={len(logs)} events={n_rows} ratio={seq_s / dask_s:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

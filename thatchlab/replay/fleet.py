@@ -1,0 +1,295 @@
+"""Replays of many users' logs, each against that user's own store, locally or on a Dask cluster.
+
+:func:`run_fleet` replays every user's interaction log with
+:func:`thatchlab.replay.run` and gathers per-user metrics, pooled metrics and
+the pooled signal log a population prior is fitted from. The driver embeds
+every distinct text once with the embedder; each user's replay gets a
+:class:`~thatchlab.embed.LookupEmbedder` holding only that user's vectors,
+so workers never load an embedding model and each task carries one user's
+log, store and vectors (memory per worker is bounded by the largest user,
+not the fleet). Results do not depend on the backend or the number of
+workers: they are collected in the users' order.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.params import ScoringParams
+
+__all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS"]
+
+FLEET_BACKENDS = ("loky", "dask")
+#: Count metrics summed over users; the pooled rates are recomputed from these sums.
+POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_strong", "n_ambiguous", "n_none",
+                 "n_follow_right", "n_follow_wrong", "n_follow_unresolved", "n_surfaced", "n_unresolved")
+_ENGINES = ("prediction", "behavior")
+_TEXT_KINDS = ("message", "prediction_query")
+
+
+@dataclass
+class FleetResult:
+    """What :func:`run_fleet` returns.
+
+    Attributes
+    ----------
+    per_user : DataFrame, one row per user in input order: ``user``,
+        ``n_log_rows`` and every scalar of that user's
+        :attr:`ReplayResult.metrics <thatchlab.replay.ReplayResult>`.
+    pooled : dict over all users: ``n_users``, the :data:`POOLED_COUNTS`
+        summed, ``interruption_rate``, ``wrong_silent_follow_rate`` and
+        ``coverage`` from those sums, and ``n_forecasts``, ``log_loss``,
+        ``brier``, ``ece`` of every user's prequential forecasts together (the
+        values one replay of all the events would give).
+    signals : DataFrame ``user, item_id, signal, ts``: every user's final
+        provenance in insertion order, item ids qualified by user
+        (``"<user>/<item id>"``, since two users' stores can hold the same
+        id), ready for ``tune.PriorFitter().fit(result.signals)``.
+    forecasts : DataFrame ``user, position, item_id, signal, forecast``: the
+        prequential forecasts behind the pooled scores.
+    engine, embedder, params, backend : what ran.
+    """
+
+    per_user: pd.DataFrame
+    pooled: dict
+    signals: pd.DataFrame
+    forecasts: pd.DataFrame
+    engine: str = "prediction"
+    embedder: str | None = None
+    params: ScoringParams = field(default_factory=ScoringParams)
+    backend: str = "loky"
+
+    def __repr__(self):
+        return (f"FleetResult(engine={self.engine!r}, users={len(self.per_user)}, "
+                f"events={self.pooled.get('n_events')}, backend={self.backend!r})")
+
+
+def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: ScoringParams | None = None,
+              backend: str = "loky", client=None, embedder=None, n_jobs: int = 1) -> FleetResult:
+    """Replay each user's log against that user's own store; per-user and pooled metrics.
+
+    Parameters
+    ----------
+    logs_by_user : mapping user → log, or user → ``(log, initial)`` where
+        ``initial`` is that user's starting store (anything
+        :func:`~thatchlab.replay.run` takes: ``store.import_sqlite(path)``
+        contents, an engine, or a dict of tables; ``None`` starts empty).
+    engine : ``"prediction"`` or ``"behavior"``.
+    params : :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
+    backend : ``"loky"`` (``n_jobs`` local processes; ``n_jobs=1`` replays in
+        this process, one user after another) or ``"dask"`` (tasks on
+        ``client``, a ``distributed.Client``; the current client when None).
+    embedder : the Embedder the driver embeds every distinct text with
+        (the bundled model when None); replays see its vectors and its name.
+    n_jobs : processes for ``backend="loky"``.
+
+    Returns
+    -------
+    FleetResult
+
+    Notes
+    -----
+    A replay with a user's :class:`~thatchlab.embed.LookupEmbedder` equals a
+    replay with ``embedder`` itself when ``embedder`` returns unit vectors
+    (as the Embedder protocol asks) that do not depend on the batch.
+
+    Examples
+    --------
+    >>> from thatchlab.synth import PreferenceWorld
+    >>> w = PreferenceWorld(n_users=3, n_situations=4, phrasings_per_situation=2, seed=0)
+    >>> log = w.log(30)
+    >>> res = run_fleet({s: g for s, g in log.groupby("store")}, embedder=w.lookup_embedder())
+    >>> res.per_user["user"].tolist(), res.pooled["n_users"], res.pooled["n_events"] == len(log)
+    (['user-00', 'user-01', 'user-02'], 3, True)
+    >>> list(res.signals.columns)
+    ['user', 'item_id', 'signal', 'ts']
+    """
+    params = ScoringParams() if params is None else params
+    if not isinstance(params, ScoringParams):
+        raise ParamsError(f"params: expected ScoringParams, got {type(params).__name__}")
+    if engine not in _ENGINES:
+        raise InputError(f"engine: expected one of {list(_ENGINES)}, got {engine!r}")
+    if backend not in FLEET_BACKENDS:
+        raise InputError(f"backend: expected one of {list(FLEET_BACKENDS)}, got {backend!r}")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise InputError(f"n_jobs: expected a non-zero int (-1 for every core), got {n_jobs!r}")
+    users = _users(logs_by_user, engine)
+    if embedder is None:
+        from thatchlab.embed import default_embedder
+
+        embedder = default_embedder()
+    tasks = _tasks(users, engine, params, embedder)
+    if backend == "dask":
+        results = _on_dask(tasks, client)
+    elif n_jobs == 1 or len(tasks) <= 1:
+        results = [_replay_user(t) for t in tasks]
+    else:
+        from joblib import Parallel, delayed
+
+        results = list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(_replay_user)(t) for t in tasks))
+    return _collect(results, engine, params, getattr(embedder, "name", None), backend)
+
+
+# -- inputs ----------------------------------------------------------------------------------------
+def _users(logs_by_user, engine) -> list:
+    """``[(user, log, initial)]`` in input order, logs checked, initial stores made portable."""
+    if not isinstance(logs_by_user, Mapping):
+        raise InputError("logs_by_user: expected a mapping user -> log (or user -> (log, initial)), "
+                         f"got {type(logs_by_user).__name__}")
+    if not logs_by_user:
+        raise InputError("logs_by_user: expected at least one user")
+    out = []
+    for user, value in logs_by_user.items():
+        log, initial = value if isinstance(value, tuple) else (value, None)
+        if not isinstance(log, pd.DataFrame):
+            raise InputError(f"logs_by_user[{user!r}]: expected a DataFrame log, got {type(log).__name__}")
+        out.append((user, log, _portable(initial, engine)))
+    return out
+
+
+def _portable(initial, engine):
+    """A starting store a worker can unpickle without a model: tables, or an engine with no embedder."""
+    if initial is None or isinstance(initial, dict):
+        return initial
+    from thatchlab.scoring import ScoringEngine
+
+    obj = initial
+    if not isinstance(obj, ScoringEngine) and hasattr(obj, engine):
+        obj = getattr(obj, engine)
+    if isinstance(obj, ScoringEngine):
+        return type(obj).from_tables(obj.tables, params=obj.params, project_store=obj.project_store,
+                                     strict_model=obj.strict_model)
+    return obj
+
+
+def _texts(log: pd.DataFrame) -> tuple[set, set]:
+    """The texts a replay of ``log`` embeds: read texts as queries, matcher and statement
+    texts as passages."""
+    def cells(col, rows=None):
+        if col not in log.columns:
+            return set()
+        values = log[col] if rows is None else log.loc[rows, col]
+        return {v for v in values.tolist() if isinstance(v, str)}
+
+    reads = log["kind"].isin(_TEXT_KINDS) if "kind" in log.columns else None
+    return cells("text", reads), cells("matcher") | cells("statement")
+
+
+def _tasks(users, engine, params, embedder) -> list:
+    """One task per user with only that user's vectors; every distinct text embedded once."""
+    per_user = [_texts(log) for _, log, _ in users]
+    queries = sorted(set().union(*(q for q, _ in per_user)))
+    passages = sorted(set().union(*(p for _, p in per_user)))
+    qvec = dict(zip(queries, _as_rows(embedder.embed_queries(queries), len(queries)))) if queries else {}
+    pvec = dict(zip(passages, _as_rows(embedder.embed_passages(passages), len(passages)))) if passages else {}
+    name = getattr(embedder, "name", None) or "lookup"
+    dim = getattr(embedder, "dim", None)
+    tasks = []
+    for (user, log, initial), (q, p) in zip(users, per_user):
+        tasks.append({"user": user, "log": log, "initial": initial, "engine": engine, "params": params,
+                      "name": name, "dim": dim, "queries": {t: qvec[t] for t in sorted(q)},
+                      "passages": {t: pvec[t] for t in sorted(p)}})
+    return tasks
+
+
+def _as_rows(arr, n):
+    arr = np.asarray(arr, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise InputError(f"embedder returned shape {arr.shape} for {n} texts; expected ({n}, dim)")
+    return list(arr)
+
+
+# -- one user (runs on a worker) -------------------------------------------------------------------
+def _replay_user(task: dict) -> dict:
+    """Replay one user's log; returns only what the fleet keeps (metrics, forecasts, signals)."""
+    from thatchlab.embed import LookupEmbedder
+    from thatchlab.replay.scoring import run
+
+    dim = task["dim"] if isinstance(task["dim"], (int, np.integer)) else None
+    passages = task["passages"] or {}
+    emb = LookupEmbedder(passages, queries=task["queries"] or None, name=task["name"],
+                         dim=None if passages or task["queries"] else dim)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # a silent replay's advice belongs to one user
+        res = run(task["log"], task["engine"], task["params"], embedder=emb, initial=task["initial"])
+    ev = res.events
+    keep = ev["forecast"].notna()
+    forecasts = ev.loc[keep, ["position", "item_id", "signal", "forecast"]].reset_index(drop=True)
+    metrics = {k: v for k, v in res.metrics.items() if np.isscalar(v) or v is None}
+    return {"user": task["user"], "n_log_rows": int(len(task["log"])), "metrics": metrics,
+            "forecasts": forecasts, "signals": res.prior_signals()}
+
+
+# -- backends --------------------------------------------------------------------------------------
+def _on_dask(tasks, client) -> list:
+    """Run the tasks on a Dask cluster, a bounded number in flight; results in task order."""
+    if client is None:
+        try:
+            from distributed import get_client
+
+            client = get_client()
+        except (ImportError, ValueError):
+            raise InputError("backend='dask': pass client=distributed.Client(...)") from None
+    from distributed import as_completed
+
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    window = max(4, 4 * n_workers)        # tasks in flight: bounds what the cluster holds at once
+    results: list = [None] * len(tasks)
+    index = {}
+    pending = iter(range(len(tasks)))
+    queue = as_completed()
+    for j in pending:
+        fut = client.submit(_replay_user, tasks[j], pure=False)
+        index[fut.key] = j
+        queue.add(fut)
+        if len(index) >= window:
+            break
+    for fut in queue:
+        results[index.pop(fut.key)] = fut.result()
+        fut.release()
+        nxt = next(pending, None)
+        if nxt is not None:
+            new = client.submit(_replay_user, tasks[nxt], pure=False)
+            index[new.key] = nxt
+            queue.add(new)
+    return results
+
+
+# -- gathering -------------------------------------------------------------------------------------
+def _collect(results, engine, params, embedder_name, backend) -> FleetResult:
+    from thatchlab.metrics.scoring import prequential_scores
+
+    rows = [{"user": r["user"], "n_log_rows": r["n_log_rows"], **r["metrics"]} for r in results]
+    per_user = pd.DataFrame(rows)
+    forecasts = _stack(results, "forecasts", ["position", "item_id", "signal", "forecast"])
+    signals = _stack(results, "signals", ["item_id", "signal", "ts"])
+    if len(signals):
+        signals["item_id"] = [f"{u}/{i}" for u, i in zip(signals["user"], signals["item_id"])]
+    pooled: dict = {"n_users": len(results)}
+    for key in POOLED_COUNTS:
+        if key in per_user.columns:
+            pooled[key] = int(per_user[key].sum())
+    live = pooled.get("n_messages", 0) - pooled.get("n_skipped", 0)
+    strong, amb, none = (pooled.get(k, 0) for k in ("n_strong", "n_ambiguous", "n_none"))
+    right, wrong = pooled.get("n_follow_right", 0), pooled.get("n_follow_wrong", 0)
+    pooled["interruption_rate"] = (amb + none) / live if live else math.nan
+    pooled["wrong_silent_follow_rate"] = wrong / (right + wrong) if right + wrong else math.nan
+    pooled["coverage"] = (strong + amb) / live if live else math.nan
+    pooled.update(prequential_scores(forecasts, params.soft_weight))
+    return FleetResult(per_user=per_user, pooled=pooled, signals=signals, forecasts=forecasts,
+                       engine=engine, embedder=embedder_name, params=params, backend=backend)
+
+
+def _stack(results, key, columns) -> pd.DataFrame:
+    parts = [r[key].assign(user=r["user"]) for r in results if len(r[key])]
+    if not parts:
+        return pd.DataFrame(columns=["user"] + columns)
+    out = pd.concat(parts, ignore_index=True)
+    return out[["user"] + columns]

@@ -24,6 +24,7 @@ from thatchlab.replay._scoring_writes import run_writes
 from thatchlab.replay.scoring import (
     ENGINE_KINDS,
     EVENT_COLUMNS,
+    LIST_KINDS,
     ReplayResult,
     check_log,
     events_frame,
@@ -138,6 +139,8 @@ class ScoringPlan:
         num = {c: np.full(n, np.nan) for c in ("n_items", "n_foreign_model", "forecast", "confidence")}
         own = np.isin(kinds, ENGINE_KINDS[self.engine]) | (kinds == "message")
         col["action"][~own] = "ignored"
+        # list rows: the plan keeps no state per row, so no reply (run() takes the events path for them)
+        col["action"][kinds == LIST_KINDS[self.engine]] = "list"
         reads = self.reads.position
         col["regime"][reads] = outcomes.regime
         num["n_items"][reads] = outcomes.n_items

@@ -160,6 +160,14 @@ def test_list_rows_replay_the_engines_list_reply(cc, emb):
                                              "  rationale: the existing tests in the repo use pytest")
     no_lists = cc.log[~cc.log["kind"].str.endswith("_list")]
     assert replay(no_lists, "prediction", emb).path == "vectorised"
+    from thatchlab.replay import prepare
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        planned = prepare(cc.log, "prediction", embedder=emb).run().events
+    assert planned.loc[planned["kind"] == "prediction_list", "action"].tolist() == ["list", "list"]
+    others = planned["kind"] != "prediction_list"
+    assert planned.loc[others, "reply"].tolist() == res.events.loc[others, "reply"].tolist()
 
 
 def test_regimes_of_the_samples(cc, emb):

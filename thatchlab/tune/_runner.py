@@ -5,7 +5,8 @@ chunk's scores as it finishes; :class:`Cache` appends finished
 configurations to one Parquet file, rewritten atomically after every chunk,
 so a crashed sweep loses at most the chunks in flight; the configurations'
 per-cluster sums go to a NumPy sidecar beside it
-(``<file>.<sweep_id>.clusters.npz``), so a resumed sweep keeps them too.
+(``<file>.<sweep_id>.clusters.npz``, each distinct row stored once as in
+:class:`~thatchlab.tune.registry.ClusterStats`), so a resumed sweep keeps them too.
 """
 
 from __future__ import annotations
@@ -18,9 +19,14 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune.registry import EngineSpec
+from thatchlab.tune.registry import ClusterStats, EngineSpec
 
-__all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk"]
+__all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk", "SIDECAR_FORMAT"]
+
+#: Version of the per-cluster sums sidecar: 2 stores each segment's distinct rows once
+#: (``rows<i>``) and per key the row of every configuration (``num_index<j>``,
+#: ``den_index<j>``); 1 (no ``format`` entry) stored full matrices ``num<j>``/``den<j>``.
+SIDECAR_FORMAT = 2
 
 
 class Proposal(NamedTuple):
@@ -152,26 +158,27 @@ class Cache:
         return None if self.path is None else self.path.with_name(f"{self.path.name}.{self.sweep_id}.clusters.npz")
 
     def clusters(self) -> dict:
-        """Cached per-cluster sums, ``{config_id: {(metric, segment): (num, den)}}``."""
+        """Cached per-cluster sums, ``{config_id: {(metric, segment): (num, den)}}``.
+
+        The arrays are read-only views of the sidecar's distinct rows, one
+        object per row, so merging them stores each row once again.
+        """
         if self._sums is None:
             self._sums = {}
             if self.sidecar is not None and self.sidecar.exists():
                 with np.load(self.sidecar, allow_pickle=False) as z:
-                    cids = [str(c) for c in z["config_ids"]]
-                    keys = json.loads(str(z["keys"]))
-                    arrays = [(tuple(k), z[f"num{j}"], z[f"den{j}"]) for j, k in enumerate(keys)]
-                for i, cid in enumerate(cids):
-                    self._sums[cid] = {k: (num[i], den[i]) for k, num, den in arrays}
+                    self._sums = _read_sums(z)
         return self._sums
 
     def _write_sums(self):
-        sums = self._sums
-        cids = list(sums)
-        keys = [k for k in dict.fromkeys(k for v in sums.values() for k in v) if all(k in sums[c] for c in cids)]
-        arrays = {"config_ids": np.array(cids, dtype=str), "keys": np.array(json.dumps([list(k) for k in keys]))}
+        stats = ClusterStats.merge(self._sums, None, {})
+        keys, segments = stats.keys(), list(stats.distinct)
+        arrays = {"format": np.array(SIDECAR_FORMAT), "config_ids": np.array(stats.config_ids, dtype=str),
+                  "keys": np.array(json.dumps([list(k) for k in keys])), "segments": np.array(json.dumps(segments))}
+        for i, seg in enumerate(segments):
+            arrays[f"rows{i}"] = stats.distinct[seg]
         for j, k in enumerate(keys):
-            arrays[f"num{j}"] = np.stack([np.asarray(sums[c][k][0], np.float64) for c in cids])
-            arrays[f"den{j}"] = np.stack([np.asarray(sums[c][k][1], np.float64) for c in cids])
+            arrays[f"num_index{j}"], arrays[f"den_index{j}"] = stats.num_index[k], stats.den_index[k]
         tmp = self.sidecar.with_name(f".{self.sidecar.name}.{os.getpid()}.tmp.npz")
         try:
             np.savez(tmp, **arrays)
@@ -203,6 +210,26 @@ class Cache:
         finally:
             if tmp.exists():
                 tmp.unlink()
+
+
+def _read_sums(z) -> dict:
+    """``{config_id: {(metric, segment): (num, den)}}`` of an open sidecar (either format)."""
+    cids = [str(c) for c in z["config_ids"]]
+    keys = [tuple(k) for k in json.loads(str(z["keys"]))]
+    if "format" not in z.files:  # format 1: full matrices, one row per configuration
+        arrays = [(k, z[f"num{j}"], z[f"den{j}"]) for j, k in enumerate(keys)]
+        return {cid: {k: (num[i], den[i]) for k, num, den in arrays} for i, cid in enumerate(cids)}
+    if int(z["format"]) != SIDECAR_FORMAT:
+        from thatchlab.core.errors import InputError
+
+        raise InputError(f"sweep cache: per-cluster sums of format {int(z['format'])} (this version reads "
+                         f"{SIDECAR_FORMAT}); remove the .clusters.npz file to rescore")
+    segments = json.loads(str(z["segments"]))
+    distinct = {seg: z[f"rows{i}"] for i, seg in enumerate(segments)}
+    index = {k: (z[f"num_index{j}"], z[f"den_index{j}"]) for j, k in enumerate(keys)}
+    stats = ClusterStats.from_rows(None, {}, cids, distinct, {k: v[0] for k, v in index.items()},
+                                   {k: v[1] for k, v in index.items()})
+    return stats.parts()
 
 
 def chunked(items, size):

@@ -322,7 +322,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     if metric not in spec.ratio_metrics:
         raise InputError(f"decide: {metric!r} is not a ratio of per-cluster sums, so no paired cluster "
                          f"bootstrap; supported metrics: {', '.join(spec.ratio_metrics)}")
-    if stats is None or (metric, "test") not in stats.num:
+    if stats is None or (metric, "test") not in stats.num_index:
         raise InputError(f"decide: results carry no per-cluster sums of {metric!r} "
                          "(attrs['clusters']); pass the frame tune.sweep returned, scored on "
                          f"{metric!r} (metric=[...] for several)")
@@ -362,6 +362,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
 
     n_cl = len(stats.labels["test"])
     W = cluster_resamples(n_cl, n_boot, seed, segment_stream("test"))
+    # one row per compared configuration, gathered from the compact sums (never the full matrices)
     num0, den0 = stats.sums(metric, "test", [cid(default)])
     raw = {}
     for f, p in singles.items():

@@ -406,6 +406,97 @@ def test_cluster_bookkeeping_leaves_rows_unchanged_and_survives_the_cache(world,
         assert np.array_equal(a.num[key], b.num[key]) and np.array_equal(a.den[key], b.den[key])
 
 
+@pytest.mark.filterwarnings("ignore:sweep.*cannot see threshold:UserWarning")
+def test_cluster_sums_are_stored_once_per_distinct_array(world, tmp_path):
+    """A K × threshold × strong-bar grid: each K group shares its forecast sums, each threshold its
+    coverage, so far fewer rows than configurations are stored, yet every accessor gives the
+    matrices of the engine's arrays stacked per configuration, bit for bit."""
+    from thatchlab.tune._runner import Cache
+    from thatchlab.tune.registry import CLUSTERS_KEY, ClusterStats
+
+    log, emb = world
+    base = get_engine("prediction")
+    seen = {}
+
+    def copying(prepared, params_list, segments, metric=None, boot=None):
+        """The engine, every per-cluster array a fresh copy (nothing shared by identity)."""
+        rows = base.evaluate(prepared, params_list, segments, metric, boot)
+        for p, r in zip(params_list, rows):
+            r[CLUSTERS_KEY] = {k: (np.array(n), np.array(d)) for k, (n, d) in r[CLUSTERS_KEY].items()}
+            seen[p] = r[CLUSTERS_KEY]
+        return rows
+
+    space = {"k": [2.0, 5.0], "threshold": [0.55, 0.6], "strong_confidence": [0.6, 0.7, 0.8]}
+    metrics = ["interruption_rate", "log_loss"]
+    cache = tmp_path / "c.parquet"
+    res = sweep(log, space, metrics, embedder=emb, cache=cache, chunk_size=5)
+    ref = sweep(log, space, metrics, embedder=emb, engine=dataclasses.replace(base, evaluate=copying))
+    pd.testing.assert_frame_equal(res.drop(columns="sweep_id"), ref.drop(columns="sweep_id"))
+    stats, other = res.attrs["clusters"], ref.attrs["clusters"]
+    n, cids = len(res), list(res["config_id"])
+    assert n == 12 and stats.config_ids == cids and other.config_ids == cids
+    by_cid = {c: seen[p] for c, p in zip(cids, [ScoringParams(**{f: r[f] for f in space})
+                                                for r in res[list(space)].to_dict("records")])}
+    for seg in ("val", "test"):
+        assert len(np.unique(stats.num_index[("log_loss", seg)])) <= 2  # one per K
+        assert len(np.unique(stats.num_index[("coverage", seg)])) <= 4  # one per (K, threshold)
+        assert stats.den_index[("log_loss", seg)] is stats.den_index[("brier", seg)]
+    full_rows = 2 * len(stats.keys()) * n
+    assert stats.n_rows() < full_rows / 3
+    full_bytes = sum(a.nbytes for m in (stats.num, stats.den) for a in m.values())
+    assert stats.nbytes() < full_bytes / 3
+    # copies of equal arrays are stored once too (matched by their bits)
+    assert other.n_rows() == stats.n_rows() and other.nbytes() == stats.nbytes()
+    for key in stats.keys():
+        metric, seg = key
+        want_num = np.stack([by_cid[c][key][0] for c in cids])
+        want_den = np.stack([by_cid[c][key][1] for c in cids])
+        for got in (stats, other):
+            assert got.num[key].tobytes() == want_num.tobytes() and got.den[key].tobytes() == want_den.tobytes()
+            num, den = got.sums(metric, seg, cids[::-1])
+            assert num.tobytes() == want_num[::-1].tobytes() and den.tobytes() == want_den[::-1].tobytes()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = want_num.sum(axis=1) / want_den.sum(axis=1)
+            assert got.value(metric, seg, cids).tobytes() == value.tobytes()
+    # the sidecar keeps the compact form, and a resumed sweep reads the same sums back
+    with np.load(Cache(cache, res["sweep_id"].iloc[0]).sidecar) as z:
+        assert int(z["format"]) == 2 and "num0" not in z.files
+        assert sum(len(z[f]) for f in z.files if f.startswith("rows")) == stats.n_rows()
+    again = sweep(log, space, metrics, embedder=emb, cache=cache).attrs["clusters"]
+    assert isinstance(again, ClusterStats) and again.n_rows() == stats.n_rows()
+    for key in stats.keys():
+        assert again.num[key].tobytes() == stats.num[key].tobytes()
+        assert again.den[key].tobytes() == stats.den[key].tobytes()
+
+
+@pytest.mark.filterwarnings("ignore:sweep.*cannot see threshold:UserWarning")
+def test_old_cluster_sidecars_still_resume(world, tmp_path):
+    """A sidecar of full matrices (format 1, before the compact form) is still read."""
+    import os
+
+    from thatchlab.tune._runner import Cache
+
+    log, emb = world
+    space = {"k": [2.0, 5.0], "threshold": [0.55, 0.6]}
+    cache = tmp_path / "c.parquet"
+    res = sweep(log, space, "interruption_rate", embedder=emb, cache=cache)
+    stats = res.attrs["clusters"]
+    sidecar = Cache(cache, res["sweep_id"].iloc[0]).sidecar
+    keys = stats.keys()
+    old = {"config_ids": np.array(stats.config_ids, dtype=str),
+           "keys": np.array(json.dumps([list(k) for k in keys]))}
+    for j, k in enumerate(keys):
+        old[f"num{j}"], old[f"den{j}"] = np.array(stats.num[k]), np.array(stats.den[k])
+    os.remove(sidecar)
+    np.savez(sidecar, **old)
+    again = sweep(log, space, "interruption_rate", embedder=emb, cache=cache)
+    pd.testing.assert_frame_equal(again, res)
+    got = again.attrs["clusters"]
+    assert got.keys() == keys and got.n_rows() == stats.n_rows()
+    for k in keys:
+        assert got.num[k].tobytes() == stats.num[k].tobytes() and got.den[k].tobytes() == stats.den[k].tobytes()
+
+
 def test_unidentified_parameters_are_named(world):
     log, emb = world
     with pytest.warns(UserWarning, match="brier cannot see threshold"):

@@ -225,6 +225,9 @@ def _load_export(export_path: Path, verify_manifest: bool):
         raise StoreSchemaError(f"{export_path}: cannot read ({exc})") from None
     if data[:len(SQLITE_HEADER)] != SQLITE_HEADER:
         raise StoreSchemaError(f"{export_path}: not a readable SQLite database (no SQLite header)")
+    if len(data) < 512:  # a database is whole pages of at least 512 bytes, header included
+        raise StoreSchemaError(f"{export_path}: not a readable SQLite database ({len(data)} bytes; "
+                               "truncated)")
     manifest_path = export_path.with_name(export_path.stem + ".manifest.json")
     manifest = _manifest(manifest_path) if verify_manifest and manifest_path.is_file() else None
     if manifest is not None:

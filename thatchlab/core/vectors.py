@@ -110,7 +110,8 @@ class VectorRows:
                 block = np.stack([vecs[j] for j in part]).astype(np.float64)
                 norms = np.sqrt(np.einsum("ij,ij->i", block, block))
                 np.divide(block, norms[:, None], out=block, where=norms[:, None] > 0)
-                block[norms == 0] = 0.0
+                if not norms.all():
+                    block[norms == 0] = 0.0                 # a zero row stays +0.0
                 if part[-1] - part[0] == len(part) - 1:       # consecutive rows: a slice
                     idx = slice(start + part[0], start + part[-1] + 1)
                 else:

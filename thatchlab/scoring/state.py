@@ -13,6 +13,7 @@ text and how many rows with the same key came before.
 
 from __future__ import annotations
 
+import gc
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Mapping
@@ -314,6 +315,16 @@ class EngineState:
         the write path (stores and model codes in order of first appearance,
         a repeated (matcher, item) edge kept once, ids counted per text).
         """
+        enabled = gc.isenabled()
+        gc.disable()      # hundreds of thousands of new objects, no cycles: skip the collector's passes
+        try:
+            return cls._from_tables(tables, names)
+        finally:
+            if enabled:
+                gc.enable()
+
+    @classmethod
+    def _from_tables(cls, tables: dict, names: Mapping[str, str]) -> EngineState:
         state = cls(names)
         fk = state.names["item_fk"]
         m, it = tables["matchers"], tables["items"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 
-__all__ = ["file_uri", "connect_readonly", "connect_readwrite", "connect_own", "is_busy", "table_names", "table_columns",
+__all__ = ["file_uri", "database_label", "SNAPSHOT_MAX_BYTES", "connect_readonly", "connect_readwrite", "connect_own", "is_busy", "table_names", "table_columns",
            "require_tables", "SQLITE_HEADER"]
 
 #: The first 16 bytes of every SQLite database file (checked on bytes already read, never by
@@ -35,14 +35,74 @@ def file_uri(path, mode: str = "ro") -> str:
     return f"{Path(path).absolute().as_uri()}?mode={mode}"
 
 
+#: Files up to this size are read through an in-memory snapshot when no other
+#: connection has them open (see :func:`connect_readonly`).
+SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024
+_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+class _Snapshot(sqlite3.Connection):
+    """An in-memory copy of a database file that remembers which file it copies."""
+
+    source_path: str | None = None
+
+
+def database_label(conn) -> str:
+    """The file a connection reads (for error messages): its snapshot's source or its main path."""
+    src = getattr(conn, "source_path", None)
+    if src:
+        return src
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return row[2] if row and row[2] else ""
+
+
+def _fingerprint(p: Path):
+    st = p.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _snapshot(p: Path):
+    """The file copied into memory without creating a file, or None when it changed meanwhile."""
+    side = [p.with_name(p.name + s) for s in _SIDECARS]
+    before = _fingerprint(p)
+    src = sqlite3.connect(file_uri(p.resolve(), "ro") + "&immutable=1", uri=True)
+    try:
+        src.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        mem = sqlite3.connect(":memory:", factory=_Snapshot)
+        src.backup(mem)
+    finally:
+        src.close()
+    if any(x.exists() for x in side) or _fingerprint(p) != before:
+        mem.close()  # a writer appeared while we copied: read through SQLite's locks instead
+        return None
+    mem.source_path = str(p.resolve())
+    mem.execute("PRAGMA query_only = ON")
+    return mem
+
+
 def connect_readonly(path) -> sqlite3.Connection:
-    """Open a SQLite file read-only.
+    """Open a SQLite file read-only, creating no file beside it.
+
+    A plain read-only open of a WAL-mode database that no process has open
+    makes SQLite create its ``-wal`` and ``-shm`` files. So when none of the
+    file's ``-wal``/``-shm``/``-journal`` companions exist (nobody has it open
+    for writing) and it is at most :data:`SNAPSHOT_MAX_BYTES`, the file is
+    copied into memory through an ``immutable`` open (which creates nothing),
+    and the copy is kept only if the file did not change meanwhile; otherwise
+    it is read through SQLite's normal locking, whose companion files already
+    exist. The snapshot's ``source_path`` names the file for error messages
+    (:func:`database_label`).
 
     A missing path, a directory, or a file that is not a readable SQLite
     database raises :class:`~thatchlab.core.errors.StoreSchemaError`.
     """
     p = _existing_database(path)
     try:
+        if (p.stat().st_size <= SNAPSHOT_MAX_BYTES
+                and not any(p.with_name(p.name + s).exists() for s in _SIDECARS)):
+            conn = _snapshot(p)
+            if conn is not None:
+                return conn
         conn = sqlite3.connect(file_uri(p.resolve(), "ro"), uri=True)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:

@@ -45,7 +45,7 @@ from thatchlab.core.errors import (
     ThatchlabError,
 )
 from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
-from thatchlab.core.sqlite import connect_readonly
+from thatchlab.core.sqlite import connect_readonly, database_label
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
            "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
@@ -501,8 +501,7 @@ def read_contents(conn, path, embedder=None) -> StoreContents:
             except (TypeError, json.JSONDecodeError):
                 meta[k] = v
     out = StoreContents(path=path, meta=meta)
-    row = conn.execute("PRAGMA database_list").fetchone()
-    prefixes = tuple(x for x in (str(path), row[2] if row else "") if x)
+    prefixes = tuple(x for x in (str(path), database_label(conn)) if x)
     found = []
     for key, sec in _available_sections().items():
         try:

@@ -17,7 +17,7 @@ import pandas as pd
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params import ScoringParams
 from thatchlab.core.schema import ENGINE_TABLES, thatch_ddl
-from thatchlab.core.sqlite import require_tables
+from thatchlab.core.sqlite import database_label, require_tables
 from thatchlab.scoring import posterior_confidence
 from thatchlab.store._cells import check_cells, check_finite, check_vectors
 
@@ -138,8 +138,7 @@ class ThatchSection:
     def read_frames(self, conn, label=None) -> dict:
         t = self.t
         if label is None:
-            row = conn.execute("PRAGMA database_list").fetchone()
-            label = row[2] if row and row[2] else self.KEY
+            label = database_label(conn) or self.KEY
         require_tables(conn, label, {
             "stores": ["name"], t["matchers"]: self._cols("matchers"), t["items"]: self._cols("items"),
             t["edges"]: self._cols("edges"), t["provenance"]: self._cols("provenance")})

@@ -69,9 +69,10 @@ _EMB = LookupEmbedder({"writing tests": [1.0, 0.0], "use pytest": [0.0, 1.0]})
 
 #: name → (factory, constructor parameters, held dataclass, a valid change, an invalid value)
 ESTIMATORS = {
-    "prediction": (lambda: PredictionEngine(_EMB), ["embedder", "params", "project_store", "clock"],
+    "prediction": (lambda: PredictionEngine(_EMB), ["embedder", "params", "project_store", "clock", "strict_model"],
                    ScoringParams, ("k", 10.0), ("k", -1)),
-    "behavior": (lambda: BehaviorEngine(_EMB, project_store="repo"), ["embedder", "params", "project_store", "clock"],
+    "behavior": (lambda: BehaviorEngine(_EMB, project_store="repo"), ["embedder", "params", "project_store", "clock",
+                                                                       "strict_model"],
                  ScoringParams, ("threshold", 0.5), ("project_store", "  ")),
     "belief": (BeliefStore, ["params"], BeliefParams, ("preference", 50.0), ("preference", -1)),
     "prior": (PriorFitter, ["soft_weight", "alpha", "objective"], None, ("alpha", 0.1), ("soft_weight", -0.5)),

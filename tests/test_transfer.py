@@ -53,3 +53,12 @@ def test_pass_share_preserved_and_monotone(src, t1, t2, seed):
     # identical distributions: a pass set of the same size
     same = transfer_threshold(lo, src, src)
     assert int((src >= same).sum()) == int((src >= lo).sum())
+
+
+def test_adjacent_floats_keep_the_pass_count():
+    # the midpoint of two adjacent floats rounds to one of them; the lower one would let both pass
+    lo = 0.09966799462495582
+    dst = np.array([lo, np.nextafter(lo, 1.0)])
+    src = np.array([-1.4e-45, 2.3e-18])
+    t = transfer_threshold(0.0, src, dst)
+    assert int((dst >= t).sum()) == int((src >= 0.0).sum()) == 1

@@ -60,5 +60,9 @@ def transfer_threshold(threshold, from_cosines, to_cosines):
     s = np.sort(dst)
     lo = s[np.clip(m - 1, 0, n - 1)]
     hi = s[np.clip(m, 0, n - 1)]
-    out = np.where(m == 0, s[0], np.where(m >= n, np.nextafter(s[-1], np.inf), (lo + hi) / 2.0))
+    mid = (lo + hi) / 2.0
+    # between two adjacent floats the midpoint rounds to one of them: never to the one below,
+    # or that pair would pass too
+    mid = np.where((mid <= lo) & (hi > lo), hi, mid)
+    out = np.where(m == 0, s[0], np.where(m >= n, np.nextafter(s[-1], np.inf), mid))
     return float(out) if out.ndim == 0 else out

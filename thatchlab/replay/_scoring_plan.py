@@ -27,7 +27,6 @@ from thatchlab.replay.scoring import (
     LIST_KINDS,
     ReplayResult,
     check_log,
-    events_frame,
     initial_engine,
 )
 from thatchlab.scoring import counts_text
@@ -76,6 +75,35 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     return ScoringPlan(log, engine, eng)
 
 
+def _stores(log: pd.DataFrame, project_store: str) -> np.ndarray:
+    """Each event's store: its ``store``, else the project store (one shared str object)."""
+    stores = log["store"].to_numpy(object).copy()
+    stores[pd.isna(stores)] = project_store
+    return stores
+
+
+def _shared(values: np.ndarray) -> np.ndarray:
+    """``values`` (objects) with equal texts sharing one str object; None stays None."""
+    codes, uniques = pd.factorize(values)
+    return np.append(uniques.astype(object), None)[codes]
+
+
+def _events_frame(columns: dict) -> pd.DataFrame:
+    """:func:`~thatchlab.replay.scoring.events_frame` of arrays built to its dtypes, without copying them.
+
+    ``columns`` holds :data:`EVENT_COLUMNS` in order: int64 ``position``, the
+    ``ts`` times, float64 counts and confidences, objects elsewhere (nulls made None here).
+    """
+    n = len(columns["position"])
+    index = pd.RangeIndex(n)
+    data = {}
+    for c, v in columns.items():
+        if isinstance(v, np.ndarray) and v.dtype == object:
+            v[pd.isna(v)] = None
+        data[c] = pd.Series(v, index=index, dtype=v.dtype if isinstance(v, np.ndarray) else None, copy=False)
+    return pd.DataFrame(data, index=index, copy=False)
+
+
 class ScoringPlan:
     """The prepared replay of one log (see :func:`prepare`).
 
@@ -94,7 +122,7 @@ class ScoringPlan:
         self.config = eng.config
         self.embedder_name = getattr(eng.embedder, "name", None)
         self.strict_model = eng.strict_model
-        self.stores = log["store"].where(log["store"].notna(), eng.project_store).to_numpy(object)
+        self.stores = _stores(log, eng.project_store)
         written = run_writes(eng, log, self.stores, ENGINE_KINDS[engine])
         self.matchers, self.items, self.edges = written.matchers, written.items, written.edges
         self.history, self.writes = written.history, written.writes
@@ -154,11 +182,11 @@ class ScoringPlan:
         num["confidence"][w.position[after >= 0]] = values.confidence[after[after >= 0]]
         num["forecast"][w.position[before >= 0]] = values.confidence[before[before >= 0]]
         col["reply"][w.position] = self._write_replies(values)
-        df = pd.DataFrame({"position": np.arange(n, dtype=np.int64), "ts": log["ts"].to_numpy(),
-                           "session": log["session"].to_numpy(object), "store": self.stores,
-                           "kind": kinds, **col, **num})
-        df["ts"] = log["ts"].reset_index(drop=True)
-        return events_frame(df[EVENT_COLUMNS])
+        col["regime"] = _shared(col["regime"])  # a few labels, not one str object per read
+        cols = {"position": np.arange(n, dtype=np.int64), "ts": log["ts"]._values.copy(),
+                "session": log["session"].to_numpy(object).copy(), "store": self.stores.copy(),
+                "kind": kinds.copy(), **col, **num}
+        return _events_frame({c: cols.pop(c) for c in EVENT_COLUMNS})
 
     def _write_replies(self, values) -> np.ndarray:
         """Each write's reply text: its prefix, plus the counts under this setting when shown."""

@@ -281,6 +281,18 @@ def _write(eng, event: dict, now, vectors: dict):
     return eng.delete(statement, vector=vectors[statement])
 
 
+#: Writes turned into row dicts at a time (all of them at once would hold one dict per write).
+_CHUNK = 4096
+
+
+def _write_events(log, positions: np.ndarray):
+    """``(row dict, ts, position)`` of each write, in order, a chunk of rows at a time."""
+    for start in range(0, len(positions), _CHUNK):
+        chunk = positions[start:start + _CHUNK]
+        rows = log.iloc[chunk]
+        yield from zip(rows.to_dict(orient="records"), rows["ts"].tolist(), chunk.tolist())
+
+
 def run_writes(eng, log, stores: np.ndarray, write_kinds) -> WritePass:
     """Run every write of ``log`` whose kind is in ``write_kinds`` through ``eng`` (changed in place).
 
@@ -300,11 +312,9 @@ def run_writes(eng, log, stores: np.ndarray, write_kinds) -> WritePass:
     eng.dedup_lookup = PrecomputedDedup(eng.state, {"matchers": sorted(matcher_texts), "items": sorted(item_texts)},
                                         vectors)
     try:
-        ts = log["ts"].tolist()
-        records = log.iloc[positions].to_dict(orient="records")
-        for event, pos in zip(progress(records, total=len(positions), desc="replay writes"), positions.tolist()):
+        for event, now, pos in progress(_write_events(log, positions), total=len(positions), desc="replay writes"):
             eng.project_store = stores[pos]
-            recorder.record(pos, _write(eng, event, ts[pos], vectors))
+            recorder.record(pos, _write(eng, event, now, vectors))
     finally:
         eng.dedup_lookup = None
     return recorder.freeze(eng.state, eng.tables, stride)

@@ -118,6 +118,20 @@ def _release_arrow_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
+def block_frame(block: np.ndarray, names: list, others: Mapping, order: list, index=None,
+                like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A frame of columns ``order``: ``names`` are the rows of the 2-D object ``block`` (held as
+    one consolidated block, not copied), the columns of ``others`` (arrays or Series) are
+    inserted where ``order`` puts them. ``like``'s attrs are kept."""
+    index = pd.RangeIndex(block.shape[1]) if index is None else index
+    out = pd.DataFrame(block.T, columns=pd.Index(names, dtype=object), index=index, dtype=object, copy=False)
+    at = {c: i for i, c in enumerate(order)}
+    for c in sorted(others, key=at.__getitem__):
+        v = others[c]
+        out.insert(at[c], c, pd.Series(v._values if isinstance(v, pd.Series) else v, index=index, copy=False))
+    return out.__finalize__(like, method="copy") if like is not None else out
+
+
 def _guarded(path, fmt, fn):
     try:
         return fn()

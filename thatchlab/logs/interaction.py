@@ -26,8 +26,8 @@ from thatchlab.core.sqlite import connect_readonly
 from thatchlab.logs._core import (
     LogSpec,
     RowRule,
+    block_frame,
     copy_frame,
-    frame_of,
     numbers_ok,
     read_log,
     validate_frame,
@@ -259,22 +259,32 @@ def _decode_list(v):
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
-    """The validated frame typed, columns in order (``df`` is validate_frame's own copy)."""
-    out = {c: df[c] for c in df.columns}
-    for col in (*_TEXTS, *(c for c in LOGGED_COLUMNS if c in df.columns)):
-        out[col] = _objects_or_none(df[col])
-    out["relevant"] = _booleans(df["relevant"])
-    out["propensity"] = _floats(df["propensity"])
-    for col, conv in (("surfaced", lambda v: [str(x) for x in v]),
-                      ("embedding", lambda v: np.asarray(v, dtype=np.float32))):
-        c = df[col].astype(object)
-        has = c.notna().to_numpy(dtype=bool)
-        res = np.full(len(c), None, dtype=object)
-        if has.any():
-            res[has] = _objects([conv(v) for v in c[has]])
-        out[col] = res
-    extra = [c for c in df.columns if c not in INTERACTION_COLUMNS]
-    return frame_of({c: out[c] for c in list(INTERACTION_COLUMNS) + extra}, index=df.index, like=df)
+    """The validated frame typed, columns in order (``df`` is validate_frame's own copy).
+
+    The object columns are written straight into one 2-D block, so the
+    frame is born consolidated: copying it later (sorting, ``reset_index``)
+    copies each column once instead of once and again to consolidate.
+    """
+    order = list(INTERACTION_COLUMNS) + [c for c in df.columns if c not in INTERACTION_COLUMNS]
+    texts = (*_TEXTS, *(c for c in LOGGED_COLUMNS if c in df.columns))
+    lists = {"surfaced": lambda v: [str(x) for x in v], "embedding": lambda v: np.asarray(v, dtype=np.float32)}
+    others = {"ts": df["ts"], "relevant": _booleans(df["relevant"]), "propensity": _floats(df["propensity"])}
+    others.update({c: df[c] for c in order if c not in others and c not in texts and c not in lists
+                   and df[c].dtype != object})
+    names = [c for c in order if c not in others]
+    block = np.empty((len(names), len(df)), dtype=object)
+    for col, row in zip(names, block):
+        if col in texts:
+            _objects_or_none(df[col], out=row)
+        elif col in lists:
+            c = df[col].astype(object)
+            has = c.notna().to_numpy(dtype=bool)
+            row[:] = None
+            if has.any():
+                row[has] = _objects([lists[col](v) for v in c[has]])
+        else:  # an extra column of objects, as it is
+            row[:] = df[col].to_numpy(object)
+    return block_frame(block, names, others, order, index=df.index, like=df)
 
 
 def _objects(values: list) -> np.ndarray:
@@ -284,15 +294,14 @@ def _objects(values: list) -> np.ndarray:
     return arr
 
 
-def _objects_or_none(s: pd.Series) -> np.ndarray:
-    """Object cells, None for null (a categorical's cells share its categories' str objects)."""
-    null = s.isna().to_numpy(dtype=bool)
-    vals = s.to_numpy(object)
-    if not null.any():
-        return vals
-    vals = vals.copy() if s.dtype == object else vals  # an object column's own array: not ours to write
-    vals[null] = None
-    return vals
+def _objects_or_none(s: pd.Series, out: np.ndarray) -> np.ndarray:
+    """Object cells into ``out``, None for null (a categorical's cells share its categories' str objects)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        np.take(np.append(s.cat.categories.to_numpy(object), None), s.cat.codes.to_numpy(), out=out)
+        return out
+    out[:] = s.to_numpy(object)
+    out[s.isna().to_numpy(dtype=bool)] = None
+    return out
 
 
 def _booleans(s: pd.Series):

@@ -89,19 +89,26 @@ def _shared(values: np.ndarray) -> np.ndarray:
 
 
 def _events_frame(columns: dict) -> pd.DataFrame:
-    """:func:`~thatchlab.replay.scoring.events_frame` of arrays built to its dtypes, without copying them.
+    """:func:`~thatchlab.replay.scoring.events_frame` of arrays built to its dtypes.
 
     ``columns`` holds :data:`EVENT_COLUMNS` in order: int64 ``position``, the
-    ``ts`` times, float64 counts and confidences, objects elsewhere (nulls made None here).
+    ``ts`` times, float64 counts and confidences, objects elsewhere (nulls
+    made None here). The object columns are copied into one 2-D block (the
+    frame is born consolidated, so metrics that copy it copy each column
+    once), the others inserted where they belong.
     """
     n = len(columns["position"])
     index = pd.RangeIndex(n)
-    data = {}
-    for c, v in columns.items():
-        if isinstance(v, np.ndarray) and v.dtype == object:
-            v[pd.isna(v)] = None
-        data[c] = pd.Series(v, index=index, dtype=v.dtype if isinstance(v, np.ndarray) else None, copy=False)
-    return pd.DataFrame(data, index=index, copy=False)
+    names = [c for c, v in columns.items() if isinstance(v, np.ndarray) and v.dtype == object]
+    block = np.empty((len(names), n), dtype=object)
+    for c, row in zip(names, block):
+        row[:] = columns.pop(c)
+        row[pd.isna(row)] = None
+    df = pd.DataFrame(block.T, columns=pd.Index(names, dtype=object), index=index, dtype=object, copy=False)
+    at = {c: i for i, c in enumerate(EVENT_COLUMNS)}
+    for c in sorted(columns, key=at.__getitem__):
+        df.insert(at[c], c, pd.Series(columns[c], index=index, copy=False))
+    return df
 
 
 class ScoringPlan:

@@ -8,8 +8,8 @@ that user's log, replayed against that user's own (empty) store by
 * **sequential**: ``run_fleet(..., backend="loky", n_jobs=1)``, one user after
   another in this process;
 * **dask**: ``run_fleet(..., backend="dask", client=...)`` on a
-  ``distributed.LocalCluster`` of 2 single-threaded worker processes (the
-  cluster is started before the clock starts).
+  ``distributed.LocalCluster`` of 2 single-threaded worker processes, their
+  statistical profiler off (the cluster is started before the clock starts).
 
 The per-user metrics, pooled metrics, forecasts and signal frames must be
 identical (exit 1 otherwise); a population prior is fitted from the pooled
@@ -73,10 +73,14 @@ def main(argv=None) -> int:
     seq = run_fleet(logs, embedder=emb, backend="loky", n_jobs=1)
     seq_s = time.perf_counter() - t
 
+    import dask
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
+    # the workers' statistical profiler samples every task's stack; on 2 shared cores it costs
+    # a visible share of each ~50 ms replay, so this benchmark turns it off
+    with dask.config.set({"distributed.worker.profile.enabled": False}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                         silence_logs=40) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("thatchlab.replay.scoring"))   # workers import before the clock
         t = time.perf_counter()
         remote = run_fleet(logs, embedder=emb, backend="dask", client=client)

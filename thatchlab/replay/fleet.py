@@ -240,25 +240,25 @@ def _on_dask(tasks, client) -> list:
     from distributed import as_completed
 
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-    window = max(4, 4 * n_workers)        # tasks in flight: bounds what the cluster holds at once
+    # tasks in flight: enough that no worker waits on the driver, few enough to bound what the
+    # cluster holds at once (each task is one user's log, store, vectors and compact result)
+    window = max(16, 16 * n_workers)
     results: list = [None] * len(tasks)
     index = {}
     pending = iter(range(len(tasks)))
-    queue = as_completed()
-    for j in pending:
+
+    def submit(j):
         fut = client.submit(_replay_user, tasks[j], pure=False)
         index[fut.key] = j
-        queue.add(fut)
-        if len(index) >= window:
-            break
-    for fut in queue:
-        results[index.pop(fut.key)] = fut.result()
+        return fut
+
+    queue = as_completed([submit(j) for _, j in zip(range(window), pending)], with_results=True)
+    for fut, result in queue:
+        results[index.pop(fut.key)] = result
         fut.release()
         nxt = next(pending, None)
         if nxt is not None:
-            new = client.submit(_replay_user, tasks[nxt], pure=False)
-            index[new.key] = nxt
-            queue.add(new)
+            queue.add(submit(nxt))
     return results
 
 

@@ -91,3 +91,14 @@ def test_config_errors_are_clear(tmp_path):
 def test_missing_data_dir(tmp_path):
     with pytest.raises(InputError, match="no such data directory"):
         run_all(tmp_path / "nope", tmp_path / "out")
+
+
+def test_report_links_every_metric_name_to_its_glossary_entry(result, repo_root):
+    import re
+
+    html = result.report_path.read_text()
+    linked = set(re.findall(r'href="[^"]*glossary\.html#term-([A-Za-z0-9_-]+)"', html))
+    assert {"log_loss", "interruption_rate", "wrong_silent_follow_rate"} <= linked
+    glossary = (repo_root / "docs" / "glossary.md").read_text()
+    terms = set(re.findall(r"^([A-Za-z][\w<>-]*)\n  ", glossary, flags=re.M))
+    assert linked <= terms, sorted(linked - terms)

@@ -94,17 +94,44 @@ def _params(cfg, engine):
     return _PARAMS[engine].from_dict(cfg.get(engine, {})) if cfg.get(engine) else _PARAMS[engine]()
 
 
-def _fmt_table(df: pd.DataFrame) -> str:
+#: Where the report links metric names: the docs' glossary, built with
+#: ``python -m sphinx -b html docs docs/_build/html`` (anchors ``#term-<metric>``).
+GLOSSARY = Path(__file__).resolve().parents[1] / "docs" / "_build" / "html" / "glossary.html"
+_METRIC_COLUMNS = ("metric",)  # columns whose cells are metric names
+
+
+def _glossary_link(name: str, out_dir: Path | None) -> str:
+    import html
+    import os
+
+    base = GLOSSARY.as_uri() if out_dir is None else os.path.relpath(GLOSSARY, out_dir)
+    return f'<a href="{html.escape(base)}#term-{html.escape(name)}">{html.escape(name)}</a>'
+
+
+def _fmt_table(df: pd.DataFrame, out_dir: Path | None = None, metric_names: bool = False) -> str:
     """An HTML table with no empty index row: a plain row number is dropped, a named index
-    (metric names, parameter names) becomes the first column."""
+    (metric names, parameter names) becomes the first column. With ``metric_names`` the
+    metric names link to their glossary entries."""
+    import html
+
+    metric_cols = _METRIC_COLUMNS + (("",) if df.attrs.get("index_is_metric") else ())
     if not (isinstance(df.index, pd.RangeIndex) and df.index.name is None):
         df = df.reset_index().rename(columns={"index": ""})
-    return df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–", index=False)
+    fmt = {}
+    for col in df.columns:
+        if metric_names and col in metric_cols:
+            fmt[col] = lambda v: _glossary_link(str(v), out_dir)
+        elif df[col].dtype == object:
+            fmt[col] = lambda v: "–" if v is None or v != v else html.escape(str(v))
+    return df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–", index=False,
+                      escape=False, formatters=fmt)
 
 
 def _metrics_frame(metrics: dict) -> pd.DataFrame:
     rows = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    return pd.DataFrame({"value": pd.Series(rows, dtype="float64")})
+    out = pd.DataFrame({"value": pd.Series(rows, dtype="float64")})
+    out.attrs["index_is_metric"] = True  # the report links each name to its glossary entry
+    return out
 
 
 def _save(fig, out_dir: Path, name: str) -> str:
@@ -471,7 +498,7 @@ def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -
             else:
                 parts.append(f"<p>{html.escape(sec.text)}</p>")
         for caption, df in sec.tables:
-            parts.append(f"<h3>{html.escape(caption)}</h3>{_fmt_table(df)}")
+            parts.append(f"<h3>{html.escape(caption)}</h3>{_fmt_table(df, out_dir, metric_names=True)}")
         for caption, rel in sec.figures:
             parts.append(f"<figure><img src='{rel}' alt='{html.escape(caption)}' style='max-width:100%'>"
                          f"<figcaption>{html.escape(caption)}</figcaption></figure>")

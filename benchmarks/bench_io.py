@@ -71,11 +71,11 @@ def digests(df: pd.DataFrame) -> dict:
     out = {}
     for col in COMPARED:
         s = df[col]
-        if col == "ts":
-            s = pd.to_datetime(s, utc=True, format="ISO8601").astype("int64").astype(str)
+        if col == "ts":  # hashed as integers: a million str objects would inflate the reader's peak RSS
+            s = pd.Series(pd.to_datetime(s, utc=True, format="ISO8601").astype("int64").to_numpy())
         else:
-            s = s.astype(object).where(s.notna(), "\x00null")
-        out[col] = int(pd.util.hash_pandas_object(s.astype(str), index=False).sum() % (2 ** 61))
+            s = s.astype(object).where(s.notna(), "\x00null").astype(str)
+        out[col] = int(pd.util.hash_pandas_object(s, index=False).sum() % (2 ** 61))
     out["rows"] = len(df)
     return out
 

@@ -222,11 +222,16 @@ INTERACTION_LOG = LogSpec(
 )
 
 
-def _pre(df: pd.DataFrame) -> pd.DataFrame:
+def _pre(df: pd.DataFrame, as_is: bool = False) -> pd.DataFrame:
+    """Booleans, numbers and lists spelled as text decoded. ``as_is`` (the columnar view of a
+    file, validated only to succeed) leaves columns with nothing to decode as they are instead
+    of making them objects as the reference path does (its rejected rows show them so)."""
     out = copy_frame(df, deep=False)  # columns are replaced, never written into; validation copies
 
     def on_present(col, fn):
         if col in out.columns:
+            if as_is and (pd.api.types.is_float_dtype(out[col].dtype) or not out[col].notna().any()):
+                return
             col_s = out[col].astype(object)
             has = col_s.notna()
             if has.any():
@@ -273,13 +278,12 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
                    and df[c].dtype != object})
     names = [c for c in order if c not in others]
     block = np.empty((len(names), len(df)), dtype=object)
-    for col, row in zip(names, block):
+    for col, row in zip(names, block):  # np.empty's object rows start as None
         if col in texts:
             _objects_or_none(df[col], out=row)
         elif col in lists:
-            c = df[col].astype(object)
+            c = df[col] if df[col].dtype == object else df[col].astype(object)
             has = c.notna().to_numpy(dtype=bool)
-            row[:] = None
             if has.any():
                 row[has] = _objects([lists[col](v) for v in c[has]])
         else:  # an extra column of objects, as it is
@@ -297,7 +301,10 @@ def _objects(values: list) -> np.ndarray:
 def _objects_or_none(s: pd.Series, out: np.ndarray) -> np.ndarray:
     """Object cells into ``out``, None for null (a categorical's cells share its categories' str objects)."""
     if isinstance(s.dtype, pd.CategoricalDtype):
-        np.take(np.append(s.cat.categories.to_numpy(object), None), s.cat.codes.to_numpy(), out=out)
+        if len(s.cat.categories):  # else every cell is null, and ``out`` holds None already
+            np.take(np.append(s.cat.categories.to_numpy(object), None), s.cat.codes.to_numpy(), out=out)
+        else:
+            out[:] = None
         return out
     out[:] = s.to_numpy(object)
     out[s.isna().to_numpy(dtype=bool)] = None
@@ -317,6 +324,8 @@ def _booleans(s: pd.Series):
 
 def _floats(s: pd.Series):
     """Validated ``propensity`` cells (numbers or null) as float64."""
+    if s.dtype == np.float64:
+        return s.to_numpy(copy=True)
     null = s.isna().to_numpy(dtype=bool)
     if s.dtype == object and pd.api.types.infer_dtype(s.to_numpy(object), skipna=True) in (
             "floating", "integer", "mixed-integer-float", "empty"):
@@ -360,8 +369,12 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     >>> v["kind"].tolist(), str(v["ts"].dtype)
     (['message', 'prediction_update'], 'datetime64[ns, UTC]')
     """
-    df_in = _pre(df) if isinstance(df, pd.DataFrame) else df
-    res = validate_frame(df_in, INTERACTION_LOG, source=source, errors=errors)
+    return _validated(_pre(df) if isinstance(df, pd.DataFrame) else df, source, errors)
+
+
+def _validated(df_in, source, errors):
+    # _typed builds every column of the result anew, so validation need not copy the input first
+    res = validate_frame(df_in, INTERACTION_LOG, source=source, errors=errors, copy=False)
     if errors == "raise":
         return _typed(res)
     valid, rejected = res
@@ -372,7 +385,8 @@ def read_interaction_log(path, errors: str = "raise"):
     """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
     :func:`validate_interaction_log`)."""
     return read_log(path, validate_interaction_log, errors=errors, json_columns=("surfaced", "embedding"),
-                    columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True)
+                    columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True,
+                    validate_view=lambda view, source, errors: _validated(_pre(view, as_is=True), source, errors))
 
 
 def write_interaction_log(df: pd.DataFrame, path):

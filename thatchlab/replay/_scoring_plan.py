@@ -88,26 +88,27 @@ def _shared(values: np.ndarray) -> np.ndarray:
     return np.append(uniques.astype(object), None)[codes]
 
 
-def _events_frame(columns: dict) -> pd.DataFrame:
-    """:func:`~thatchlab.replay.scoring.events_frame` of arrays built to its dtypes.
+#: The object columns of the events frame (the others: int64 ``position``, ``ts``, float64 counts).
+_EVENT_OBJECTS = [c for c in EVENT_COLUMNS if c not in ("position", "ts", "n_items", "n_foreign_model",
+                                                        "forecast", "confidence")]
 
-    ``columns`` holds :data:`EVENT_COLUMNS` in order: int64 ``position``, the
-    ``ts`` times, float64 counts and confidences, objects elsewhere (nulls
-    made None here). The object columns are copied into one 2-D block (the
-    frame is born consolidated, so metrics that copy it copy each column
-    once), the others inserted where they belong.
+
+def _events_frame(block: np.ndarray, others: dict) -> pd.DataFrame:
+    """:func:`~thatchlab.replay.scoring.events_frame` of the object columns ``block`` (rows in
+    :data:`_EVENT_OBJECTS` order, nulls made None here) and the arrays of ``others``.
+
+    The block is held as it is (the frame is born consolidated, so metrics
+    that copy it copy each column once); the others are inserted, copied,
+    where :data:`EVENT_COLUMNS` puts them.
     """
-    n = len(columns["position"])
-    index = pd.RangeIndex(n)
-    names = [c for c, v in columns.items() if isinstance(v, np.ndarray) and v.dtype == object]
-    block = np.empty((len(names), n), dtype=object)
-    for c, row in zip(names, block):
-        row[:] = columns.pop(c)
+    index = pd.RangeIndex(block.shape[1])
+    for row in block:
         row[pd.isna(row)] = None
-    df = pd.DataFrame(block.T, columns=pd.Index(names, dtype=object), index=index, dtype=object, copy=False)
+    df = pd.DataFrame(block.T, columns=pd.Index(_EVENT_OBJECTS, dtype=object), index=index, dtype=object,
+                      copy=False)
     at = {c: i for i, c in enumerate(EVENT_COLUMNS)}
-    for c in sorted(columns, key=at.__getitem__):
-        df.insert(at[c], c, pd.Series(columns[c], index=index, copy=False))
+    for c in sorted(others, key=at.__getitem__):
+        df.insert(at[c], c, pd.Series(others[c], index=index, copy=False))
     return df
 
 
@@ -169,8 +170,12 @@ class ScoringPlan:
         """One row per log event: the reads' outcomes, the writes' actions and replies."""
         log, n = self.log, len(self.log)
         kinds = log["kind"].to_numpy(object)
-        col = {c: np.full(n, None, dtype=object) for c in ("regime", "action", "item_id", "matcher_id",
-                                                            "signal", "reply")}
+        block = np.empty((len(_EVENT_OBJECTS), n), dtype=object)  # the object columns, written in place
+        rows = dict(zip(_EVENT_OBJECTS, block))
+        rows["session"][:], rows["store"][:], rows["kind"][:] = log["session"].to_numpy(object), self.stores, kinds
+        col = {c: rows[c] for c in ("regime", "action", "item_id", "matcher_id", "signal", "reply")}
+        for c in col.values():
+            c[:] = None
         num = {c: np.full(n, np.nan) for c in ("n_items", "n_foreign_model", "forecast", "confidence")}
         own = np.isin(kinds, ENGINE_KINDS[self.engine]) | (kinds == "message")
         col["action"][~own] = "ignored"
@@ -189,11 +194,8 @@ class ScoringPlan:
         num["confidence"][w.position[after >= 0]] = values.confidence[after[after >= 0]]
         num["forecast"][w.position[before >= 0]] = values.confidence[before[before >= 0]]
         col["reply"][w.position] = self._write_replies(values)
-        col["regime"] = _shared(col["regime"])  # a few labels, not one str object per read
-        cols = {"position": np.arange(n, dtype=np.int64), "ts": log["ts"]._values.copy(),
-                "session": log["session"].to_numpy(object).copy(), "store": self.stores.copy(),
-                "kind": kinds.copy(), **col, **num}
-        return _events_frame({c: cols.pop(c) for c in EVENT_COLUMNS})
+        col["regime"][:] = _shared(col["regime"])  # a few labels, not one str object per read
+        return _events_frame(block, {"position": np.arange(n, dtype=np.int64), "ts": log["ts"]._values, **num})
 
     def _write_replies(self, values) -> np.ndarray:
         """Each write's reply text: its prefix, plus the counts under this setting when shown."""

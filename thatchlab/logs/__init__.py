@@ -22,14 +22,8 @@ exports (omi, ai-memory, mnemo) are read by :mod:`thatchlab.logs.ingest`.
 """
 
 from thatchlab.logs import ingest
-from thatchlab.logs._core import (
-    LogSpec,
-    RowRule,
-    log_format,
-    read_table,
-    validate_frame,
-    write_table,
-)
+from thatchlab.logs._core import log_format, read_table, write_table
+from thatchlab.logs._validate import LogSpec, RowRule, validate_frame
 from thatchlab.logs.ai_memory import (
     LEDGER_COLUMNS,
     AiMemoryTables,

@@ -1,11 +1,10 @@
-"""Reading, writing and validating long-format logs.
+"""Reading and writing long-format logs.
 
 Every log kind (interaction, memory, recall, event/recall streams) is a
-pandas DataFrame with one row per event. This module holds what they share:
-format detection (JSONL, CSV, Parquet), the validation pass that turns schema
-failures into :class:`~thatchlab.core.errors.LogValidationError` naming file, row,
-column and what was expected, and the ``errors="report"`` mode that returns
-the valid rows plus a table of rejected rows with reasons.
+pandas DataFrame with one row per event. This module holds what their readers
+and writers share: format detection (JSONL, CSV, Parquet), the pyarrow read
+path with its line-by-line fallback, cell decoding and the checks a writer
+makes; the validation itself is :mod:`thatchlab.logs._validate`.
 
 Row numbers are 0-based positions in the table as read (for a JSONL file,
 row ``r`` is line ``r + 1``; for a CSV file, line ``r + 2`` after the header).
@@ -16,7 +15,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -26,8 +24,7 @@ import pandas as pd
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.time import TIME_RANGE
 
-__all__ = ["read_table", "write_table", "LogSpec", "RowRule", "validate_frame", "log_format", "numbers_ok",
-           "number_values", "surrogate_rows", "COLUMN_KINDS", "TIME_RANGE"]
+__all__ = ["read_table", "write_table", "log_format", "surrogate_rows", "COLUMN_KINDS", "TIME_RANGE"]
 
 _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
             ".parquet": "parquet", ".pq": "parquet"}
@@ -262,17 +259,16 @@ def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: b
 
 def _arrow_texts(col, categorical: bool):
     """A pyarrow string column as a Categorical, or as objects (None for null) sharing one str per text."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     n = len(col)
     if col.null_count == n:
         codes, cats = np.full(n, -1, dtype=np.int8), np.empty(0, dtype=object)
     else:
-        enc = pc.dictionary_encode(col).unify_dictionaries()
-        cats = enc.chunk(0).dictionary.to_numpy(zero_copy_only=False).astype(object, copy=False)
-        codes = pa.chunked_array([c.indices for c in enc.chunks], type=enc.type.index_type)
-        codes = codes.fill_null(-1).to_numpy()
+        # one array: the chunks' dictionaries would need unifying, several times slower than a copy
+        enc = pc.dictionary_encode(col.combine_chunks())
+        cats = enc.dictionary.to_numpy(zero_copy_only=False).astype(object, copy=False)
+        codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False)
     if categorical:
         return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
     return np.append(cats, None)[codes]
@@ -516,288 +512,9 @@ def _jsonable(v):
         return None
     return v
 
-
-@dataclass(frozen=True)
-class RowRule:
-    """A rule over whole rows: ``test(df)`` returns a boolean Series, True where
-    the row is valid; failures are reported against ``column`` with ``expected``."""
-
-    column: str
-    expected: str
-    test: Callable[[pd.DataFrame], pd.Series]
-
-
-@dataclass(frozen=True)
-class LogSpec:
-    """What a log kind must look like.
-
-    Attributes
-    ----------
-    name : a label for messages ("interaction log"...).
-    required : columns that must be present.
-    optional : columns that may be absent (added as nulls).
-    times : aware-timestamp columns (naive or unparsable values fail).
-    schema : a pandera ``DataFrameSchema`` for the value checks, applied after
-        the time columns are parsed; may be ``None``.
-    rules : row-level rules (kind-specific required fields and such).
-    """
-
-    name: str
-    required: tuple[str, ...]
-    optional: tuple[str, ...] = ()
-    times: tuple[str, ...] = ()
-    schema: object = None
-    rules: tuple[RowRule, ...] = field(default_factory=tuple)
-
-
-def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str = "raise", copy: bool = True):
-    """Validate ``df`` against ``spec``.
-
-    Returns the validated copy (time columns as ``datetime64[ns, UTC]``,
-    optional columns added as nulls) with ``errors="raise"``, or the tuple
-    ``(valid_rows, rejected)`` with ``errors="report"``, where ``rejected``
-    holds the offending original rows plus ``row``, ``column`` and ``reason``.
-    The input is never modified. ``copy=False`` is for callers that build
-    their result from new arrays anyway: the returned frame then shares the
-    input's column arrays (columns are replaced in it, never written into).
-    """
-    if errors not in ("raise", "report"):
-        raise ValueError("errors must be 'raise' or 'report'")
-    where = f"{source}: " if source is not None else ""
-    label = spec.name
-    if not isinstance(df, pd.DataFrame):
-        raise LogValidationError(f"{where}{label}: expected a pandas DataFrame, got {type(df).__name__}",
-                                 file=source)
-    dup = df.columns[df.columns.duplicated()].unique().tolist()
-    if dup:
-        raise LogValidationError(f"{where}{label}: duplicate column name(s) {dup}; expected each column once",
-                                 file=source, column=str(dup[0]), expected="unique column names")
-    missing = [c for c in spec.required if c not in df.columns]
-    if missing:
-        raise LogValidationError(
-            f"{where}{label}: missing column(s) {missing}; expected columns {list(spec.required)}",
-            file=source, column=missing[0], expected=f"columns {list(spec.required)}")
-    out = copy_frame(df, deep=copy)
-    out.index = pd.RangeIndex(len(out))
-    for col in spec.optional:
-        if col not in out.columns:
-            out[col] = None
-    failures: list[tuple[int, str, object, str]] = []
-
-    for col in out.columns if not df.attrs.get(_UTF8, False) else ():
-        bad = surrogate_rows(out[col])
-        failures.extend((int(i), col, out[col].iloc[int(i)], _SURROGATE) for i in bad)
-    for col in spec.times:
-        if col not in out.columns:
-            continue
-        parsed, bad = _parse_times(out[col])
-        failures.extend((i, col, out[col].iloc[i], why) for i, why in bad)
-        out[col] = parsed
-
-    if spec.schema is not None:
-        failures.extend(_pandera_failures(out, spec.schema))
-
-    for rule in spec.rules:
-        try:
-            ok = rule.test(out)
-        except Exception:  # a rule that cannot evaluate flags every row
-            ok = pd.Series(False, index=out.index)
-        ok = pd.Series(ok, index=out.index).fillna(False).astype(bool)
-        for i in np.flatnonzero(~ok.to_numpy()):
-            val = out[rule.column].iloc[i] if rule.column in out.columns else None
-            failures.append((int(i), rule.column, val, rule.expected))
-
-    if not failures:
-        return out if errors == "raise" else (out, _empty_rejected(df))
-
-    table = (pd.DataFrame(failures, columns=["row", "column", "value", "expected"])
-             .drop_duplicates(subset=["row", "column"]).sort_values(["row"], kind="stable")
-             .reset_index(drop=True))
-    if errors == "raise":
-        first = table.iloc[0]
-        more = f" ({len(table) - 1} more problem(s))" if len(table) > 1 else ""
-        raise LogValidationError(
-            f"{where}{label}: row {int(first['row'])}, column {first['column']!r}: "
-            f"expected {first['expected']}, got {_show(first['value'])}{more}",
-            file=source, row=int(first["row"]), column=first["column"], expected=first["expected"],
-            failures=table)
-    bad_rows = sorted(set(table["row"].astype(int)))
-    reasons = table.groupby("row", sort=True).apply(
-        lambda g: "; ".join(f"{c}: expected {e}, got {_show(v)}" for c, e, v in
-                            zip(g["column"], g["expected"], g["value"])), include_groups=False)
-    rejected = df.reset_index(drop=True).iloc[bad_rows].copy()
-    rejected.insert(0, "row", bad_rows)
-    rejected["column"] = table.groupby("row", sort=True)["column"].first().to_numpy()
-    rejected["reason"] = reasons.to_numpy()
-    valid = out.drop(index=bad_rows).reset_index(drop=True)
-    return valid, rejected.reset_index(drop=True)
-
-
 def _show(v) -> str:
     if _isnull(v) or (isinstance(v, np.floating) and np.isnan(v)):
         return "null"
     if isinstance(v, (np.generic,)):
         v = v.item()
     return repr(v)
-
-
-def _empty_rejected(df):
-    r = df.iloc[0:0].copy()
-    r.insert(0, "row", pd.Series(dtype="int64"))
-    r["column"] = pd.Series(dtype=object)
-    r["reason"] = pd.Series(dtype=object)
-    return r
-
-
-_TIME = "a timezone-aware ISO-8601 time (e.g. 2026-01-01T09:00:00Z)"
-_IN_RANGE = f"a time within the supported range {TIME_RANGE} (pandas' nanosecond timestamps)"
-_LO, _HI = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
-_AWARE = r"[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:[zZ]|[+-]\d\d(?::?\d\d)?)\s*$"  # a time, then an offset
-
-
-def _parse_times(col: pd.Series):
-    """``(parsed, bad)``: the column as ``datetime64[ns, UTC]`` and ``(row, expected)`` of each unusable value.
-
-    ISO text with an offset is parsed in one vectorised pass; only the values
-    that pass misses are looked at one by one (other spellings pandas reads,
-    naive times, times outside the nanosecond range).
-    """
-    n = len(col)
-    if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(col.dtype):
-        naive = not isinstance(col.dtype, pd.DatetimeTZDtype)
-        present = col.notna().to_numpy()
-        if naive:
-            bad = [(int(i), _TIME) for i in np.flatnonzero(present)]
-            return pd.Series(pd.NaT, index=col.index, dtype="datetime64[ns, UTC]"), bad
-        utc = col.dt.tz_convert("UTC")
-        out_of_range = present & ((utc < _LO) | (utc > _HI)).to_numpy()
-        if out_of_range.any():
-            utc = utc.where(~out_of_range)
-        return utc.dt.as_unit("ns"), [(int(i), _IN_RANGE) for i in np.flatnonzero(out_of_range)]
-    vals = col.to_numpy(object)
-    is_str = np.fromiter((type(v) is str for v in vals), dtype=bool, count=n)
-    parsed = np.full(n, np.datetime64("NaT", "ns"), dtype="datetime64[ns]")  # UTC wall times
-    if is_str.any():
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        text = pd.Series(vals[is_str], dtype=object)
-        try:  # pyarrow's regex engine is several times faster than Python's
-            aware = pc.match_substring_regex(pa.array(vals[is_str], type=pa.string()), _AWARE)
-            aware = aware.to_numpy(zero_copy_only=False).astype(bool)
-        except (pa.ArrowException, UnicodeError):  # text pyarrow cannot hold (a lone surrogate)
-            aware = text.str.contains(_AWARE, regex=True).to_numpy(dtype=bool)
-        got = pd.to_datetime(text.where(aware), format="ISO8601", utc=True, errors="coerce")
-        parsed[is_str] = got.dt.tz_localize(None).dt.as_unit("ns").to_numpy()
-    present = col.notna().to_numpy()
-    bad = []
-    for i in np.flatnonzero(present & np.isnat(parsed)):
-        ts, why = _one_time(vals[i])
-        if ts is None:
-            bad.append((int(i), why))
-        else:
-            parsed[i] = ts.tz_localize(None).to_datetime64()
-    return pd.Series(parsed, index=col.index).dt.tz_localize("UTC"), bad
-
-
-def _one_time(v):
-    """A value the vectorised pass missed: ``(Timestamp, None)`` or ``(None, expected)``."""
-    if isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)):
-        return None, _TIME + " (not an epoch number, which is ambiguous)"
-    try:
-        ts = pd.Timestamp(v)
-    except pd.errors.OutOfBoundsDatetime:
-        return None, _IN_RANGE
-    except (TypeError, ValueError, OverflowError):
-        return None, _TIME
-    if ts is pd.NaT or pd.isna(ts) or ts.tzinfo is None:
-        return None, _TIME
-    ts = ts.tz_convert("UTC")
-    if ts < _LO or ts > _HI:
-        return None, _IN_RANGE
-    return ts.as_unit("ns"), None
-
-
-def number_values(s: pd.Series):
-    """``(values, is_number)`` of a column: float64 values (NaN where not a number) and a mask
-    of the cells holding a number. Booleans are not numbers; text is a number
-    when it reads as one (a CSV cell)."""
-    n = len(s)
-    if pd.api.types.is_bool_dtype(s.dtype):
-        return np.full(n, np.nan), np.zeros(n, dtype=bool)
-    if pd.api.types.is_numeric_dtype(s.dtype):
-        vals = s.astype("float64").to_numpy(dtype="float64", na_value=np.nan)
-        return vals, ~np.isnan(vals)
-    obj = s.to_numpy(object)
-    if pd.api.types.infer_dtype(obj, skipna=True) in ("floating", "empty"):  # floats and nulls only
-        vals = np.full(n, np.nan)
-        null = pd.isna(obj)
-        vals[~null] = obj[~null].astype(np.float64)
-        return vals, ~np.isnan(vals)
-    is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in obj), dtype=bool, count=n)
-    cand = obj.copy()
-    cand[is_bool] = None
-    vals = pd.to_numeric(pd.Series(cand, dtype=object), errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
-    return vals, ~np.isnan(vals)
-
-
-def numbers_ok(s: pd.Series, *, whole: bool = False, low=None, high=None, nullable: bool = True,
-               finite: bool = True) -> pd.Series:
-    """True where a cell is a number meeting the conditions (or null when ``nullable``).
-
-    ``whole`` asks for a whole number that fits int64 (so ``1e308``, ``inf``
-    and integers beyond 2**63 fail); ``low``/``high`` are inclusive bounds.
-    """
-    vals, is_num = number_values(s)
-    ok = is_num.copy()
-    with np.errstate(invalid="ignore"):
-        if finite or whole:
-            ok &= np.isfinite(vals)
-        if whole:
-            ok &= (vals == np.floor(vals)) & (vals >= -(2.0 ** 63)) & (vals < 2.0 ** 63)
-        if low is not None:
-            ok &= vals >= low
-        if high is not None:
-            ok &= vals <= high
-    if nullable:
-        ok |= s.isna().to_numpy()
-    return pd.Series(ok, index=s.index)
-
-
-def _pandera_failures(df: pd.DataFrame, schema) -> list:
-    import pandera.pandas as pa  # lazy: pandera is slow to import
-
-    try:
-        schema.validate(df, lazy=True)
-        return []
-    except pa.errors.SchemaErrors as exc:
-        fc = exc.failure_cases
-    except pa.errors.SchemaError as exc:  # pragma: no cover - lazy mode collects
-        return [(0, getattr(exc, "column_name", None) or "?", None, str(exc))]
-    out = []
-    seen_cols = set()
-    for rec in fc.to_dict(orient="records"):
-        idx = rec.get("index")
-        col = rec.get("column")
-        check = str(rec.get("check"))
-        if idx is None or (isinstance(idx, float) and np.isnan(idx)):
-            # a column-level failure without a row (e.g. a check that raised
-            # after a failed coercion); report it only if nothing row-level is known
-            seen_cols.add((col, check))
-            continue
-        expected = _expected_text(check)
-        out.append((int(idx), col if col is not None else "?", rec.get("failure_case"), expected))
-    if not out and seen_cols:
-        col, check = sorted(seen_cols, key=str)[0]
-        out.append((0, col or "?", None, _expected_text(check)))
-    return out
-
-
-def _expected_text(check: str) -> str:
-    if check.startswith("coerce_dtype(") or check.startswith("dtype("):
-        inner = check.split("(", 1)[1].rstrip(")").strip("'")
-        return {"float64": "a number", "int64": "an integer", "bool": "true or false",
-                "str": "text", "object": "a value"}.get(inner, f"type {inner}")
-    if check == "not_nullable":
-        return "a value (not null)"
-    return check

@@ -23,16 +23,8 @@ import pandas as pd
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
-from thatchlab.logs._core import (
-    LogSpec,
-    RowRule,
-    block_frame,
-    copy_frame,
-    numbers_ok,
-    read_log,
-    validate_frame,
-    write_table,
-)
+from thatchlab.logs._core import block_frame, copy_frame, read_log, write_table
+from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "LOGGED_COLUMNS", "INTERACTION_LOG",
            "validate_interaction_log",

@@ -12,14 +12,8 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
-from thatchlab.logs._core import (
-    LogSpec,
-    RowRule,
-    numbers_ok,
-    read_table,
-    validate_frame,
-    write_table,
-)
+from thatchlab.logs._core import read_table, write_table
+from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memory_log",
            "write_memory_log"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.logs._core import LogSpec, RowRule, numbers_ok, read_table, validate_frame
+from thatchlab.logs._core import read_table
+from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["RECALL_LOG", "RECALL_COLUMNS", "validate_recall_log", "read_recall_log"]
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.logs._core import LogSpec, RowRule, read_table, validate_frame, write_table
+from thatchlab.logs._core import read_table, write_table
+from thatchlab.logs._validate import LogSpec, RowRule, validate_frame
 
 __all__ = ["EVENT_SPEC", "RECALL_SPEC", "validate_event_log", "read_event_log",
            "validate_recall_stream", "read_recall_stream", "write_stream"]

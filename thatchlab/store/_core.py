@@ -379,12 +379,13 @@ def _stale_temps(path: Path):
             continue
 
 
-def write_bytes_atomic(path, data: bytes):
+def write_bytes_atomic(path, data: bytes, like: os.stat_result | None = None):
     """Write ``data`` to ``path`` atomically: temp file beside it, fsync, ``os.replace``.
 
     The file is built in memory first, so the temp file exists only for the
     moment of one write and fsync; temp files left by killed writers are
-    removed on the next write.
+    removed on the next write. ``like`` (an ``os.stat`` result) gives the new
+    file that owner and mode, e.g. a production file's backup.
     """
     path = Path(path)
     for stale in _stale_temps(path):
@@ -392,8 +393,12 @@ def write_bytes_atomic(path, data: bytes):
             stale.unlink()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if like is None else 0o600)
         try:
+            if like is not None:
+                with contextlib.suppress(PermissionError):  # only root may give a file away
+                    os.fchown(fd, like.st_uid, like.st_gid)
+                os.fchmod(fd, like.st_mode & 0o7777)
             view = memoryview(data)
             while view:
                 n = os.write(fd, view)

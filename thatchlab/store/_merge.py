@@ -45,11 +45,10 @@ from thatchlab.core.sqlite import (
 )
 from thatchlab.store._core import (
     ENGINE_KEYS,
-    _fsync_dir,
     _section,
-    _stale_temps,
     connect_bytes,
     read_contents,
+    write_bytes_atomic,
 )
 
 __all__ = ["merge_into", "restore", "MergeResult", "RestoreResult", "DEFAULT_TIMEOUT"]
@@ -337,33 +336,7 @@ def _write_backup(production: Path, backup_path: Path, timeout):
     # bytes 18-19 say "WAL" when production is in WAL mode; the copy is a complete file
     # in rollback-journal mode, so it opens (read-only too) without -wal/-shm beside it
     data[18:20] = b"\x01\x01"
-    _write_like(backup_path, bytes(data), st)
-
-
-def _write_like(path: Path, data: bytes, st):
-    """Write ``data`` to ``path`` atomically with the owner and mode of ``st``."""
-    for stale in _stale_temps(path):
-        with contextlib.suppress(OSError):
-            stale.unlink()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with contextlib.suppress(PermissionError):  # only root may give a file away
-                os.fchown(fd, st.st_uid, st.st_gid)
-            os.fchmod(fd, st.st_mode & 0o7777)
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    write_bytes_atomic(backup_path, bytes(data), like=st)
 
 
 # ------------------------------------------------------------------ the transaction

@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-import time
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -40,6 +40,9 @@ import polars as pl
 
 from thatchlab.anticipation import mine_sequential
 from thatchlab.anticipation._reference_sql import SEED_SEQUENTIAL_DUCKDB, SEED_SEQUENTIAL_SQLITE
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import timed  # noqa: E402
 
 
 def generate(n_ws: int, per_ws: int, seed: int = 0) -> pd.DataFrame:
@@ -58,13 +61,6 @@ def generate(n_ws: int, per_ws: int, seed: int = 0) -> pd.DataFrame:
     })
 
 
-def best_of(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def ours(events):
@@ -77,7 +73,7 @@ def run_duckdb(events, repeat):
                                       "occurred_at": events["ts"].dt.tz_convert(None)}))
     con.execute("CREATE TABLE mnemo_event AS SELECT * FROM src")
     con.unregister("src")
-    seconds, out = best_of(lambda: con.execute(SEED_SEQUENTIAL_DUCKDB).df(), repeat)
+    seconds, out = timed(lambda: con.execute(SEED_SEQUENTIAL_DUCKDB).df(), repeat=repeat)
     con.close()
     return seconds, out
 
@@ -99,7 +95,7 @@ def polars_seed(df: pl.DataFrame) -> pl.DataFrame:
 
 def run_polars(events, repeat):
     df = pl.from_pandas(events[["workspace", "name", "ts"]]).sort("workspace", "ts")
-    seconds, out = best_of(lambda: polars_seed(df), repeat)
+    seconds, out = timed(lambda: polars_seed(df), repeat=repeat)
     return seconds, out.to_pandas()
 
 
@@ -112,7 +108,7 @@ def run_sqlite(events, repeat):
     con.execute("CREATE INDEX ev_ws_time ON mnemo_event(workspace_id, occurred_us)")
     con.execute("CREATE INDEX ev_ws_name ON mnemo_event(workspace_id, name)")
     con.execute("ANALYZE")
-    seconds, rows = best_of(lambda: con.execute(SEED_SEQUENTIAL_SQLITE).fetchall(), repeat)
+    seconds, rows = timed(lambda: con.execute(SEED_SEQUENTIAL_SQLITE).fetchall(), repeat=repeat)
     con.close()
     return seconds, pd.DataFrame(rows, columns=["workspace", "trigger", "target", "observations",
                                                 "confidence", "avg_delay_s"])
@@ -148,7 +144,7 @@ def main(argv=None) -> int:
     n = len(events)
     print(f"events: {n:,} ({n_ws} workspaces x {per_ws} events over 30 days)")
     ours(events.head(1000))  # warm imports
-    t_ours, got = best_of(lambda: ours(events), repeat)
+    t_ours, got = timed(lambda: ours(events), repeat=repeat)
     print(f"thatchlab mine_sequential(mode='seed'): {t_ours:.3f} s, {len(got):,} patterns")
     t_duck, ref = run_duckdb(events, repeat)
     print(f"duckdb {duckdb.__version__} seed SQL: {t_duck:.3f} s, {len(ref):,} rows")
@@ -158,7 +154,7 @@ def main(argv=None) -> int:
     ok = same_rows(got, ref_pl, "polars") and ok
 
     sl = events[events["workspace"] < f"ws{sqlite_ws:04d}"].reset_index(drop=True)
-    t_ours_sl, got_sl = best_of(lambda: ours(sl), repeat)
+    t_ours_sl, got_sl = timed(lambda: ours(sl), repeat=repeat)
     t_sq, ref_sl = run_sqlite(sl, 1)
     print(f"sqlite {sqlite3.sqlite_version} slice: {len(sl):,} events ({sqlite_ws} workspaces); "
           f"sqlite {t_sq:.3f} s, thatchlab {t_ours_sl:.4f} s, {len(ref_sl):,} rows")

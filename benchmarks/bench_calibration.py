@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 
 from thatchlab.calibration import calibrate_from_shadow
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import timed  # noqa: E402
 
 SQL = """
 WITH w AS (
@@ -93,13 +96,6 @@ def pandas_report(obs: pd.DataFrame, cutoff) -> pd.DataFrame:
     return out.reset_index(names=["namespace", "source"])
 
 
-def best_of(fn, repeats):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def compare(ours: pd.DataFrame, other, label: str, median_rtol: float) -> list:
@@ -142,9 +138,9 @@ def main(argv=None) -> int:
         return con.execute(SQL, {"cutoff": cutoff.to_pydatetime()}).fetchall()
 
     run_duckdb()  # warm DuckDB's scan of the frame
-    ours_s, report = best_of(lambda: calibrate_from_shadow(obs, now, days=days), repeat)
-    pandas_s, pd_rows = best_of(lambda: pandas_report(obs, cutoff), repeat)
-    duck_s, duck_rows = best_of(run_duckdb, repeat)
+    ours_s, report = timed(lambda: calibrate_from_shadow(obs, now, days=days), repeat=repeat)
+    pandas_s, pd_rows = timed(lambda: pandas_report(obs, cutoff), repeat=repeat)
+    duck_s, duck_rows = timed(run_duckdb, repeat=repeat)
     con.close()
 
     ours = report.rows

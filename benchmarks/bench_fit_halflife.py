@@ -24,13 +24,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from lifelines import ExponentialFitter
 
 from thatchlab.tune import HalfLifeFitter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import timed  # noqa: E402
 
 HALF_LIVES = {"identity": 900.0, "relationship": 400.0, "preference": 180.0, "state": 30.0, "plan": 30.0,
               "episodic": 7.0, "meta_residue": 1.0, "meta_standing": 365.0}
@@ -61,13 +64,6 @@ def peer(t, e, g):
     return out
 
 
-def best_of(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None) -> int:
@@ -78,8 +74,8 @@ def main(argv=None) -> int:
     per_class = 2_000 if args.ci else 100_000
     t, e, g = make_segments(per_class)
     print(f"classes={len(HALF_LIVES)} segments={t.size:,} events={int(e.sum()):,}")
-    ours_s, got = best_of(lambda: ours(t, e, g), args.repeat)
-    peer_s, ref = best_of(lambda: peer(t, e, g), args.repeat)
+    ours_s, got = timed(lambda: ours(t, e, g), repeat=args.repeat)
+    peer_s, ref = timed(lambda: peer(t, e, g), repeat=args.repeat)
     worst = max(abs(got[k] - ref[k]) / ref[k] for k in ref)
     for k in sorted(ref):
         print(f"  {k:<14} planted {HALF_LIVES[k]:>6.1f}  ours {got[k]:>10.4f}  lifelines {ref[k]:>10.4f}")

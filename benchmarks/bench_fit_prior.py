@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
@@ -35,6 +35,9 @@ from scipy.special import betaln
 from scipy.stats import betabinom
 
 from thatchlab.tune import PriorFitter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import timed  # noqa: E402
 
 K, P0 = 8.0, 0.62
 
@@ -71,13 +74,6 @@ def marginal_loglik(c, d, k, p0):
     return float(np.sum(betaln(a + c, b + d) - betaln(a, b)))
 
 
-def best_of(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None) -> int:
@@ -88,8 +84,8 @@ def main(argv=None) -> int:
     n_items = 5_000 if args.ci else 200_000
     c, d = make_counts(n_items)
     print(f"items={n_items:,} signals={int((c + d).sum()):,} planted K={K} P0={P0}")
-    ours_s, fit = best_of(lambda: ours(c, d), args.repeat)
-    peer_s, (k_ref, p_ref) = best_of(lambda: peer(c, d), args.repeat)
+    ours_s, fit = timed(lambda: ours(c, d), repeat=args.repeat)
+    peer_s, (k_ref, p_ref) = timed(lambda: peer(c, d), repeat=args.repeat)
     ll_ours, ll_ref = marginal_loglik(c, d, fit.k_, fit.p0_), marginal_loglik(c, d, k_ref, p_ref)
     print(f"PriorFitter: K={fit.k_:.5f} P0={fit.p0_:.6f} (interval K {fit.summary_.loc['k', 'ci_lower']:.3f}.."
           f"{fit.summary_.loc['k', 'ci_upper']:.3f}) in {ours_s:.4f} s")

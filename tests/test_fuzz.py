@@ -15,6 +15,7 @@ import io
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -91,10 +92,14 @@ def log_bytes(draw, columns):
 
 
 def _read_or_typed_error(reader, path):
+    """A reader either returns a validated DataFrame or raises a typed error naming the file."""
     try:
-        reader(path)
-    except ThatchlabError:
-        pass
+        out = reader(path)
+    except ThatchlabError as exc:
+        assert str(path.name) in str(exc), exc
+        return None
+    assert isinstance(out, pd.DataFrame)
+    return out
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

@@ -207,7 +207,7 @@ def claude_code(emb):
         recs = [{"type": "summary", "summary": "Tests and commits for the weather app", "leafUuid": uid(sid, "leaf")}]
         parent = None
 
-        def add(rec, ts, n):
+        def add(rec, ts, n, sid=sid, recs=recs, base=base):  # this session's, bound now
             nonlocal parent
             u = uid(sid, n)
             recs.append({**base, "parentUuid": parent, "uuid": u, "timestamp": ts, **rec})

@@ -20,8 +20,10 @@ import numpy as np
 
 __all__ = ["VectorRows", "MARGIN", "exact_cosines"]
 
-#: Rows normalised per step when many are appended at once (bounds the float64 scratch).
-_CHUNK = 4096
+#: Rows normalised per step when many are appended at once (the float64 scratch
+#: stays a few MB, small enough to be reused from cache between steps).
+_CHUNK = 1024
+_FLOAT32 = np.dtype(np.float32)
 #: Slack around float32 cosines: > one rounding step (0.001) plus twice the float32 error.
 MARGIN = 2e-3
 
@@ -83,41 +85,83 @@ class VectorRows:
         return self._blocks[dim]
 
     def append(self, vec, model=None):
-        """Append one row (``vec`` may be None)."""
-        self.extend([vec], [model])
+        """Append one row (``vec`` may be None); the same arithmetic as :meth:`extend`
+        without its bulk bookkeeping (engine writes add one row at a time)."""
+        v = None if vec is None else np.asarray(vec, dtype=np.float32)
+        if v is not None and v.ndim != 1:
+            self.extend([vec], [model])
+            return
+        pos = self._n
+        self._vecs.append(v)
+        self._models.append(model)
+        self._n += 1
+        self._model_arr = None
+        self._reserve(self._n)
+        if v is not None and len(v):
+            block = v.astype(np.float64)[None, :]
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+            if norms[0] > 0:
+                np.divide(block, norms[:, None], out=block)
+            elif norms[0] == 0:
+                block[:] = 0.0                              # a zero row stays +0.0
+            self._block(len(v))[pos] = block[0]
+            self._dims[pos] = len(v)
 
     def extend(self, vecs, models):
-        """Append rows (a ``None`` vector is a row no scan can use)."""
-        vecs = [None if v is None else np.asarray(v, dtype=np.float32) for v in vecs]
-        models = list(models)
+        """Append rows (a ``None`` vector is a row no scan can use).
+
+        Cells that are already 1-d float32 arrays are kept as they are (no
+        per-row conversion); anything else goes through ``np.asarray``. Each
+        dimension's rows are normalised in float64 a chunk at a time through
+        one reused buffer, so a large load allocates little besides the
+        matrices themselves.
+        """
+        vecs = list(vecs)
         if not vecs:
             return
+        dims = _dims(vecs)
+        for j in np.flatnonzero(dims < 0).tolist():     # cells that are not float32 arrays yet
+            vecs[j] = np.asarray(vecs[j], dtype=np.float32)
+            dims[j] = len(vecs[j])
+        models = list(models)
         start = self._n
         self._vecs.extend(vecs)
         self._models.extend(models)
         self._n += len(vecs)
         self._model_arr = None
         self._reserve(self._n)
-        by_dim: dict[int, list] = {}
-        for j, v in enumerate(vecs):
-            if v is not None and len(v):
-                by_dim.setdefault(len(v), []).append(j)
-        for dim, js in by_dim.items():
-            mat = self._block(dim)
-            # normalised in float64, chunk by chunk (row-wise, so chunking changes no bit)
-            for lo in range(0, len(js), _CHUNK):
-                part = js[lo: lo + _CHUNK]
-                block = np.stack([vecs[j] for j in part]).astype(np.float64)
-                norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        for dim, rows in _rows_by_dim(dims):
+            self._normalise_into(self._block(dim), start, vecs, rows, dim)
+
+    def _normalise_into(self, mat: np.ndarray, start: int, vecs: list, rows, dim: int):
+        """Write the unit rows of ``vecs[rows]`` (a slice or sorted positions) into
+        ``mat`` at ``start + position``, and record their dimension."""
+        if isinstance(rows, slice):
+            lo_all, hi_all = rows.start, rows.stop
+            n = hi_all - lo_all
+        else:
+            n = len(rows)
+        buf = np.empty((min(n, _CHUNK), dim), dtype=np.float64)
+        for lo in range(0, n, _CHUNK):
+            hi = min(lo + _CHUNK, n)
+            if isinstance(rows, slice):
+                part = vecs[lo_all + lo: lo_all + hi]
+                idx = slice(start + lo_all + lo, start + lo_all + hi)
+            else:
+                js = rows[lo:hi]
+                part = [vecs[j] for j in js.tolist()]
+                idx = start + js
+            block = buf[: hi - lo]
+            # float32 → float64 is exact, so this equals stacking and casting
+            np.concatenate(part, out=block.reshape(-1))
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+            if (norms > 0).all():
+                np.divide(block, norms[:, None], out=block)
+            else:
                 np.divide(block, norms[:, None], out=block, where=norms[:, None] > 0)
-                if not norms.all():
-                    block[norms == 0] = 0.0                 # a zero row stays +0.0
-                if part[-1] - part[0] == len(part) - 1:       # consecutive rows: a slice
-                    idx = slice(start + part[0], start + part[-1] + 1)
-                else:
-                    idx = start + np.asarray(part, dtype=np.int64)
-                mat[idx] = block
-                self._dims[idx] = dim
+                block[norms == 0] = 0.0                     # a zero row stays +0.0
+            mat[idx] = block
+            self._dims[idx] = dim
 
     def delete(self, positions):
         """Remove rows (later rows shift up); the matrices are compacted in place, not rebuilt."""
@@ -147,6 +191,10 @@ class VectorRows:
 
     def vector(self, i):
         return self._vecs[i]
+
+    def cells(self) -> np.ndarray:
+        """Every row's vector as stored (None for a row without one), as an object array."""
+        return np.fromiter(self._vecs, dtype=object, count=self._n)
 
     def usable(self, dim: int, rows=None, model=None) -> np.ndarray:
         """Boolean mask of rows with a vector of ``dim`` (and the same model when named)."""
@@ -205,3 +253,29 @@ class VectorRows:
         """``(positions, exact cosines)`` of the candidate rows."""
         pos, _ = self.candidates(q, rows, model, floor=floor, top=top)
         return pos, self.exact(q, pos)
+
+
+def _dims(vecs: list) -> np.ndarray:
+    """Per cell: the length of a 1-d float32 array, 0 for None, -1 for anything else
+    (a cell still to convert)."""
+    f32, nd = _FLOAT32, np.ndarray
+    return np.fromiter((len(v) if type(v) is nd and v.dtype is f32 and v.ndim == 1 else 0 if v is None else -1
+                        for v in vecs), dtype=np.int64, count=len(vecs))
+
+
+def _rows_by_dim(dims: np.ndarray):
+    """``(dim, rows)`` for each dimension in ``dims`` (rows of dimension 0 skipped):
+    ``rows`` is a slice when that dimension's rows are consecutive, else their
+    sorted positions."""
+    n = len(dims)
+    first = int(dims[0])
+    if first and (dims == first).all():
+        yield first, slice(0, n)
+        return
+    for dim in dict.fromkeys(dims.tolist()):
+        if dim:
+            rows = np.flatnonzero(dims == dim)
+            if rows[-1] - rows[0] == len(rows) - 1:
+                yield dim, slice(int(rows[0]), int(rows[-1]) + 1)
+            else:
+                yield dim, rows

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.vectors import VectorRows
 from thatchlab.scoring._rows import Rows, VectorTableRows, column_array
 
 __all__ = ["EngineState", "TableView", "TABLE_COLUMNS", "deterministic_id", "ID_NAMESPACE"]
@@ -168,6 +167,7 @@ class EngineState:
         self._edges_by_item = _SerialIndex(self._edges)
         self._provenance_by_item = _SerialIndex(self._provenance)
         self._id_counts: Counter = Counter()
+        self._pending_ids: list = []        # loaded (table, store, text) columns not yet counted
         self.matchers = TableView(self._matchers, self.names["matchers"])
         self.items = TableView(self._items, self.names["items"])
         self.edges = TableView(self._edges, self.names["edges"])
@@ -275,32 +275,13 @@ class EngineState:
         ``matchers``, ``items``, ``edges``, ``provenance`` (rows in insertion
         order; ``embedding`` cells are float32 arrays or None)."""
         fk = self.names["item_fk"]
-        m, it, e, p = self._matchers, self._items, self._edges, self._provenance
         stores = pd.DataFrame({"name": pd.Series(self._stores, dtype=object)})
-        matchers = pd.DataFrame({
-            "id": m["id"], "store": m["store"], "description": m["description"],
-            "embedding": _vectors_column(m.vectors), "model": m["model"], "created_at": m["created_at"],
-            "updated_at": m["updated_at"]},
-            columns=["id", "store", "description", "embedding", "model", "created_at", "updated_at"])
-        items = pd.DataFrame({
-            "id": it["id"], "store": it["store"], "statement": it["statement"], "rationale": it["rationale"],
-            "embedding": _vectors_column(it.vectors), "model": it["model"],
-            "confidence": np.asarray(it["confidence"], dtype=np.float64),
-            "confirm_count": np.asarray(it["confirm_count"], dtype=np.float64),
-            "disconfirm_count": np.asarray(it["disconfirm_count"], dtype=np.float64),
-            "created_at": it["created_at"], "updated_at": it["updated_at"]},
-            columns=["id", "store", "statement", "rationale", "embedding", "model", "confidence",
-                     "confirm_count", "disconfirm_count", "created_at", "updated_at"])
-        edges = pd.DataFrame({"matcher_id": e["matcher_id"], fk: e["item_id"],
-                              "weight": np.asarray(e["weight"], dtype=np.float64), "created_at": e["created_at"]},
-                             columns=["matcher_id", fk, "weight", "created_at"])
-        provenance = pd.DataFrame({"id": p["id"], fk: p["item_id"], "signal": p["signal"], "detail": p["detail"],
-                                   "created_at": p["created_at"]},
-                                  columns=["id", fk, "signal", "detail", "created_at"])
-        for df in (matchers, items, edges, provenance):
-            for col in df.columns:
-                if df[col].dtype != np.float64:
-                    df[col] = df[col].astype(object)
+        matchers = _frame(self._matchers, ["id", "store", "description", "embedding", "model", "created_at",
+                                           "updated_at"])
+        items = _frame(self._items, ["id", "store", "statement", "rationale", "embedding", "model", "confidence",
+                                     "confirm_count", "disconfirm_count", "created_at", "updated_at"])
+        edges = _frame(self._edges, ["matcher_id", "item_id", "weight", "created_at"], {"item_id": fk})
+        provenance = _frame(self._provenance, ["id", "item_id", "signal", "detail", "created_at"], {"item_id": fk})
         return {"stores": stores, "matchers": matchers, "items": items, "edges": edges,
                 "provenance": provenance}
 
@@ -308,12 +289,16 @@ class EngineState:
     def from_tables(cls, tables: dict, names: Mapping[str, str]) -> EngineState:
         """A state holding DataFrames shaped like :attr:`tables` (copied, not modified).
 
-        Loading is columnar: each table's columns are read once, the vectors
-        stacked into their matrices in one step per dimension, and the edge
-        and provenance indexes built in one pass, so a 100,000-matcher store
-        loads in about a second. The state equals one built row by row through
-        the write path (stores and model codes in order of first appearance,
-        a repeated (matcher, item) edge kept once, ids counted per text).
+        Loading works on whole columns: each column is read once as a list,
+        array cells of the embedding column are taken as they are (only other
+        cells are converted one by one), each dimension's vectors are
+        normalised into their matrix in large chunks, codes and the edge set
+        come from whole columns, and the per-text id counters, which only
+        writes read, are filled on the first write. A 100,000-matcher store
+        loads in well under a second. The state equals one built row by row
+        through the write path (stores and model codes in order of first
+        appearance, a repeated (matcher, item) edge kept once, ids counted
+        per text).
         """
         enabled = gc.isenabled()
         gc.disable()      # hundreds of thousands of new objects, no cycles: skip the collector's passes
@@ -329,60 +314,46 @@ class EngineState:
         fk = state.names["item_fk"]
         m, it = tables["matchers"], tables["items"]
         m_store, i_store = _values(m, "store"), _values(it, "store")
-        for name in _values(tables["stores"], "name") + m_store + i_store:
+        for name in dict.fromkeys(_values(tables["stores"], "name") + m_store + i_store):
             state._ensure_store(name)
-        m_model = [_none(v) for v in _values(m, "model")]
-        i_model = [_none(v) for v in _values(it, "model")]
+        m_model, i_model = _nullable(m, "model"), _nullable(it, "model")
         for model in dict.fromkeys(m_model + i_model):
             state._model_code(model)
-        codes, models = state._store_codes, state._model_codes
-
-        def model_codes(values):
-            return np.fromiter((_NO_MODEL if v is None else models[v] for v in values), dtype=np.int64,
-                               count=len(values))
-
         m_desc = _values(m, "description")
         state._matchers.add_many(
-            [_vec_or_none(v) for v in _values(m, "embedding")],
-            np.fromiter((codes[v] for v in m_store), dtype=np.int64, count=len(m_store)),
-            model_codes(m_model), id=_values(m, "id"), store=m_store, description=m_desc, model=m_model,
+            _vector_cells(m), _codes(m_store, state._store_codes), _model_codes(m_model, state._model_codes),
+            id=_values(m, "id"), store=m_store, description=m_desc, model=m_model,
             created_at=_values(m, "created_at"), updated_at=_values(m, "updated_at"))
-        state._id_counts.update(zip([state.names["matchers"]] * len(m_desc), m_store, m_desc))
         i_stmt = _values(it, "statement")
         state._items.add_many(
-            [_vec_or_none(v) for v in _values(it, "embedding")],
-            np.fromiter((codes[v] for v in i_store), dtype=np.int64, count=len(i_store)),
-            model_codes(i_model), id=_values(it, "id"), store=i_store, statement=i_stmt,
-            rationale=[_none(v) for v in _values(it, "rationale")], model=i_model,
-            confidence=_floats(it, "confidence"), confirm_count=_floats(it, "confirm_count"),
+            _vector_cells(it), _codes(i_store, state._store_codes), _model_codes(i_model, state._model_codes),
+            id=_values(it, "id"), store=i_store, statement=i_stmt, rationale=_nullable(it, "rationale"),
+            model=i_model, confidence=_floats(it, "confidence"), confirm_count=_floats(it, "confirm_count"),
             disconfirm_count=_floats(it, "disconfirm_count"), created_at=_values(it, "created_at"),
             updated_at=_values(it, "updated_at"))
-        state._id_counts.update(zip([state.names["items"]] * len(i_stmt), i_store, i_stmt))
         # edges: a repeated (matcher, item) pair is kept once, at its first row
         e = tables["edges"]
         e_m, e_i, e_w, e_t = _values(e, "matcher_id"), _values(e, fk), _floats(e, "weight"), _values(e, "created_at")
-        keys = state._edge_keys
-        first = []
-        for j, key in enumerate(zip(e_m, e_i)):
-            if key not in keys:
-                keys.add(key)
-                first.append(j)
-        if len(first) < len(e_m):
+        keys = set(zip(e_m, e_i))
+        if len(keys) < len(e_m):
+            first, seen = [], set()
+            for j, key in enumerate(zip(e_m, e_i)):
+                if key not in seen:
+                    seen.add(key)
+                    first.append(j)
             e_m, e_i, e_w, e_t = ([col[j] for j in first] for col in (e_m, e_i, e_w, e_t))
+        state._edge_keys = keys
         state._edges.extend(matcher_id=e_m, item_id=e_i, weight=e_w, created_at=e_t)
-        first_serial = state._edges._next_serial - len(e_m)
-        state._edges_by_matcher.add_many(e_m, first_serial)
-        state._edges_by_item.add_many(e_i, first_serial)
+        state._edges_by_matcher.add_many(e_m, 0)
+        state._edges_by_item.add_many(e_i, 0)
         pr = tables["provenance"]
-        p_item, p_sig = _values(pr, fk), _values(pr, "signal")
-        p_detail = [_none(v) for v in _values(pr, "detail")]
+        p_item, p_sig, p_detail = _values(pr, fk), _values(pr, "signal"), _nullable(pr, "detail")
         state._provenance.extend(id=_values(pr, "id"), item_id=p_item, signal=p_sig, detail=p_detail,
                                  created_at=_values(pr, "created_at"))
-        state._provenance_by_item.add_many(p_item, state._provenance._next_serial - len(p_item))
-        position, item_store, table = state._items.position, state._items["store"], state.names["provenance"]
-        state._id_counts.update(
-            (table, item_store[position[iid]] if iid in position else "", prov_text(iid, sig, det))
-            for iid, sig, det in zip(p_item, p_sig, p_detail))
+        state._provenance_by_item.add_many(p_item, 0)
+        # id counters are only read by writes: their keys are counted on the first one
+        state._pending_ids = [(state.names["matchers"], m_store, m_desc), (state.names["items"], i_store, i_stmt),
+                              (state.names["provenance"], p_item, p_sig, p_detail)]
         return state
 
     def __repr__(self):
@@ -414,6 +385,7 @@ class EngineState:
 
     def _add_item(self, iid, store, statement, rationale, vector, model, confidence, c, d, created_at,
                   updated_at) -> int:
+        self._count_loaded_ids()    # provenance keys read the item positions a new row may change
         return self._items.add(vector, self._store_codes[store], self._model_code(model), id=iid, store=store,
                                statement=statement, rationale=rationale, model=model, confidence=confidence,
                                confirm_count=c, disconfirm_count=d, created_at=created_at,
@@ -444,11 +416,33 @@ class EngineState:
         items["updated_at"][pos] = updated_at
 
     def _next_id(self, table_key: str, store: str, text: str) -> str:
+        self._count_loaded_ids()
         table = self.names[table_key]
         key = (table, store, text)
         n = self._id_counts[key]
         self._id_counts[key] = n + 1
         return deterministic_id(table, store, text, n)
+
+    def _count_loaded_ids(self):
+        """Count the (table, store, text) keys of the rows a load brought in.
+
+        Only writes read the counts, so a load leaves them pending and the first
+        write (or delete, which moves the item positions provenance keys look up)
+        counts them all in one pass. A provenance row's store is its item's, or
+        ``""`` when the item is absent.
+        """
+        if not self._pending_ids:
+            return
+        (m_table, m_store, m_text), (i_table, i_store, i_text), (p_table, p_item, p_sig, p_det) = \
+            self._pending_ids
+        self._pending_ids = []
+        counts = self._id_counts
+        counts.update(zip([m_table] * len(m_text), m_store, m_text))
+        counts.update(zip([i_table] * len(i_text), i_store, i_text))
+        if p_item:
+            position, item_store = self._items.position, self._items["store"]
+            counts.update((p_table, item_store[position[iid]] if iid in position else "", prov_text(iid, sig, det))
+                          for iid, sig, det in zip(p_item, p_sig, p_det))
 
     def _delete_item(self, pos: int):
         """Remove one item; its edges and provenance cascade, matchers stay.
@@ -458,6 +452,7 @@ class EngineState:
         entries stay valid while positions shift), removed from the column
         lists in place, and the matchers' edge lists lose just those edges.
         """
+        self._count_loaded_ids()
         iid = self._items["id"][pos]
         self._items.delete(pos)
         edge_pos = self._edges_by_item.get(iid, [])
@@ -524,12 +519,61 @@ def _values(df: pd.DataFrame, column: str) -> list:
     return df[column].tolist()
 
 
+def _nullable(df: pd.DataFrame, column: str) -> list:
+    """:func:`_values` with missing cells (None, NaN) as None; only the cells pandas
+    reports missing are looked at one by one."""
+    col = df[column]
+    values = col.tolist()
+    missing = col.isna().to_numpy()
+    if missing.any():
+        for j in np.flatnonzero(missing).tolist():
+            values[j] = _none(values[j])
+    return values
+
+
 def _floats(df: pd.DataFrame, column: str) -> list:
-    return [float(v) for v in df[column].tolist()]
+    col = df[column]
+    if col.dtype == np.float64:
+        return col.tolist()             # already Python floats
+    return [float(v) for v in col.tolist()]
 
 
-def _vectors_column(rows: VectorRows) -> np.ndarray:
-    return column_array([rows.vector(i) for i in range(len(rows))], "embedding")
+def _codes(values: list, codes: dict) -> np.ndarray:
+    """Each value's code in ``codes`` (every value is a key)."""
+    return np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _model_codes(models: list, codes: dict) -> np.ndarray:
+    """Each model tag's code, :data:`_NO_MODEL` for None."""
+    if None not in codes:
+        codes = {**codes, None: _NO_MODEL}
+    return _codes(models, codes)
+
+
+def _vector_cells(df: pd.DataFrame) -> list:
+    """The ``embedding`` column as vectors or None: array cells pass as they are (the
+    vector rows convert what is not float32), missing cells become None and bytes are
+    read as little-endian float32."""
+    values = df["embedding"].tolist()
+    nd = np.ndarray
+    for j in [j for j, v in enumerate(values) if type(v) is not nd]:
+        values[j] = _vec_or_none(values[j])
+    return values
+
+
+def _frame(rows: Rows, columns: list, rename: dict | None = None) -> pd.DataFrame:
+    """One table as a DataFrame: float64 for the numeric columns, object otherwise
+    (each column a fresh array, handed to pandas without another copy). An empty
+    table's columns are float64 but for ``embedding``, as pandas types an empty list."""
+    data = {}
+    empty = len(rows) == 0
+    for c in columns:
+        if c == "embedding":
+            values = rows.vectors.cells()
+        else:
+            values = np.zeros(0, dtype=np.float64) if empty else column_array(rows[c], c)
+        data[c if rename is None else rename.get(c, c)] = values
+    return pd.DataFrame(data, columns=list(data), copy=False)
 
 
 def _none(v):

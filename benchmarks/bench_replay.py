@@ -10,12 +10,16 @@ identical (events, nudges, tables), else the script exits non-zero.
 The run also times loading a large starting store: ``load_s`` is
 ``PredictionEngine.from_tables`` of a 100,000-matcher store (100,000
 predictions, 110,000 edges, 384-d vectors; 5,000 matchers with ``--ci``),
-checked to give back the same tables.
+checked to give back the same tables. ``store_load_s`` is
+``store.import_sqlite`` of a 10,000-matcher SQLite file of the same shape
+(1,000 with ``--ci``): reading and validating the file, then the same
+``from_tables``; the engine it gives must hold the exported tables.
 
     python benchmarks/bench_replay.py          # 50,000 messages, 2,000 matchers
     python benchmarks/bench_replay.py --ci     # small sizes, seconds
 
-Last line: ``RESULT bench=replay events=<n> ratio=<events_s / vectorised_s> load_matchers=<n> load_s=<s>``.
+Last line: ``RESULT bench=replay events=<n> ratio=<events_s / vectorised_s> load_matchers=<n> load_s=<s>
+store_matchers=<n> store_load_s=<s>`` (one line).
 """
 
 from __future__ import annotations
@@ -115,6 +119,32 @@ def time_load(n: int):
     return load_s, ok
 
 
+def time_store_load(n: int):
+    """Seconds to import an n-matcher SQLite store into an engine, and whether it holds
+    the tables that were exported."""
+    import tempfile
+
+    from bench_nudge import build as build_store
+
+    from thatchlab.store import export_sqlite, import_sqlite
+
+    eng, _, _ = build_store(n)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "store.db"
+        export_sqlite(path, prediction=eng, allow_model_mismatch=True)
+        t = time.perf_counter()
+        back = import_sqlite(path).prediction
+        load_s = time.perf_counter() - t
+    given, got = eng.tables, back.tables
+    cols = {"matchers": ["id", "store", "description", "model", "created_at"],
+            "items": ["id", "store", "statement", "confirm_count", "disconfirm_count"],
+            "edges": ["matcher_id", "prediction_id", "weight"]}
+    ok = all(got[name][col].tolist() == given[name][col].tolist() for name, cs in cols.items() for col in cs)
+    ok = ok and all(np.array_equal(u, v) for name in ("matchers", "items")
+                    for u, v in zip(got[name]["embedding"], given[name]["embedding"]))
+    return load_s, ok
+
+
 def same(a, b) -> bool:
     try:
         pd.testing.assert_frame_equal(a.events, b.events)
@@ -155,8 +185,13 @@ def main():
     print(f"loading a {n_load:,}-matcher store: {load_s:.3f} s; reads back the same tables: {load_ok}")
     if not load_ok:
         sys.exit(1)
+    n_store = 1_000 if args.ci else 10_000
+    store_s, store_ok = time_store_load(n_store)
+    print(f"importing a {n_store:,}-matcher SQLite store: {store_s:.3f} s; holds the exported tables: {store_ok}")
+    if not store_ok:
+        sys.exit(1)
     print(f"RESULT bench=replay events={n_messages} ratio={t_ev / t_vec:.2f} load_matchers={n_load} "
-          f"load_s={load_s:.3f}")
+          f"load_s={load_s:.3f} store_matchers={n_store} store_load_s={store_s:.3f}")
 
 
 if __name__ == "__main__":

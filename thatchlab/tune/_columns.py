@@ -1,24 +1,32 @@
 """The columns of a sweep result and their order: parameters, scores segment by segment, bookkeeping.
 
-Engines report one dict of ``<segment>_<score>`` values per configuration;
-:func:`result_frame` turns a chunk of them into result rows. Under a
-``TimeSeriesSplit`` it adds ``val_<m>``, each metric's mean over the
-validation folds, and keeps only the optimised metric's per-fold columns.
-The order is declared by :class:`ColumnOrder`, so fresh and cached rows,
-local and Dask runs, always line up.
+The columns are fixed by the engine, the split and whether intervals are
+asked for, never by the metrics optimised: every score the engine declares
+(:meth:`~thatchlab.tune.registry.EngineSpec.score_names`) gets a column in
+every scored segment, in the engine's order, and a score the engine did not
+report for a configuration is NaN. Engines report one dict of
+``<segment>_<score>`` values per configuration; :func:`result_frame` turns a
+chunk of them into result rows. Under a ``TimeSeriesSplit`` it adds
+``val_<m>``, each metric's mean over the validation folds, beside every
+fold's own columns. The order is declared by :class:`ColumnOrder`, so fresh
+and cached rows, local and Dask runs, and sweeps on different metrics
+always line up.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["META_COLUMNS", "ColumnOrder", "score_segments", "fold_names", "fold_means", "result_frame"]
+__all__ = ["META_COLUMNS", "ColumnOrder", "score_segments", "fold_names", "fold_means", "score_columns",
+           "result_frame"]
 
 #: The bookkeeping columns after the scores, in this order.
 META_COLUMNS = ("engine", "config_id", "sweep_id", "embedder", "estimator")
+
+_BOUNDS = ("lo", "hi")
 
 
 def score_segments(segments) -> tuple[str, ...]:
@@ -47,6 +55,32 @@ def _segment_of(column: str, names) -> str | None:
     return head if sep and head in names else None
 
 
+def score_columns(segments, scores, metrics, bounds=()) -> dict[str, list[str]]:
+    """The ``<segment>_<score>`` columns of each scored segment, in result-column order.
+
+    Every segment the engine scores (the holdout's ``val``, or each fold,
+    and ``test``) gets ``scores`` in their order, then ``<m>_lo`` and
+    ``<m>_hi`` for each metric of ``bounds``. The ``val`` columns of a
+    ``TimeSeriesSplit`` are the fold means of ``metrics`` (``metrics`` are
+    the scores that have a mean).
+
+    >>> from thatchlab.tune.registry import Segment
+    >>> folds = [Segment("val0", 3, 6, 3, 6), Segment("val1", 6, 9, 6, 9), Segment("test", 9, 12, 9, None)]
+    >>> score_columns(folds, ["auc", "n"], ["auc"])  # doctest: +NORMALIZE_WHITESPACE
+    {'val': ['val_auc'], 'val0': ['val0_auc', 'val0_n'], 'val1': ['val1_auc', 'val1_n'],
+     'test': ['test_auc', 'test_n']}
+    """
+    means = bool(fold_names(segments))
+    out = {}
+    for name in score_segments(segments):
+        if means and name == "val":
+            out[name] = [f"val_{m}" for m in scores if m in set(metrics)]
+        else:
+            out[name] = ([f"{name}_{s}" for s in scores]
+                         + [f"{name}_{m}_{end}" for m in bounds for end in _BOUNDS])
+    return out
+
+
 @dataclass(frozen=True)
 class ColumnOrder:
     """The column order of a sweep result: parameters, then scores, then bookkeeping.
@@ -57,24 +91,27 @@ class ColumnOrder:
         Every field of the engine's parameter dataclass, in field order.
     scores : tuple of str
         The ``<segment>_<score>`` columns, segment by segment in
-        :func:`score_segments` order. Within a segment the optimised
-        metric's column comes first, then the segment's other columns in the
-        order the engine reported them (other metrics, counts such as
-        ``val_n_labelled``, interval bounds ``val_<metric>_lo``/``_hi``).
+        :func:`score_segments` order (:func:`score_columns`). Within a
+        segment: every score of the engine in its
+        :meth:`~thatchlab.tune.registry.EngineSpec.score_names` order (the
+        metrics as registered, then counts such as ``val_n_labelled``), then,
+        with intervals, ``<segment>_<metric>_lo``/``_hi`` for every metric.
+        Which metrics are optimised never changes them.
     meta : tuple of str
-        Columns the engine reported that belong to no segment (the scoring
-        engines' per-row ``estimator``), in its order, then the rest of
+        Columns an engine reported that it does not declare and that belong
+        to no segment (none for the built-in engines), then
         :data:`META_COLUMNS` in that order.
 
     Examples
     --------
-    >>> from thatchlab.tune.registry import Segment
+    >>> from thatchlab.tune.registry import get_engine, Segment
     >>> segments = [Segment("val", 6, 8, 6, 8), Segment("test", 8, 10, 8, None)]
-    >>> order = ColumnOrder.arrange(["k", "p0"], ["val_log_loss", "val_brier", "test_log_loss",
-    ...                                           "test_brier", "estimator"], segments, "brier")
-    >>> order.columns  # doctest: +NORMALIZE_WHITESPACE
-    ['k', 'p0', 'val_brier', 'val_log_loss', 'test_brier', 'test_log_loss',
-     'estimator', 'engine', 'config_id', 'sweep_id', 'embedder']
+    >>> order = ColumnOrder.of(get_engine("belief"), segments)
+    >>> order.scores  # doctest: +NORMALIZE_WHITESPACE
+    ('val_auc', 'val_brier', 'val_useful_now_precision', 'val_useful_now_recall', 'val_n_labelled',
+     'test_auc', 'test_brier', 'test_useful_now_precision', 'test_useful_now_recall', 'test_n_labelled')
+    >>> order.meta
+    ('engine', 'config_id', 'sweep_id', 'embedder', 'estimator')
     """
 
     params: tuple
@@ -82,35 +119,38 @@ class ColumnOrder:
     meta: tuple
 
     @classmethod
-    def arrange(cls, params, reported, segments, metric: str) -> ColumnOrder:
-        """Order the ``reported`` columns of a sweep on ``segments`` optimising ``metric``.
+    def of(cls, spec, segments, intervals: bool = False, reported=()) -> ColumnOrder:
+        """The columns of a sweep of ``spec`` on ``segments``.
 
         Parameters
         ----------
-        params : sequence of str
-            The parameter fields.
-        reported : sequence of str
-            The columns the engine reported (and the fold means), in their
-            order; parameter names among them stay in the parameter block.
+        spec : EngineSpec
+            The engine: its parameter fields, metrics and extra scores.
         segments : list of Segment
             The sweep's segments.
-        metric : str
-            The optimised metric.
+        intervals : bool
+            Whether the sweep asks for bootstrap intervals.
+        reported : sequence of str
+            Columns seen in the rows (the engine's reports, cached rows); those
+            the engine does not declare follow the declared ones of their
+            segment, in the order seen, so nothing an engine reports is dropped.
         """
-        names = score_segments(segments)
-        by_segment: dict[str, list[str]] = {name: [] for name in names}
+        params = tuple(f.name for f in fields(spec.params_class))
+        metrics = tuple(spec.metrics)
+        by_segment = score_columns(segments, spec.score_names(), metrics, metrics if intervals else ())
+        declared = {c for columns in by_segment.values() for c in columns}
         unsegmented = []
         for column in reported:
-            if column in params:
+            if column in params or column in declared or column in META_COLUMNS:
                 continue
-            name = _segment_of(column, names)
-            (unsegmented if name is None else by_segment[name]).append(column)
-        scores = []
-        for name, columns in by_segment.items():
-            lead = f"{name}_{metric}"
-            scores += [c for c in columns if c == lead] + [c for c in columns if c != lead]
-        meta = unsegmented + [c for c in META_COLUMNS if c not in unsegmented]
-        return cls(tuple(params), tuple(scores), tuple(meta))
+            name = _segment_of(column, by_segment)
+            if name is None:
+                unsegmented.append(column)
+            elif column not in by_segment[name]:
+                by_segment[name].append(column)
+        scores = tuple(c for columns in by_segment.values() for c in columns)
+        meta = tuple(dict.fromkeys(unsegmented)) + META_COLUMNS
+        return cls(params, scores, meta)
 
     @property
     def columns(self) -> list[str]:
@@ -145,8 +185,8 @@ def fold_means(scores: list[dict], folds, metrics) -> dict[str, list[float]]:
     return {f"val_{m}": means[:, j].tolist() for j, m in enumerate(metrics)}
 
 
-def result_frame(params: list[dict], scores: list[dict], meta: dict, *, segments, metric: str,
-                 metrics) -> pd.DataFrame:
+def result_frame(params: list[dict], scores: list[dict], meta: dict, *, spec, segments,
+                 intervals: bool = False) -> pd.DataFrame:
     """Result rows of one scored chunk, in :class:`ColumnOrder`.
 
     Parameters
@@ -157,27 +197,24 @@ def result_frame(params: list[dict], scores: list[dict], meta: dict, *, segments
         The engine's reported ``<segment>_<score>`` dict of each configuration.
     meta : dict
         :data:`META_COLUMNS` name → one value per configuration.
+    spec : EngineSpec
+        The engine (its parameters, metrics and extra scores fix the columns).
     segments : list of Segment
         The sweep's segments.
-    metric : str
-        The optimised metric.
-    metrics : iterable of str
-        Every metric of the engine (the fold means are taken over these).
+    intervals : bool
+        Whether the sweep asks for bootstrap intervals.
 
     Returns
     -------
     DataFrame
-        One row per configuration; a score an engine did not report is NaN.
+        One row per configuration, every column of :meth:`ColumnOrder.of`;
+        a score the engine did not report is NaN.
     """
     reported = list(dict.fromkeys(c for row in scores for c in row))
     folds = fold_names(segments)
     extra = dict(meta)
-    if folds:  # the per-fold columns of the optimised metric only, and the fold means
-        of_a_fold, of_the_metric = tuple(f"{f}_" for f in folds), tuple(f"{f}_{metric}" for f in folds)
-        reported = [c for c in reported if not c.startswith(of_a_fold) or c.startswith(of_the_metric)]
-        means = fold_means(scores, folds, metrics)
-        reported += [c for c in means if c not in reported]
-        extra = {**means, **extra}
-    order = ColumnOrder.arrange(list(dict.fromkeys(c for p in params for c in p)), reported, segments, metric)
+    if folds:  # the fold means beside every fold's own columns
+        extra = {**fold_means(scores, folds, spec.metrics), **extra}
+    order = ColumnOrder.of(spec, segments, intervals, reported)
     records = [{**p, **s, **{c: v[j] for c, v in extra.items()}} for j, (p, s) in enumerate(zip(params, scores))]
     return pd.DataFrame(records, columns=order.columns)

@@ -86,7 +86,7 @@ def belief_spec() -> EngineSpec:
     return EngineSpec("belief", BeliefParams, _belief_prepare,
                       frame_evaluator(_belief_outputs, _belief_score, cluster="memory_id"),
                       {"auc": "max", "brier": "min", "useful_now_precision": "max",
-                       "useful_now_recall": "max"}, _belief_estimator())
+                       "useful_now_recall": "max"}, _belief_estimator(), extra_scores=("n_labelled",))
 
 
 # -- calibration ------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def calibration_spec() -> EngineSpec:
     metrics = {f"{n}_{k}": "min" for n in ("caller", "derived") for k in ("brier", "log_loss", "ece")}
     return EngineSpec("calibration", CalibrationParams, _calibration_prepare,
                       frame_evaluator(_calibration_outputs, _calibration_score), metrics,
-                      _calibration_estimator())
+                      _calibration_estimator(), extra_scores=("consumption_rate", "n_judged"))
 
 
 # -- anticipation -----------------------------------------------------------------------------
@@ -203,4 +203,5 @@ def anticipation_spec() -> EngineSpec:
                       frame_evaluator(_anticipation_outputs, _anticipation_score, where="time"),
                       {"hit_rate_at_k": "max", "precision_at_k": "max", "prefetch_precision": "max",
                        "recall_at_k": "max", "round_trips_saved_per_session": "max",
-                       "false_prefetches_per_session": "min"}, _anticipation_estimator())
+                       "false_prefetches_per_session": "min"}, _anticipation_estimator(),
+                      extra_scores=("sessions",))

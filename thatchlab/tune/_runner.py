@@ -3,7 +3,8 @@
 :class:`Runner` ships the prepared log once per worker and yields each
 chunk's scores as it finishes; :class:`Cache` appends finished
 configurations to one Parquet file, rewritten atomically after every chunk,
-so a crashed sweep loses at most the chunks in flight; the configurations'
+so a crashed sweep loses at most the chunks in flight (each row with a
+record of the scores its request filled, :data:`SCORED_COLUMN`); the configurations'
 per-cluster sums go to a NumPy sidecar beside it
 (``<file>.<sweep_id>.clusters.npz``, each distinct row stored once as in
 :class:`~thatchlab.tune.registry.ClusterStats`), so a resumed sweep keeps them too.
@@ -21,7 +22,15 @@ import pandas as pd
 
 from thatchlab.tune.registry import ClusterStats, EngineSpec
 
-__all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk", "SIDECAR_FORMAT"]
+__all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk", "SIDECAR_FORMAT",
+           "SCORED_COLUMN"]
+
+#: Column of the cache file (never of a sweep result): the scores the row's request filled, as
+#: a JSON list; rows without it were written before it existed.
+SCORED_COLUMN = "_scored"
+#: Key of the cache file's schema metadata: per sweep id, the integer and boolean columns of its
+#: rows, so rows stored beside other sweeps' (whose missing cells turn them float) read back typed.
+_DTYPES_KEY = b"thatchlab.sweep_dtypes"
 
 #: Version of the per-cluster sums sidecar: 2 stores each segment's distinct rows once
 #: (``rows<i>``) and per key the row of every configuration (``num_index<j>``,
@@ -136,15 +145,25 @@ class Cache:
         The Parquet file (None: no cache).
     sweep_id : str
         Rows of other sweeps in the same file are kept but never reused.
+
+    Columns one sweep's rows lack are NaN in the file; the integer and
+    boolean columns of each sweep are recorded in the file's metadata, so
+    :meth:`done` returns them with the dtypes a fresh sweep gives.
     """
 
     def __init__(self, path, sweep_id):
         self.path = None if path is None else Path(path)
         self.sweep_id = sweep_id
         self.frame = None
+        self.dtypes: dict = {}  # sweep id -> {column: dtype} of its integer and boolean columns
         if self.path is not None and self.path.exists():
             try:
+                import pyarrow.parquet as pq
+
                 self.frame = pd.read_parquet(self.path)
+                meta = pq.read_schema(self.path).metadata or {}
+                if _DTYPES_KEY in meta:
+                    self.dtypes = json.loads(meta[_DTYPES_KEY])
             except Exception as exc:  # a truncated or foreign file: pyarrow raises several types
                 from thatchlab.core.errors import InputError
 
@@ -188,22 +207,45 @@ class Cache:
                 tmp.unlink()
 
     def done(self) -> pd.DataFrame:
-        """The cached rows of this sweep (an empty frame when none)."""
+        """The cached rows of this sweep (an empty frame when none), with :data:`SCORED_COLUMN`
+        when the file has it; columns of other sweeps' rows in the file are NaN."""
         if self.frame is None or "sweep_id" not in self.frame.columns:
             return pd.DataFrame()
-        return self.frame[self.frame["sweep_id"] == self.sweep_id]
+        rows = self.frame[self.frame["sweep_id"] == self.sweep_id].copy()
+        for column, dtype in self.dtypes.get(self.sweep_id, {}).items():
+            if column in rows.columns and str(rows[column].dtype) != dtype and rows[column].notna().all():
+                rows[column] = rows[column].astype(dtype)
+        return rows
 
-    def add(self, rows: pd.DataFrame, sums: dict | None = None):
-        """Append ``rows`` (and their per-cluster ``sums``) and rewrite the files atomically."""
+    def add(self, rows: pd.DataFrame, sums: dict | None = None, scored: str | None = None):
+        """Append ``rows`` (and their per-cluster ``sums``) and rewrite the files atomically.
+
+        ``scored`` (JSON list of the scores the request filled) goes into
+        :data:`SCORED_COLUMN` of every row. A configuration's sums already
+        stored keep their keys; ``sums`` adds or replaces keys.
+        """
         if self.path is None:
             return
         if sums:
-            self.clusters().update(sums)
+            stored = self.clusters()
+            for cid, part in sums.items():
+                stored[cid] = {**stored.get(cid, {}), **part}
             self._write_sums()
+        if scored is not None:
+            rows = rows.assign(**{SCORED_COLUMN: scored})
+        exact = {c: str(t) for c, t in rows.dtypes.items() if t.kind in "iub"}
+        known = self.dtypes.get(self.sweep_id)
+        self.dtypes[self.sweep_id] = exact if known is None else {c: t for c, t in known.items()
+                                                                 if exact.get(c) == t}
         self.frame = rows if self.frame is None else pd.concat([self.frame, rows], ignore_index=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            self.frame.to_parquet(tmp, index=False)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(self.frame, preserve_index=False)
+            meta = {**(table.schema.metadata or {}), _DTYPES_KEY: json.dumps(self.dtypes).encode()}
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
             with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)

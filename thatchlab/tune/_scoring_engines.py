@@ -43,7 +43,7 @@ from thatchlab.tune.registry import (
 
 __all__ = ["prediction_spec", "behavior_spec", "FORECAST_METRICS", "REGIME_METRICS", "forecast_matrix",
            "forecast_scores", "forecast_cluster_sums", "regime_cluster_sums", "regimes_from_nudges",
-           "SENSITIVITY", "RATIO_METRICS"]
+           "SENSITIVITY", "RATIO_METRICS", "COUNTS"]
 
 #: Prequential scores of the confidence forecasts (depend on K, P0, soft weight only).
 FORECAST_METRICS = {"log_loss": "min", "brier": "min", "ece": "min"}
@@ -532,12 +532,26 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
             rows[i]["estimator"] = _REGIME_ESTIMATOR
 
 
+#: The per-segment counts besides the metrics: forecasts scored, messages replayed.
+COUNTS = ("n_forecasts", "n_messages")
+
+
+def _fills(metrics) -> tuple:
+    """What :func:`_evaluate` reports for ``metrics``: the forecast scores alone when every
+    metric asked is a forecast metric, every score otherwise."""
+    forecast = (*FORECAST_METRICS, "n_forecasts")
+    if all(m in FORECAST_METRICS for m in metrics):
+        return forecast
+    return (*forecast, *REGIME_METRICS, "n_messages")
+
+
 def _spec(engine: str) -> EngineSpec:
     from thatchlab.core.params.scoring import ScoringParams
 
     return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
                       {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR,
-                      sensitivity=SENSITIVITY, ratio_metrics=RATIO_METRICS)
+                      sensitivity=SENSITIVITY, ratio_metrics=RATIO_METRICS, extra_scores=COUNTS,
+                      fills=_fills)
 
 
 def prediction_spec() -> EngineSpec:

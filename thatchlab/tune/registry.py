@@ -104,6 +104,17 @@ class EngineSpec:
         :data:`CLUSTERS_KEY` ``{(metric, segment): (num, den)}``, over the
         clusters of :func:`segment_clusters`; only these support paired
         cluster bootstraps (``tune.decide``).
+    extra_scores : the per-segment scores the engine reports besides its
+        metrics (counts such as ``n_labelled``, rates such as
+        ``consumption_rate``). With the metrics they fix the columns of a
+        sweep result (:meth:`score_names`), whichever metrics are optimised.
+    fills : ``fills(metrics) -> tuple`` of the scores (of :meth:`score_names`)
+        that ``evaluate`` reports when asked for ``metrics`` (a tuple); None:
+        every score, whatever is asked. An engine that skips work for some
+        requests (the scoring engines score forecasts alone when only
+        forecast metrics are asked) declares it here: the sweep's other
+        score columns are NaN, and cached rows are reused only by requests
+        that fill the same scores.
 
     ``metric`` passed to ``evaluate`` is a str, or a tuple of str when a
     sweep scores several metrics (the first is the optimised one).
@@ -117,6 +128,21 @@ class EngineSpec:
     estimator: str = ""
     sensitivity: dict = field(default_factory=dict)
     ratio_metrics: tuple = ()
+    extra_scores: tuple = ()
+    fills: Callable | None = None
+
+    def score_names(self) -> tuple:
+        """Every per-segment score in result-column order: the metrics as registered, then
+        :attr:`extra_scores`."""
+        return tuple(dict.fromkeys([*self.metrics, *self.extra_scores]))
+
+    def filled(self, metrics) -> tuple:
+        """The scores ``evaluate`` reports when asked for ``metrics``, in :meth:`score_names` order."""
+        names = self.score_names()
+        if self.fills is None:
+            return names
+        got = set(self.fills(metric_list(metrics)))
+        return tuple(n for n in names if n in got)
 
     def moves(self, metric: str) -> tuple:
         """The parameter fields that can move ``metric`` (every field when not declared)."""

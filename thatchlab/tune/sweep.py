@@ -8,7 +8,8 @@ never saw. The engine's expensive preparation (validation, embeddings,
 cosines) runs once per sweep and is shipped to the workers; configurations
 are evaluated in chunks, and a Parquet cache lets a crashed sweep resume
 where it stopped. Result columns follow
-:class:`~thatchlab.tune._columns.ColumnOrder`.
+:class:`~thatchlab.tune._columns.ColumnOrder`: fixed by the engine, the split
+and whether intervals are asked for, whatever metrics are optimised.
 """
 
 from __future__ import annotations
@@ -27,8 +28,16 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.progress import progress
-from thatchlab.tune._columns import result_frame
-from thatchlab.tune._runner import Cache, ChunkScores, Proposal, Runner, chunked, typed
+from thatchlab.tune._columns import ColumnOrder, result_frame, score_columns, score_segments
+from thatchlab.tune._runner import (
+    SCORED_COLUMN,
+    Cache,
+    ChunkScores,
+    Proposal,
+    Runner,
+    chunked,
+    typed,
+)
 from thatchlab.tune._space import check_space, grid_configs, optuna_suggest, random_configs
 from thatchlab.tune.registry import (
     CLUSTERS_KEY,
@@ -155,6 +164,23 @@ class _SweepRun:
     store: Cache
     chunk_size: int | None = None
     clusters: dict = field(default_factory=dict)  # config_id -> {(metric, segment): (num, den)}
+    asked: tuple = ()  # every requested metric, the optimised one first
+    intervals: bool = False
+
+    @property
+    def columns(self) -> ColumnOrder:
+        """The result columns (the same for every request on this engine and split)."""
+        return ColumnOrder.of(self.spec, self.segments, self.intervals)
+
+    @property
+    def filled(self) -> tuple:
+        """The scores the engine reports for this request (the other score columns are NaN)."""
+        return self.spec.filled(self.asked)
+
+    @property
+    def scored(self) -> str:
+        """What the cache records beside each row: the scores its request filled (JSON)."""
+        return json.dumps(list(self.filled))
 
 
 def _bootstrap(intervals, seed) -> dict | None:
@@ -168,10 +194,17 @@ def _bootstrap(intervals, seed) -> dict | None:
 def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
     """Hash of what makes cached rows reusable: engine, log, segments, embedder and bootstrap.
 
-    The hashed JSON must not change, or existing caches stop resuming.
+    A request for which the engine fills only some of its scores
+    (:meth:`~thatchlab.tune.registry.EngineSpec.filled`: forecast metrics
+    alone on the scoring engines) also hashes the scores it fills, so its
+    rows and per-cluster sums never stand in for a fuller request's. The
+    hashed JSON must not change otherwise, or existing caches stop resuming.
     """
     key = [spec.name, _fingerprint(log), [dataclasses.astuple(s) for s in segments], prepared.embedder,
            boot and [metric, boot]]
+    filled = spec.filled(metric_list(metric))
+    if filled != spec.score_names():
+        key.append(list(filled))
     return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:20]
 
 
@@ -194,7 +227,7 @@ def _result_rows(run: _SweepRun, chunk: ChunkScores, params_list, cids) -> tuple
             "sweep_id": [run.sweep_id] * n, "embedder": [run.prepared.embedder] * n,
             "estimator": [row.get("estimator", run.prepared.estimator) for row in chunk.rows]}
     frame = result_frame([params_list[i].to_dict() for i in chunk.indices], chunk.rows, meta,
-                         segments=run.segments, metric=run.metric, metrics=run.spec.metrics)
+                         spec=run.spec, segments=run.segments, intervals=run.intervals)
     return typed(frame), sums
 
 
@@ -216,7 +249,8 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
         ``(low, high, "log")`` ranges or scipy distributions (random, optuna).
     metric : the metric to optimise (see ``get_engine(engine).metrics``), or a
         list of metrics scored together (the first is optimised: Optuna's
-        objective, the lead column of each segment).
+        objective, ``attrs["metric"]``). The choice never changes the
+        result's columns.
     engine : a registered engine name or an :class:`~thatchlab.tune.registry.EngineSpec`.
     search : ``"grid"``, ``"random"`` (``n_trials`` seeded draws) or ``"optuna"``
         (TPE seeded by ``seed``, ``n_trials`` trials, validation score as objective).
@@ -225,10 +259,13 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
         ``backend="dask"`` submits chunks to ``client`` (a ``distributed.Client``).
     seed : seed of random search, Optuna and the bootstrap resamples.
     cache : Parquet path; finished configurations are appended after each
-        chunk and reused by a rerun of the same sweep (same log, holdout, engine).
+        chunk and reused by a rerun of the same sweep (same log, holdout, engine,
+        and the same scores filled: a row scored on forecast metrics alone
+        never stands in for a regime request).
     intervals : ``True`` (200 resamples) or a number of bootstrap resamples:
-        adds ``val_<m>_lo/_hi`` and ``test_<m>_lo/_hi`` (95 % percentile
-        intervals) for every requested metric ``m``. Resamples draw the
+        adds ``<segment>_<m>_lo/_hi`` (95 % percentile intervals) for every
+        engine metric ``m``, filled for the requested metrics (NaN for the
+        others). Resamples draw the
         segment's clusters (sessions for interaction logs) with replacement,
         once per segment from ``seed``: every configuration is rescored on
         the *same* resamples, so intervals of different rows are paired.
@@ -239,10 +276,24 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     Returns
     -------
     DataFrame, one row per distinct configuration in proposal order, columns
-    in :class:`~thatchlab.tune._columns.ColumnOrder`: every parameter, then ``val_<m>`` and
-    ``test_<m>`` for each engine metric ``m`` (the optimised one first in
-    each segment), then ``engine``, ``config_id``, ``sweep_id``,
-    ``embedder``, ``estimator``.
+    in :class:`~thatchlab.tune._columns.ColumnOrder`: every parameter field,
+    then for each scored segment (``val`` and ``test``; under a
+    ``TimeSeriesSplit`` ``val`` holds each metric's mean over the folds
+    ``val0``, ``val1``..., which follow it) every score the engine declares
+    (:meth:`~thatchlab.tune.registry.EngineSpec.score_names`: its metrics
+    in registered order, then counts such as ``n_labelled``) and, with
+    ``intervals``, ``<m>_lo``/``<m>_hi`` of every metric; then ``engine``,
+    ``config_id``, ``sweep_id``, ``embedder``, ``estimator``.
+
+    The column set and order are fixed by the engine, the split (a
+    holdout fraction, or a ``TimeSeriesSplit`` and its number of folds)
+    and whether intervals are asked for, *never* by ``metric``: sweeps on
+    different metrics concatenate into one aligned frame. A score the
+    engine does not compute for a request is NaN, not absent (the
+    ``prediction`` and ``behavior`` engines score only the forecasts,
+    ``log_loss``, ``brier``, ``ece`` and ``n_forecasts``, when only those
+    metrics are asked; their regime columns are then NaN). The optimised
+    metric is ``attrs["metric"]``; the metrics asked, ``attrs["metrics"]``.
 
     ``attrs``: ``engine``, ``metric`` (the optimised one), ``metrics``,
     ``holdout``; ``unidentified`` (swept parameters that none of the
@@ -307,7 +358,8 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     run = _SweepRun(spec, prepared, segments, primary, sweep_id,
                     runner=Runner(spec, prepared, segments, asked, boot, n_jobs=n_jobs, backend=backend,
                                   client=client),
-                    store=Cache(cache, sweep_id), chunk_size=chunk_size)
+                    store=Cache(cache, sweep_id), chunk_size=chunk_size, asked=metrics,
+                    intervals=boot is not None)
     if params_list is not None:
         frame = _evaluate_all(run, params_list)
     else:
@@ -344,12 +396,59 @@ def _cluster_stats(run: _SweepRun, frame: pd.DataFrame) -> ClusterStats | None:
     return ClusterStats.merge(parts, prep.cluster_unit, labels)
 
 
+def _legacy_reusable(run: _SweepRun, rows: pd.DataFrame) -> np.ndarray:
+    """Which cached rows written without a record of their scores can serve this request.
+
+    A row qualifies when the cache has every column the request fills, the
+    row holds a value (in some segment) for every score the request fills,
+    and none for the scores it does not (the scoring engines' rows scored on
+    forecasts alone, under the same sweep id, hold no regime score).
+    """
+    segments, metrics = run.segments, tuple(run.spec.metrics)
+    filled = run.filled
+    bounds = [m for m in run.asked if m in filled] if run.intervals else []
+    need = [c for cols in score_columns(segments, filled, metrics, bounds).values() for c in cols]
+    if not set(need) <= set(rows.columns):
+        return np.zeros(len(rows), dtype=bool)
+    names = score_segments(segments)
+
+    def has_value(score):
+        cols = [f"{seg}_{score}" for seg in names if f"{seg}_{score}" in rows.columns]
+        return rows[cols].notna().any(axis=1).to_numpy() if cols else np.zeros(len(rows), dtype=bool)
+
+    ok = np.ones(len(rows), dtype=bool)
+    for score in run.spec.score_names():
+        ok &= has_value(score) if score in filled else ~has_value(score)
+    return ok
+
+
+def _reusable(run: _SweepRun, done: pd.DataFrame) -> pd.DataFrame:
+    """The cached rows of this sweep that serve this request, in the result's columns.
+
+    Rows record the scores their request filled (the cache's
+    :data:`~thatchlab.tune._runner.SCORED_COLUMN`); rows of an older cache
+    without that record go through :func:`_legacy_reusable`.
+    """
+    if not len(done):
+        return done
+    marks = done[SCORED_COLUMN] if SCORED_COLUMN in done.columns else pd.Series(None, index=done.index,
+                                                                                 dtype=object)
+    marked = marks.notna().to_numpy()
+    ok = marked & (marks == run.scored).to_numpy()
+    if not marked.all():
+        ok |= ~marked & _legacy_reusable(run, done)
+    rows = done[ok]
+    order = ColumnOrder.of(run.spec, run.segments, run.intervals,
+                           [c for c in rows.columns if c != SCORED_COLUMN and rows[c].notna().any()])
+    return rows.reindex(columns=order.columns)
+
+
 def _evaluate_all(run: _SweepRun, params_list) -> pd.DataFrame:
     """Score the distinct configurations of ``params_list`` not cached yet; rows in proposal order."""
     cids = [config_id(run.spec.name, p) for p in params_list]
     order = list(dict.fromkeys(cids))  # distinct configurations, first proposal first
     first = {cid: i for i, cid in reversed(list(enumerate(cids)))}
-    done = run.store.done()
+    done = _reusable(run, run.store.done())
     have = set(done["config_id"]) if len(done) else set()
     todo = [Proposal(first[c], params_list[first[c]]) for c in order if c not in have]
     size = run.chunk_size or max(1, min(64, math.ceil(len(todo) / (4 * run.runner.workers())) if todo else 1))
@@ -360,16 +459,17 @@ def _evaluate_all(run: _SweepRun, params_list) -> pd.DataFrame:
         for scored in run.runner.run(chunks):
             part, sums = _result_rows(run, scored, params_list, cids)
             run.clusters.update(sums)
-            run.store.add(part, sums)
+            run.store.add(part, sums, scored=run.scored)
             frames.append(part)
             bar.update(1)
     finally:
         bar.close()
     if not frames:
-        return pd.DataFrame()
+        return pd.DataFrame(columns=run.columns.columns)
     allrows = pd.concat(frames, ignore_index=True).drop_duplicates("config_id", keep="first")
     out = allrows.set_index("config_id").loc[order].reset_index()
-    return out[list(allrows.columns)].reset_index(drop=True)
+    columns = ColumnOrder.of(run.spec, run.segments, run.intervals, list(allrows.columns)).columns
+    return out.reindex(columns=columns).reset_index(drop=True)
 
 
 def _optuna(run: _SweepRun, space, base, n_trials, seed) -> pd.DataFrame:
@@ -535,6 +635,21 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
             "probed": probed}
 
 
+def _unscored(results: pd.DataFrame, metric: str) -> bool:
+    """Whether ``results`` hold no validation score of ``metric``: no ``val_`` column, or a
+    column the engine left NaN because the metrics asked (``attrs["metrics"]``) do not fill it."""
+    if f"val_{metric}" not in results.columns:
+        return True
+    asked = results.attrs.get("metrics")
+    if asked is None:
+        return False
+    try:
+        spec = _spec_of(results)
+    except InputError:
+        return False
+    return metric in spec.metrics and metric not in spec.filled(asked)
+
+
 def _constraint_mask(results: pd.DataFrame, constraint) -> np.ndarray:
     """Rows whose validation values satisfy every ``{metric: (op, value)}`` (NaN fails)."""
     keep = np.ones(len(results), dtype=bool)
@@ -543,8 +658,9 @@ def _constraint_mask(results: pd.DataFrame, constraint) -> np.ndarray:
             raise InputError(f"constraint: expected {{metric: (op, value)}} with op in "
                              f"{list(_OPERATORS)}, got {m!r}: {rule!r}")
         col = f"val_{m}"
-        if col not in results.columns:
-            raise InputError(f"constraint: no column {col!r}; score {m!r} in the sweep (metric=[...])")
+        if _unscored(results, m):
+            raise InputError(f"constraint: no scores in column {col!r}; score {m!r} in the sweep "
+                             "(metric=[...])")
         v = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
         with np.errstate(invalid="ignore"):
             keep &= np.isfinite(v) & _OPERATORS[rule[0]](v, float(rule[1]))
@@ -608,8 +724,9 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     (5.0, 0.2, 0.25)
     """
     col = f"val_{metric}"
-    if col not in results.columns:
-        raise InputError(f"results: no column {col!r}; expected a sweep result scored on {metric!r}")
+    if _unscored(results, metric):
+        raise InputError(f"results: no scores in column {col!r}; expected a sweep result scored on "
+                         f"{metric!r} (metric=[...] for several)")
     spec = _spec_of(results)
     lower = _direction(results, metric, minimize, spec)
     vals = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
@@ -670,9 +787,10 @@ def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) ->
     """
     metrics = metric_list(metrics)
     cols = [f"val_{m}" for m in metrics]
-    for c in cols:
-        if c not in results.columns:
-            raise InputError(f"results: no column {c!r}; score every metric in the sweep (metric=[...])")
+    for m, c in zip(metrics, cols):
+        if _unscored(results, m):
+            raise InputError(f"results: no scores in column {c!r}; score every metric in the sweep "
+                             "(metric=[...])")
     sign = np.array([1.0 if _direction(results, m, None) else -1.0 for m in metrics])
     V = results[cols].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64) * sign
     ok = np.isfinite(V).all(axis=1) & _constraint_mask(results, constraint)

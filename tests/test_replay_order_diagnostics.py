@@ -37,7 +37,7 @@ def test_sorting_is_stable_on_tied_times_and_silent_when_sorted(sample):
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*not in time order")  # a sorted log: no word
         replay.run(log.iloc[:40], "prediction", embedder=emb)
-    from thatchlab.replay._order import sort_by_time
+    from thatchlab.logs import sort_by_time
 
     ts = pd.to_datetime(["2026-01-02", "2026-01-01", "2026-01-02", "2026-01-01"], utc=True)
     frame = pd.DataFrame({"ts": ts, "row": ["a", "b", "c", "d"]})
@@ -118,7 +118,7 @@ def test_the_cli_prints_the_diagnostics_and_the_reordering(tmp_path, capsys):
         raise SystemExit(0)
     assert done.value.code in (0, None)
     err = capsys.readouterr().err.splitlines()
-    assert any(line.startswith("warning: interaction log was not in time order: 10 of 11") for line in err)
+    assert any("log.jsonl was not in time order: 10 of 11" in line and line.startswith("warning: ") for line in err)
     assert "diagnostic: 100% of the 10 scored messages surfaced nothing (regime 'none')." in err
     assert any("median 0.450" in line for line in err if line.startswith("diagnostic: "))
 

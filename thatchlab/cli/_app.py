@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
 
 import typer
 
@@ -76,18 +77,25 @@ def _said_interrupted() -> bool:
     return bool(_INTERRUPTED)
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    typer.echo(f"warning: {message}", err=True)
+
+
 def guarded(verb):
     """``verb`` with thatchlab's exits, the same under :func:`main` and typer's own runner.
 
     A :class:`~thatchlab.core.errors.ThatchlabError` or an OS error prints one
     ``error:`` line and exits 2; Ctrl-C (KeyboardInterrupt) prints
     ``interrupted`` and exits 130. Outputs are written atomically, so an
-    interrupted verb leaves no file that looks complete.
+    interrupted verb leaves no file that looks complete. Warnings (a log not
+    in time order, say) print as one ``warning:`` line each.
     """
     @functools.wraps(verb)
     def run(*args, **kwargs):
         try:
-            return verb(*args, **kwargs)
+            with warnings.catch_warnings():  # a warning is one "warning:" line, not a source excerpt
+                warnings.showwarning = _warning_line
+                return verb(*args, **kwargs)
         except ThatchlabError as exc:
             fail(exc)
         except OSError as exc:  # unreadable/unwritable paths, full disks

@@ -45,9 +45,9 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
             raise InputError(f"--initial: only the prediction and behavior engines start from a store, not {engine!r}")
         start = import_sqlite(initial)
     params = engine_params(engine, config)
-    data = load_log(engine, log, recalls)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught:  # the reader's warnings too (e.g. time order)
         warnings.simplefilter("always", UserWarning)
+        data = load_log(engine, log, recalls)
         if engine in SCORING:
             res = rp.run(data, engine=engine, params=params, embedder=get_embedder(lookup), initial=start)
             events = res.events

@@ -102,6 +102,8 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     from thatchlab.store import export_sqlite
 
     choice("--engine", engine, SCORING)
+    if out.exists() and not overwrite:  # refused before the replay, not after it
+        raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it")
     p = engine_params(engine, params)
     emb = get_embedder(lookup)
     res = run_replay(load_log(engine, log), engine=engine, params=p, embedder=emb)

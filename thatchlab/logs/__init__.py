@@ -3,7 +3,9 @@
 Readers and writers handle JSONL, CSV and Parquet; each log kind has a
 ``validate_*`` function raising :class:`~thatchlab.core.errors.LogValidationError`
 with the file, row, column and what was expected. Logs are never modified in
-place.
+place. Readers return their rows sorted by ``ts`` (stably: equal times keep
+their file order), with ``attrs["reordered"]`` counting the rows that moved,
+and warn when a file was not in time order (:func:`sort_by_time`).
 
 ========================  ==================================================  ====================
 log                       validate / read                                     engine
@@ -23,6 +25,7 @@ exports (omi, ai-memory, mnemo) are read by :mod:`thatchlab.logs.ingest`.
 
 from thatchlab.logs import ingest
 from thatchlab.logs._core import log_format, read_table, write_table
+from thatchlab.logs._order import sort_by_time
 from thatchlab.logs._validate import LogSpec, RowRule, validate_frame
 from thatchlab.logs.ai_memory import (
     LEDGER_COLUMNS,
@@ -62,4 +65,5 @@ __all__ = ["ingest", "INTERACTION_COLUMNS", "INTERACTION_KINDS", "LOGGED_COLUMNS
            "RECALL_COLUMNS", "read_recall_log", "validate_recall_log",
            "read_event_log", "read_recall_stream", "validate_event_log", "validate_recall_stream",
            "write_stream", "AiMemoryTables", "read_ai_memory", "read_memories",
-           "read_shadow_observations", "read_recall_observations", "LEDGER_COLUMNS", "LogSpec", "RowRule", "log_format", "read_table", "validate_frame", "write_table"]
+           "read_shadow_observations", "read_recall_observations", "LEDGER_COLUMNS", "LogSpec", "RowRule", "log_format", "read_table", "validate_frame", "write_table",
+           "sort_by_time"]

@@ -24,6 +24,7 @@ from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
 from thatchlab.logs._core import block_frame, copy_frame, read_log, write_table
+from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "LOGGED_COLUMNS", "INTERACTION_LOG",
@@ -376,9 +377,10 @@ def _validated(df_in, source, errors):
 def read_interaction_log(path, errors: str = "raise"):
     """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
     :func:`validate_interaction_log`)."""
-    return read_log(path, validate_interaction_log, errors=errors, json_columns=("surfaced", "embedding"),
-                    columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True,
-                    validate_view=lambda view, source, errors: _validated(_pre(view, as_is=True), source, errors))
+    log = read_log(path, validate_interaction_log, errors=errors, json_columns=("surfaced", "embedding"),
+                   columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True,
+                   validate_view=lambda view, source, errors: _validated(_pre(view, as_is=True), source, errors))
+    return read_in_time_order(log, path, errors)
 
 
 def write_interaction_log(df: pd.DataFrame, path):

@@ -13,6 +13,7 @@ import pandas as pd
 
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
 from thatchlab.logs._core import read_table, write_table
+from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memory_log",
@@ -144,7 +145,7 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
 def read_memory_log(path, errors: str = "raise"):
     """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`)."""
     raw = read_table(path, columns=_READ_AS, required=MEMORY_LOG.required)
-    return validate_memory_log(raw, source=str(path), errors=errors)
+    return read_in_time_order(validate_memory_log(raw, source=str(path), errors=errors), path, errors)
 
 
 def write_memory_log(df: pd.DataFrame, path):

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.logs._core import read_table
+from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["RECALL_LOG", "RECALL_COLUMNS", "validate_recall_log", "read_recall_log"]
@@ -147,4 +148,4 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 def read_recall_log(path, errors: str = "raise"):
     """Read a recall log (JSONL, CSV or Parquet) and validate it (see :func:`validate_recall_log`)."""
     raw = read_table(path, columns=_READ_AS, required=RECALL_LOG.required)
-    return validate_recall_log(raw, source=str(path), errors=errors)
+    return read_in_time_order(validate_recall_log(raw, source=str(path), errors=errors), path, errors)

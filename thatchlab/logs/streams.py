@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.logs._core import read_table, write_table
+from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, validate_frame
 
 __all__ = ["EVENT_SPEC", "RECALL_SPEC", "validate_event_log", "read_event_log",
@@ -88,7 +89,7 @@ def read_event_log(path, errors: str = "raise"):
     raw = read_table(path, json_columns=["entities"], required=EVENT_SPEC.required,
                      columns={"ts": "time", "workspace": "text", "session": "text", "name": "text",
                               "entities": "texts"})
-    return validate_event_log(raw, source=str(path), errors=errors)
+    return read_in_time_order(validate_event_log(raw, source=str(path), errors=errors), path, errors)
 
 
 def read_recall_stream(path, errors: str = "raise"):
@@ -96,7 +97,7 @@ def read_recall_stream(path, errors: str = "raise"):
     raw = read_table(path, json_columns=["entities"], required=RECALL_SPEC.required,
                      columns={"ts": "time", "workspace": "text", "session": "text", "fact_id": "text",
                               "entities": "texts"})
-    return validate_recall_stream(raw, source=str(path), errors=errors)
+    return read_in_time_order(validate_recall_stream(raw, source=str(path), errors=errors), path, errors)
 
 
 def write_stream(df: pd.DataFrame, path):

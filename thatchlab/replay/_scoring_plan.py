@@ -17,7 +17,7 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
-from thatchlab.replay._order import sort_by_time
+from thatchlab.logs import sort_by_time
 from thatchlab.replay._scoring_nudges import nudge_reads
 from thatchlab.replay._scoring_reads import ReadCosines
 from thatchlab.replay._scoring_writes import run_writes

@@ -17,8 +17,8 @@ import pandas as pd
 from thatchlab.anticipation import Prefetcher, mine, slot_of
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.anticipation import AnticipationParams, parse_duration
+from thatchlab.logs import sort_by_time
 from thatchlab.logs.streams import validate_event_log, validate_recall_stream
-from thatchlab.replay._order import sort_by_time
 
 __all__ = ["run_anticipation", "AnticipationReplayResult", "RUN_TIME"]
 

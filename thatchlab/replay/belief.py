@@ -25,9 +25,9 @@ from thatchlab.belief import (
     exposure_segments,
 )
 from thatchlab.core.errors import InputError
+from thatchlab.logs import sort_by_time
 from thatchlab.logs.memory import validate_memory_log
 from thatchlab.metrics.calibration import brier
-from thatchlab.replay._order import sort_by_time
 
 __all__ = ["run_belief", "BeliefReplayResult", "band_truth_table"]
 

@@ -31,9 +31,9 @@ from thatchlab.calibration import (
 )
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.logs import sort_by_time
 from thatchlab.logs.recall import read_recall_log, validate_recall_log
 from thatchlab.metrics.calibration import calibration_summary, reliability_curve
-from thatchlab.replay._order import sort_by_time
 
 __all__ = ["CalibrationResult", "run_calibration", "recall_ledger", "decay_touches", "decay_ranking_study"]
 

@@ -35,7 +35,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.jsfmt import to_fixed
-from thatchlab.replay._order import sort_by_time
+from thatchlab.logs import sort_by_time
 from thatchlab.replay.scoring import ENGINE_KINDS, ReplayResult, check_log
 
 __all__ = ["fidelity", "FidelityReport", "PRODUCTION_MODEL", "same_model"]

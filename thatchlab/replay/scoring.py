@@ -20,9 +20,9 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import ScoringParams
+from thatchlab.logs import sort_by_time
 from thatchlab.logs.interaction import validate_interaction_log
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
-from thatchlab.replay._order import sort_by_time
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
 
 __all__ = ["ReplayResult", "run", "prepare", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS", "LIST_KINDS",

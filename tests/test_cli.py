@@ -369,7 +369,7 @@ def test_malformed_log_and_config_name_the_file(tmp_path, capsys):
     bad = tmp_path / "log.jsonl"
     bad.write_text('{"ts": "2026-01-01T00:00:00Z", "memory_id": "m1", "kind": "write"}\n{"ts": \n')
     code, _, err = run(["fit", "halflife", str(bad)], capsys)
-    assert code == 2 and err.startswith(f"error: {bad}: line 2") and err.count("\n") == 1
+    assert code == 2 and err.startswith(f"error: {bad}: data row 1 (line 2)") and err.count("\n") == 1
     cfg = tmp_path / "c.toml"
     cfg.write_text("[belief]\nstate = 'long'\n")
     code, _, err = run(["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--config", str(cfg)],

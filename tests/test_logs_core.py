@@ -54,8 +54,9 @@ def test_round_trip_with_list_columns(tmp_path, suffix):
 def test_unreadable_files(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"a": 1}\nnot json\n')
-    with pytest.raises(LogValidationError, match=r"line 2 \(row 1\): not valid JSON"):
+    with pytest.raises(LogValidationError, match=r"bad.jsonl: data row 1 \(line 2\): not valid JSON"):
         read_table(bad)
+    (tmp_path / "x.txt").write_text("a,b\n")
     with pytest.raises(LogValidationError, match="cannot tell the format"):
         read_table(tmp_path / "x.txt")
     with pytest.raises(LogValidationError, match="no such file"):
@@ -181,9 +182,10 @@ def test_embedding_values_a_float32_cannot_hold_are_refused(tmp_path):
 def test_header_only_and_empty_files(tmp_path):
     (tmp_path / "m.csv").write_text("ts,memory_id,kind\n")
     assert len(logs.read_memory_log(tmp_path / "m.csv")) == 0
-    for name in ("e.jsonl", "e.csv"):
-        (tmp_path / name).write_text("")
-        with pytest.raises(LogValidationError, match="missing column"):
+    for name, text in (("e.jsonl", ""), ("e.csv", ""), ("blank.jsonl", "\n  \n\n"), ("blank.csv", "\n\n"),
+                       ("e.parquet", "")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(LogValidationError, match=f"{name}: empty file; expected "):
             logs.read_memory_log(tmp_path / name)
 
 
@@ -214,9 +216,98 @@ def test_typed_errors_only_on_odd_number_spellings(tmp_path):
         line = json.dumps(RECALL_ROW).replace('"rank": 1', f'"rank": {value}')
         # none of these spells a rank: each is refused with a typed error naming the column
         # (or, for 0x10, the line that is not JSON)
-        with pytest.raises(ThatchlabError, match="column 'rank'|line 1 \\(row 0\\): not valid JSON"):
+        with pytest.raises(ThatchlabError, match="column 'rank'|data row 0 \\(line 1\\): not valid JSON"):
             logs.read_recall_log(_jsonl(tmp_path, None, raw=line + "\n"))
 
 
 DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data"
 _ = np
+
+
+# ---------------------------------------------------------------- issue 17: wording, time order, speed
+def test_messages_say_data_row_and_line(tmp_path):
+    rows = [dict(MEMORY_ROW, memory_id=f"m{i}") for i in range(4)]
+    rows[2]["kind"] = "bogus"
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps(rows[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
+    e = _first_error(logs.read_memory_log, path)
+    assert "m.jsonl: memory log: data row 2 (line 4), column 'kind'" in str(e) and e.row == 2
+    csv_path = tmp_path / "m.csv"
+    csv_path.write_text('ts,memory_id,kind,text\n2026-01-01T00:00:00Z,m1,write,"two\nlines"\n'
+                        "2026-01-01T00:00:00Z,m2,bogus,x\n")
+    assert "data row 1 (line 4), column 'kind'" in str(_first_error(logs.read_memory_log, csv_path))
+    # a frame (not a file) has rows, not lines
+    with pytest.raises(LogValidationError, match=r"memory log: row 2, column 'kind'"):
+        logs.validate_memory_log(pd.DataFrame(rows))
+
+
+def test_a_csv_row_with_extra_or_missing_fields_is_named(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("ts,memory_id,kind\n2026-01-01T00:00:00Z,m1,write\n\n2026-01-01T00:00:00Z,m2,write,extra\n")
+    e = _first_error(logs.read_memory_log, path)
+    assert str(e) == f"{path}: data row 1 (line 4) has 4 fields, expected 3 (one per header column)"
+    assert (e.row, e.expected) == (1, "3 fields")
+    path.write_text("ts,memory_id,kind\n2026-01-01T00:00:00Z,m1\n")
+    assert "data row 0 (line 2) has 2 fields, expected 3" in str(_first_error(logs.read_memory_log, path))
+
+
+def test_a_directory_is_named_a_directory(tmp_path):
+    for reader in (logs.read_memory_log, logs.read_interaction_log, read_table):
+        with pytest.raises(LogValidationError, match="is a directory; expected a log file"):
+            reader(tmp_path)
+    (tmp_path / "d.jsonl").mkdir()
+    with pytest.raises(LogValidationError, match="d.jsonl: is a directory"):
+        logs.read_recall_log(tmp_path / "d.jsonl")
+
+
+READERS = [(logs.read_memory_log, MEMORY_ROW), (logs.read_recall_log, RECALL_ROW),
+           (logs.read_interaction_log, MESSAGE_ROW),
+           (logs.read_event_log, {"ts": "2026-01-01T00:00:00Z", "workspace": "w", "session": "s", "name": "open",
+                                  "entities": ["a"]}),
+           (logs.read_recall_stream, {"ts": "2026-01-01T00:00:00Z", "workspace": "w", "session": "s",
+                                      "fact_id": "f", "entities": ["a"]})]
+
+
+@pytest.mark.parametrize("reader,row", READERS, ids=lambda v: getattr(v, "__name__", ""))
+def test_readers_sort_by_time_stably_and_say_how_many_rows_moved(tmp_path, reader, row):
+    days = [3, 1, 2, 1]  # two rows tie on day 1: they keep their file order
+    rows = [dict(row, ts=f"2026-01-0{d}T00:00:00Z", marker=f"r{i}") for i, d in enumerate(days)]
+    path = _jsonl(tmp_path, rows)
+    with pytest.warns(UserWarning, match=r"log.jsonl was not in time order: 3 of 4 rows were reordered by 'ts'"):
+        out = reader(path)
+    assert out["marker"].tolist() == ["r1", "r3", "r2", "r0"] and out.attrs["reordered"] == 3
+    assert out.index.equals(pd.RangeIndex(4))
+    import warnings
+    ordered = _jsonl(tmp_path, [rows[i] for i in (1, 3, 2, 0)], name="sorted.jsonl")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*not in time order")
+        again = reader(ordered)
+    assert again.attrs["reordered"] == 0
+    pd.testing.assert_frame_equal(again.drop(columns="marker"), out.drop(columns="marker"))
+
+
+def test_report_mode_sorts_the_valid_rows(tmp_path):
+    rows = [dict(MEMORY_ROW, ts="2026-01-03T00:00:00Z", memory_id="late"), dict(MEMORY_ROW, kind="bogus"),
+            dict(MEMORY_ROW, ts="2026-01-01T00:00:00Z", memory_id="early")]
+    with pytest.warns(UserWarning, match="not in time order"):
+        valid, rejected = logs.read_memory_log(_jsonl(tmp_path, rows), errors="report")
+    assert valid["memory_id"].tolist() == ["early", "late"] and rejected["row"].tolist() == [1]
+
+
+def test_fields_first_seen_far_down_the_file_keep_their_types(tmp_path):
+    """The reader names in pyarrow's schema only the fields its first lines use; fields that appear
+    later are read as their declared kinds (or the file is read again naming them)."""
+    head = [dict(MESSAGE_ROW, text=f"message {i}") for i in range(3000)]  # > 64 KB of lines without them
+    late = [dict(MESSAGE_ROW, propensity=1),
+            dict(MESSAGE_ROW, kind="behavior_feedback", text="it helped", statement="s", relevant=True),
+            dict(MESSAGE_ROW, kind="prediction_update", text=None, matcher="m", statement="s", signal="confirm")]
+    fast = logs.read_interaction_log(_jsonl(tmp_path, head + late))
+    assert fast["propensity"].iloc[-3] == 1.0 and fast["propensity"].dtype == "float64"
+    assert bool(fast["relevant"].iloc[-2]) is True and fast["matcher"].iloc[-1] == "m"
+    ref = logs.validate_interaction_log(__import__("thatchlab.logs._core", fromlist=["_"])._read_jsonl_lines(
+        tmp_path / "log.jsonl", "log.jsonl"))
+    pd.testing.assert_frame_equal(fast, ref, check_categorical=False)
+    # a late field of the wrong type is still named with its row
+    bad = dict(late[2], matcher=5)
+    e = _first_error(logs.read_interaction_log, _jsonl(tmp_path, head + [bad], name="bad.jsonl"))
+    assert (e.row, e.column) == (3000, "matcher")

@@ -6,8 +6,9 @@ and writers share: format detection (JSONL, CSV, Parquet), the pyarrow read
 path with its line-by-line fallback, cell decoding and the checks a writer
 makes; the validation itself is :mod:`thatchlab.logs._validate`.
 
-Row numbers are 0-based positions in the table as read (for a JSONL file,
-row ``r`` is line ``r + 1``; for a CSV file, line ``r + 2`` after the header).
+Row numbers are 0-based positions in the table as read ("data rows": blank
+lines and a CSV header are not counted); messages about a file also give the
+line the row starts on, e.g. ``data row 3 (line 5)``.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
     ``json_columns`` name CSV columns that hold JSON text (lists) to decode.
     A missing or unreadable file raises :class:`LogValidationError`.
     """
-    fmt = log_format(path, fmt)
-    return _numbered(_read_source(path, fmt, json_columns, columns, required, arrow=False))
+    fmt = log_format(_existing_file(path), fmt)
+    return _numbered(_read_source(path, fmt, json_columns, columns, required, arrow=False), path, fmt)
 
 
 def read_log(path, validate: Callable, *, errors: str = "raise", fmt: str | None = None,
@@ -94,7 +95,7 @@ def read_log(path, validate: Callable, *, errors: str = "raise", fmt: str | None
     validated, so the result and every message are those of
     ``validate(read_table(...))``.
     """
-    fmt = log_format(path, fmt)
+    fmt = log_format(_existing_file(path), fmt)
     src = _read_source(path, fmt, json_columns, columns, required, arrow=errors == "raise")
     if not isinstance(src, pd.DataFrame):  # a pyarrow table
         view = _guarded(path, fmt, lambda: validation_frame(src, columns, categorical=categorical))
@@ -107,7 +108,7 @@ def read_log(path, validate: Callable, *, errors: str = "raise", fmt: str | None
                 pass
         del view
         src = _read_source(path, fmt, json_columns, columns, required, arrow=False)
-    return validate(_numbered(src), source=str(path), errors=errors)
+    return validate(_numbered(src, path, fmt), source=str(path), errors=errors)
 
 
 def _release_arrow_memory() -> None:
@@ -140,11 +141,31 @@ def _guarded(path, fmt, fn):
                                  file=str(path), expected=f"a {fmt} file") from None
 
 
+def _existing_file(path):
+    """``path``, once it is known to name a file (a typed error for a missing path or a directory)."""
+    p = Path(path)
+    if p.is_dir():
+        raise LogValidationError(f"{path}: is a directory; expected a log file (JSONL, CSV or Parquet)",
+                                 file=str(path), expected="a log file")
+    if not p.is_file():
+        raise LogValidationError(f"{path}: no such file", file=str(path), expected="a log file")
+    return path
+
+
+_EXPECTED_CONTENT = {"jsonl": "one JSON object per line", "csv": "a header line and data rows",
+                     "parquet": "a Parquet file"}
+
+
+def _empty(path, fmt):
+    return LogValidationError(f"{path}: empty file; expected {_EXPECTED_CONTENT[fmt]}", file=str(path),
+                              expected=_EXPECTED_CONTENT[fmt])
+
+
 def _read_source(path, fmt, json_columns, columns, required, *, arrow: bool):
     """The parsed file: a DataFrame, or with ``arrow`` the pyarrow table of a JSON-lines file pyarrow read."""
-    p = Path(path)
-    if not p.is_file():
-        raise LogValidationError(f"{path}: no such file", file=str(path))
+    p = Path(_existing_file(path))
+    if p.stat().st_size == 0:
+        raise _empty(path, fmt)
 
     def parse():
         if fmt == "jsonl":
@@ -160,13 +181,74 @@ def _read_source(path, fmt, json_columns, columns, required, *, arrow: bool):
     return _guarded(path, fmt, parse)
 
 
-def _numbered(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` (the reader's own frame) with a 0-based RangeIndex and the valid-UTF-8 flag set."""
+def _numbered(df: pd.DataFrame, path, fmt: str) -> pd.DataFrame:
+    """``df`` (the reader's own frame) with a 0-based RangeIndex, the valid-UTF-8 flag set and its
+    source recorded (:data:`SOURCE`), so that validation can give a bad row's line."""
     flag = df.attrs.get(_UTF8, False)
     if not (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1):
         df = df.reset_index(drop=True)
     df.attrs[_UTF8] = flag
+    if fmt != "parquet":
+        df.attrs[SOURCE] = (str(path), fmt)
     return df
+
+
+#: ``DataFrame.attrs`` key of a frame read from a text file: ``(path, format)``. Validation names
+#: each bad row's line from it, and drops it from what it returns (rows may be dropped later).
+SOURCE = "thatchlab.source"
+
+
+def row_label(attrs: Mapping, rows) -> dict:
+    """How a message names each of ``rows`` (data rows, from 0) of a frame with these ``attrs``:
+    ``"data row 3 (line 5)"`` for a frame read from a JSONL or CSV file, else ``"row 3"``."""
+    rows = sorted({int(r) for r in rows})
+    source = attrs.get(SOURCE)
+    if source is None:
+        return {r: f"row {r}" for r in rows}
+    lines = _lines_of(*source, rows)
+    return {r: f"data row {r} (line {lines[r]})" if r in lines else f"data row {r}" for r in rows}
+
+
+def _lines_of(path, fmt, rows) -> dict:
+    """The line each of the data ``rows`` starts on (a scan of the file, made only to word an error)."""
+    want, out = set(rows), {}
+    try:
+        records = _jsonl_records(path) if fmt == "jsonl" else _csv_records(path)
+        for row, line, _ in records:
+            if row in want:
+                out[row] = line
+                if len(out) == len(want):
+                    break
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    return out
+
+
+def _jsonl_records(path):
+    """``(data row, line, raw bytes)`` of each non-blank line of a JSON-lines file (a BOM dropped)."""
+    with open(path, "rb") as fh:
+        row = 0
+        for line, raw in enumerate(fh, start=1):
+            if line == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            if raw.strip():
+                yield row, line, raw
+                row += 1
+
+
+def _csv_records(path):
+    """``(data row, first line, fields)`` of each record after a CSV file's header (blank lines skipped,
+    as pyarrow skips them; a quoted value may span lines)."""
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh)
+        row, end = -1, 0
+        for fields in reader:
+            start, end = end + 1, reader.line_num
+            if not fields:
+                continue
+            if row >= 0:
+                yield row, start, fields
+            row += 1
 
 
 def copy_frame(df: pd.DataFrame, deep: bool = True) -> pd.DataFrame:
@@ -295,20 +377,33 @@ def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
     import pyarrow as pa
     import pyarrow.json as pj
 
-    if p.stat().st_size == 0:
-        return pd.DataFrame()
-    fields = [(c, _arrow_type(k)) for c, k in (columns or {}).items()]
+    kinds = dict(columns or {})
+    # The explicit schema names only the fields the file's first lines use: pyarrow fills every
+    # named field row by row, so the many optional fields a log kind knows (absent from most files)
+    # would cost it about two thirds more time. Later fields are inferred and checked below.
+    seen = _leading_keys(p)
+    fields = [(c, _arrow_type(k)) for c, k in kinds.items() if seen is None or c in seen]
     # one thread: pyarrow's pool keeps the pages each parsing thread used (~90 MB more of a 1M-row
-    # log's after the table is gone), for ~0.1 s of parsing on two cores
+    # log's after the table is gone), for ~0.3 s of parsing on two cores
     read = pj.ReadOptions(use_threads=False)
+
+    def parse(schema_fields):
+        return pj.read_json(str(p), read_options=read, parse_options=pj.ParseOptions(
+            explicit_schema=pa.schema(schema_fields) if schema_fields else None,
+            unexpected_field_behavior="infer"))
+
     try:
-        table = pj.read_json(str(p), read_options=read, parse_options=pj.ParseOptions(
-            explicit_schema=pa.schema(fields) if fields else None, unexpected_field_behavior="infer"))
+        table = parse(fields)
+        named = {c for c, _ in fields}
+        late = [c for c in table.column_names if c in kinds and c not in named]
+        if late:  # fields first seen further down: cast what casts exactly, else read them by name
+            table = _cast_late(table, late, kinds)
+            if table is None:
+                fields = [(c, _arrow_type(k)) for c, k in kinds.items() if c in named or c in late]
+                table = parse(fields)
         inferred = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
         if inferred:  # pyarrow reads ISO-looking text as naive times: keep it text, validation parses it
-            table = pj.read_json(str(p), read_options=read, parse_options=pj.ParseOptions(
-                explicit_schema=pa.schema(fields + [(c, pa.string()) for c in inferred]),
-                unexpected_field_behavior="infer"))
+            table = parse(fields + [(c, pa.string()) for c in inferred])
     except (pa.ArrowException, ValueError):  # odd values: read line by line for row-level messages
         return _read_jsonl_lines(p, path)
     if table.num_rows == 0 or any(c not in table.column_names or table.column(c).null_count == table.num_rows
@@ -317,32 +412,65 @@ def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
     return table if arrow else _to_pandas(table)
 
 
+def _leading_keys(p: Path, limit: int = 1 << 16):
+    """The keys of the JSON objects on the file's first lines (its first ``limit`` bytes), or None
+    when those lines are not all JSON objects (the reader then names every known field)."""
+    with open(p, "rb") as fh:
+        head = fh.read(limit)
+    lines = head.split(b"\n")
+    if len(head) == limit:
+        lines = lines[:-1]  # the last line may be cut
+    keys: set = set()
+    try:
+        for line in lines:
+            if line.strip():
+                obj = json.loads(line.removeprefix(b"\xef\xbb\xbf"))
+                if not isinstance(obj, dict):
+                    return None
+                keys.update(obj)
+    except (ValueError, RecursionError):
+        return None
+    return keys or None
+
+
+def _cast_late(table, late, kinds):
+    """``table`` with the inferred columns ``late`` cast to their kinds' types, or None unless each
+    is all null or already of its type (then the reader parses again, naming them)."""
+    import pyarrow as pa
+
+    for c in late:
+        want, col = _arrow_type(kinds[c]), table.column(c)
+        if col.type == want:
+            continue
+        if not pa.types.is_null(col.type):
+            return None
+        table = table.set_column(table.column_names.index(c), c, pa.nulls(table.num_rows, want))
+    return table
+
+
 def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
     rows = []
-    with open(p, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            where = f"{path}: line {lineno} (row {len(rows)})"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise LogValidationError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                                         "expected UTF-8 JSON", file=str(path), row=len(rows),
-                                         expected="UTF-8 text") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError) as exc:  # JSONDecodeError, integers of > 4300 digits
-                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else _one_line(exc)
-                raise LogValidationError(f"{where}: not valid JSON ({reason}); expected one JSON object per line",
-                                         file=str(path), row=len(rows), expected="one JSON object per line") from None
-            if not isinstance(obj, dict):
-                raise LogValidationError(f"{where}: expected a JSON object, got {type(obj).__name__}",
-                                         file=str(path), row=len(rows), expected="a JSON object")
-            rows.append(obj)
-    return pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
+    for row, lineno, raw in _jsonl_records(p):
+        where = f"{path}: data row {row} (line {lineno})"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LogValidationError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                     "expected UTF-8 JSON", file=str(path), row=row,
+                                     expected="UTF-8 text") from None
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, integers of > 4300 digits
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else _one_line(exc)
+            raise LogValidationError(f"{where}: not valid JSON ({reason}); expected one JSON object per line",
+                                     file=str(path), row=row, expected="one JSON object per line") from None
+        if not isinstance(obj, dict):
+            raise LogValidationError(f"{where}: expected a JSON object, got {type(obj).__name__}",
+                                     file=str(path), row=row, expected="a JSON object")
+        rows.append(obj)
+    if not rows:
+        raise _empty(path, "jsonl")
+    return pd.DataFrame.from_records(rows)
 
 
 def _read_csv(p: Path, path) -> pd.DataFrame:
@@ -351,16 +479,30 @@ def _read_csv(p: Path, path) -> pd.DataFrame:
 
     with open(p, encoding="utf-8-sig", newline="") as fh:
         try:
-            header = next(csv.reader(fh), None)
+            header = next((f for f in csv.reader(fh) if f), None)
         except UnicodeDecodeError as exc:
             raise LogValidationError(f"{path}: the header is not UTF-8 text ({exc.reason}); expected UTF-8 CSV",
                                      file=str(path), expected="UTF-8 text") from None
     if not header:
-        return pd.DataFrame()
+        raise _empty(path, "csv")
     convert = pc.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=True,
                                 null_values=[""], quoted_strings_can_be_null=True)
-    table = pc.read_csv(str(p), parse_options=pc.ParseOptions(newlines_in_values=True), convert_options=convert)
+    try:
+        table = pc.read_csv(str(p), parse_options=pc.ParseOptions(newlines_in_values=True),
+                            convert_options=convert)
+    except pa.ArrowInvalid:
+        _refuse_ragged_rows(p, path, len(header))
+        raise
     return _to_pandas(table)
+
+
+def _refuse_ragged_rows(p: Path, path, width: int) -> None:
+    """Raise for the first CSV record without the header's ``width`` fields (if there is one)."""
+    for row, line, fields in _csv_records(p):
+        if len(fields) != width:
+            raise LogValidationError(
+                f"{path}: data row {row} (line {line}) has {len(fields)} fields, expected {width} "
+                f"(one per header column)", file=str(path), row=row, expected=f"{width} fields")
 
 
 def _read_parquet(p: Path, columns) -> pd.DataFrame:
@@ -386,8 +528,9 @@ def _decode_json_cell(value, path, row, column):
     try:
         return json.loads(value)
     except (TypeError, ValueError, RecursionError):
+        where = row_label({SOURCE: (str(path), "csv")}, [row])[row]
         raise LogValidationError(
-            f"{path}: row {row}, column {column!r}: expected JSON text (e.g. [\"a\", \"b\"]), got {value!r}",
+            f"{path}: {where}, column {column!r}: expected JSON text (e.g. [\"a\", \"b\"]), got {value!r}",
             file=str(path), row=row, column=column, expected="JSON text") from None
 
 

@@ -4,12 +4,14 @@ A :class:`LogSpec` says what one log kind must look like; :func:`validate_frame`
 turns schema failures into :class:`~thatchlab.core.errors.LogValidationError`
 naming file, row, column and what was expected, or, with ``errors="report"``,
 returns the valid rows plus a table of rejected rows with reasons. Row numbers
-are 0-based positions in the table as read (for a JSONL file, row ``r`` is
-line ``r + 1``; for a CSV file, line ``r + 2`` after the header).
+are 0-based positions in the table as read; for a frame a reader made from a
+JSONL or CSV file the message says so and gives the row's line as well
+(``data row 3 (line 5)``).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -18,7 +20,15 @@ import pandas as pd
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.time import TIME_RANGE
-from thatchlab.logs._core import _SURROGATE, _UTF8, _show, copy_frame, surrogate_rows
+from thatchlab.logs._core import (
+    _SURROGATE,
+    _UTF8,
+    SOURCE,
+    _show,
+    copy_frame,
+    row_label,
+    surrogate_rows,
+)
 
 __all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values"]
 
@@ -85,6 +95,7 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
             file=source, column=missing[0], expected=f"columns {list(spec.required)}")
     out = copy_frame(df, deep=copy)
     out.index = pd.RangeIndex(len(out))
+    out.attrs.pop(SOURCE, None)  # its rows may be dropped or reordered later: lines would not match
     for col in spec.optional:
         if col not in out.columns:
             out[col] = None
@@ -123,7 +134,7 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         first = table.iloc[0]
         more = f" ({len(table) - 1} more problem(s))" if len(table) > 1 else ""
         raise LogValidationError(
-            f"{where}{label}: row {int(first['row'])}, column {first['column']!r}: "
+            f"{where}{label}: {row_label(df.attrs, [first['row']])[int(first['row'])]}, column {first['column']!r}: "
             f"expected {first['expected']}, got {_show(first['value'])}{more}",
             file=source, row=int(first["row"]), column=first["column"], expected=first["expected"],
             failures=table)
@@ -267,7 +278,9 @@ def _pandera_failures(df: pd.DataFrame, schema) -> list:
     import pandera.pandas as pa  # lazy: pandera is slow to import
 
     try:
-        schema.validate(df, lazy=True)
+        with warnings.catch_warnings():  # pandera's own use of a pandas deprecation, not the user's concern
+            warnings.simplefilter("ignore", FutureWarning)
+            schema.validate(df, lazy=True)
         return []
     except pa.errors.SchemaErrors as exc:
         fc = exc.failure_cases

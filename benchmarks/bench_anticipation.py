@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     t_ours, got = timed(lambda: ours(events), repeat=repeat)
     print(f"thatchlab mine_sequential(mode='seed'): {t_ours:.3f} s, {len(got):,} patterns")
     t_duck, ref = run_duckdb(events, repeat)
-    print(f"duckdb {duckdb.__version__} seed SQL: {t_duck:.3f} s, {len(ref):,} rows")
+    print(f"duckdb {duckdb.__version__} on mnemo's production SQL: {t_duck:.3f} s, {len(ref):,} rows")
     ok = same_rows(got, ref, "duckdb")
     t_pl, ref_pl = run_polars(events, repeat)
     print(f"polars {pl.__version__} rolling windows: {t_pl:.3f} s, {len(ref_pl):,} rows")

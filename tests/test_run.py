@@ -83,6 +83,9 @@ def test_config_errors_are_clear(tmp_path):
         load_config(bad)
     with pytest.raises(InputError, match="no such config"):
         load_config(tmp_path / "missing.toml")
+    (tmp_path / "d.toml").mkdir()
+    with pytest.raises(InputError, match="d.toml: is a directory; expected a JSON or TOML config file"):
+        load_config(tmp_path / "d.toml")
     good = tmp_path / "c.toml"
     good.write_text('[prediction]\nk = 3.0\n[sweep]\nholdout = 0.25\n')
     assert load_config(good) == {"prediction": {"k": 3.0}, "sweep": {"holdout": 0.25}}

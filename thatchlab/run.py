@@ -70,6 +70,8 @@ def load_config(path) -> dict:
     if path is None:
         return {}
     p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory; expected a JSON or TOML config file")
     if not p.is_file():
         raise InputError(f"{p}: no such config file")
     try:

@@ -150,3 +150,12 @@ def test_simulate_many_edge_cases(world):
     # the default embedder is the world's planted one, as in simulate
     _same_log(simulate_many(world, [ScoringParams()], n_sessions=12, seed=3)[0],
               simulate(world, ScoringParams(), n_sessions=12, seed=3))
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, True, "10"])
+def test_a_simulation_needs_at_least_one_session(n):
+    w = PreferenceWorld(n_users=1, n_situations=2, phrasings_per_situation=2, seed=0)
+    with pytest.raises(InputError, match=r"n_sessions: expected a whole number of sessions >= 1"):
+        simulate(w, n_sessions=n)
+    with pytest.raises(InputError, match="n_sessions"):
+        simulate_many(w, [None], n_sessions=n)

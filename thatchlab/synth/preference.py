@@ -243,6 +243,7 @@ def simulate(world: PreferenceWorld, params: ScoringParams | None = None, n_sess
     """
     from thatchlab.scoring.prediction import PredictionEngine
 
+    n_sessions = _session_count(n_sessions)
     params = ScoringParams() if params is None else params
     emb = world.lookup_embedder() if embedder is None else embedder
     eng = PredictionEngine(emb, params=params)
@@ -275,6 +276,13 @@ def simulate(world: PreferenceWorld, params: ScoringParams | None = None, n_sess
         rows.append({"ts": t2, "session": sess, "store": store, "kind": "prediction_update",
                      "matcher": matcher, "statement": stmt, "signal": signal, "p_true": p})
     return _finish(rows)
+
+
+def _session_count(n_sessions) -> int:
+    """``n_sessions`` as a positive int (a simulated log needs at least one session)."""
+    if isinstance(n_sessions, bool) or not isinstance(n_sessions, (int, np.integer)) or n_sessions < 1:
+        raise InputError(f"n_sessions: expected a whole number of sessions >= 1, got {n_sessions!r}")
+    return int(n_sessions)
 
 
 def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, seed: int = 0,
@@ -332,12 +340,11 @@ def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, se
         if not isinstance(p, ScoringParams):
             raise ParamsError(f"params_list[{j}]: expected ScoringParams, got {type(p).__name__}")
         params.append(p)
+    n_sessions = _session_count(n_sessions)
     if not params:
         return []
     emb = world.lookup_embedder() if embedder is None else embedder
-    if int(n_sessions) <= 0:
-        return [simulate(world, p, n_sessions, seed, emb) for p in params]
-    draws = _SessionDraws(world, int(n_sessions), seed)
+    draws = _SessionDraws(world, n_sessions, seed)
     space = _TextSpace(world, emb, draws)
     out: list = [None] * len(params)
     groups: dict = {}

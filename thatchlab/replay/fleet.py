@@ -5,14 +5,18 @@
 the pooled signal log a population prior is fitted from. The driver embeds
 every distinct text once with the embedder; each user's replay gets a
 :class:`~thatchlab.embed.LookupEmbedder` holding only that user's vectors,
-so workers never load an embedding model and each task carries one user's
-log, store and vectors (memory per worker is bounded by the largest user,
-not the fleet). Results do not depend on the backend or the number of
-workers: they are collected in the users' order.
+so workers never load an embedding model. On Dask the users are packed into
+a few tasks per worker thread (balanced by log length, at most
+:data:`MAX_USERS_PER_TASK` each), and a task carries its users' logs and
+stores and each vector its users need once, so scheduling costs stay small
+next to the replays and memory per task is bounded by the task, not the
+fleet. Results do not depend on the backend or the number of workers: they
+are collected in the users' order.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import warnings
 from collections.abc import Mapping
@@ -24,12 +28,17 @@ import pandas as pd
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import ScoringParams
 
-__all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS"]
+__all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_USERS_PER_TASK"]
 
 FLEET_BACKENDS = ("loky", "dask")
 #: Count metrics summed over users; the pooled rates are recomputed from these sums.
 POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_strong", "n_ambiguous", "n_none",
                  "n_follow_right", "n_follow_wrong", "n_follow_unresolved", "n_surfaced", "n_unresolved")
+#: Most users one Dask task replays (more users than 4 tasks per worker thread hold
+#: make more tasks, so no task's logs, stores and vectors grow with the fleet).
+MAX_USERS_PER_TASK = 256
+#: Dask tasks per worker thread: enough to even out users of different sizes.
+_TASKS_PER_THREAD = 4
 _ENGINES = ("prediction", "behavior")
 _TEXT_KINDS = ("message", "prediction_query")
 
@@ -229,7 +238,8 @@ def _replay_user(task: dict) -> dict:
 
 # -- backends --------------------------------------------------------------------------------------
 def _on_dask(tasks, client) -> list:
-    """Run the tasks on a Dask cluster, a bounded number in flight; results in task order."""
+    """Run the users' replays on a Dask cluster, packed into a few tasks per worker
+    thread, a bounded number in flight; results in the users' order."""
     if client is None:
         try:
             from distributed import get_client
@@ -239,27 +249,65 @@ def _on_dask(tasks, client) -> list:
             raise InputError("backend='dask': pass client=distributed.Client(...)") from None
     from distributed import as_completed
 
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-    # tasks in flight: enough that no worker waits on the driver, few enough to bound what the
-    # cluster holds at once (each task is one user's log, store, vectors and compact result)
-    window = max(16, 16 * n_workers)
+    workers = client.scheduler_info().get("workers", {})
+    n_threads = max(1, sum(int(w.get("nthreads", 1) or 1) for w in workers.values()))
+    chunks = _chunks(tasks, max(_TASKS_PER_THREAD * n_threads, math.ceil(len(tasks) / MAX_USERS_PER_TASK)))
+    # tasks in flight: two per thread keep every worker busy while bounding what the cluster holds
+    window = 2 * n_threads
     results: list = [None] * len(tasks)
     index = {}
-    pending = iter(range(len(tasks)))
+    pending = iter(chunks)
 
-    def submit(j):
-        fut = client.submit(_replay_user, tasks[j], pure=False)
-        index[fut.key] = j
+    def submit(members):
+        fut = client.submit(_replay_chunk, _pack([tasks[j] for j in members]), pure=False)
+        index[fut.key] = members
         return fut
 
-    queue = as_completed([submit(j) for _, j in zip(range(window), pending)], with_results=True)
-    for fut, result in queue:
-        results[index.pop(fut.key)] = result
+    queue = as_completed([submit(c) for _, c in zip(range(window), pending)], with_results=True)
+    for fut, chunk_results in queue:
+        for j, result in zip(index.pop(fut.key), chunk_results):
+            results[j] = result
         fut.release()
         nxt = next(pending, None)
         if nxt is not None:
             queue.add(submit(nxt))
     return results
+
+
+def _chunks(tasks, n_chunks: int) -> list:
+    """Task positions split into at most ``n_chunks`` groups of similar total log length
+    (longest users first, each to the lightest group), each group in the users' order,
+    the groups heaviest first so the longest work starts first."""
+    n_chunks = max(1, min(n_chunks, len(tasks)))
+    sizes = [len(t["log"]) + 1 for t in tasks]
+    heap = [(0, g) for g in range(n_chunks)]      # (load, group): the lightest group on top
+    groups: list = [[] for _ in range(n_chunks)]
+    for j in sorted(range(len(tasks)), key=lambda j: -sizes[j]):   # stable: ties in users' order
+        load, g = heapq.heappop(heap)
+        groups[g].append(j)
+        heapq.heappush(heap, (load + sizes[j], g))
+    loads = {g: load for load, g in heap}
+    order = sorted(range(n_chunks), key=lambda g: -loads[g])
+    return [sorted(groups[g]) for g in order if groups[g]]
+
+
+def _pack(tasks: list) -> dict:
+    """Several users' tasks as one: their vectors once each, every user naming the texts
+    of theirs (a vector shared by users of the task travels once)."""
+    queries, passages = {}, {}
+    users = []
+    for t in tasks:
+        queries.update(t["queries"])
+        passages.update(t["passages"])
+        users.append({**t, "queries": list(t["queries"]), "passages": list(t["passages"])})
+    return {"users": users, "queries": queries, "passages": passages}
+
+
+def _replay_chunk(chunk: dict) -> list:
+    """Replay each user of a packed task with exactly that user's vectors, in order."""
+    queries, passages = chunk["queries"], chunk["passages"]
+    return [_replay_user({**u, "queries": {t: queries[t] for t in u["queries"]},
+                          "passages": {t: passages[t] for t in u["passages"]}}) for u in chunk["users"]]
 
 
 # -- gathering -------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError
 
-__all__ = ["opt", "time_text", "check_cells", "check_vectors", "check_finite", "row_name"]
+__all__ = ["opt", "time_text", "check_cells", "check_vectors", "check_finite", "check_finite_blocks",
+           "check_fetched", "check_fetched_vectors", "plain_reader", "row_name"]
 
 #: Cell kinds of :func:`check_cells` → the ``typeof()`` values allowed and how to say so.
 _KINDS = {
@@ -55,16 +56,20 @@ def check_cells(conn, label, table, spec: dict, key=None) -> None:
     ``spec`` maps each column to a kind: ``"text"``, ``"num"`` (REAL or
     INTEGER, finite), ``"int"`` or ``"blob"``, with a trailing ``"?"`` when
     NULL is allowed. ``key`` is the column that names a row in the message.
+    The columns are checked in ``spec`` order and the first one holding a bad
+    cell is reported at its first bad row (rowid order). One scan of the table
+    tests every column at once; only when it finds a bad cell are the columns
+    scanned one by one to name it.
     """
+    conds = [_cell_condition(col, kind) for col, kind in spec.items()]
+    if not conds:
+        return
+    where = " OR ".join(f"({cond})" for cond, _, _ in conds)
+    args = [a for _, allowed, _ in conds for a in allowed]
+    if conn.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", args).fetchone() is None:
+        return
     key_sql = key or "rowid"
-    for col, kind in spec.items():
-        allowed, say = _KINDS[kind.rstrip("?")]
-        if kind.endswith("?"):
-            allowed, say = allowed + ("null",), say + " or NULL"
-        marks = ", ".join("?" for _ in allowed)
-        cond = f"typeof({col}) NOT IN ({marks})"
-        if kind.startswith("num"):
-            cond += f" OR (typeof({col}) = 'real' AND abs({col}) > {_MAX!r})"
+    for col, (cond, allowed, say) in zip(spec, conds):
         row = conn.execute(f"SELECT rowid, {key_sql}, typeof({col}), substr(quote({col}), 1, 60) "
                            f"FROM {table} WHERE {cond} ORDER BY rowid LIMIT 1", allowed).fetchone()
         if row is not None:
@@ -73,9 +78,87 @@ def check_cells(conn, label, table, spec: dict, key=None) -> None:
                                    f"{col!r} holds {typ.upper()} {shown}; expected {say}")
 
 
+def _cell_condition(col, kind):
+    """``(SQL condition true for a bad cell of col, its parameters, what is expected)``."""
+    allowed, say = _KINDS[kind.rstrip("?")]
+    if kind.endswith("?"):
+        allowed, say = allowed + ("null",), say + " or NULL"
+    marks = ", ".join("?" for _ in allowed)
+    cond = f"typeof({col}) NOT IN ({marks})"
+    if kind.startswith("num"):
+        cond += f" OR (typeof({col}) = 'real' AND abs({col}) > {_MAX!r})"
+    return cond, allowed, say
+
+
+#: Cell kinds of :func:`check_cells` → the Python types ``sqlite3`` returns for the allowed types.
+_PY_TYPES = {"text": (str,), "num": (float, int), "int": (int,), "blob": (bytes,)}
+
+
+def plain_reader(conn) -> bool:
+    """Whether ``conn`` returns SQLite values as the ``sqlite3`` module's own Python types
+    (TEXT as str, BLOB as bytes, INTEGER as int, REAL as float, NULL as None), so a
+    fetched cell tells its SQLite type (see :func:`check_fetched`): its text factory is
+    ``str`` (and, as for every connection thatchlab opens, no ``detect_types``)."""
+    return conn.text_factory is str
+
+
+def check_fetched(conn, label, table, spec: dict, columns: dict, key=None) -> None:
+    """:func:`check_cells` for a table already read through a :func:`plain_reader`.
+
+    ``columns`` maps each column of ``spec`` to its fetched cells. When every
+    cell's Python type is one the column allows (and every REAL is finite)
+    the table passes without another scan; otherwise :func:`check_cells`
+    scans it and names the first bad cell exactly as it always does.
+    """
+    for col, kind in spec.items():
+        allowed = _PY_TYPES[kind.rstrip("?")] + ((type(None),) if kind.endswith("?") else ())
+        values = columns[col]
+        types = set(map(type, values))
+        fine = types.issubset(allowed)
+        if fine and float in types and kind.startswith("num"):
+            numbers = values if type(None) not in types else [v for v in values if v is not None]
+            fine = bool(np.isfinite(np.fromiter(numbers, dtype=np.float64, count=len(numbers))).all())
+        if not fine:
+            check_cells(conn, label, table, spec, key=key)
+            return
+
+
+def check_fetched_vectors(conn, label, tables, vectors, key="id") -> None:
+    """:func:`check_vectors` for embeddings already read: ``vectors`` holds per table
+    ``(models, lengths)``, each row's ``model`` and its embedding's byte length (-1
+    for NULL). Only when a length is wrong or a model has two are the rows scanned
+    to name the first offending one."""
+    dims: dict = {}
+    for models, lengths in vectors:
+        for model, n in set(zip(models, lengths)):
+            if n < 0:
+                continue
+            if n == 0 or n % 4 or dims.setdefault(model, n) != n:
+                _locate_bad_vector(conn, label, tables, key)
+                return
+
+
 def check_vectors(conn, label, tables, key="id") -> None:
     """Every non-NULL ``embedding`` of ``tables`` is little-endian float32 bytes (a
-    positive multiple of 4), and all vectors of one ``model`` have one dimension."""
+    positive multiple of 4), and all vectors of one ``model`` have one dimension.
+
+    One scan per table finds the distinct byte lengths of each model; only when
+    one is wrong or a model has two are the rows read in rowid order to name
+    the first offending one.
+    """
+    dims: dict = {}
+    for table in tables:
+        rows = conn.execute(f"SELECT DISTINCT model COLLATE BINARY, length(embedding) FROM {table} "
+                            "WHERE embedding IS NOT NULL").fetchall()
+        for model, n in rows:
+            if n == 0 or n % 4 or dims.setdefault(model, n) != n:
+                _locate_bad_vector(conn, label, tables, key)
+                return
+
+
+def _locate_bad_vector(conn, label, tables, key) -> None:
+    """Raise at the first row (tables in order, rows in rowid order) whose embedding is not
+    float32 bytes or whose dimension differs from its model's first vector."""
     dims: dict = {}
     for table in tables:
         rows = conn.execute(f"SELECT rowid, {key}, model, length(embedding) FROM {table} "
@@ -96,5 +179,25 @@ def check_finite(label, table, frame, column, key="id") -> None:
     """Raise at the first row of ``frame`` whose ``column`` vector holds NaN or infinity."""
     for pos, v in enumerate(frame[column]):
         if v is not None and not np.isfinite(v).all():
-            raise StoreSchemaError(f"{label}: table {table!r}, row {key}={frame[key].iloc[pos]!r} "
-                                   f"(position {pos}), column {column!r} holds NaN or infinite values")
+            _raise_nonfinite(label, table, frame[key].iloc[pos], pos, column, key)
+
+
+def check_finite_blocks(label, table, keys, blocks, column="embedding", key="id") -> None:
+    """:func:`check_finite` on vectors held as matrices: ``blocks`` are ``(positions,
+    matrix)`` pairs (row ``i`` of ``matrix`` is the vector at ``positions[i]``) and
+    ``keys`` the ``key`` column. Raises at the smallest position holding NaN or
+    infinity, as the row-by-row check does."""
+    first = None
+    for positions, mat in blocks:
+        if mat.size == 0 or np.isfinite(mat).all():
+            continue
+        bad = positions[int(np.flatnonzero(~np.isfinite(mat).all(axis=1))[0])]
+        first = bad if first is None else min(first, bad)
+    if first is not None:
+        pos = int(first)
+        _raise_nonfinite(label, table, keys[pos], pos, column, key)
+
+
+def _raise_nonfinite(label, table, key_value, pos, column, key):
+    raise StoreSchemaError(f"{label}: table {table!r}, row {key}={key_value!r} "
+                           f"(position {pos}), column {column!r} holds NaN or infinite values")

@@ -18,10 +18,10 @@ A *section* is a module that knows one engine's tables. It provides
 
 The export builds the database in memory, runs ``PRAGMA integrity_check``
 and ``PRAGMA foreign_key_check``, re-reads every section from the serialized
-bytes and compares it with what was given, and only then writes a temporary
-file beside the target, fsyncs it and replaces the target with
-``os.replace``: a failure (or a kill) at any point leaves the old target
-intact and no partial file.
+bytes and compares it with what was given (the manifest's sha256 is of those
+bytes), and only then writes a temporary file beside the target, fsyncs it
+and replaces the target with ``os.replace``: a failure (or a kill) at any
+point leaves the old target intact and no partial file.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import importlib
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,18 +227,30 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
         }
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
+    digest: dict = {}
+
     def verify(data):
-        with contextlib.closing(connect_bytes(data)) as conn:
-            for key, obj in given.items():
-                back = sections[key].read(conn)
-                try:
-                    sections[key].check_equal(obj, back, written[key])
-                except AssertionError as exc:
-                    raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
+        # the manifest's sha256 is of these bytes, the file's content: hashed on a second
+        # thread (hashlib lets go of the GIL) while the sections are read back
+        hasher = threading.Thread(target=lambda: digest.update(sha256=hashlib.sha256(data).hexdigest()))
+        hasher.start()
+        try:
+            with contextlib.closing(connect_bytes(data)) as conn:
+                for key, obj in given.items():
+                    back = sections[key].read(conn)
+                    try:
+                        sections[key].check_equal(obj, back, written[key])
+                    except AssertionError as exc:
+                        raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
+                    del back
+        finally:
+            hasher.join()
+        if "sha256" not in digest:  # the thread failed (it said why on stderr): hash here
+            digest["sha256"] = hashlib.sha256(data).hexdigest()
 
     atomic_sqlite(path, build, verify=verify)
     manifest_path = path.with_name(path.stem + ".manifest.json")
-    manifest = _manifest(path, model, given, sections, chosen, counts, decisions, constants)
+    manifest = _manifest(path, model, given, sections, chosen, counts, decisions, constants, digest["sha256"])
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
@@ -294,7 +307,7 @@ def _production_constants(declared) -> dict:
     return out
 
 
-def _manifest(path, model, given, sections, chosen, counts, decisions, constants):
+def _manifest(path, model, given, sections, chosen, counts, decisions, constants, sha256):
     from thatchlab.core.jsfmt import js_number
 
     env, changes, records = [], {}, {}
@@ -328,7 +341,7 @@ def _manifest(path, model, given, sections, chosen, counts, decisions, constants
                 "reach production only by changing its code; they are not baked into the rows.")
     out = {
         "file": path.name,
-        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "sha256": sha256,
         "schema_version": SCHEMA_VERSION,
         "thatchlab_version": __version__,
         "model": model,

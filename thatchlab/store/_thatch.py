@@ -9,7 +9,11 @@ so the shipped state agrees with what production computes one signal later.
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
+import sqlite3
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -19,7 +23,14 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.core.schema import ENGINE_TABLES, thatch_ddl
 from thatchlab.core.sqlite import database_label, require_tables
 from thatchlab.scoring import posterior_confidence
-from thatchlab.store._cells import check_cells, check_finite, check_vectors
+from thatchlab.store._cells import (
+    check_cells,
+    check_fetched,
+    check_fetched_vectors,
+    check_finite_blocks,
+    check_vectors,
+    plain_reader,
+)
 
 _COLUMNS = {
     "matchers": ["id", "store", "description", "embedding", "model", "created_at", "updated_at"],
@@ -46,10 +57,124 @@ def _blob(v):
     return np.asarray(v, dtype="<f4").tobytes()
 
 
-def _vec(b):
-    if b is None:
-        return None
-    return np.frombuffer(bytes(b), dtype="<f4").astype(np.float32)
+#: little-endian float32: a cell of this dtype is written as its own bytes
+_F4 = np.dtype("<f4")
+_LITTLE = _F4 is np.dtype(np.float32)
+#: vectors decoded at a time to check them (a few MB, reused from cache)
+_CHUNK = 2048
+
+
+def _blobs(cells) -> list:
+    """The BLOB ``_blob`` makes of each cell. A C-contiguous little-endian float32 array
+    is handed to ``sqlite3`` as it is: it binds the array's bytes, which are the bytes
+    ``_blob`` would make (unless an adapter for arrays is registered)."""
+    if (np.ndarray, sqlite3.PrepareProtocol) in getattr(sqlite3, "adapters", {}):
+        return [_blob(v) for v in cells]
+    nd, f4 = np.ndarray, _F4
+    return [v if type(v) is nd and v.dtype is f4 and v.flags.c_contiguous else _blob(v) for v in cells]
+
+
+def _same_vectors(xs, ys) -> bool:
+    """Whether two embedding columns hold the same vectors: both None, or the same
+    little-endian float32 bytes.
+
+    Cells that are 1-d float32 arrays of one length on both sides are compared
+    a run at a time as matrices of their bit patterns; any other cell as bytes.
+    """
+    if len(xs) != len(ys):
+        return False
+    kx, ky = _kinds(xs), _kinds(ys)
+    one_by_one = np.flatnonzero((kx == -2) | (ky == -2))
+    for j in one_by_one.tolist():
+        u, v = xs[j], ys[j]
+        if not ((u is None and v is None) or (u is not None and v is not None and
+                np.asarray(u, "<f4").tobytes() == np.asarray(v, "<f4").tobytes())):
+            return False
+    rest = (kx != -2) & (ky != -2)
+    if (kx[rest] != ky[rest]).any():
+        return False        # a vector against None, or vectors of two lengths
+    for dim in dict.fromkeys(kx[rest].tolist()):
+        if dim <= 0:
+            continue        # both None (or both empty)
+        rows = np.flatnonzero(rest & (kx == dim)).tolist()
+        a, b = (np.empty(min(len(rows), _CHUNK) * dim, dtype=_F4) for _ in range(2))
+        for lo in range(0, len(rows), _CHUNK):
+            at = rows[lo: lo + _CHUNK]
+            m = len(at) * dim
+            np.concatenate([xs[j] for j in at], out=a[:m])
+            np.concatenate([ys[j] for j in at], out=b[:m])
+            if not np.array_equal(a[:m].view(np.uint32), b[:m].view(np.uint32)):
+                return False
+    return True
+
+
+def _kinds(cells) -> np.ndarray:
+    """Per cell: its length when it is a 1-d float32 array, -1 for None, -2 otherwise."""
+    nd, f4 = np.ndarray, _F4
+    return np.array([v.size if type(v) is nd and v.dtype is f4 and v.ndim == 1 else -1 if v is None else -2
+                     for v in cells], dtype=np.int64)
+
+
+def _lengths(blobs) -> np.ndarray:
+    """Each BLOB's byte length, -1 for None."""
+    n = len(blobs)
+    present = [b for b in blobs if b is not None]
+    if len(present) == n:
+        return np.fromiter(map(len, blobs), dtype=np.int64, count=n)
+    out = np.full(n, -1, dtype=np.int64)
+    mask = np.array([b is not None for b in blobs], dtype=bool)
+    out[mask] = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
+    return out
+
+
+def _vectors(blobs, lengths) -> tuple[np.ndarray, object]:
+    """The embedding cells of ``blobs`` (float32 BLOBs whose ``lengths`` ``check_vectors``
+    accepted, -1 for None), and their vectors as matrices for checks.
+
+    Each cell is a float32 view of its BLOB (None stays None), read-only like
+    the BLOB: no vector is copied. The second value yields ``(positions, matrix)`` for runs of up to
+    :data:`_CHUNK` vectors of one dimension, decoded a run at a time.
+    """
+    n = len(blobs)
+    have = np.flatnonzero(lengths >= 0)
+    if len(have) == n:
+        cells = list(map(np.frombuffer, blobs, repeat(_F4, n)))
+    else:
+        cells = [None] * n
+        for j, v in zip(have.tolist(), map(np.frombuffer, [blobs[j] for j in have.tolist()], repeat(_F4))):
+            cells[j] = v
+    if not _LITTLE:
+        cells = [None if v is None else v.astype(np.float32) for v in cells]
+    return np.fromiter(cells, dtype=object, count=n), _runs(blobs, lengths)
+
+
+def _runs(blobs, lengths):
+    """``(positions, matrix)`` for each run of up to :data:`_CHUNK` BLOBs of one length,
+    in position order within a length: the run's vectors decoded into one matrix."""
+    for length in dict.fromkeys(lengths.tolist()):
+        if length < 0:
+            continue
+        rows = np.flatnonzero(lengths == length)
+        for lo in range(0, len(rows), _CHUNK):
+            at = rows[lo: lo + _CHUNK]
+            joined = b"".join([blobs[j] for j in at.tolist()])
+            yield at, np.frombuffer(joined, dtype="<f4").reshape(len(at), length // 4)
+
+
+def _without_gc(fn):
+    """``fn`` run with the cyclic collector paused: reading or writing a large store makes
+    hundreds of thousands of row tuples and no cycles, and the collector's passes over
+    them would cost more than the work."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+    return run
 
 
 class ThatchSection:
@@ -79,8 +204,13 @@ class ThatchSection:
         return engine.params
 
     def model(self, engine):
-        models = {m for m in engine.tables["matchers"]["model"].tolist() if m}
-        models |= {m for m in engine.tables["items"]["model"].tolist() if m}
+        state = getattr(engine, "state", None)
+        if hasattr(state, "matchers") and hasattr(state, "items"):    # the two columns, not every table
+            matchers, items = state.matchers["model"], state.items["model"]
+        else:
+            matchers, items = engine.tables["matchers"]["model"], engine.tables["items"]["model"]
+        models = {m for m in matchers.tolist() if m}
+        models |= {m for m in items.tolist() if m}
         if not models:
             return engine.model_name
         return sorted(models)[0] if len(models) == 1 else ",".join(sorted(models))
@@ -100,33 +230,36 @@ class ThatchSection:
         return {"stores": tables["stores"], "matchers": tables["matchers"], "items": items,
                 "edges": tables["edges"], "provenance": tables["provenance"]}
 
+    @_without_gc
     def write(self, conn, engine, params):
         """Insert the engine's rows, ``confidence`` recomputed under ``params``' K and P0."""
         f = self.frames(engine, params)
         conn.executemany("INSERT OR IGNORE INTO stores(name) VALUES (?)",
                          [(s,) for s in f["stores"]["name"].tolist()])
         t = self.t
+        # whole columns zipped into rows (the cells as the frames hold them, numbers as floats)
         m = f["matchers"]
+        cols = _named(m, ["id", "store", "description"]) + [_blobs(m["embedding"].tolist())]
+        cols += _named(m, ["model", "created_at", "updated_at"])
         conn.executemany(
             f"INSERT INTO {t['matchers']} (id, store, description, embedding, model, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(r.id, r.store, r.description, _blob(r.embedding), r.model, r.created_at, r.updated_at)
-             for r in m.itertuples(index=False)])
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", zip(*cols))
         it = f["items"]
+        cols = _named(it, ["id", "store", "statement", "rationale"]) + [_blobs(it["embedding"].tolist())]
+        cols += _named(it, ["model"]) + _floats(it, ["confidence", "confirm_count", "disconfirm_count"])
+        cols += _named(it, ["created_at", "updated_at"])
         conn.executemany(
             f"INSERT INTO {t['items']} (id, store, statement, rationale, embedding, model, confidence, "
-            "confirm_count, disconfirm_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [(r.id, r.store, r.statement, r.rationale, _blob(r.embedding), r.model, float(r.confidence),
-              float(r.confirm_count), float(r.disconfirm_count), r.created_at, r.updated_at)
-             for r in it.itertuples(index=False)])
+            "confirm_count, disconfirm_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", zip(*cols))
         e = f["edges"]
+        cols = _columns(e, [0, 1]) + [[float(v) for v in e.iloc[:, 2].tolist()]] + _columns(e, [3])
         conn.executemany(
             f"INSERT INTO {t['edges']} (matcher_id, {t['item_fk']}, weight, created_at) VALUES (?,?,?,?)",
-            [(r[0], r[1], float(r[2]), r[3]) for r in e.itertuples(index=False)])
+            zip(*cols))
         p = f["provenance"]
         conn.executemany(
             f"INSERT INTO {t['provenance']} (id, {t['item_fk']}, signal, detail, created_at) VALUES (?,?,?,?,?)",
-            [tuple(r) for r in p.itertuples(index=False)])
+            zip(*_columns(p, range(p.shape[1]))))
         return {"stores": len(f["stores"]), t["matchers"]: len(m), t["items"]: len(it),
                 t["edges"]: len(e), t["provenance"]: len(p)}
 
@@ -135,7 +268,13 @@ class ThatchSection:
                            (self.t["items"],)).fetchone()
         return row is not None
 
+    @_without_gc
     def read_frames(self, conn, label=None) -> dict:
+        """The section's five tables of ``conn`` as DataFrames (rows in rowid order, text
+        and key columns as objects, numbers as float64, embeddings as float32 arrays or
+        None). A cell of the wrong SQLite type, an embedding that is not float32 bytes of
+        its model's one dimension, or a vector holding NaN or infinity raises
+        :class:`StoreSchemaError` naming its table, row and column."""
         t = self.t
         if label is None:
             label = database_label(conn) or self.KEY
@@ -144,24 +283,42 @@ class ThatchSection:
             t["edges"]: self._cols("edges"), t["provenance"]: self._cols("provenance")})
         # SQLite keeps text in a REAL column and any bytes in a BLOB one: reject what
         # production would choke on before building an engine from it
-        check_cells(conn, label, "stores", {"name": "text"}, key="name")
+        specs = [("stores", {"name": "text"}, "name")]
         for part in ("matchers", "items", "edges", "provenance"):
             kinds = {c.format(fk=t["item_fk"]): k for c, k in _KINDS[part].items()}
-            check_cells(conn, label, t[part], kinds, key="id" if "id" in kinds else None)
-        check_vectors(conn, label, (t["matchers"], t["items"]))
+            specs.append((t[part], kinds, "id" if "id" in kinds else None))
+        vector_tables = (t["matchers"], t["items"])
 
-        def q(table, cols):
-            rows = conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall()
-            return pd.DataFrame(rows, columns=cols, dtype=object)
+        def check_in_sql():
+            for table, kinds, key in specs:
+                check_cells(conn, label, table, kinds, key=key)
+            check_vectors(conn, label, vector_tables)
 
-        stores = q("stores", ["name"])
-        matchers = q(t["matchers"], self._cols("matchers"))
-        items = q(t["items"], self._cols("items"))
-        edges = q(t["edges"], self._cols("edges"))
-        prov = q(t["provenance"], self._cols("provenance"))
+        # a plain connection's values tell their SQLite types: each table is read once and
+        # checked as read, scanned again only to name a bad cell
+        plain = plain_reader(conn)
+        if not plain:
+            check_in_sql()
+        names = {"stores": ["name"]}
+        names.update({t[part]: self._cols(part) for part in ("matchers", "items", "edges", "provenance")})
+        try:
+            data = {table: _fetch(conn, table, names[table]) for table, _, _ in specs}
+        except sqlite3.Error:
+            if plain:   # what the checks find comes first, as when they run before reading
+                check_in_sql()
+            raise
+        if plain:
+            for table, kinds, key in specs:
+                check_fetched(conn, label, table, kinds, data[table], key=key)
+        lengths = {table: _lengths(data[table]["embedding"]) for table in vector_tables}
+        if plain:
+            check_fetched_vectors(conn, label, vector_tables,
+                                  [(data[table]["model"], lengths[table].tolist()) for table in vector_tables])
+        stores, matchers, items, edges, prov = (_frame(data[table], names[table]) for table, _, _ in specs)
         for part, df in (("matchers", matchers), ("items", items)):
-            df["embedding"] = [_vec(b) for b in df["embedding"]]
-            check_finite(label, t[part], df, "embedding")
+            cells, blocks = _vectors(data[t[part]]["embedding"], lengths[t[part]])
+            df["embedding"] = cells if len(cells) else []    # pandas types an empty column float64
+            check_finite_blocks(label, t[part], df["id"].to_numpy(), blocks, "embedding")
         for col in ("confidence", "confirm_count", "disconfirm_count"):
             items[col] = items[col].astype(np.float64)
         edges["weight"] = edges["weight"].astype(np.float64)
@@ -186,6 +343,7 @@ class ThatchSection:
         return self._engine_cls().from_tables(frames, embedder=embedder, params=params,
                                               project_store=project_store)
 
+    @_without_gc
     def check_equal(self, given, back, params):
         a = self.frames(given, params)
         b = self.frames(back, None)
@@ -200,13 +358,43 @@ class ThatchSection:
             for col in x.columns:
                 xs, ys = x[col].tolist(), y[col].tolist()
                 if col == "embedding":
-                    same = all((u is None and v is None) or (u is not None and v is not None and
-                               np.asarray(u, "<f4").tobytes() == np.asarray(v, "<f4").tobytes())
-                               for u, v in zip(xs, ys))
+                    same = _same_vectors(xs, ys)
                 else:
-                    same = all((u == v) or (_isnull(u) and _isnull(v)) for u, v in zip(xs, ys))
+                    same = xs == ys or all((u == v) or (_isnull(u) and _isnull(v)) for u, v in zip(xs, ys))
                 if not same:
                     raise AssertionError(f"{name}.{col} differs after re-reading")
+
+
+def _fetch(conn, table, cols) -> dict:
+    """``{column: tuple of cells}`` of ``table`` in rowid order."""
+    cur = conn.cursor()
+    cur.row_factory = None      # rows as tuples, whatever the connection makes of them
+    rows = cur.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall()
+    return dict(zip(cols, zip(*rows))) if rows else {c: () for c in cols}
+
+
+def _frame(columns: dict, cols) -> pd.DataFrame:
+    """Fetched columns as a DataFrame of object columns."""
+    n = len(columns[cols[0]])
+    if not n:
+        return pd.DataFrame([], columns=cols, dtype=object)
+    data = {c: np.fromiter(columns[c], dtype=object, count=n) for c in cols}
+    return pd.DataFrame(data, columns=cols, copy=False)
+
+
+def _named(df, cols) -> list:
+    """The named columns of ``df`` as lists of their cells."""
+    return [df[c].tolist() for c in cols]
+
+
+def _floats(df, cols) -> list:
+    """The named columns of ``df`` as lists of Python floats."""
+    return [[float(v) for v in df[c].tolist()] for c in cols]
+
+
+def _columns(df, positions) -> list:
+    """The columns of ``df`` at ``positions`` as lists of their cells."""
+    return [df.iloc[:, k].tolist() for k in positions]
 
 
 def _constant(constants, name):

@@ -247,13 +247,18 @@ def foreign_model_metrics(events: pd.DataFrame) -> dict:
 
 
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
-            dedup_scope: str = "store+global", *, strict_model: bool = False):
+            dedup_scope: str = "store+global", *, strict_model: bool = False, validated: bool = False):
     """One-time work of the vectorised replay (writes, embeddings, cosines) for sweeps;
-    see :func:`thatchlab.replay._scoring_plan.prepare`."""
+    see :func:`thatchlab.replay._scoring_plan.prepare`.
+
+    ``validated=True`` says ``log`` is already what :func:`check_log` followed
+    by :func:`~thatchlab.logs.sort_by_time` returns (a sweep validates once
+    for all its plans); it is not checked again.
+    """
     from thatchlab.replay._scoring_plan import prepare as _prepare
 
     return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
-                    dedup_scope=dedup_scope, strict_model=strict_model)
+                    dedup_scope=dedup_scope, strict_model=strict_model, validated=validated)
 
 
 def _event_row(pos, ev, store):

@@ -111,18 +111,19 @@ def _rule(params):
 
 def _make_prepare(engine: str):
     def prepare(log, base, embedder=None, params_list=None):
+        from thatchlab.logs import sort_by_time
         from thatchlab.replay.scoring import check_log
         from thatchlab.replay.scoring import prepare as plan_for
 
-        log = check_log(log)
-        log = log.iloc[np.argsort(log["ts"].to_numpy(), kind="stable")].reset_index(drop=True)
+        log = sort_by_time(check_log(log), "interaction log")  # once for every plan below
         rules = dict.fromkeys([_rule(base)] + [_rule(p) for p in (params_list or [])])
         if embedder is None:
             from thatchlab.embed import default_embedder
 
             embedder = default_embedder()
         memo = _MemoEmbedder(embedder)
-        plans = {rule: plan_for(log, engine, embedder=memo, dedup_cosine=rule[0], dedup_scope=rule[1])
+        plans = {rule: plan_for(log, engine, embedder=memo, dedup_cosine=rule[0], dedup_scope=rule[1],
+                                validated=True)
                  for rule in rules}
         times = log["ts"].dt.as_unit("ns").array.asi8.astype(np.int64)
         name = next(iter(plans.values())).embedder_name

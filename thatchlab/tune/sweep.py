@@ -136,7 +136,8 @@ def _fingerprint(log) -> str:
         text = log.astype(str)
         for col in log.columns:  # vectors in full, not their abbreviated repr
             cells = log[col].to_numpy(object)
-            if pd.api.types.is_object_dtype(log[col]) and any(isinstance(v, (np.ndarray, list, tuple)) for v in cells):
+            kinds = set(map(type, cells)) if pd.api.types.is_object_dtype(log[col]) else ()  # one C-level pass
+            if any(issubclass(k, (np.ndarray, list, tuple)) for k in kinds):
                 text[col] = [_cell_digest(v) for v in cells]
         h.update(pd.util.hash_pandas_object(text, index=False).to_numpy().tobytes())
     elif isinstance(log, dict):

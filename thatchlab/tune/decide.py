@@ -29,15 +29,9 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.tune._picking import _constraint_mask, _direction, _spec_of, best, identification
 from thatchlab.tune.registry import cluster_resamples, ratio_resamples, segment_stream
-from thatchlab.tune.sweep import (
-    _constraint_mask,
-    _direction,
-    _spec_of,
-    best,
-    config_id,
-    identification,
-)
+from thatchlab.tune.sweep import config_id
 
 __all__ = ["decide", "Decision", "combine_decisions", "holm", "bootstrap_pvalue", "paired_difference",
            "EVIDENCE_COLUMNS", "POWER"]

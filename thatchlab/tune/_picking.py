@@ -1,0 +1,326 @@
+"""Reading sweep results: metric directions, identification, the best configuration, Pareto fronts.
+
+:func:`~thatchlab.tune.sweep` produces a frame of configurations and their
+scores; the functions here pick from it. Directions come from the engine
+registry (AUC is maximised, log-loss minimised); a parameter the metric
+cannot see is reported, not tuned; ties are reported, never broken silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.core.errors import InputError
+from thatchlab.tune.registry import EngineSpec, get_engine, metric_list
+
+__all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction"]
+
+_OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+
+
+def _spec_of(results: pd.DataFrame, spec=None) -> EngineSpec:
+    if spec is not None:
+        return get_engine(spec)
+    name = results.attrs.get("engine")
+    if name is None and "engine" in results.columns and len(results):
+        name = results["engine"].iloc[0]
+    if name is None:
+        raise InputError("results: no 'engine' column; expected a frame returned by tune.sweep")
+    return get_engine(name)
+
+
+def metric_direction(metric: str, engine=None) -> str:
+    """``"min"`` or ``"max"``: the better direction of ``metric``, from the engine registry.
+
+    A metric the given engine does not register is looked up among every
+    registered engine (it must have one direction there).
+
+    >>> metric_direction("auc"), metric_direction("log_loss", "prediction")
+    ('max', 'min')
+    """
+    from thatchlab.tune.registry import engines
+
+    if engine is not None:
+        spec = get_engine(engine)
+        if metric in spec.metrics:
+            return spec.metrics[metric]
+    found = {get_engine(e).metrics[metric] for e in engines() if metric in get_engine(e).metrics}
+    if len(found) != 1:
+        raise InputError(f"metric: {metric!r} has no registered direction"
+                         f"{' (' + '/'.join(sorted(found)) + ' in different engines)' if found else ''}; "
+                         "pass minimize=True or False")
+    return found.pop()
+
+
+def _direction(results, metric, minimize, spec=None) -> bool:
+    """True to minimise ``metric``: the explicit override, else the registered direction."""
+    if minimize is not None:
+        return bool(minimize)
+    engine = None
+    try:
+        engine = _spec_of(results, spec)
+    except InputError:
+        pass
+    return metric_direction(metric, engine) == "min"
+
+
+def _same(a, b, rtol=1e-12, atol=1e-15) -> np.ndarray:
+    """Element-wise equal within a relative 1e-12 (NaN equals NaN)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.isclose(a, b, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(b))
+
+
+def _moves_within(v, group) -> bool:
+    """Whether ``v`` takes more than one value (relative 1e-12; NaN is a value) in some group."""
+    g = pd.Series(v).groupby(group)
+    lo, hi = g.min().to_numpy(), g.max().to_numpy()
+    nans = pd.Series(np.isnan(v)).groupby(group).sum().to_numpy()
+    size = g.size().to_numpy()
+    mixed = (nans > 0) & (nans < size)
+    with np.errstate(invalid="ignore"):
+        spread = np.where(nans == size, 0.0, hi - lo) > 1e-12 * np.maximum(np.abs(hi), np.abs(lo)) + 1e-15
+    return bool((mixed | spread).any())
+
+
+def _param_names(spec, results) -> list:
+    return [f.name for f in dataclasses.fields(spec.params_class) if f.name in results.columns]
+
+
+def _swept(results, names) -> list:
+    return [n for n in names if results[n].nunique(dropna=False) > 1]
+
+
+def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
+    """Which swept parameters ``metric`` can see, by declaration and on the sweep's own rows.
+
+    A swept parameter (more than one value in ``results``) is
+    *unidentified* by ``metric`` when
+
+    - the engine declares it cannot move the metric
+      (:attr:`EngineSpec.sensitivity`: threshold under a forecast metric), or
+    - the sensitivity probe finds that it does not on this data: among the
+      groups of rows equal in every other swept parameter, some group holds
+      two or more of its values, and in every such group the metric's
+      ``val_`` and ``test_`` scores are all equal (relative 1e-12, NaN equals
+      NaN). Example: K under a regime metric when every confidence is
+      rounded to the same regime. A parameter never varied with the others
+      held fixed (random search) cannot be probed and counts as identified
+      when declared.
+
+    Returns
+    -------
+    dict
+        ``swept``, ``declared`` (swept parameters the engine says can move
+        the metric), ``unidentified`` (list of bare field names) and
+        ``probed`` (those whose probe saw at least one comparison).
+
+    Examples
+    --------
+    >>> res = pd.DataFrame({"k": [1.0, 1.0, 5.0, 5.0], "threshold": [0.5, 0.6, 0.5, 0.6],
+    ...                     "val_log_loss": [0.7, 0.7, 0.6, 0.6], "test_log_loss": [0.8, 0.8, 0.5, 0.5],
+    ...                     "engine": "prediction"})
+    >>> identification(res, "log_loss")["unidentified"]
+    ['threshold']
+    """
+    spec = _spec_of(results, spec)
+    names = _param_names(spec, results)
+    swept = _swept(results, names)
+    declared = [p for p in swept if p in spec.moves(metric)]
+    cols = [c for c in (f"val_{metric}", f"test_{metric}") if c in results.columns]
+    codes = np.column_stack([pd.factorize(results[q], use_na_sentinel=False)[0] for q in swept]) if swept else None
+    values = [pd.to_numeric(results[c], errors="coerce").to_numpy(np.float64) for c in cols]
+    unidentified = [p for p in swept if p not in declared]
+    probed = []
+    for p in declared:
+        j = swept.index(p)
+        others = np.delete(codes, j, axis=1)
+        group = (np.unique(others, axis=0, return_inverse=True)[1].reshape(-1) if others.shape[1]
+                 else np.zeros(len(results), dtype=np.int64))
+        pairs = np.unique(np.column_stack([group, codes[:, j]]), axis=0)
+        n_values = np.bincount(pairs[:, 0], minlength=group.max() + 1 if group.size else 0)
+        inside = n_values[group] >= 2
+        if not inside.any() or not cols:
+            continue
+        probed.append(p)
+        if not any(_moves_within(v[inside], group[inside]) for v in values):
+            unidentified.append(p)
+    order = {p: i for i, p in enumerate(names)}
+    return {"swept": swept, "declared": declared, "unidentified": sorted(unidentified, key=order.get),
+            "probed": probed}
+
+
+def _unscored(results: pd.DataFrame, metric: str) -> bool:
+    """Whether ``results`` hold no validation score of ``metric``: no ``val_`` column, or a
+    column the engine left NaN because the metrics asked (``attrs["metrics"]``) do not fill it."""
+    if f"val_{metric}" not in results.columns:
+        return True
+    asked = results.attrs.get("metrics")
+    if asked is None:
+        return False
+    try:
+        spec = _spec_of(results)
+    except InputError:
+        return False
+    return metric in spec.metrics and metric not in spec.filled(asked)
+
+
+def _constraint_mask(results: pd.DataFrame, constraint) -> np.ndarray:
+    """Rows whose validation values satisfy every ``{metric: (op, value)}`` (NaN fails)."""
+    keep = np.ones(len(results), dtype=bool)
+    for m, rule in (constraint or {}).items():
+        if not (isinstance(rule, (tuple, list)) and len(rule) == 2 and rule[0] in _OPERATORS):
+            raise InputError(f"constraint: expected {{metric: (op, value)}} with op in "
+                             f"{list(_OPERATORS)}, got {m!r}: {rule!r}")
+        col = f"val_{m}"
+        if _unscored(results, m):
+            raise InputError(f"constraint: no scores in column {col!r}; score {m!r} in the sweep "
+                             "(metric=[...])")
+        v = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
+        with np.errstate(invalid="ignore"):
+            keep &= np.isfinite(v) & _OPERATORS[rule[0]](v, float(rule[1]))
+    return keep
+
+
+@dataclass
+class BestConfig:
+    """The configuration :func:`best` picked: its params object and its scores.
+
+    ``val`` is the validation score it was picked on; ``test`` the held-out
+    score to report beside it; ``row`` the whole result row; ``ties`` every
+    configuration whose validation score equals the best one (relative
+    1e-12), ``unidentified`` the swept parameters the metric cannot see
+    (set to production's default in ``params``). Unpacks as
+    ``params, row = best(...)``.
+    """
+
+    params: object
+    metric: str
+    val: float
+    test: float
+    row: pd.Series
+    ties: pd.DataFrame = None
+    unidentified: list = field(default_factory=list)
+    minimize: bool = True
+
+    def __iter__(self):
+        return iter((self.params, self.row))
+
+
+def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
+         constraint: dict | None = None) -> BestConfig:
+    """The configuration with the best *validation* score, its held-out test score beside it.
+
+    Parameters
+    ----------
+    results : a frame returned by :func:`sweep`.
+    metric : the metric to pick on (its ``val_`` column).
+    minimize : override of the direction; by default the metric's registered
+        direction (:func:`metric_direction`: ``log_loss`` is minimised,
+        ``auc`` maximised).
+    constraint : ``{metric: (op, value)}``, ``op`` in ``<=``, ``<``, ``>=``,
+        ``>``: only rows whose validation values satisfy every rule compete.
+
+    Ties are never broken silently: ``ties`` holds every configuration
+    within relative 1e-12 of the best validation score and a
+    ``UserWarning`` says how many tie. Among the tied rows ``row`` is the
+    one with the most parameters at production's default (the engine's
+    params class defaults), the first proposed of those: equally good
+    evidence never moves production. Parameters the metric cannot see
+    (:func:`identification`) take production's default in ``params``
+    whatever the row holds. Rows whose validation score is NaN are never
+    picked.
+
+    >>> import pandas as pd
+    >>> res = pd.DataFrame({"k": [2.0, 5.0], "p0": [0.5, 0.5], "val_brier": [0.3, 0.2],
+    ...                     "test_brier": [0.1, 0.25], "engine": "prediction"})
+    >>> b = best(res, "brier")
+    >>> b.params.k, b.val, b.test
+    (5.0, 0.2, 0.25)
+    """
+    col = f"val_{metric}"
+    if _unscored(results, metric):
+        raise InputError(f"results: no scores in column {col!r}; expected a sweep result scored on "
+                         f"{metric!r} (metric=[...] for several)")
+    spec = _spec_of(results)
+    lower = _direction(results, metric, minimize, spec)
+    vals = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
+    if not np.isfinite(vals).any():
+        raise InputError(f"results: every {col} is NaN; nothing to pick")
+    ok = _constraint_mask(results, constraint) & np.isfinite(vals)
+    if not ok.any():
+        raise InputError(f"constraint: no configuration with a finite {col} satisfies {constraint!r}")
+    key = np.where(ok, vals if lower else -vals, np.inf)
+    top = vals[int(np.argmin(key))]
+    tied = np.flatnonzero(ok & _same(vals, top))
+    unidentified = identification(results, metric, spec)["unidentified"]
+    defaults = spec.params_class()
+    # among equally good rows, change production the least: most fields at their default, then
+    # the first proposed
+    names = _param_names(spec, results)
+    same = np.zeros(len(tied), dtype=np.int64)
+    for p in names:
+        same += (results[p].iloc[tied].astype(str) == str(getattr(defaults, p))).to_numpy()
+    pick = tied[int(np.argmax(same))]
+    row = results.iloc[int(pick)]
+    ties = results.iloc[tied]
+    if len(tied) > 1:
+        differ = _swept(ties, _param_names(spec, ties))
+        warnings.warn(f"best: {len(tied)} configurations tie on {col} = {top:.6g}"
+                      f"{' (they differ in ' + ', '.join(differ) + ')' if differ else ''}; "
+                      f"see BestConfig.ties"
+                      f"{'; ' + ', '.join(unidentified) + ' kept at the default' if unidentified else ''}",
+                      UserWarning, stacklevel=2)
+    values = {}
+    for name_ in (f.name for f in dataclasses.fields(spec.params_class)):
+        if name_ in unidentified:
+            values[name_] = getattr(defaults, name_)
+        elif name_ in row.index:
+            v = row[name_]
+            if isinstance(v, np.generic):
+                v = v.item()
+            if isinstance(v, float) and math.isnan(v):
+                v = None
+            values[name_] = v
+    params = spec.params_class(**values)
+    test = row.get(f"test_{metric}", float("nan"))
+    return BestConfig(params, metric, float(row[col]), float(test), row, ties, unidentified, lower)
+
+
+def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) -> pd.DataFrame:
+    """The configurations no other configuration beats on every metric at once (on validation).
+
+    Row ``i`` is dominated when some row ``j`` is at least as good on every
+    metric (each in its registered direction) and strictly better on one.
+    Rows with a NaN validation score, or failing ``constraint``, are left out.
+    Returns the non-dominated rows in their original order.
+
+    >>> res = pd.DataFrame({"val_interruption_rate": [0.2, 0.3, 0.1, 0.3],
+    ...                     "val_coverage": [0.5, 0.6, 0.4, 0.5], "engine": "prediction"})
+    >>> pareto(res, ["interruption_rate", "coverage"]).index.tolist()
+    [0, 1, 2]
+    """
+    metrics = metric_list(metrics)
+    cols = [f"val_{m}" for m in metrics]
+    for m, c in zip(metrics, cols):
+        if _unscored(results, m):
+            raise InputError(f"results: no scores in column {c!r}; score every metric in the sweep "
+                             "(metric=[...])")
+    sign = np.array([1.0 if _direction(results, m, None) else -1.0 for m in metrics])
+    V = results[cols].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64) * sign
+    ok = np.isfinite(V).all(axis=1) & _constraint_mask(results, constraint)
+    idx = np.flatnonzero(ok)
+    X = V[idx]
+    keep = np.ones(len(idx), dtype=bool)
+    for lo in range(0, len(idx), 512):  # bounded memory: 512 rows against all at a time
+        blk = X[lo:lo + 512]
+        le = (X[None, :, :] <= blk[:, None, :]).all(axis=2)
+        lt = (X[None, :, :] < blk[:, None, :]).any(axis=2)
+        keep[lo:lo + 512] = ~(le & lt).any(axis=1)
+    return results.iloc[idx[keep]]

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests._stores import edited_export
 from tests._vectors import basis
 from thatchlab.core.errors import (
     ExportExistsError,
@@ -257,16 +258,6 @@ def test_corrupt_foreign_and_incomplete_files(tmp_path):
         import_sqlite(tmp_path / "missing.db")
 
 
-def _edited_export(tmp_path, pred, *sql):
-    path = export_sqlite(tmp_path / "t.db", prediction=pred, overwrite=True).path
-    con = sqlite3.connect(path)
-    for stmt in sql:
-        con.execute(stmt)
-    con.commit()
-    con.close()
-    return path
-
-
 @pytest.mark.parametrize("sql, message", [
     (["UPDATE predictions SET confidence = 'not a number' WHERE rowid = 2"],
      r"t.db: table 'predictions', row id='.*' \(rowid 2\), column 'confidence' holds TEXT 'not a number'; "
@@ -286,7 +277,7 @@ def _edited_export(tmp_path, pred, *sql):
      r"lists \['belief'\] but the file holds no tables of it"),
 ])
 def test_import_rejects_cells_production_would_choke_on(tmp_path, engines, sql, message):
-    path = _edited_export(tmp_path, engines[0], *sql)
+    path = edited_export(tmp_path, *sql, prediction=engines[0])
     with pytest.raises(StoreSchemaError, match=message):
         import_sqlite(path)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests._stores import edited_export
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.sqlite import connect_readonly
 from thatchlab.scoring import BehaviorEngine, PredictionEngine
@@ -158,13 +159,7 @@ def test_imported_vectors_are_float32_and_equal_to_the_blobs(tmp_path, engines):
 # ------------------------------------------------------------------ refused cells
 def _corrupt(tmp_path, engines, *sql):
     pred, beh = engines
-    path = export_sqlite(tmp_path / "t.db", prediction=pred, behavior=beh, overwrite=True).path
-    con = sqlite3.connect(path)
-    for stmt in sql:
-        con.execute(stmt)
-    con.commit()
-    con.close()
-    return path
+    return edited_export(tmp_path, *sql, prediction=pred, behavior=beh)
 
 
 def _message(path):

@@ -146,9 +146,8 @@ def test_intervals_columns_are_the_same_for_every_metric(logs, engine):
                 assert lo.notna().any() if m in asked else lo.isna().all(), (asked, seg, m)
 
 
-def test_cache_keeps_the_columns_and_never_reuses_rows_scored_for_less(logs, tmp_path):
-    log, emb = logs["prediction"]
-    space = CASES["prediction"][0]
+def _counting_prediction_spec():
+    """The prediction engine's spec, counting in ``calls["n"]`` the configurations it evaluates."""
     base = get_engine("prediction")
     calls = {"n": 0}
 
@@ -156,7 +155,13 @@ def test_cache_keeps_the_columns_and_never_reuses_rows_scored_for_less(logs, tmp
         calls["n"] += len(params_list)
         return base.evaluate(prepared, params_list, segments, metric, boot)
 
-    spec = dataclasses.replace(base, evaluate=counting)
+    return dataclasses.replace(base, evaluate=counting), calls
+
+
+def test_cache_keeps_the_columns_and_never_reuses_rows_scored_for_less(logs, tmp_path):
+    log, emb = logs["prediction"]
+    space = CASES["prediction"][0]
+    spec, calls = _counting_prediction_spec()
     cache = tmp_path / "c.parquet"
 
     def run(metric, engine=spec):
@@ -190,14 +195,7 @@ def test_an_older_cache_is_reused_only_for_what_its_rows_hold(logs, tmp_path, ab
     regime rows serve a regime request; forecast-only rows under the same sweep id do not."""
     log, emb = logs["prediction"]
     space = CASES["prediction"][0]
-    base = get_engine("prediction")
-    calls = {"n": 0}
-
-    def counting(prepared, params_list, segments, metric=None, boot=None):
-        calls["n"] += len(params_list)
-        return base.evaluate(prepared, params_list, segments, metric, boot)
-
-    spec = dataclasses.replace(base, evaluate=counting)
+    spec, calls = _counting_prediction_spec()
     cache = tmp_path / "c.parquet"
     fresh = _quiet(sweep, log, space, "interruption_rate", embedder=emb, cache=cache)
     rows = pd.read_parquet(cache).drop(columns=SCORED_COLUMN)

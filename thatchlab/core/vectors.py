@@ -99,11 +99,7 @@ class VectorRows:
         self._reserve(self._n)
         if v is not None and len(v):
             block = v.astype(np.float64)[None, :]
-            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-            if norms[0] > 0:
-                np.divide(block, norms[:, None], out=block)
-            elif norms[0] == 0:
-                block[:] = 0.0                              # a zero row stays +0.0
+            _to_unit(block)
             self._block(len(v))[pos] = block[0]
             self._dims[pos] = len(v)
 
@@ -154,12 +150,7 @@ class VectorRows:
             block = buf[: hi - lo]
             # float32 → float64 is exact, so this equals stacking and casting
             np.concatenate(part, out=block.reshape(-1))
-            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-            if (norms > 0).all():
-                np.divide(block, norms[:, None], out=block)
-            else:
-                np.divide(block, norms[:, None], out=block, where=norms[:, None] > 0)
-                block[norms == 0] = 0.0                     # a zero row stays +0.0
+            _to_unit(block)
             mat[idx] = block
             self._dims[idx] = dim
 
@@ -253,6 +244,17 @@ class VectorRows:
         """``(positions, exact cosines)`` of the candidate rows."""
         pos, _ = self.candidates(q, rows, model, floor=floor, top=top)
         return pos, self.exact(q, pos)
+
+
+def _to_unit(block: np.ndarray) -> None:
+    """Normalise the float64 rows of ``block`` in place: a zero row stays +0.0, a row
+    whose norm is NaN is left as it is."""
+    norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+    if (norms > 0).all():
+        np.divide(block, norms[:, None], out=block)
+    else:
+        np.divide(block, norms[:, None], out=block, where=norms[:, None] > 0)
+        block[norms == 0] = 0.0
 
 
 def _dims(vecs: list) -> np.ndarray:

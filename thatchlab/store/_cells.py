@@ -15,7 +15,7 @@ import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError
 
-__all__ = ["opt", "time_text", "check_cells", "check_vectors", "check_finite", "check_finite_blocks",
+__all__ = ["opt", "time_text", "check_cells", "check_vectors", "check_finite_blocks",
            "check_fetched", "check_fetched_vectors", "plain_reader", "row_name"]
 
 #: Cell kinds of :func:`check_cells` → the ``typeof()`` values allowed and how to say so.
@@ -175,18 +175,10 @@ def _locate_bad_vector(conn, label, tables, key) -> None:
                                        f"{first[1]!r}, {key}={first[2]!r})")
 
 
-def check_finite(label, table, frame, column, key="id") -> None:
-    """Raise at the first row of ``frame`` whose ``column`` vector holds NaN or infinity."""
-    for pos, v in enumerate(frame[column]):
-        if v is not None and not np.isfinite(v).all():
-            _raise_nonfinite(label, table, frame[key].iloc[pos], pos, column, key)
-
-
 def check_finite_blocks(label, table, keys, blocks, column="embedding", key="id") -> None:
-    """:func:`check_finite` on vectors held as matrices: ``blocks`` are ``(positions,
-    matrix)`` pairs (row ``i`` of ``matrix`` is the vector at ``positions[i]``) and
-    ``keys`` the ``key`` column. Raises at the smallest position holding NaN or
-    infinity, as the row-by-row check does."""
+    """Raise at the first vector (smallest position) holding NaN or infinity, the vectors
+    held as matrices: ``blocks`` are ``(positions, matrix)`` pairs (row ``i`` of
+    ``matrix`` is the vector at ``positions[i]``) and ``keys`` the ``key`` column."""
     first = None
     for positions, mat in blocks:
         if mat.size == 0 or np.isfinite(mat).all():

@@ -33,7 +33,6 @@ import importlib
 import json
 import os
 import sqlite3
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,23 +229,15 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     digest: dict = {}
 
     def verify(data):
-        # the manifest's sha256 is of these bytes, the file's content: hashed on a second
-        # thread (hashlib lets go of the GIL) while the sections are read back
-        hasher = threading.Thread(target=lambda: digest.update(sha256=hashlib.sha256(data).hexdigest()))
-        hasher.start()
-        try:
-            with contextlib.closing(connect_bytes(data)) as conn:
-                for key, obj in given.items():
-                    back = sections[key].read(conn)
-                    try:
-                        sections[key].check_equal(obj, back, written[key])
-                    except AssertionError as exc:
-                        raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
-                    del back
-        finally:
-            hasher.join()
-        if "sha256" not in digest:  # the thread failed (it said why on stderr): hash here
-            digest["sha256"] = hashlib.sha256(data).hexdigest()
+        with contextlib.closing(connect_bytes(data)) as conn:
+            for key, obj in given.items():
+                back = sections[key].read(conn)
+                try:
+                    sections[key].check_equal(obj, back, written[key])
+                except AssertionError as exc:
+                    raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
+                del back
+        digest["sha256"] = hashlib.sha256(data).hexdigest()  # the bytes the file is written from
 
     atomic_sqlite(path, build, verify=verify)
     manifest_path = path.with_name(path.stem + ".manifest.json")

@@ -11,7 +11,10 @@ peak memory is its own:
   own); prints the read time, the peak RSS of the process (read + replay)
   and per-column digests;
 * ``baseline``: ``pandas.read_json(path, lines=True)`` (timed) and the same
-  digests, which must equal the reader's, else the script exits non-zero.
+  digests, which must equal the reader's, else the script exits non-zero;
+* ``polars``: ``polars.read_ndjson`` (timed; multi-threaded and without
+  validation, the fastest reader a user would pick), the same digests, and
+  ``polars_ratio`` = its time over ours beside the issue's ``ratio``.
 
 Each child imports its parsing library (pyarrow, pandas) before the clock starts.
 
@@ -126,6 +129,15 @@ def child_baseline(path: Path) -> dict:
     return {"read_s": read_s, "peak_rss_mb": peak_rss_mb(), "digests": digests(df)}
 
 
+def child_polars(path: Path) -> dict:
+    import polars as pl
+
+    t0 = time.perf_counter()
+    df = pl.read_ndjson(path, infer_schema_length=None)
+    read_s = time.perf_counter() - t0
+    return {"read_s": read_s, "peak_rss_mb": peak_rss_mb(), "digests": digests(df.to_pandas())}
+
+
 def spawn(role: str, *paths) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--child", role, *map(str, paths)],
                           capture_output=True, text=True)
@@ -143,7 +155,9 @@ def main():
     args = ap.parse_args()
     if args.child:
         role, *paths = args.child
-        res = child_read(Path(paths[0]), Path(paths[1])) if role == "read" else child_baseline(Path(paths[0]))
+        children = {"read": lambda: child_read(Path(paths[0]), Path(paths[1])),
+                    "baseline": lambda: child_baseline(Path(paths[0])), "polars": lambda: child_polars(Path(paths[0]))}
+        res = children[role]()
         print(json.dumps(res))
         return
     n = args.rows or (20_000 if args.ci else 1_000_000)
@@ -154,17 +168,20 @@ def main():
         print(f"wrote {n} rows ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
         ours = spawn("read", path, lookup)
         base = spawn("baseline", path)
-    same = ours["digests"] == base["digests"]
+        fast = spawn("polars", path)
+    same = ours["digests"] == base["digests"] == fast["digests"]
     print(f"thatchlab reader: {ours['read_s']:.2f} s (peak RSS after read {ours['rss_after_read_mb']:.0f} MB); "
           f"replay {ours['replay_s']:.1f} s; read + replay peak RSS {ours['peak_rss_mb']:.0f} MB; "
           f"messages {ours['n_messages']}")
     print(f"pandas.read_json(lines=True): {base['read_s']:.2f} s (peak RSS {base['peak_rss_mb']:.0f} MB); "
           f"columns {', '.join(COMPARED)} equal: {same}")
+    print(f"polars.read_ndjson (multi-threaded, no validation): {fast['read_s']:.2f} s "
+          f"(peak RSS {fast['peak_rss_mb']:.0f} MB); thatchlab is {fast['read_s'] / ours['read_s']:.2f}x its speed")
     if not same:
-        print(f"MISMATCH: {ours['digests']} != {base['digests']}")
+        print(f"MISMATCH: {ours['digests']} != {base['digests']} / {fast['digests']}")
         sys.exit(1)
     print(f"RESULT bench=io rows={n} read_s={ours['read_s']:.3f} peak_rss_mb={ours['peak_rss_mb']:.0f} "
-          f"ratio={base['read_s'] / ours['read_s']:.2f}")
+          f"ratio={base['read_s'] / ours['read_s']:.2f} polars_ratio={fast['read_s'] / ours['read_s']:.2f}")
 
 
 if __name__ == "__main__":

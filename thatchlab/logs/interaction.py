@@ -27,7 +27,7 @@ from thatchlab.logs._core import block_frame, copy_frame, read_log, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
-__all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "LOGGED_COLUMNS", "INTERACTION_LOG",
+__all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "LOGGED_COLUMNS", "INTERACTION_LOG", "applied",
            "validate_interaction_log",
            "read_interaction_log", "write_interaction_log", "signals_from_store"]
 
@@ -42,9 +42,11 @@ INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "sta
 #: the host's record id (``record_id``, what a re-ingest de-duplicates on), tool arguments
 #: without a column of their own (``args``, JSON text), the reply production returned
 #: (``logged_reply``), and on messages the nudge text production injected (``logged_nudge``)
-#: with its parsed lines (``logged_items``, a list of objects; JSON text on disk).
-LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items")
-_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge")
+#: with its parsed lines (``logged_items``, a list of objects; JSON text on disk), and
+#: ``skip_reason``: why a tool call never ran in production (rejected by the user, an
+#: error, still running), text on rows a replay skips and null on every row it applies.
+LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items", "skip_reason")
+_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge", "skip_reason")
 _TEXTS = ("session", "store", "kind", "text", "matcher", "statement", "signal", "rationale")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
 #: What the reader parses each column as (the rest is inferred).
@@ -101,10 +103,24 @@ def _str_values(vals: np.ndarray, nonempty: bool) -> np.ndarray:
     return is_str
 
 
+def applied(df: pd.DataFrame) -> pd.Series:
+    """True on the rows a replay applies: every row but those with a ``skip_reason`` (calls that
+    never ran in production, kept in an ingested log so a study can count them).
+
+    >>> applied(pd.DataFrame({"kind": ["message", "prediction_update"], "skip_reason": [None, "rejected"]})).tolist()
+    [True, False]
+    """
+    if "skip_reason" not in df.columns:
+        return pd.Series(True, index=df.index)
+    return df["skip_reason"].isna()
+
+
 def _need_text(col, kinds):
-    """``col`` must be non-empty text on rows of ``kinds`` (and text or null elsewhere)."""
+    """``col`` must be non-empty text on applied rows of ``kinds`` (and text or null elsewhere).
+
+    A skipped row (a call that never ran) keeps whatever arguments the call had."""
     def test(df):
-        need = df["kind"].isin(kinds)
+        need = df["kind"].isin(kinds) & applied(df)
         ok_type = df[col].isna() | _is_str(df[col])
         return ok_type & (~need | _nonempty(df[col]))
     return test
@@ -191,14 +207,15 @@ INTERACTION_LOG = LogSpec(
                 _need_text("statement", ("prediction_update", "prediction_delete", "behavior_codify",
                                          "behavior_feedback", "behavior_delete"))),
         RowRule("signal", f"one of {list(PREDICTION_SIGNALS)} on prediction_update rows "
-                          "(null or 'codify' on behavior_codify, null elsewhere)",
-                lambda df: np.where(df["kind"] == "prediction_update", df["signal"].isin(PREDICTION_SIGNALS),
-                                    np.where(df["kind"] == "behavior_codify",
-                                             df["signal"].isna() | df["signal"].eq("codify"),
-                                             df["signal"].isna()))),
-        RowRule("relevant", "true or false on behavior_feedback rows (null elsewhere)",
+                          "(null or 'codify' on behavior_codify, null elsewhere; text or null on skipped rows)",
+                lambda df: np.where(~applied(df), df["signal"].isna() | _is_str(df["signal"]),
+                                    np.where(df["kind"] == "prediction_update", df["signal"].isin(PREDICTION_SIGNALS),
+                                             np.where(df["kind"] == "behavior_codify",
+                                                      df["signal"].isna() | df["signal"].eq("codify"),
+                                                      df["signal"].isna())))),
+        RowRule("relevant", "true or false on behavior_feedback rows (null elsewhere; also null on skipped rows)",
                 lambda df: _on_kind(df, "behavior_feedback", lambda s: s.map(type).isin([bool, np.bool_]),
-                                    df["relevant"])),
+                                    df["relevant"]) | (~applied(df) & df["relevant"].isna()).to_numpy()),
         RowRule("rationale", "text or null", lambda df: df["rationale"].isna() | _is_str(df["rationale"])),
         RowRule("propensity", "a probability in (0, 1] or null",
                 lambda df: _probability_ok(df["propensity"])),

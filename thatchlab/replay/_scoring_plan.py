@@ -17,7 +17,7 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
-from thatchlab.logs import sort_by_time
+from thatchlab.logs import applied, sort_by_time
 from thatchlab.replay._scoring_nudges import nudge_reads
 from thatchlab.replay._scoring_reads import ReadCosines
 from thatchlab.replay._scoring_writes import run_writes
@@ -181,6 +181,7 @@ class ScoringPlan:
         col["action"][~own] = "ignored"
         # list rows: the plan keeps no state per row, so no reply (run() takes the events path for them)
         col["action"][kinds == LIST_KINDS[self.engine]] = "list"
+        col["action"][~applied(log).to_numpy(dtype=bool)] = "skipped"  # calls that never ran in production
         reads = self.reads.position
         col["regime"][reads] = outcomes.regime
         num["n_items"][reads] = outcomes.n_items

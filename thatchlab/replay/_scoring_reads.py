@@ -19,6 +19,7 @@ import numpy as np
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.vectors import MARGIN, exact_cosines
+from thatchlab.logs import applied
 from thatchlab.replay._dedup_lookup import unit_rows
 from thatchlab.replay._grouping import expand_ranges
 
@@ -54,7 +55,8 @@ class ReadCosines:
 
     def __init__(self, log, engine: str, stores: np.ndarray, eng, matchers):
         kinds = log["kind"].to_numpy(object)
-        is_read = (kinds == "message") | ((kinds == "prediction_query") & (engine == "prediction"))
+        is_read = ((kinds == "message") | ((kinds == "prediction_query") & (engine == "prediction"))) \
+            & applied(log).to_numpy(dtype=bool)
         self.position = np.flatnonzero(is_read)
         self.is_query = kinds[self.position] == "prediction_query"
         texts = log["text"].to_numpy(object)[self.position]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from thatchlab.core.params import ScoringParams
+from thatchlab.logs import applied
 from thatchlab.replay._dedup_lookup import PrecomputedDedup
 from thatchlab.replay._grouping import group_rank
 from thatchlab.scoring import posterior_confidence
@@ -301,7 +302,8 @@ def run_writes(eng, log, stores: np.ndarray, write_kinds) -> WritePass:
     from thatchlab.core.progress import progress
 
     kinds = log["kind"].to_numpy(object)
-    positions = np.flatnonzero(np.isin(kinds, [k for k in write_kinds if k in _KIND_OF_WRITE]))
+    positions = np.flatnonzero(np.isin(kinds, [k for k in write_kinds if k in _KIND_OF_WRITE])
+                               & applied(log).to_numpy(dtype=bool))  # calls that never ran write nothing
     matcher_texts = set(log["matcher"].to_numpy(object)[positions]) - {None}
     item_texts = set(log["statement"].to_numpy(object)[positions]) - {None}
     # every write text embedded once, as a passage

@@ -20,7 +20,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import ScoringParams
-from thatchlab.logs import sort_by_time
+from thatchlab.logs import applied, sort_by_time
 from thatchlab.logs.interaction import validate_interaction_log
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine, posterior_confidence
@@ -56,7 +56,8 @@ class ReplayResult:
         ``confirm``, ``deleted``, ``not_found``...), ``item_id``, ``signal``,
         ``forecast`` (stored confidence before a confirm/disconfirm/soft
         signal) and ``confidence`` (after) and the reply text; rows of the
-        other engine have action ``ignored``.
+        other engine have action ``ignored``, rows with a ``skip_reason`` (tool
+        calls that never ran in production) action ``skipped``.
     nudges : DataFrame, one row per surfaced item of a message or query
         (:data:`NUDGE_COLUMNS`), ``rank`` 0 first.
     tables : the final engine state (``stores, matchers, items, edges, provenance``).
@@ -208,7 +209,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     if path not in ("vectorised", "events"):
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
     log = sort_by_time(check_log(log), "interaction log")
-    if path == "vectorised" and engine in LIST_KINDS and (log["kind"] == LIST_KINDS[engine]).any():
+    if path == "vectorised" and engine in LIST_KINDS and ((log["kind"] == LIST_KINDS[engine]) & applied(log)).any():
         path = "events"  # list replies need the state at each list row
     if path == "events":
         res = _run_events(log, engine, params, embedder, initial, strict_model)
@@ -285,6 +286,9 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
         row = _event_row(pos, ev, store)
         rows.append(row)
         kind = ev["kind"]
+        if ev.get("skip_reason") is not None:  # a call that never ran in production
+            row["action"] = "skipped"
+            continue
         if kind != "message" and kind not in kinds:
             row["action"] = "ignored"
             continue

@@ -8,7 +8,9 @@ replay's replies and nudges beside them:
 - **reply agreement**: the share of the engine's tool calls whose replayed
   reply is exactly the logged text;
 - **nudge agreement**: the share of messages whose replayed nudge block is
-  exactly the logged block of the same engine (both empty counts);
+  exactly the logged block of the same engine (both empty counts), over the
+  messages whose nudge production recorded (an empty ``logged_nudge`` is a
+  recorded "nothing surfaced"; a null one is unknown and not compared);
 - **nudge item agreement**: the share of messages that surfaced the same
   statements in the same order, and the mean Jaccard overlap of the two sets;
 - **regime agreement**: the share of messages whose *displayed* regime is
@@ -35,7 +37,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.jsfmt import to_fixed
-from thatchlab.logs import sort_by_time
+from thatchlab.logs import applied, sort_by_time
 from thatchlab.replay.scoring import ENGINE_KINDS, ReplayResult, check_log
 
 __all__ = ["fidelity", "FidelityReport", "PRODUCTION_MODEL", "same_model"]
@@ -70,12 +72,17 @@ class FidelityReport:
     production_model : the model production's replies were made with.
     exact_model : whether the replay used that model (exact agreement is then expected).
     replies : one row per compared tool call: ``position, kind, logged, replayed, match``.
-    nudges : one row per message: ``position, session, logged, replayed, match``,
+    nudges : one row per message: ``position, session``, ``known`` (production's nudge for it
+        was recorded: compared), ``logged, replayed, match``,
         ``logged_items, replayed_items, items_match, jaccard, logged_regime``,
         ``replayed_regime, regime_match`` (item lists are statements).
-    metrics : ``n_replies, reply_agreement, n_nudges, nudge_agreement``,
-        ``nudge_item_agreement, item_jaccard, regime_agreement`` (NaN when
-        nothing was compared) and ``headline``, the number to read first.
+    metrics : ``n_replies``, ``n_logged_replies`` (the tool calls compared: the
+        engine's calls that ran and have a logged reply), ``reply_agreement``,
+        ``n_nudges`` (messages), ``n_logged_nudges`` (messages whose nudge was
+        recorded, empty or not: the ones compared), ``nudge_agreement``, ``nudge_item_agreement``,
+        ``item_jaccard``, ``regime_agreement`` — every agreement NaN when its
+        count of logged replies or nudges is 0 — and ``headline``, the number
+        to read first.
     note : one sentence on what the numbers can show.
     """
 
@@ -95,10 +102,11 @@ class FidelityReport:
             return "n/a" if v != v else f"{v:.0%}"
 
         lines = [f"{self.engine} replay with {self.embedder!r} against the logged replies",
-                 f"  replies:      {pct(m['reply_agreement'])} exact ({m['n_replies']} tool calls)",
+                 f"  replies:      {pct(m['reply_agreement'])} exact ({m['n_logged_replies']} logged replies)",
                  f"  nudges:       {pct(m['nudge_agreement'])} exact, {pct(m['nudge_item_agreement'])} same items, "
-                 f"Jaccard {m['item_jaccard']:.2f} ({m['n_nudges']} messages)" if m["n_nudges"] else
-                 "  nudges:       none logged",
+                 f"Jaccard {m['item_jaccard']:.2f} ({m['n_logged_nudges']} logged nudges over {m['n_nudges']} "
+                 "messages)" if m["n_logged_nudges"] else
+                 f"  nudges:       none logged ({m['n_nudges']} messages): agreement unknown",
                  f"  regimes:      {pct(m['regime_agreement'])} agree", f"  {self.note}"]
         return "\n".join(lines)
 
@@ -167,7 +175,9 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
     logged_reply = log["logged_reply"].to_numpy(object) if "logged_reply" in log.columns \
         else np.full(len(log), None, dtype=object)
     replayed = ev["reply"].to_numpy(object)
-    own = np.flatnonzero(np.isin(kinds, ENGINE_KINDS[engine]) & pd.notna(logged_reply))
+    # a call that never ran (skip_reason) has production's error text, not a reply to compare
+    own = np.flatnonzero(np.isin(kinds, ENGINE_KINDS[engine]) & pd.notna(logged_reply)
+                         & applied(log).to_numpy(dtype=bool))
     replies = pd.DataFrame({"position": own.astype(np.int64), "kind": kinds[own], "logged": logged_reply[own],
                             "replayed": replayed[own]})
     replies["match"] = [a == b for a, b in zip(replies["logged"], replies["replayed"])]
@@ -189,15 +199,21 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
                 zip(g["statement"], g["matcher_description"], g["confidence"], g["evidence_count"])]
             lo, re_ = [x[0] for x in mine], [x[0] for x in rep]
             union = set(lo) | set(re_)
+            # recorded: a nudge text (empty when nothing surfaced; CSV reads that back as null, so the
+            # parsed list, empty too, counts as well)
+            known = (logged_nudge is not None and isinstance(logged_nudge[pos], str)) or (
+                logged_items is not None and isinstance(logged_items[pos], list))
             block = _block(logged_nudge[pos], engine) if logged_nudge is not None else ""
             reply = replayed[pos] or ""
             lr, rr = _display_regime(mine, params), _display_regime(rep, params)
-            nudge_rows.append({"position": int(pos), "session": sessions[pos], "logged": block, "replayed": reply,
+            nudge_rows.append({"position": int(pos), "session": sessions[pos], "known": bool(known),
+                               "logged": block, "replayed": reply,
                                "match": block == reply, "logged_items": lo, "replayed_items": re_,
                                "items_match": lo == re_,
                                "jaccard": 1.0 if not union else len(set(lo) & set(re_)) / len(union),
                                "logged_regime": lr, "replayed_regime": rr, "regime_match": lr == rr})
-    nudges = pd.DataFrame(nudge_rows, columns=["position", "session", "logged", "replayed", "match", "logged_items",
+    nudges = pd.DataFrame(nudge_rows, columns=["position", "session", "known", "logged", "replayed", "match",
+                                               "logged_items",
                                                "replayed_items", "items_match", "jaccard", "logged_regime",
                                                "replayed_regime", "regime_match"])
 
@@ -205,10 +221,14 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
         return float(np.mean(s.to_numpy(dtype=float))) if len(s) else float("nan")
 
     exact = same_model(result.embedder, production_model)
-    metrics = {"n_replies": int(len(replies)), "reply_agreement": mean(replies["match"]),
-               "n_nudges": int(len(nudges)), "nudge_agreement": mean(nudges["match"]),
-               "nudge_item_agreement": mean(nudges["items_match"]), "item_jaccard": mean(nudges["jaccard"]),
-               "regime_agreement": mean(nudges["regime_match"])}
+    # Only messages whose nudge production recorded (possibly empty: it surfaced nothing) are
+    # compared; over none, agreement is unknown (NaN), never 1.0 or 0.5.
+    known = nudges[nudges["known"].astype(bool)]
+    metrics = {"n_replies": int(len(replies)), "n_logged_replies": int(len(replies)),
+               "reply_agreement": mean(replies["match"]),
+               "n_nudges": int(len(nudges)), "n_logged_nudges": int(len(known)),
+               "nudge_agreement": mean(known["match"]), "nudge_item_agreement": mean(known["items_match"]),
+               "item_jaccard": mean(known["jaccard"]), "regime_agreement": mean(known["regime_match"])}
     if exact:
         metrics["headline"] = metrics["reply_agreement"] if len(replies) else metrics["nudge_agreement"]
         note = (f"the replay used the production model ({result.embedder}): replies and nudges should agree "

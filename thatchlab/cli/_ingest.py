@@ -54,40 +54,45 @@ def _write(source: str, table: str, df, path: Path):
     return logs.write_table(df, path)
 
 
-def _merge(existing, fresh):
-    """``existing`` plus the rows of ``fresh`` it has not seen (by ``record_id``), in time order."""
-    import pandas as pd
+def _grown(source: str, table: str, df, target: Path):
+    """``(log to write, Growth or None)``: ``df`` merged into the log already at ``target``."""
+    from thatchlab.logs.ingest import grow
 
-    from thatchlab.logs.ingest import new_rows
-
-    add = new_rows(existing, fresh)
-    if not len(add):
-        return existing, 0
-    both = pd.concat([existing, add], ignore_index=True)
-    return both.sort_values("ts", kind="stable").reset_index(drop=True), len(add)
+    if not target.exists() or "record_id" not in df.columns:
+        return df, None
+    g = grow(_read(source, table, target), df)
+    return g.log, g
 
 
 def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, ai-memory or mnemo"),
            path: Path = typer.Argument(..., help="claude-code: a .jsonl transcript, a project folder or "
-                                                  "~/.claude/projects; opencode: its storage folder; omi: the "
-                                                  "JSON export; ai-memory: the database; mnemo: the mnemo_event "
-                                                  "dump (CSV, Parquet or JSON lines)"),
-           out: Path = typer.Option(..., help="the log to write (.jsonl, .csv or .parquet); an existing one gets "
-                                              "only the records it has not seen. ai-memory also writes "
-                                              "<stem>.observations and <stem>.outcomes beside it; mnemo writes "
-                                              "<stem>.events and <stem>.recalls"),
+                                                  "~/.claude/projects; opencode: its data dir, its opencode.db or "
+                                                  "its legacy storage folder; omi: the /v3/memories JSON; "
+                                                  "ai-memory: the database; mnemo: the mnemo_event dump (CSV, "
+                                                  "Parquet or JSON lines)"),
+           out: Path = typer.Option(..., help="the log to write (.jsonl, .csv or .parquet). An existing one is "
+                                              "grown by record id: rows the source completed are updated in place, "
+                                              "new ones added, rows no longer in the source kept. ai-memory also "
+                                              "writes <stem>.observations and <stem>.outcomes beside it; mnemo "
+                                              "writes <stem>.events and <stem>.recalls"),
            server: str = typer.Option("thatch", help="claude-code: the name thatch's MCP server is registered as"),
            subagents: bool = typer.Option(False, help="claude-code/opencode: also read subagent transcripts"),
            engine: str = typer.Option(None, help="claude-code/opencode: keep only this engine's statements in "
                                                  "'surfaced' (prediction or behavior)"),
-           project_store: str = typer.Option(None, help="claude-code/opencode: the store of rows naming none "
-                                                        "('cwd': the working directory's last part)"),
+           project_store: str = typer.Option(
+               "auto", help="claude-code/opencode: the store of rows whose call named none. 'auto' (the default) "
+                            "names it as thatch does: the store production's own replies in the session name "
+                            "('[codified] acme/app :: ...'), else owner/repo from the project directory's git "
+                            "origin (thatch's detectRepo rule) when the directory exists here, else the folder "
+                            "name, with a warning. 'cwd': always the folder name; any other text: that store"),
            recalls: Path = typer.Option(None, help="mnemo: the recall telemetry dump"),
            redact: bool = typer.Option(False, help="claude-code/opencode: replace prompt, context and rationale "
                                                    "texts by stable hashes and write their vectors to "
                                                    "<stem>.lookup.parquet"),
            lookup: Path = typer.Option(None, help="--redact: a text, embedding table to take the vectors from "
-                                                  "instead of the bundled model")):
+                                                  "instead of the bundled model"),
+           dry_run: bool = typer.Option(False, "--dry-run", help="print what would be read, skipped and written; "
+                                                                 "write nothing")):
     """Read an agent host's transcripts or a memory system's records into a thatchlab log."""
     from thatchlab import logs
     from thatchlab.core.errors import InputError
@@ -103,6 +108,8 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         raise InputError("--lookup: used only with --redact")
     if recalls is not None and source != "mnemo":
         raise InputError("--recalls: only mnemo takes a recall dump")
+    if out.is_dir():
+        raise InputError(f"--out {out}: is a directory; expected a log file (.jsonl, .csv or .parquet)")
     if source == "claude-code":
         res = ing.claude_code(path, server=server, subagents=subagents, engine=engine, project_store=project_store)
     elif source == "opencode":
@@ -115,29 +122,38 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         res = ing.mnemo_events(path, recalls)
     typer.echo(f"read {path} ({SOURCES[source]})")
     echo_pairs([(f"  {k}", v) for k, v in res.read.items() if v])
+    if res.not_run:
+        typer.echo("calls that never ran (kept as rows a replay skips, skip_reason set):")
+        echo_pairs([(f"  {k}", v) for k, v in sorted(res.not_run.items())])
+    if res.stripped:
+        typer.echo("stripped from prompts (host context, not typed by the user):")
+        echo_pairs([(f"  {k}", v) for k, v in sorted(res.stripped.items())])
     if res.skipped:
         typer.echo("skipped:")
         echo_pairs([(f"  {k}", v) for k, v in sorted(res.skipped.items())])
+    for line in res.warnings:
+        typer.echo(f"warning: {line}", err=True)
     tables = dict(res.tables)
     lookup_rows = None
     if redact:
         tables["interactions"], lookup_rows = ing.redact(tables["interactions"], get_embedder(lookup))
-    out.parent.mkdir(parents=True, exist_ok=True)
+    planned = []  # every output merged and checked before the first is written
     for table, target in _outputs(source, out).items():
         df = tables.get(table)
-        if df is None:
-            continue
-        n_new = len(df)
-        if target.exists() and source != "ai-memory" and "record_id" in df.columns:
-            df, n_new = _merge(_read(source, table, target), df)
-            if n_new == 0:
-                typer.echo(f"{target}: nothing new ({len(df)} rows kept)")
-                continue
-        _write(source, table, df, target)
-        grown = f" ({n_new} new)" if n_new != len(df) else ""
-        typer.echo(f"wrote {len(df)} rows to {target}{grown}")
-    if lookup_rows is not None:
+        if df is not None:
+            planned.append((table, target, *_grown(source, table, df, target)))
+    verb = "would write" if dry_run else "wrote"
+    if not dry_run:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    for table, target, df, growth in planned:
+        if not dry_run:
+            _write(source, table, df, target)
+        grown = "" if growth is None else " (" + ", ".join(f"{v} {k}" for k, v in growth.lines()) + ")"
+        typer.echo(f"{verb} {len(df)} rows to {target}{grown}")
+    if lookup_rows is not None and not dry_run:
         _write_lookup(lookup_rows, out)
+    if dry_run:
+        typer.echo("dry run: nothing written")
 
 
 def _write_lookup(rows, out: Path) -> None:

@@ -23,8 +23,14 @@ call's reply (``logged_reply``) and each prompt's nudge (``logged_nudge``,
 parsed into ``logged_items`` and ``surfaced``), so a replay can be checked
 against it (:func:`thatchlab.replay.fidelity`). :func:`redact` makes a log
 shareable (prompts and rationales as stable hashes, their vectors in a
-lookup table) and :func:`new_rows` grows a log from a grown folder without
-duplicates (by ``record_id``).
+lookup table) and :func:`grow` grows a log from a grown source by
+``record_id``: rows the source completed are updated in place, new ones
+added, none duplicated and none lost.
+
+What never ran stays visible: a tool call the user rejected, that errored or
+is still running is a row with its reason in ``skip_reason``
+(:data:`SKIP_REASONS`), which a replay skips. Stores are named as thatch
+names them (:func:`detect_repo`, :mod:`~thatchlab.logs.ingest._stores`).
 """
 
 from thatchlab.logs.ingest._ai_memory import ai_memory
@@ -33,9 +39,11 @@ from thatchlab.logs.ingest._mnemo import mnemo_events
 from thatchlab.logs.ingest._nudge import NUDGE_HEADERS, NudgeBlock, NudgeItem, parse_nudges
 from thatchlab.logs.ingest._omi import omi_memories
 from thatchlab.logs.ingest._opencode import opencode
-from thatchlab.logs.ingest._share import new_rows, redact, redact_text
-from thatchlab.logs.ingest._tools import INGEST_COLUMNS, THATCH_TOOLS, IngestResult
+from thatchlab.logs.ingest._growth import Growth, grow
+from thatchlab.logs.ingest._share import redact, redact_text
+from thatchlab.logs.ingest._stores import detect_repo, parse_git_url
+from thatchlab.logs.ingest._tools import INGEST_COLUMNS, SKIP_REASONS, THATCH_TOOLS, IngestResult
 
 __all__ = ["claude_code", "opencode", "omi_memories", "ai_memory", "mnemo_events", "IngestResult",
-           "parse_nudges", "NudgeBlock", "NudgeItem", "NUDGE_HEADERS", "redact", "redact_text", "new_rows",
-           "THATCH_TOOLS", "INGEST_COLUMNS"]
+           "parse_nudges", "NudgeBlock", "NudgeItem", "NUDGE_HEADERS", "redact", "redact_text", "grow",
+           "Growth", "detect_repo", "parse_git_url", "THATCH_TOOLS", "INGEST_COLUMNS", "SKIP_REASONS"]

@@ -1,12 +1,11 @@
-"""Sharing an ingested log without its prompts, and growing one without duplicates.
+"""Sharing an ingested log without its prompts.
 
 :func:`redact` replaces what the user and the agent wrote in their own words
 — prompt and query texts, feedback contexts and rationales — by stable
 hashes, and returns a lookup table of vectors (each hashed prompt's *query*
 vector, and the passage vectors of the matcher and statement texts that stay
 readable) so the redacted log still replays exactly with a
-:class:`~thatchlab.embed.LookupEmbedder` built from it. :func:`new_rows`
-keeps the rows of a fresh ingest that an earlier one has not seen.
+:class:`~thatchlab.embed.LookupEmbedder` built from it.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-__all__ = ["redact_text", "redact", "new_rows"]
+__all__ = ["redact_text", "redact"]
 
 _REDACTED_TEXT_KINDS = ("message", "prediction_query", "behavior_feedback")
 _QUERY_KINDS = ("message", "prediction_query")
@@ -143,17 +142,3 @@ def redact(log: pd.DataFrame, embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
     lookup.attrs["model"] = getattr(embedder, "name", None)
     lookup.attrs["clashes"] = dict(clashes)
     return out, lookup
-
-
-def new_rows(existing: pd.DataFrame, fresh: pd.DataFrame, key: str = "record_id") -> pd.DataFrame:
-    """The rows of ``fresh`` whose ``key`` is not in ``existing`` (rows without a key are kept).
-
-    >>> old = pd.DataFrame({"record_id": ["a", "b"]})
-    >>> new_rows(old, pd.DataFrame({"record_id": ["b", "c", None]}))["record_id"].tolist()
-    ['c', None]
-    """
-    if key not in fresh.columns or key not in existing.columns:
-        return fresh.reset_index(drop=True)
-    known = set(existing[key].dropna().tolist())
-    keep = fresh[key].isna() | ~fresh[key].isin(known)
-    return fresh[keep].reset_index(drop=True)

@@ -9,6 +9,7 @@ tool results and the injected nudge text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -20,7 +21,7 @@ from thatchlab.logs.ingest._nudge import parse_nudges
 from thatchlab.logs.interaction import INTERACTION_COLUMNS, LOGGED_COLUMNS, validate_interaction_log
 
 __all__ = ["THATCH_TOOLS", "ARG_COLUMNS", "tool_row", "message_row", "fill_store", "finish_log",
-           "IngestResult", "INGEST_COLUMNS"]
+           "IngestResult", "INGEST_COLUMNS", "SKIP_REASONS", "mark_not_run", "ContentIds"]
 
 #: thatch's tools, which are also the log kinds of their rows.
 THATCH_TOOLS = ("prediction_update", "prediction_query", "prediction_list", "prediction_delete",
@@ -32,6 +33,9 @@ ARG_COLUMNS = {"matcher": "matcher", "situation": "matcher", "prediction": "stat
 #: Columns of an ingested interaction log: the log's own, ``cwd``, then the ingest columns.
 INGEST_COLUMNS = tuple(c for c in INTERACTION_COLUMNS if c not in ("propensity", "embedding")) + (
     "cwd",) + LOGGED_COLUMNS
+#: ``skip_reason`` texts: why a logged tool call never ran in production.
+SKIP_REASONS = {"rejected": "rejected by the user", "error": "tool error", "running": "still running",
+                "pending": "pending (never started)", "no_result": "no result recorded"}
 _TRUE = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 
 
@@ -50,16 +54,31 @@ class IngestResult:
         What was read (``files``, ``records``, ``prompts``, ``tool calls``...).
     skipped : Counter
         What was left out, by reason; nothing left out is ever silent.
+    not_run : Counter
+        Tool calls that never ran in production (rejected by the user, an
+        error, still running), by reason: they are rows of the log with that
+        reason in ``skip_reason``, which a replay skips.
+    stripped : Counter
+        What was cut out of prompts because the host, not the user, wrote it
+        (IDE context, system reminders, hook output), by kind.
+    warnings : list of str
+        Sentences about guesses the adapter had to make (a store named after
+        a folder, say); the command line prints each as a ``warning:`` line.
     """
 
     log: pd.DataFrame
     tables: dict = field(default_factory=dict)
     read: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)
+    not_run: Counter = field(default_factory=Counter)
+    stripped: Counter = field(default_factory=Counter)
+    warnings: list = field(default_factory=list)
 
     def __repr__(self):
         sk = ", ".join(f"{k}: {v}" for k, v in sorted(self.skipped.items())) or "nothing"
-        return f"IngestResult(rows={len(self.log)}, tables={list(self.tables)}, skipped={{{sk}}})"
+        nr = ", ".join(f"{k}: {v}" for k, v in sorted(self.not_run.items())) or "none"
+        return (f"IngestResult(rows={len(self.log)}, tables={list(self.tables)}, skipped={{{sk}}}, "
+                f"not_run={{{nr}}})")
 
 
 def _relevant(v):
@@ -111,27 +130,66 @@ def tool_row(kind: str, args, *, ts, session, record_id, cwd=None, reply=None) -
 def message_row(prompt: str, hook_texts, *, ts, session, record_id, cwd=None, engine=None) -> dict:
     """The log row of one prompt, with the nudge blocks found in ``hook_texts`` parsed back.
 
-    ``surfaced`` lists the statements of every block (only ``engine``'s when
-    given), ``logged_nudge`` the blocks' text joined by a blank line and
-    ``logged_items`` one object per item (``engine, statement, matcher,
-    confidence, tests``). A prompt with no hook text has null ``surfaced``
-    (nothing known), one whose hook ran and printed nothing an empty list is
-    not distinguishable and is also null.
+    ``hook_texts`` are the texts thatch's prompt hook printed for this prompt
+    (anything holding ``[thatch] ``). ``surfaced`` lists the statements of
+    every block (only ``engine``'s when given), ``logged_nudge`` the blocks'
+    text joined by a blank line and ``logged_items`` one object per item
+    (``engine, statement, matcher, confidence, tests``). When thatch's hook
+    output was recorded but holds no block, nothing was surfaced: empty
+    ``logged_nudge``, ``surfaced`` and ``logged_items``. When none was
+    recorded, what production surfaced is unknown: all three null.
+
+    >>> row = message_row("fix the flaky test", ["[thatch] After responding, check: ..."], ts="t", session="s",
+    ...                   record_id="u1")
+    >>> row["logged_nudge"], row["surfaced"], message_row("fix it", [], ts="t", session="s", record_id="u2")["surfaced"]
+    ('', [], None)
     """
     row = {c: None for c in INGEST_COLUMNS}
     row.update(ts=ts, session=session, kind="message", text=prompt, record_id=record_id, cwd=cwd)
+    texts = [t for t in hook_texts if isinstance(t, str) and "[thatch] " in t]
     blocks, seen = [], set()
-    for text in hook_texts:
+    for text in texts:
         for b in parse_nudges(text):
             if (b.engine, b.text) not in seen:  # the same output reported twice by the host
                 seen.add((b.engine, b.text))
                 blocks.append(b)
-    if blocks:
+    if texts:
         row["logged_nudge"] = "\n\n".join(b.text for b in blocks)
         row["logged_items"] = [it.as_dict() for b in blocks for it in b.items]
         row["surfaced"] = [it.statement for b in blocks if engine is None or b.engine == engine
                            for it in b.items]
     return row
+
+
+def mark_not_run(row: dict, reason: str, result: "IngestResult") -> None:
+    """Mark ``row`` as a call that never ran (a replay skips it) and count it under its reason.
+
+    >>> res = IngestResult(log=None); row = {"skip_reason": None}
+    >>> mark_not_run(row, SKIP_REASONS["rejected"], res); row["skip_reason"], dict(res.not_run)
+    ('rejected by the user', {'rejected by the user': 1})
+    """
+    row["skip_reason"] = reason
+    result.not_run[reason] += 1
+
+
+class ContentIds:
+    """Stable ids for records the source gave none: a hash of what they hold and when, plus how many
+    earlier records held the same (so an earlier record appearing never shifts a later one's id).
+
+    >>> ids = ContentIds("cc-prompt")
+    >>> a, b = ids("s1", "2026-01-05T09:00:00Z", "fix it"), ids("s1", "2026-01-05T09:00:00Z", "fix it")
+    >>> a != b, a.startswith("cc-prompt:"), b.endswith("#2")
+    (True, True, True)
+    """
+
+    def __init__(self, prefix: str):
+        self.prefix, self.seen = prefix, Counter()
+
+    def __call__(self, *parts) -> str:
+        key = hashlib.sha256("\x1f".join("" if p is None else str(p) for p in parts).encode("utf-8")).hexdigest()[:20]
+        self.seen[key] += 1
+        n = self.seen[key]
+        return f"{self.prefix}:{key}" + (f"#{n}" if n > 1 else "")
 
 
 def fill_store(rows: list[dict], project_store) -> None:

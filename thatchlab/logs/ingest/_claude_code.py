@@ -1,68 +1,146 @@
 """Claude Code session transcripts → the interaction log.
 
-Claude Code keeps one JSON-lines file per session under
-``~/.claude/projects/<project folder>/<session id>.jsonl`` (subagent runs in
-``<session id>/subagents/agent-*.jsonl``). Each line is a record with a
-``type``: ``user`` records hold a prompt (``message.content`` a string or a
-list of ``text`` blocks) or the ``tool_result`` blocks answering tool calls;
-``assistant`` records hold ``text``, ``thinking`` and ``tool_use`` blocks
-(``id``, ``name``, ``input``); hook output, summaries, file-history
-snapshots, queue operations and the like have record types of their own.
-Records carry ``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``,
-``cwd``, ``isSidechain`` (subagent traffic) and ``isMeta`` (text the host
-injected, not typed by the user).
+Claude Code appends one JSON record a line to
+``~/.claude/projects/<project folder>/<session id>.jsonl`` while a session
+runs (subagents in ``<session id>/subagents/agent-*.jsonl``, older versions
+``agent-*.jsonl`` beside it). Records are read by key, never by position (the
+key order changes between versions):
 
-thatch runs there as an MCP server, so its tools are called
-``mcp__<server>__<tool>``; its prompt hook prints the nudge blocks before the
-prompt reaches the model. Depending on the host's version that output is
-stored as an ``attachment`` record, a ``system`` record, a meta ``user``
-record or extra text in the prompt's own record, next to the prompt; this
-reader takes every nudge block found in the records after a prompt and
-before the assistant's reply (or just before the prompt, when the host wrote
-it first).
+- ``user`` records hold a prompt (``message.content`` a string, or a list of
+  blocks whose ``text`` blocks carry the typed text *and* the IDE's context:
+  ``<ide_opened_file>``, ``<ide_selection>``, ``<ide_diagnostics>``,
+  ``<system-reminder>``), or ``tool_result`` blocks answering tool calls
+  (``tool_use_id``, ``content``, ``is_error``; the record's ``toolUseResult``
+  is ``"User rejected tool use"`` when the user said no at the permission
+  prompt, ``"Error: ..."`` in older versions);
+- ``assistant`` records hold one content block each (``text``, ``thinking``,
+  ``tool_use`` with ``id``, ``name``, ``input``);
+- ``attachment`` records hold hook output (``hook_success`` with the plain
+  stdout thatch's ``flush-tools`` prints, ``hook_additional_context`` for JSON
+  output, with ``hookEvent``), ``system`` and ``progress`` records the host's
+  own notes; ``summary``, ``file-history-snapshot``, ``queue-operation`` and
+  other bookkeeping records carry nothing for the log.
+
+Commands (``<command-name>``), their output, ``[Request interrupted by
+user]`` markers and compaction summaries (``isCompactSummary``, "This
+session is being continued from a previous conversation...") are written by
+the host, not typed: they are not prompts. A thatch call that never ran (a
+``tool_result`` with ``is_error: true``: rejected, or an error of the server;
+or no result yet in a file still being written) is a row with its reason in
+``skip_reason``, which a replay skips.
+
+thatch runs as the MCP server ``thatch`` (tools ``mcp__thatch__<tool>``); its
+``UserPromptSubmit`` hook prints the nudge blocks, which the host records
+after the prompt, before the assistant's reply.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
-from thatchlab.logs.ingest._nudge import has_nudge, split_prompt
+from thatchlab.logs.ingest._nudge import split_prompt
+from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
 from thatchlab.logs.ingest._tools import (
+    SKIP_REASONS,
     THATCH_TOOLS,
+    ContentIds,
     IngestResult,
-    fill_store,
     finish_log,
+    mark_not_run,
     message_row,
     tool_row,
 )
 
-__all__ = ["claude_code"]
+__all__ = ["claude_code", "strip_host_context", "not_run_reason"]
 
 #: Record types that carry nothing the interaction log needs (read, not skipped).
 _QUIET_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress", "permission-mode",
-                "custom-title", "checkpoint", "result", "tag", "agent-name", "last-prompt")
-#: Prompts the host writes itself: slash commands, their output, interruptions.
+                "custom-title", "ai-title", "checkpoint", "result", "tag", "agent-name", "last-prompt",
+                "pr-link", "agent-setting", "mode", "turn_end")
+#: Prompt texts the host writes itself: slash commands, their output, bash mode, notices.
 _NOT_TYPED = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
               "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
-              "<bash-stderr>", "[Request interrupted by user")
+              "<bash-stderr>", "<task-notification>",
+              "Caveat: The messages below were generated by the user while running local commands")
+_INTERRUPTED = ("[Request interrupted by user", "[Interrupted by the user")
+_COMPACTED = "This session is being continued from a previous conversation"
+#: Context the host (IDE, harness, hooks) puts in the prompt's own content; cut out and counted.
+_CONTEXT = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder|post-tool-use-hook|"
+                      r"user-prompt-submit-hook)>(.*?)</\1>", re.DOTALL)
+#: The tool_result texts of a call the user (or a permission rule) refused.
+_REFUSED = ("The user doesn't want to proceed with this tool use", "Permission for this tool use was denied",
+            "The user doesn't want to take this action right now")
+_PROMPT_HOOKS = (None, "UserPromptSubmit")
 #: Files above this many get a progress bar.
 _BAR_FILES = 20
+
+
+def strip_host_context(text: str, stripped: Counter) -> tuple[str, list[str]]:
+    """``(typed text, hook texts)`` of one text block: host context cut out and counted by tag.
+
+    >>> c = Counter()
+    >>> strip_host_context("<ide_selection>lines 3-4 of a.py</ide_selection>\\nrename this", c), dict(c)
+    (('rename this', []), {'ide_selection': 1})
+    """
+    hooks: list[str] = []
+
+    def cut(m):
+        stripped[m.group(1)] += 1
+        if m.group(1) == "user-prompt-submit-hook":
+            hooks.append(m.group(2))
+        return ""
+
+    out = _CONTEXT.sub(cut, text)
+    return (out.strip() if out != text else out), hooks
+
+
+def not_run_reason(block: dict, rec: dict):
+    """Why the call a ``tool_result`` block answers never ran (None when it ran).
+
+    ``is_error`` results are calls that did not run: refused by the user
+    (``toolUseResult`` ``"User rejected tool use"``, a denial kind, or the
+    refusal text) or failed (an MCP error, a validation error).
+
+    >>> not_run_reason({"is_error": True, "content": "x"}, {"toolUseResult": "User rejected tool use"})
+    'rejected by the user'
+    >>> not_run_reason({"is_error": True, "content": "Invalid arguments: signal"}, {}), not_run_reason({}, {})
+    ('tool error', None)
+    """
+    if block.get("is_error") is not True:
+        return None
+    text = _result_text(block.get("content"))
+    use = rec.get("toolUseResult")
+    if rec.get("toolDenialKind") or use == "User rejected tool use" or text.startswith(_REFUSED) \
+            or (isinstance(use, str) and use.startswith(tuple(f"Error: {r}" for r in _REFUSED))):
+        return SKIP_REASONS["rejected"]
+    return SKIP_REASONS["error"]
 
 
 @dataclass
 class _Prompt:
     ts: str
     session: str
-    uuid: str
+    record_id: str
     cwd: str | None
     text: str
     hooks: list = field(default_factory=list)
+
+
+def _hook_texts(rec: dict) -> tuple[str | None, list[str]]:
+    """``(hook event, thatch texts)`` of an attachment or system record (each distinct text once)."""
+    body = rec.get("attachment") if rec.get("type") == "attachment" else rec
+    if not isinstance(body, dict):
+        return None, []
+    event = body.get("hookEvent") if isinstance(body.get("hookEvent"), str) else None
+    texts = [s for s in _strings({k: v for k, v in body.items() if k != "command"}, []) if "[thatch] " in s]
+    return event, list(dict.fromkeys(texts))
 
 
 def _strings(obj, out):
@@ -102,28 +180,36 @@ def _transcripts(path, subagents: bool, skipped: Counter) -> list[Path]:
         parts = f.relative_to(p).parts[:-1]
         if "workflows" in parts and f.name == "journal.jsonl":
             skipped["workflow journal file"] += 1
-        elif "subagents" in parts and not subagents:
+        elif ("subagents" in parts or f.name.startswith("agent-")) and not subagents:
             skipped["subagent transcript file"] += 1
         else:
             out.append(f)
     return out
 
 
-class _Session:
-    """The state of one transcript file while its records are read."""
+class _Reader:
+    """The records of all transcript files, read in turn; state kept per file where it is per file."""
 
-    def __init__(self, path: Path, prefix: str, subagents: bool, result: IngestResult, seen: set, rows: list):
-        self.path, self.prefix, self.subagents = path, prefix, subagents
+    def __init__(self, prefix: str, subagents: bool, result: IngestResult):
+        self.prefix, self.subagents, self.result = prefix, subagents, result
         self.read, self.skipped = result.read, result.skipped
-        self.seen, self.rows = seen, rows
+        self.seen: set = set()
+        self.rows: list = []
         self.prompts: list[_Prompt] = []
-        self.by_uuid: dict[str, _Prompt] = {}
-        self.open: _Prompt | None = None     # the prompt whose reply has not started yet
-        self.loose: list[str] = []           # hook text seen before its prompt
-        self.pending: dict[str, dict] = {}   # tool_use id → row
+        self.evidence = StoreEvidence()
+        self.prompt_ids = ContentIds("claude-code-prompt")
+        self.pending: dict = {}        # tool_use id → row awaiting its result
+        self.other_calls: dict = {}    # tool_use id → (session, explicit store) of thatch's other tools
+        self.new_file(None)
+
+    def new_file(self, path):
+        self.path = path
+        self.owner: dict = {}          # record uuid → the prompt it (or its hook output) belongs to
+        self.open: _Prompt | None = None
+        self.loose: list[str] = []     # prompt-hook text seen before its prompt
 
     # ------------------------------------------------------------------ records
-    def record(self, rec: dict, lineno: int):
+    def record(self, rec: dict):
         t = rec.get("type")
         if rec.get("isSidechain") and not self.subagents and t in ("user", "assistant", "attachment", "system"):
             self.skipped["sidechain record"] += 1
@@ -133,9 +219,14 @@ class _Session:
         elif t == "assistant":
             self.assistant(rec)
         elif t in ("attachment", "system"):
-            texts = [s for s in _strings(rec.get("attachment") if t == "attachment" else rec, []) if has_nudge(s)]
+            event, texts = _hook_texts(rec)
             if texts:
-                self.hook(texts, rec.get("parentUuid"))
+                self.read["thatch hook outputs"] += 1
+                session = self._session(rec)
+                for text in texts:
+                    self.evidence.see(session, text)
+                if event in _PROMPT_HOOKS:
+                    self.hook(texts, rec)
             else:
                 self.read[f"{t} records"] += 1
         elif t in _QUIET_TYPES:
@@ -143,27 +234,38 @@ class _Session:
         else:
             self.skipped[f"record type {t!r}" if isinstance(t, str) else "record without a type"] += 1
 
+    def _session(self, rec):
+        session = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else \
+            self.path.stem
+        cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) and rec["cwd"] else None
+        self.evidence.project_dir(session, cwd)
+        if rec.get("isSidechain") and isinstance(rec.get("agentId"), str):
+            sub = f"{session}:{rec['agentId']}"
+            self.evidence.alias(sub, session)  # the same server, so the same project store
+            return sub
+        return session
+
     def _where(self, rec):
         ts = rec.get("timestamp")
         if not isinstance(ts, str) or not ts:
             self.skipped["record without a timestamp"] += 1
             return None
-        session = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else self.path.stem
-        if rec.get("isSidechain") and isinstance(rec.get("agentId"), str):
-            session = f"{session}:{rec['agentId']}"
         cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) else None
-        return ts, session, cwd
+        return ts, self._session(rec), cwd
 
-    def hook(self, texts, parent=None):
-        target = self.by_uuid.get(parent) if isinstance(parent, str) else None
+    def hook(self, texts, rec):
+        parent = rec.get("parentUuid")
+        target = self.owner.get(parent) if isinstance(parent, str) else None
         target = target or self.open
         if target is None:
             self.loose.extend(texts)
-        else:
-            target.hooks.extend(texts)
+            return
+        target.hooks.extend(texts)
+        if isinstance(rec.get("uuid"), str):
+            self.owner[rec["uuid"]] = target
 
     def user(self, rec):
-        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
+        content = rec["message"].get("content") if isinstance(rec.get("message"), dict) else None
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(blocks, list):
             self.skipped["user record without content"] += 1
@@ -173,49 +275,60 @@ class _Session:
             if not isinstance(b, dict):
                 self.skipped["content block that is not an object"] += 1
             elif b.get("type") == "tool_result":
-                self.tool_result(b)
+                self.tool_result(b, rec)
             elif b.get("type") == "text" and isinstance(b.get("text"), str):
                 texts.append(b["text"])
             else:
                 self.read["other content blocks"] += 1
-        if not texts:
-            return
-        prompt_parts, hooks = [], []
+        if texts:
+            self.prompt(rec, texts)
+
+    def prompt(self, rec, texts):
+        parts, hooks = [], []
+        typed_by_host = rec.get("isMeta") or rec.get("isCompactSummary")
         for text in texts:
-            head, hook = split_prompt(text)
+            head, hook = split_prompt(text)  # hosts that appended the hook output to the prompt
             if hook:
                 hooks.append(hook)
-            if head.strip() or not hook:
-                prompt_parts.append(head)
-        prompt = "\n".join(prompt_parts)
-        if rec.get("isMeta") or rec.get("isCompactSummary") or not prompt.strip() \
-                or prompt.lstrip().startswith(_NOT_TYPED):
+            head, inline = strip_host_context(head, Counter() if typed_by_host else self.result.stripped)
+            hooks.extend(inline)
+            if head.strip():
+                parts.append(head)
+        prompt = "\n".join(parts)
+        first = prompt.lstrip()
+        reason = ("meta record" if rec.get("isMeta") else
+                  "compaction summary" if rec.get("isCompactSummary") or first.startswith(_COMPACTED) else
+                  "interruption record" if first.startswith(_INTERRUPTED) else
+                  "command or local-command record" if first.startswith(_NOT_TYPED) else
+                  "prompt without typed text (host context only)" if not first else None)
+        if reason is not None:
             if hooks:
-                self.hook(hooks, rec.get("parentUuid"))
-            reason = ("meta record" if rec.get("isMeta") else "compaction summary" if rec.get("isCompactSummary")
-                      else "empty prompt" if not prompt.strip() else "command or interruption record")
+                self.hook(hooks, rec)
             self.skipped[reason] += 1
             return
         where = self._where(rec)
         if where is None:
             return
-        uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else f"{self.path.stem}:{len(self.prompts)}"
+        ts, session, cwd = where
+        uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) and rec["uuid"] else None
+        if uuid is None:
+            self.read["prompts without a uuid (content id given)"] += 1
+            uuid = self.prompt_ids(session, ts, prompt)
         if uuid in self.seen:
             self.skipped["duplicate record"] += 1
             return
         self.seen.add(uuid)
-        p = _Prompt(*where[:2], uuid, where[2], prompt, hooks=self.loose + hooks)
+        p = _Prompt(ts, session, uuid, cwd, prompt, hooks=self.loose + hooks)
         self.loose = []
         self.prompts.append(p)
-        self.by_uuid[uuid] = p
+        self.owner[uuid] = p
         self.open = p
 
     def assistant(self, rec):
         self.open, self.loose = None, []
-        content = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
+        content = rec["message"].get("content") if isinstance(rec.get("message"), dict) else None
         if not isinstance(content, list):
             return
-        where = None
         for b in content:
             if not isinstance(b, dict) or b.get("type") != "tool_use":
                 continue
@@ -223,44 +336,57 @@ class _Session:
             if not isinstance(name, str) or not name.startswith(self.prefix):
                 self.read["other tool calls"] += 1
                 continue
-            kind = name[len(self.prefix):]
-            if kind not in THATCH_TOOLS:
-                self.skipped[f"unknown thatch tool {kind!r}"] += 1
-                continue
-            call_id = b.get("id") if isinstance(b.get("id"), str) else None
+            call_id = b.get("id") if isinstance(b.get("id"), str) and b["id"] else None
             if call_id is None:
                 self.skipped["thatch tool call without an id"] += 1
                 continue
             if call_id in self.seen:
                 self.skipped["duplicate record"] += 1
                 continue
-            where = where or self._where(rec)
+            where = self._where(rec)
             if where is None:
-                return
+                continue
             self.seen.add(call_id)
-            row = tool_row(kind, b.get("input"), ts=where[0], session=where[1], record_id=call_id, cwd=where[2])
+            kind = name[len(self.prefix):]
+            args = b.get("input") if isinstance(b.get("input"), dict) else {}
+            if kind not in THATCH_TOOLS:  # the memory, chat... tools: not log rows, but their replies name stores
+                self.other_calls[call_id] = (where[1], args.get("store"))
+                self.read["other thatch tool calls"] += 1
+                continue
+            row = tool_row(kind, args, ts=where[0], session=where[1], record_id=call_id, cwd=where[2])
             self.pending[call_id] = row
             self.rows.append(row)
             self.read["thatch tool calls"] += 1
 
-    def tool_result(self, b):
-        row = self.pending.pop(b.get("tool_use_id"), None)
+    def tool_result(self, b, rec):
+        call_id = b.get("tool_use_id")
+        text = _result_text(b.get("content"))
+        if call_id in self.other_calls:
+            session, store = self.other_calls.pop(call_id)
+            if b.get("is_error") is not True:
+                self.evidence.see(session, text, explicit_store=store)
+            return
+        row = self.pending.pop(call_id, None)
         if row is None:
             return
-        row["logged_reply"] = _result_text(b.get("content"))
-        if b.get("is_error"):
-            self.read["thatch tool errors"] += 1
+        row["logged_reply"] = text
+        reason = not_run_reason(b, rec)
+        if reason is not None:
+            mark_not_run(row, reason, self.result)
+        else:
+            self.evidence.see(row["session"], text, explicit_store=row["store"])
 
     def finish(self, engine):
         for p in self.prompts:
-            row = message_row(p.text, p.hooks, ts=p.ts, session=p.session, record_id=p.uuid, cwd=p.cwd,
+            row = message_row(p.text, p.hooks, ts=p.ts, session=p.session, record_id=p.record_id, cwd=p.cwd,
                               engine=engine)
             self.read["prompts"] += 1
-            self.read["nudges"] += row["logged_nudge"] is not None
+            self.read["prompts with thatch's hook output"] += row["logged_nudge"] is not None
             self.rows.append(row)
-        self.read["thatch tool calls without a result"] += len(self.pending)
+        for row in self.pending.values():  # a session still being written, or a call cut off
+            mark_not_run(row, SKIP_REASONS["no_result"], self.result)
         if self.loose:
-            self.skipped["nudge without a prompt"] += 1
+            self.skipped["hook output without a prompt"] += 1
 
 
 def _matters(raw: bytes, prefix: str) -> bool:
@@ -302,7 +428,7 @@ def _lines(path: Path, prefix: str, skipped: Counter):
 
 
 def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine: str | None = None,
-                project_store: str | None = None) -> IngestResult:
+                project_store: str | None = "auto") -> IngestResult:
     """The interaction log of Claude Code transcripts.
 
     Parameters
@@ -316,22 +442,26 @@ def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine
     engine : ``"prediction"`` or ``"behavior"`` to keep only that engine's
         statements in ``surfaced`` (the replay of one engine compares its own
         items); None keeps both blocks' statements.
-    project_store : the store to write on rows that name none: a name, or
-        ``"cwd"`` for the last part of each record's working directory (what
-        the thatch server calls the project); None leaves them null (the
-        replay's project store).
+    project_store : the store of rows whose call named none. ``"auto"`` names
+        it as thatch did (:mod:`thatchlab.logs.ingest._stores`: the store
+        production's own replies name in the session, else ``owner/repo`` of
+        the project directory's git origin when it exists here, else the
+        folder name with a warning); ``"cwd"`` the folder name; another text
+        that store; None leaves them null (the replay's project store).
 
     Returns
     -------
     IngestResult
         ``log`` is the interaction log: one ``message`` row per typed prompt
-        (``record_id`` its record's uuid; ``surfaced``, ``logged_nudge`` and
-        ``logged_items`` from the nudge blocks next to it), one row per thatch
-        tool call (``kind`` the tool's name, its arguments in the log's
-        columns and the others as JSON in ``args``, ``record_id`` the call's
-        id, ``logged_reply`` the text of its ``tool_result``); a ``cwd``
-        column. Rows follow time order. ``read`` and ``skipped`` count what
-        was read and what was left out, by reason.
+        (``record_id`` its record's uuid; ``text`` what the user typed, the
+        host's context cut out and counted in ``stripped``; ``surfaced``,
+        ``logged_nudge`` and ``logged_items`` from thatch's hook output after
+        it, empty when it surfaced nothing, null when none was recorded), one
+        row per thatch tool call (``kind`` the tool's name, its arguments in
+        the log's columns and the others as JSON in ``args``, ``record_id``
+        the call's id, ``logged_reply`` the text of its ``tool_result``,
+        ``skip_reason`` set when it never ran, counted in ``not_run``); a
+        ``cwd`` column. Rows follow time order.
 
     Raises
     ------
@@ -345,27 +475,27 @@ def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine
     --------
     >>> import json, tempfile, pathlib
     >>> recs = [
-    ...   {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:00Z",
-    ...    "message": {"role": "user", "content": "please add tests for the parser"}},
+    ...   {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:00Z", "cwd": "/x/app",
+    ...    "message": {"role": "user", "content": [
+    ...      {"type": "text", "text": "<ide_opened_file>The user opened parser.py</ide_opened_file>"},
+    ...      {"type": "text", "text": "please add tests for the parser"}]}},
     ...   {"type": "attachment", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-05T09:00:00Z",
-    ...    "attachment": {"type": "hook_additional_context", "hookEvent": "UserPromptSubmit", "content": [
-    ...      "[thatch] User decision model\\n- [0.58 conf, 1 tests] When writing tests: you tend to use pytest"]}},
+    ...    "attachment": {"type": "hook_success", "hookEvent": "UserPromptSubmit", "content":
+    ...      "[thatch] User decision model\\n- [0.58 conf, 1 tests] When writing tests: you tend to use pytest"}},
     ...   {"type": "assistant", "uuid": "x1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:05Z",
     ...    "message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "mcp__thatch__prediction_update",
-    ...      "input": {"matcher": "writing tests", "prediction": "use pytest", "signal": "confirm"}}]}},
+    ...      "input": {"matcher": "writing tests", "prediction": "use pytest", "signal": "disconfirm"}}]}},
     ...   {"type": "user", "uuid": "t1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:06Z",
-    ...    "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1",
-    ...      "content": [{"type": "text", "text": "[confirm] \\"use pytest\\" confidence=0.67 (2/0)"}]}]}},
-    ...   {"type": "mystery"}]
+    ...    "toolUseResult": "User rejected tool use", "message": {"content": [{"type": "tool_result",
+    ...      "tool_use_id": "toolu_1", "is_error": True, "content": "The user doesn't want to proceed with this "
+    ...      "tool use. The tool use was rejected."}]}}]
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "s1.jsonl").write_text("\\n".join(json.dumps(r) for r in recs) + "\\n")
-    >>> res = claude_code(d)
-    >>> res.log[["kind", "text", "statement"]].values.tolist()
-    [['message', 'please add tests for the parser', None], ['prediction_update', None, 'use pytest']]
-    >>> res.log["surfaced"][0], res.log["logged_reply"][1]
-    (['use pytest'], '[confirm] "use pytest" confidence=0.67 (2/0)')
-    >>> dict(res.skipped)
-    {"record type 'mystery'": 1}
+    >>> res = claude_code(d, project_store="cwd")
+    >>> res.log[["kind", "text", "store", "skip_reason"]].values.tolist()
+    [['message', 'please add tests for the parser', 'app', None], ['prediction_update', None, 'app', 'rejected by the user']]
+    >>> res.log["surfaced"][0], dict(res.not_run), dict(res.stripped)
+    (['use pytest'], {'rejected by the user': 1}, {'ide_opened_file': 1})
     """
     if not isinstance(server, str) or not server:
         raise LogValidationError(f"server: expected the MCP server's name, got {server!r}")
@@ -374,16 +504,19 @@ def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine
     prefix = f"mcp__{server}__"
     result = IngestResult(log=None)
     files = _transcripts(path, subagents, result.skipped)
-    rows, seen = [], set()
+    reader = _Reader(prefix, subagents, result)
     bar = progress(files, total=len(files), desc="transcripts", enabled=None if len(files) > _BAR_FILES else False)
     for f in bar:
         result.read["files"] += 1
-        s = _Session(f, prefix, subagents, result, seen, rows)
-        for n, rec in _lines(f, prefix, result.skipped):
+        reader.new_file(f)
+        for _, rec in _lines(f, prefix, result.skipped):
             result.read["records"] += 1
-            s.record(rec, n)
-        s.finish(engine)
-    fill_store(rows, project_store)
-    result.log = finish_log(rows, result.skipped, source=str(path))
+            reader.record(rec)
+        if reader.loose:
+            result.skipped["hook output without a prompt"] += 1
+            reader.loose = []
+    reader.finish(engine)
+    name_stores(reader.rows, reader.evidence, project_store, result)
+    result.log = finish_log(reader.rows, result.skipped, source=str(path))
     result.tables = {"interactions": result.log}
     return result

@@ -9,7 +9,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from thatchlab import logs
@@ -19,6 +18,7 @@ from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import ingest
 from thatchlab.logs.ingest import detect_repo, parse_git_url
 from thatchlab.replay import fidelity, run
+from thatchlab.replay.fidelity import same_model
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 CC = DATA / "claude-code"
@@ -333,3 +333,67 @@ def test_a_record_without_a_timestamp_is_counted(tmp_path):
     del first["timestamp"]
     res = ingest.claude_code(write(tmp_path / "s.jsonl", recs))
     assert res.skipped["record without a timestamp"] == 1 and res.read["prompts"] == 2
+
+
+def test_invalid_arguments_of_a_call_that_ran_are_counted(tmp_path):
+    rec = {"type": "assistant", "uuid": "a", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+           "message": {"content": [{"type": "tool_use", "id": "t1", "name": "mcp__mem__prediction_update",
+                                    "input": {"matcher": "x", "prediction": "y", "signal": "maybe"}},
+                                   {"type": "tool_use", "id": "t2", "name": "mcp__mem__memory_remember",
+                                    "input": {"content": "z"}}]}}
+    result = {"type": "user", "uuid": "r", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z",
+              "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}}
+    res = ingest.claude_code(write(tmp_path / "s.jsonl", [rec, result]), server="mem")
+    assert len(res.log) == 0 and res.read["other thatch tool calls"] == 1
+    assert dict(res.skipped) == {"invalid prediction_update row (signal)": 1}
+
+
+# ------------------------------------------------------------------ list rows and other models
+def test_list_rows_replay_the_engines_list_reply(cc, emb):
+    res = replay(cc.log, "prediction", emb)
+    assert res.path == "events"  # list rows fall back to the events path
+    lists = res.events[res.events["kind"] == "prediction_list"]
+    assert lists["action"].tolist() == ["list", "list"]
+    assert lists["reply"].iloc[0].startswith("[0.58 conf, 1 tests] use pytest fixtures instead of unittest classes\n"
+                                             "  rationale: the existing tests in the repo use pytest")
+    no_lists = cc.log[~cc.log["kind"].str.endswith("_list")]
+    assert replay(no_lists, "prediction", emb).path == "vectorised"
+
+
+def test_regimes_of_the_samples(cc, emb):
+    rep = fidelity(replay(cc.log, "prediction", emb), cc.log)
+    assert rep.nudges.loc[rep.nudges["known"], "logged_regime"].value_counts().to_dict() == {"none": 4,
+                                                                                             "ambiguous": 2}
+
+
+def test_fidelity_with_another_model_reads_regimes_first(cc, emb):
+    other = LookupEmbedder({t: v for t, v in zip(emb.texts, emb.embed_passages(emb.texts) + 1.0)},
+                           name="some-other-model")
+    rep = fidelity(replay(cc.log, "prediction", other), cc.log)
+    assert rep.metrics["headline"] == rep.metrics["regime_agreement"]
+    assert "exact comparison needs the production model" in rep.note
+    assert rep.metrics["nudge_agreement"] < 1.0
+    assert same_model("BAAI/bge-small-en-v1.5") and not same_model("sample-lookup")
+
+
+def test_fidelity_needs_the_replayed_log(cc, emb):
+    res = replay(cc.log, "behavior", emb)
+    with pytest.raises(Exception, match="pass the log that was replayed"):
+        fidelity(res, cc.log.iloc[:5])
+
+
+def test_ingested_logs_round_trip_through_the_reader(tmp_path, cc):
+    for suffix in ("jsonl", "csv", "parquet"):
+        p = tmp_path / f"log.{suffix}"
+        logs.write_interaction_log(cc.log, p)
+        back = logs.read_interaction_log(p)
+        for col in ("kind", "logged_items", "logged_reply", "skip_reason", "record_id", "store"):
+            assert back[col].tolist() == cc.log[col].tolist(), (suffix, col)
+
+
+def test_cli_names_the_file_and_line_of_a_broken_transcript(tmp_path, capsys):
+    f = tmp_path / "s.jsonl"
+    f.write_text('{"type":"user","message":{"content":"cut\n{"type": "summary"}\n')
+    code, _, err = cli(["ingest", "claude-code", str(f), "--out", str(tmp_path / "o.jsonl")], capsys)
+    assert code == 2 and err.startswith(f"error: {f}: line 1: not a valid JSON record")
+    assert not (tmp_path / "o.jsonl").exists()

@@ -1,38 +1,43 @@
-"""opencode session storage → the interaction log.
+"""opencode's sessions → the interaction log.
 
-opencode (before its SQLite storage) keeps a tree of JSON files under
-``~/.local/share/opencode/storage``: ``session/<project id>/<session id>.json``
-(``id``, ``title``, ``directory``, ``parentID`` for a subagent's session,
-``time.created``), ``message/<session id>/<message id>.json`` (``id``,
-``sessionID``, ``role`` ``user``/``assistant``, ``time.created`` in epoch
-milliseconds) and ``part/<message id>/<part id>.json`` (some versions nest
-``part/<session id>/<message id>/``). A part has a ``type``: ``text`` parts
-hold text (``synthetic: true`` when the host, not the user, wrote it),
-``tool`` parts a call (``tool``, ``callID``, ``state`` with ``status``,
-``input``, ``output`` or ``error`` and ``time.start``); others (reasoning,
-step boundaries, snapshots, patches, files) carry nothing the log needs.
+opencode keeps its sessions in ``~/.local/share/opencode``: the SQLite
+database ``opencode.db`` today, a tree of JSON files under ``storage/`` in
+older versions (read by :mod:`~thatchlab.logs.ingest._opencode_store`, both
+at once when both are there). A session has a ``directory`` (the project it
+ran in) and, for a subagent's, a ``parentID``. A message has a ``role``
+(``user`` or ``assistant``) and ``time.created`` (epoch milliseconds); its
+parts carry the content:
 
-thatch's opencode plugin names its tools ``thatch_<tool>`` and injects the
-nudge blocks as synthetic text parts of the user message they precede.
+- ``text`` parts: what the user typed, or, with ``synthetic: true``, what
+  the host or a plugin added (opencode's expansion of an attached file,
+  thatch's nudges); ``ignored: true`` text is never sent to the model;
+- ``tool`` parts: one call (``tool``, ``callID``, ``state``), rewritten in
+  place as it goes ``pending`` → ``running`` → ``completed`` (``output``) or
+  ``error`` (``error``, also an aborted call's ``Tool execution aborted``);
+- the rest (reasoning, step boundaries, files, patches...) carry nothing the log needs.
+
+thatch's opencode plugin registers its tools as ``thatch_<tool>`` and pushes
+each nudge block into the user's message as a synthetic text part (id
+``prt_thatch_...``) before the message is stored. Its store is the one
+thatch's ``detectRepo`` names for the session's directory, which the
+plugin's own replies spell out (``[created] acme/app :: ...``).
 """
 
 from __future__ import annotations
-
-import json
-import os
-from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
-from thatchlab.logs.ingest._nudge import has_nudge, split_prompt
+from thatchlab.logs.ingest._nudge import has_nudge
+from thatchlab.logs.ingest._opencode_store import load
+from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
 from thatchlab.logs.ingest._tools import (
+    SKIP_REASONS,
     THATCH_TOOLS,
     IngestResult,
-    fill_store,
     finish_log,
+    mark_not_run,
     message_row,
     tool_row,
 )
@@ -40,182 +45,221 @@ from thatchlab.logs.ingest._tools import (
 __all__ = ["opencode"]
 
 _BAR_MESSAGES = 200
+_PREFIX = "thatch_"
+#: thatch's tools that are not interaction-log kinds (memories, chat, watchers, the host's own):
+#: counted, and read for the stores their replies name.
+_OTHER_THATCH = ("memory_", "store_list", "find_duplicates", "dedup_mark_checked", "extraction_done",
+                 "get_extraction_payload", "config_", "notify_user", "chat_", "get_session_info", "session_",
+                 "watch_")
+#: ``state.status`` of a call that did not complete → its ``skip_reason``.
+_NOT_RUN = {"error": SKIP_REASONS["error"], "running": SKIP_REASONS["running"],
+            "pending": SKIP_REASONS["pending"]}
 
 
-def _load(path: Path, skipped: Counter):
-    """One JSON file as an object; a broken file raises, naming it (its records cannot be guessed)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise LogValidationError(f"{path}: line 1: not UTF-8 text ({exc.reason})", file=str(path), row=0,
-                                 expected="a UTF-8 JSON file") from None
-    if not text.strip():
-        skipped["empty file"] += 1
+def _ms(value, result):
+    """Epoch milliseconds (opencode's times) as ISO text in UTC, else None (an unreadable one counted)."""
+    if value is None:
         return None
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        line = getattr(exc, "lineno", 1)
-        raise LogValidationError(f"{path}: line {line}: not valid JSON ({getattr(exc, 'msg', exc)})",
-                                 file=str(path), row=line - 1, expected="one JSON object") from None
-    if not isinstance(obj, dict):
-        skipped["file that is not a JSON object"] += 1
-        return None
-    return obj
-
-
-def _ms(value):
-    """Epoch milliseconds (opencode's times) as ISO text, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        result.skipped["unreadable time"] += 1
         return None
     try:
         return pd.Timestamp(int(value), unit="ms", tz="UTC").strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     except (ValueError, OverflowError, OSError):
+        result.skipped["unreadable time"] += 1
         return None
 
 
-def _storage(path) -> Path:
-    p = Path(os.path.expanduser(str(path)))
-    for cand in (p, p / "storage"):
-        if (cand / "message").is_dir():
-            return cand
-    raise LogValidationError(f"{path}: not an opencode storage folder (expected message/ and part/ in it, "
-                             "as in ~/.local/share/opencode/storage)", file=str(path),
-                             expected="an opencode storage folder")
+def _time(obj, key, result):
+    t = obj.get("time") if isinstance(obj, dict) else None
+    return _ms(t.get(key), result) if isinstance(t, dict) else None
 
 
-def _parts(root: Path, session: str, message: str) -> list[Path]:
-    for d in (root / "part" / message, root / "part" / session / message):
-        if d.is_dir():
-            return sorted(d.glob("*.json"))
-    return []
+def _synthetic_kind(part, text) -> str:
+    if has_nudge(text):
+        return "thatch nudge part"
+    if str(part.get("id", "")).startswith("prt_thatch_") or text.startswith("[thatch] "):
+        return "other thatch part (recall, extraction or version notice)"
+    return "other synthetic part"
+
+
+class _Rows:
+    """The log rows of one ingest, built message by message."""
+
+    def __init__(self, result, engine):
+        self.result, self.engine = result, engine
+        self.rows: list[dict] = []
+        self.evidence = StoreEvidence()
+        self.calls: set = set()
+
+    def user(self, msg, parts, session, ts, cwd) -> None:
+        result = self.result
+        typed, synthetic = [], []
+        for p in parts:
+            text = p.get("text")
+            if p.get("type") != "text" or not isinstance(text, str):
+                continue
+            if p.get("ignored"):
+                result.stripped["ignored part"] += 1
+            elif p.get("synthetic"):
+                result.stripped[_synthetic_kind(p, text)] += 1
+                synthetic.append(text)
+                self.evidence.see(session, text)
+            elif text.strip():
+                typed.append(text)
+        if not typed:
+            result.skipped["user message without typed text"] += 1
+            return
+        if ts is None:
+            result.skipped["message without a time"] += 1
+            return
+        result.read["prompts"] += 1
+        # thatch's plugin scores the non-synthetic text parts joined by a space: the same prompt
+        row = message_row(" ".join(typed), synthetic, ts=ts, session=session, record_id=msg["id"], cwd=cwd,
+                          engine=self.engine)
+        result.read["nudges"] += row["logged_nudge"] is not None
+        self.rows.append(row)
+
+    def assistant(self, parts, session, ts, cwd) -> None:
+        result = self.result
+        for p in parts:
+            if p.get("type") != "tool":
+                continue
+            name = p.get("tool")
+            if not isinstance(name, str) or not name.startswith(_PREFIX):
+                result.read["other tool calls"] += 1
+                continue
+            kind = name[len(_PREFIX):]
+            state = p.get("state") if isinstance(p.get("state"), dict) else {}
+            args = state.get("input") if isinstance(state.get("input"), dict) else {}
+            status = state.get("status")
+            reply = state.get("output") if status == "completed" else state.get("error") if status == "error" else None
+            reply = reply if isinstance(reply, str) else None
+            store = args.get("store") if isinstance(args.get("store"), str) and args.get("store") else None
+            self.evidence.see(session, reply, explicit_store=store)
+            if kind not in THATCH_TOOLS:
+                if kind.startswith(_OTHER_THATCH):
+                    result.read["other thatch tool calls (memory, chat...: not log rows)"] += 1
+                else:
+                    result.skipped[f"unknown thatch tool {kind!r}"] += 1
+                continue
+            at = _time(state, "start", result) or ts
+            if at is None:
+                result.skipped["tool call without a time"] += 1
+                continue
+            call = p.get("callID")
+            if not isinstance(call, str) or not call:
+                call = p["id"]
+            elif call in self.calls:  # a provider that reuses call ids: the part's own id is unique
+                result.read["tool calls whose callID repeats (the part id used)"] += 1
+                call = p["id"]
+            self.calls.add(call)
+            row = tool_row(kind, args, ts=at, session=session, record_id=call, cwd=cwd, reply=reply)
+            if status != "completed":
+                mark_not_run(row, _NOT_RUN.get(status, SKIP_REASONS["no_result"]), result)
+            result.read["thatch tool calls"] += 1
+            self.rows.append(row)
 
 
 def opencode(path, *, subagents: bool = False, engine: str | None = None,
-             project_store: str | None = None) -> IngestResult:
-    """The interaction log of an opencode storage folder.
+             project_store: str | None = "auto") -> IngestResult:
+    """The interaction log of opencode's sessions.
 
     Parameters
     ----------
-    path : the storage folder (``~/.local/share/opencode/storage``) or the folder holding it.
+    path : opencode's data dir (``~/.local/share/opencode``: its ``opencode.db``
+        and ``opencode-<channel>.db``, and its legacy ``storage/`` folder, all
+        read and merged by id, a database's copy winning), one database file,
+        or a ``storage/`` folder. Databases are opened read-only, safely while
+        opencode writes them.
     subagents : also read sessions with a ``parentID`` (subagent runs).
-    engine, project_store : as for :func:`~thatchlab.logs.ingest.claude_code`
-        (``"cwd"`` takes the session's ``directory``).
+    engine : keep only this engine's statements in ``surfaced`` (``"prediction"``
+        or ``"behavior"``; None: both).
+    project_store : the store of rows whose call named none: ``"auto"`` names
+        it as thatch does (the store the session's own thatch replies name,
+        also those of its memory tools; else another session's of the same
+        directory; else :func:`~thatchlab.logs.ingest.detect_repo` on the
+        directory when it exists here; else its folder name, with a warning),
+        ``"cwd"`` the directory's folder name, other text that store, None
+        leaves them null.
 
     Returns
     -------
     IngestResult
-        ``log``: one ``message`` row per user message with typed text (the
-        non-synthetic text parts joined by newlines; ``record_id`` the
-        message id; the nudge from its synthetic parts), one row per
-        ``thatch_<tool>`` part (``record_id`` its ``callID``,
-        ``logged_reply`` its output, or its error text), in time order.
+        ``log``: one ``message`` row per user message with typed text
+        (``text`` its non-synthetic, non-ignored text parts joined by a
+        space, ``record_id`` the message id, the nudge parsed from its
+        synthetic parts) and one row per ``thatch_<tool>`` part
+        (``record_id`` its ``callID``, else the part id; ``logged_reply`` its
+        output or error text), in time order. A call that did not complete
+        (``error``, ``running``, ``pending``) has its reason in
+        ``skip_reason``, so a replay skips it (counted in ``not_run``);
+        synthetic and ignored parts are counted in ``stripped``.
+
+    Raises
+    ------
+    LogValidationError
+        ``path`` is none of the above; a JSON file or a ``data`` cell is not
+        valid JSON (naming the file, or the database and the record, and
+        the line); an id is not a plain id (it could name a path).
+    StoreSchemaError
+        A database without opencode's tables, or one locked by another process.
 
     Examples
     --------
-    >>> import json, tempfile, pathlib
+    >>> import json, sqlite3, tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> def put(rel, obj):
-    ...     f = d / rel; f.parent.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps(obj))
-    >>> put("session/p1/ses_1.json", {"id": "ses_1", "directory": "/home/dev/app", "time": {"created": 0}})
-    >>> put("message/ses_1/msg_1.json", {"id": "msg_1", "sessionID": "ses_1", "role": "user",
-    ...     "time": {"created": 1767600000000}})
-    >>> put("part/msg_1/prt_1.json", {"id": "prt_1", "type": "text", "text": "rename the config loader"})
-    >>> put("part/msg_1/prt_2.json", {"id": "prt_2", "type": "text", "synthetic": True,
-    ...     "text": "[thatch] Situational behaviors\\n- [0.50 conf, 0 tests] When renaming code: consider grep for callers"})
-    >>> put("message/ses_1/msg_2.json", {"id": "msg_2", "sessionID": "ses_1", "role": "assistant",
-    ...     "time": {"created": 1767600005000}})
-    >>> put("part/msg_2/prt_3.json", {"id": "prt_3", "type": "tool", "tool": "thatch_behavior_list",
-    ...     "callID": "call_1", "state": {"status": "completed", "input": {}, "output": 'No behaviors in "app".'}})
+    >>> db = sqlite3.connect(d / "opencode.db")
+    >>> _ = db.executescript(
+    ...     "CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, directory TEXT NOT NULL);"
+    ...     "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
+    ...     "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
+    ...     "INSERT INTO session VALUES ('ses_1', NULL, '/home/dev/app')")
+    >>> def msg(mid, at, role):
+    ...     db.execute("INSERT INTO message VALUES (?, 'ses_1', ?, ?)",
+    ...                (mid, at, json.dumps({"role": role, "time": {"created": at}})))
+    >>> def part(pid, mid, **data):
+    ...     db.execute("INSERT INTO part VALUES (?, ?, 'ses_1', ?)", (pid, mid, json.dumps(data)))
+    >>> msg("msg_1", 1767600000000, "user")
+    >>> part("prt_1", "msg_1", type="text", text="rename the config loader")
+    >>> part("prt_thatch_k2", "msg_1", type="text", synthetic=True, text="[thatch] Situational behaviors\\n"
+    ...      "- [0.50 conf, 0 tests] When renaming code: consider grep for callers")
+    >>> msg("msg_2", 1767600005000, "assistant")
+    >>> part("prt_2", "msg_2", type="tool", tool="thatch_behavior_list", callID="call_1", state={
+    ...      "status": "completed", "input": {}, "output": 'No behaviors in "acme/app", "global".'})
+    >>> part("prt_3", "msg_2", type="tool", tool="thatch_behavior_feedback", callID="call_2", state={
+    ...      "status": "running", "time": {"start": 1767600006000},
+    ...      "input": {"behavior": "grep for callers", "relevant": True, "context": "three files"}})
+    >>> db.commit(); db.close()
     >>> res = opencode(d)
-    >>> res.log[["kind", "text", "logged_reply"]].values.tolist()
-    [['message', 'rename the config loader', None], ['behavior_list', None, 'No behaviors in "app".']]
-    >>> res.log["surfaced"][0]
-    ['grep for callers']
+    >>> res.log[["kind", "text", "store", "record_id", "skip_reason"]].values.tolist()
+    [['message', 'rename the config loader', 'acme/app', 'msg_1', None], \
+['behavior_list', None, 'acme/app', 'call_1', None], \
+['behavior_feedback', 'three files', 'acme/app', 'call_2', 'still running']]
+    >>> res.log["surfaced"][0], dict(res.stripped), dict(res.not_run)
+    (['grep for callers'], {'thatch nudge part': 1}, {'still running': 1})
     """
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")
-    root = _storage(path)
     result = IngestResult(log=None)
-    read, skipped = result.read, result.skipped
-    sessions = {}
-    for f in sorted((root / "session").rglob("*.json")) if (root / "session").is_dir() else ():
-        info = _load(f, skipped)
-        if info is not None:
-            sessions[str(info.get("id") or f.stem)] = info
-    read["sessions"] = len(sessions)
-    messages = []
-    for sdir in sorted(d for d in (root / "message").iterdir() if d.is_dir()):
-        info = sessions.get(sdir.name, {})
-        if info.get("parentID") and not subagents:
-            skipped["subagent session"] += 1
-            continue
-        for f in sorted(sdir.glob("*.json")):
-            msg = _load(f, skipped)
-            if msg is not None:
-                messages.append((sdir.name, f, msg))
-    rows = []
-    bar = progress(messages, total=len(messages), desc="opencode messages",
-                   enabled=None if len(messages) > _BAR_MESSAGES else False)
-    for session, f, msg in bar:
-        read["messages"] += 1
-        mid = str(msg.get("id") or f.stem)
-        created = _ms((msg.get("time") or {}).get("created")) if isinstance(msg.get("time"), dict) else None
-        directory = sessions.get(session, {}).get("directory")
-        cwd = directory if isinstance(directory, str) else None
-        parts = [p for p in (_load(pf, skipped) for pf in _parts(root, session, mid)) if p is not None]
-        read["parts"] += len(parts)
+    stored = load(path, result, subagents=subagents)
+    out = _Rows(result, engine)
+    bar = progress(stored.messages, total=len(stored.messages), desc="opencode messages",
+                   enabled=None if len(stored.messages) > _BAR_MESSAGES else False)
+    for msg, parts in bar:
+        session = msg["sessionID"]
+        directory = stored.sessions.get(session, {}).get("directory")
+        cwd = directory if isinstance(directory, str) and directory else None
+        out.evidence.project_dir(session, cwd)
+        ts = _time(msg, "created", result)
         role = msg.get("role")
         if role == "user":
-            typed, hooks = [], []
-            for p in parts:
-                if p.get("type") != "text" or not isinstance(p.get("text"), str):
-                    continue
-                head, hook = split_prompt(p["text"]) if not p.get("synthetic") else ("", p["text"])
-                if hook and has_nudge(hook):
-                    hooks.append(hook)
-                if not p.get("synthetic") and head.strip():
-                    typed.append(head)
-            if not typed:
-                skipped["user message without typed text"] += 1
-                continue
-            if created is None:
-                skipped["message without a time"] += 1
-                continue
-            read["prompts"] += 1
-            row = message_row("\n".join(typed), hooks, ts=created, session=session, record_id=mid, cwd=cwd,
-                              engine=engine)
-            read["nudges"] += row["logged_nudge"] is not None
-            rows.append(row)
+            out.user(msg, parts, session, ts, cwd)
         elif role == "assistant":
-            for p in parts:
-                if p.get("type") != "tool":
-                    continue
-                name = p.get("tool")
-                if not isinstance(name, str) or not name.startswith("thatch_"):
-                    read["other tool calls"] += 1
-                    continue
-                kind = name[len("thatch_"):]
-                if kind not in THATCH_TOOLS:
-                    skipped[f"unknown thatch tool {kind!r}"] += 1
-                    continue
-                state = p.get("state") if isinstance(p.get("state"), dict) else {}
-                ts = _ms((state.get("time") or {}).get("start")) if isinstance(state.get("time"), dict) else None
-                ts = ts or created
-                if ts is None:
-                    skipped["tool call without a time"] += 1
-                    continue
-                status = state.get("status")
-                reply = state.get("output") if status == "completed" else state.get("error")
-                if status not in ("completed", "error"):
-                    read["thatch tool calls without a result"] += 1
-                read["thatch tool calls"] += 1
-                rows.append(tool_row(kind, state.get("input"), ts=ts, session=session,
-                                     record_id=str(p.get("callID") or p.get("id")), cwd=cwd,
-                                     reply=reply if isinstance(reply, str) else None))
+            out.assistant(parts, session, ts, cwd)
         else:
-            skipped[f"message role {role!r}"] += 1
-    fill_store(rows, project_store)
-    result.log = finish_log(rows, skipped, source=str(path))
+            result.skipped[f"message role {role!r}"] += 1
+    name_stores(out.rows, out.evidence, project_store, result)
+    result.log = finish_log(out.rows, result.skipped, source=str(path))
     result.tables = {"interactions": result.log}
     return result

@@ -11,7 +11,7 @@ here reads one host's or one system's files and returns an
 adapter                     reads                                               gives
 ==========================  ==================================================  ==========================
 :func:`claude_code`         Claude Code session transcripts (JSON lines)        interaction log
-:func:`opencode`            opencode's session storage (JSON files)             interaction log
+:func:`opencode`            opencode's ``opencode.db`` and legacy JSON storage  interaction log
 :func:`omi_memories`        an omi ``/v3/memories`` export (JSON)               memory log
 :func:`ai_memory`           an ai-memory SQLite database                        recall log, observations,
                                                                                 recall outcomes

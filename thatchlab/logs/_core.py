@@ -506,11 +506,11 @@ def _refuse_ragged_rows(p: Path, path, width: int) -> None:
 
 
 def _read_parquet(p: Path, columns) -> pd.DataFrame:
+    """Every column of a Parquet file, as JSON lines and CSV keep theirs (``columns`` only types them:
+    a log's extra columns, an ingested ``record_id`` or ``cwd``, must survive a round trip)."""
     import pyarrow.parquet as pq
 
-    names = pq.read_schema(p).names
-    wanted = names if columns is None else [c for c in names if c in columns]
-    return _to_pandas(pq.read_table(p, columns=wanted))
+    return _to_pandas(pq.read_table(p))
 
 
 def _decode_json_cells(col: pd.Series, path, column) -> pd.Series:

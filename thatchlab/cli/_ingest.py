@@ -55,12 +55,25 @@ def _write(source: str, table: str, df, path: Path):
 
 
 def _grown(source: str, table: str, df, target: Path):
-    """``(log to write, Growth or None)``: ``df`` merged into the log already at ``target``."""
+    """``(log to write, Growth or None)``: ``df`` merged into the log already at ``target``.
+
+    The fresh rows go through the same writer and reader as the file first, so both sides are
+    compared as the format holds them (CSV's text, Parquet's types) and only real changes count.
+    """
+    import tempfile
+
     from thatchlab.logs.ingest import grow
 
     if not target.exists() or "record_id" not in df.columns:
         return df, None
-    g = grow(_read(source, table, target), df)
+    existing = _read(source, table, target)
+    with tempfile.TemporaryDirectory(prefix="thatchlab-ingest-") as tmp:
+        same_format = Path(tmp) / f"fresh{target.suffix}"
+        _write(source, table, df, same_format)
+        fresh = _read(source, table, same_format)
+    g = grow(existing, fresh)
+    order = [c for c in df.columns if c in g.log.columns] + [c for c in g.log.columns if c not in df.columns]
+    g.log = g.log[order]  # a reader may order extra columns differently from the adapter
     return g.log, g
 
 

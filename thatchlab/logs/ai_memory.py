@@ -31,8 +31,6 @@ LEDGER_COLUMNS = ("recall_id", "memory_id", "retriever", "rank", "score", "consu
 _MEMORY_TIMES = ("created_at", "updated_at", "last_accessed_at", "expires_at", "confidence_decayed_at")
 
 
-
-
 def _select(conn, path, table, required) -> pd.DataFrame:
     if table not in table_names(conn):
         raise StoreSchemaError(f"{path}: missing table {table!r}; expected an ai-memory database")
@@ -57,10 +55,49 @@ def _times(df, cols, path, table):
     return df
 
 
+def _where(df, i, keys) -> str:
+    """How a message names row ``i`` of a table: its position and its key columns."""
+    named = ", ".join(f"{k}={df[k].iloc[i]!r}" for k in keys if k in df.columns)
+    return f"row {i}" + (f" ({named})" if named else "")
+
+
+def _numbers(df, col, path, table, *keys) -> pd.Series:
+    """``df[col]`` as float64; NULL stays NaN, any text or blob that is not a number raises."""
+    values = df[col].astype(object)
+    num = pd.to_numeric(values, errors="coerce")
+    bad = num.isna() & values.notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise StoreSchemaError(f"{path}: table {table!r}, {_where(df, i, keys)}, column {col!r}: expected a "
+                               f"number, got {values.iloc[i]!r} ({int(bad.sum())} such row(s))")
+    return num.astype(np.float64)
+
+
+def _consumed(df, path) -> pd.Series:
+    """The ledger's ``consumed`` as 0/1; NULL or any other value raises, never read as 0.
+
+    ai-memory declares it ``INTEGER NOT NULL DEFAULT 0`` and only ever sets it
+    to 1, so another value means the file is not ai-memory's as written.
+    """
+    values = df["consumed"].astype(object)
+    ok = values.map(lambda v: not isinstance(v, (str, bytes)) and v is not None and v == v and v in (0, 1))
+    if not ok.all():
+        i = int(np.flatnonzero(~ok.to_numpy())[0])
+        v = values.iloc[i]
+        got = "NULL" if v is None or v != v else repr(v)
+        raise StoreSchemaError(
+            f"{path}: table 'recall_observations', {_where(df, i, ('recall_id', 'memory_id'))}, column "
+            f"'consumed': expected 0 or 1 (ai-memory declares it INTEGER NOT NULL DEFAULT 0), got {got} "
+            f"({int((~ok).sum())} such row(s)); the ledger was not written by ai-memory as it is")
+    return values.astype(np.int64)
+
+
 def read_memories(path) -> pd.DataFrame:
     """ai-memory's ``memories`` table (every column), times parsed to UTC.
 
-    Databases older than the confidence-source migration get
+    A ``confidence`` that is not a number (text, a blob) raises
+    :class:`~thatchlab.core.errors.StoreSchemaError` naming the row; NULL
+    reads as NaN. Databases older than the confidence-source migration get
     ``confidence_source = 'caller_provided'`` and null ``confidence_signals`` /
     ``confidence_decayed_at``.
     """
@@ -71,7 +108,7 @@ def read_memories(path) -> pd.DataFrame:
     for col in ("confidence_signals", "confidence_decayed_at"):
         if col not in df.columns:
             df[col] = None
-    df["confidence"] = pd.to_numeric(df["confidence"], errors="coerce").astype(np.float64)
+    df["confidence"] = _numbers(df, "confidence", path, "memories", "id")
     return _times(df, _MEMORY_TIMES, path, "memories")
 
 
@@ -84,7 +121,8 @@ def read_shadow_observations(path) -> pd.DataFrame:
     a row stored as ``2025-12-11T19:19:39Z`` is inside a 1-day window ending
     ``2025-12-12T19:19:39.890849474Z`` (see
     :func:`~thatchlab.calibration.calibrate_from_shadow`). Drop the column to
-    compare instants.
+    compare instants. A confidence that is not a number (text, a blob)
+    raises :class:`~thatchlab.core.errors.StoreSchemaError` naming the row.
     """
     with contextlib.closing(connect_readonly(path)) as conn:
         df = _select(conn, path, "confidence_shadow_observations",
@@ -93,7 +131,7 @@ def read_shadow_observations(path) -> pd.DataFrame:
         if col not in df.columns:
             df[col] = None
     for col in ("caller_confidence", "derived_confidence"):
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype(np.float64)
+        df[col] = _numbers(df, col, path, "confidence_shadow_observations", "id", "memory_id")
     df["recall_outcome"] = df["recall_outcome"].astype(object).where(df["recall_outcome"].notna(), None)
     # production compares the stored text, not the instant: keep it beside the parsed time
     df[OBSERVED_AT_TEXT] = [v if isinstance(v, str) else None for v in df["observed_at"].tolist()]
@@ -105,7 +143,14 @@ def read_shadow_observations(path) -> pd.DataFrame:
 def read_recall_observations(path) -> pd.DataFrame | None:
     """The ``recall_observations`` consumption ledger, or ``None`` when the table is
     absent (older schemas); :func:`~thatchlab.calibration.backfill_recall_outcomes`
-    then warns and skips the backfill, as production does."""
+    then warns and skips the backfill, as production does.
+
+    ``consumed`` is 0 or 1 on every row: a NULL (the schema declares it
+    ``NOT NULL DEFAULT 0``) or any other value raises
+    :class:`~thatchlab.core.errors.StoreSchemaError` naming the row by its
+    ``recall_id`` and ``memory_id``; it is never read as 0. So does text in
+    ``rank`` or ``score``.
+    """
     with contextlib.closing(connect_readonly(path)) as conn:
         if "recall_observations" not in table_names(conn):
             return None
@@ -113,7 +158,9 @@ def read_recall_observations(path) -> pd.DataFrame | None:
     for col in LEDGER_COLUMNS:
         if col not in df.columns:
             df[col] = None
-    df["consumed"] = pd.to_numeric(df["consumed"], errors="coerce").fillna(0).astype(np.int64)
+    df["consumed"] = _consumed(df, path)
+    for col in ("rank", "score"):
+        df[col] = _numbers(df, col, path, "recall_observations", "recall_id", "memory_id")
     return _times(df, ("observed_at",), path, "recall_observations")
 
 

@@ -1,20 +1,46 @@
-"""A dump of mnemo's ``mnemo_event`` table and its recall telemetry → the anticipation streams.
+"""Dumps of mnemo's workspace events and recall telemetry → the anticipation streams.
 
-mnemo records workspace events in ``mnemo_event`` (``name``,
-``workspace_id``, ``occurred_at``; some deployments also store a session id
-and the entities an event mentions) and logs every fact its agent recalls.
-A dump of either (CSV, Parquet or JSON lines, as ``COPY ... TO`` or a
-notebook would write it) becomes the event stream (``ts, workspace, session,
-name, entities``) and the recall stream (``ts, workspace, session, fact_id,
-entities``).
+The format is thatchlab's assumption
+------------------------------------
+No public source of mnemo's dump format exists: the columns below are the
+ones thatchlab expects, not ones read off mnemo's code or documentation.
+The events table is assumed to be called ``mnemo_event`` and to be dumped
+as ``COPY ... TO`` or a notebook would write it (CSV with a header,
+Parquet or JSON lines, one row a record). A dump whose columns carry other
+names fails with :class:`~thatchlab.core.errors.LogValidationError` naming
+the file, the missing column and every name accepted for it.
 
-Column names are matched loosely (``workspace_id``/``workspace``,
-``occurred_at``/``recalled_at``/``ts``, ``session_id``/``session``,
-``fact_id``/``memory_id``/``fact``). ``entities`` may be a list, JSON text
-or comma-separated text. When the dump has no session column, sessions are
-inferred per workspace from the event and recall times together: a new
-session starts after ``session_gap`` of silence (30 minutes by default), and
-is named ``<workspace>:<first time>``.
+=============  ================================================================
+stream column  accepted dump columns (the first one present wins)
+=============  ================================================================
+``ts``         required: ``occurred_at``, ``recalled_at``, ``ts``, ``created_at``
+               or ``time``; ISO 8601 or Postgres text
+               (``2026-01-05 09:00:00+00``); a naive time is read as UTC, counted
+``workspace``  required: ``workspace_id`` or ``workspace``
+``name``       events, required: ``name``, ``event`` or ``event_name``
+``fact_id``    recalls, required: ``fact_id``, ``memory_id``, ``fact`` or ``key``
+``session``    optional: ``session_id`` or ``session`` (empty text = none)
+``entities``   optional: ``entities`` or ``entity_names``; a list, a JSON array,
+               a Postgres array literal ``{a,b}`` or comma-separated text
+               (unreadable: none, counted)
+``record_id``  optional: events ``id`` or ``event_id``; recalls ``id`` (a
+               ``recall_id`` names a recall, which may hold several facts)
+=============  ================================================================
+
+Rows without a readable time, a workspace or a name / fact are left out and
+counted. When a row has no session, sessions are inferred per workspace
+from the event and recall times together: a new session starts after
+``session_gap`` of silence (30 minutes by default) and is named
+``<workspace>:<first time>``.
+
+Every row gets a ``record_id``: the dump's own id when it has one (a row
+repeating an earlier row's id is left out, counted), else a content id
+(:class:`~thatchlab.logs.ingest._tools.ContentIds`: a hash of the
+workspace, the dumped session, the name or fact, the time and the
+entities, with ``#2``, ``#3``... for repeats of the same content and
+time). So a row's id never depends on the rows before it, and a later dump
+grown into the same output (``thatchlab ingest mnemo ... --out``) keeps
+every earlier row's id.
 """
 
 from __future__ import annotations
@@ -27,7 +53,7 @@ import pandas as pd
 
 from thatchlab.logs._core import read_table
 from thatchlab.logs.ingest._times import utc_text
-from thatchlab.logs.ingest._tools import IngestResult
+from thatchlab.logs.ingest._tools import ContentIds, IngestResult
 from thatchlab.logs.streams import validate_event_log, validate_recall_stream
 
 __all__ = ["mnemo_events"]
@@ -35,11 +61,13 @@ __all__ = ["mnemo_events"]
 _ALIASES = {"ts": ("occurred_at", "recalled_at", "ts", "created_at", "time"),
             "workspace": ("workspace_id", "workspace"), "session": ("session_id", "session"),
             "name": ("name", "event", "event_name"), "fact_id": ("fact_id", "memory_id", "fact", "key"),
-            "entities": ("entities", "entity_names"), "record_id": ("id", "event_id", "recall_id")}
+            "entities": ("entities", "entity_names"), "record_id": ("id", "event_id")}
+_RECALL_ID = ("id",)  # a recall's own id names a recall, which may hold several facts: not a row id
 
 
-def _pick(df: pd.DataFrame, field: str):
-    return next((c for c in _ALIASES[field] if c in df.columns), None)
+def _pick(df: pd.DataFrame, field: str, kind: str = "events"):
+    names = _RECALL_ID if field == "record_id" and kind == "recalls" else _ALIASES[field]
+    return next((c for c in names if c in df.columns), None)
 
 
 def _entities(v, counter: Counter):
@@ -68,7 +96,7 @@ def _entities(v, counter: Counter):
 def _frame(path, kind: str, result: IngestResult) -> pd.DataFrame:
     raw = read_table(path)
     key = "name" if kind == "events" else "fact_id"
-    cols = {f: _pick(raw, f) for f in ("ts", "workspace", "session", key, "entities", "record_id")}
+    cols = {f: _pick(raw, f, kind) for f in ("ts", "workspace", "session", key, "entities", "record_id")}
     missing = [f for f in ("ts", "workspace", key) if cols[f] is None]
     if missing:
         from thatchlab.core.errors import LogValidationError
@@ -78,19 +106,61 @@ def _frame(path, kind: str, result: IngestResult) -> pd.DataFrame:
                                  column=missing[0])
     result.read[f"{kind} rows"] += len(raw)
     out = pd.DataFrame({
-        "ts": [utc_text(v, result.read, "time") for v in raw[cols["ts"]]],
+        "ts": [_time(v, result.read) for v in raw[cols["ts"]]],
         "workspace": raw[cols["workspace"]].map(lambda v: None if v is None or v != v else str(v)),
         key: raw[cols[key]].map(lambda v: None if v is None or v != v else str(v)),
         "entities": [_entities(v, result.read) for v in raw[cols["entities"]]] if cols["entities"] else
         [[] for _ in range(len(raw))],
         "session": raw[cols["session"]].map(lambda v: None if v is None or v != v or v == "" else str(v))
         if cols["session"] else None,
-        "record_id": raw[cols["record_id"]].map(str) if cols["record_id"] else None,
     })
+    out["record_id"] = _record_ids(raw, cols, out, kind, key, result)
     drop = out["ts"].isna() | out["workspace"].isna() | out[key].isna()
     if drop.any():
         result.skipped[f"{kind} row without a time, workspace or {key}"] += int(drop.sum())
-    return out[~drop].reset_index(drop=True)
+    dup = out["record_id"].duplicated() & ~drop
+    if dup.any():
+        result.skipped[f"{kind} row repeating an id (first kept)"] += int(dup.sum())
+    return out[~(drop | dup)].reset_index(drop=True)
+
+
+def _time(v, counter):
+    """``v`` as UTC text (see :func:`utc_text`), None when unreadable or outside pandas' time range."""
+    text = utc_text(v, counter, "time")
+    if text is None:
+        return None
+    try:
+        pd.Timestamp(text).as_unit("ns")
+    except (ValueError, OverflowError):
+        counter["time outside 1677-2262 (read as none)"] += 1
+        return None
+    return text
+
+
+def _id_text(v):
+    """An id cell as text: None for a missing or empty one, whole floats without ``.0``."""
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    s = str(v).strip()
+    return s or None
+
+
+def _record_ids(raw, cols, out, kind, key, result) -> list:
+    """The dump's own id where it has one, else a content id (what, where, when and how many
+    such rows came before), so a row's id never depends on the rows around it."""
+    own = [_id_text(v) for v in raw[cols["record_id"]]] if cols["record_id"] else [None] * len(out)
+    made = ContentIds(f"mnemo-{kind}")
+    raw_session = out["session"] if cols["session"] else [None] * len(out)
+    ids = []
+    for rid, ts, ws, name, sess, ents in zip(own, out["ts"], out["workspace"], out[key], raw_session,
+                                             out["entities"]):
+        ids.append(rid if rid is not None else made(ws, sess, name, ts, "\x1e".join(ents)))
+    n = sum(r is None for r in own)
+    if n:
+        result.read[f"{kind} rows without an id (content ids made)"] += n
+    return ids
 
 
 def _naive_utc(ts: pd.Series) -> pd.Series:
@@ -125,8 +195,14 @@ def mnemo_events(path, recalls=None, *, session_gap="30min") -> IngestResult:
     -------
     IngestResult
         ``log`` is the event stream; ``tables`` holds ``events`` and, when
-        ``recalls`` is given, ``recalls``. Both keep a ``record_id`` column
-        when the dump has an id column.
+        ``recalls`` is given, ``recalls``. Both have a ``record_id`` on every
+        row (the dump's id, else a content id: see the module's notes).
+
+    Raises
+    ------
+    LogValidationError
+        A dump is missing, unreadable, or lacks a required column (the
+        message names the file, the column and the names accepted for it).
 
     Examples
     --------
@@ -141,6 +217,8 @@ def mnemo_events(path, recalls=None, *, session_gap="30min") -> IngestResult:
     [['w1:2026-01-05T09:00:00Z', ['prod', 'billing']], ['w1:2026-01-05T13:00:00Z', []]]
     >>> res.tables["recalls"]["session"].tolist()
     ['w1:2026-01-05T09:00:00Z']
+    >>> bool(res.tables["events"]["record_id"].str.startswith("mnemo-events:").all())
+    True
     """
     result = IngestResult(log=None)
     gap = pd.Timedelta(session_gap)
@@ -154,8 +232,7 @@ def mnemo_events(path, recalls=None, *, session_gap="30min") -> IngestResult:
     out = {}
     for name, f in frames.items():
         f = f.sort_values("ts", kind="stable").reset_index(drop=True)
-        cols = ["ts", "workspace", "session", "name" if name == "events" else "fact_id", "entities"]
-        cols += ["record_id"] if f["record_id"].notna().any() else []
+        cols = ["ts", "workspace", "session", "name" if name == "events" else "fact_id", "entities", "record_id"]
         check = validate_event_log if name == "events" else validate_recall_stream
         valid, rejected = check(f[cols], source=str(path if name == "events" else recalls), errors="report")
         for col in rejected.get("column", []):

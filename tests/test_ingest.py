@@ -90,3 +90,33 @@ def test_cli_ingest_ctrl_c(tmp_path, capsys, monkeypatch):
     assert code == 130 and err == "interrupted\n" and not (tmp_path / "o.jsonl").exists()
 
 
+
+
+SOURCES = [("claude-code", [str(CC)], {"c": 30}), ("opencode", [str(OC)], {"c": 11}),
+           ("omi", [str(DATA / "omi_memories.json")], {"c": 24}),
+           ("ai-memory", [str(DATA / "ai-memory.db")], {"c": 7, "c.observations": 4, "c.outcomes": 9}),
+           ("mnemo", [str(DATA / "mnemo_events.csv"), "--recalls", str(DATA / "mnemo_recalls.csv")],
+            {"c.events": 16, "c.recalls": 8})]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("source, args, files", SOURCES, ids=[s[0] for s in SOURCES])
+def test_cli_reingest_of_an_unchanged_source_changes_nothing(tmp_path, capsys, source, args, files, suffix):
+    out = tmp_path / f"c.{suffix}"
+    argv = ["ingest", source, *args, "--out", str(out)]
+    assert cli(argv, capsys)[0] == 0
+    first = {name: (tmp_path / f"{name}.{suffix}").read_bytes() for name in files}
+    code, text, _ = cli(argv, capsys)
+    assert code == 0
+    for name, n in files.items():  # every row matched by its record_id, in every format
+        assert f"{tmp_path / f'{name}.{suffix}'}: unchanged ({n} rows, as the source holds them)" in text
+        assert (tmp_path / f"{name}.{suffix}").read_bytes() == first[name]
+
+
+def test_cli_dry_run_writes_nothing_for_any_source(tmp_path, capsys):
+    for source, args, files in SOURCES:
+        code, text, _ = cli(["ingest", source, *args, "--out", str(tmp_path / "c.jsonl"), "--dry-run"], capsys)
+        assert code == 0 and "dry run: nothing written" in text, source
+        for name, n in files.items():
+            assert f"would write {n} rows to {tmp_path / f'{name}.jsonl'}" in text
+    assert list(tmp_path.iterdir()) == []

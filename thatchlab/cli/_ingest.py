@@ -159,6 +159,9 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
     if not dry_run:
         out.parent.mkdir(parents=True, exist_ok=True)
     for table, target, df, growth in planned:
+        if growth is not None and growth.unchanged == len(df) and not growth.kept:
+            typer.echo(f"{target}: unchanged ({len(df)} rows, as the source holds them)")
+            continue
         if not dry_run:
             _write(source, table, df, target)
         grown = "" if growth is None else " (" + ", ".join(f"{v} {k}" for k, v in growth.lines()) + ")"

@@ -35,11 +35,11 @@ names them (:func:`detect_repo`, :mod:`~thatchlab.logs.ingest._stores`).
 
 from thatchlab.logs.ingest._ai_memory import ai_memory
 from thatchlab.logs.ingest._claude_code import claude_code
+from thatchlab.logs.ingest._growth import Growth, grow
 from thatchlab.logs.ingest._mnemo import mnemo_events
 from thatchlab.logs.ingest._nudge import NUDGE_HEADERS, NudgeBlock, NudgeItem, parse_nudges
 from thatchlab.logs.ingest._omi import omi_memories
 from thatchlab.logs.ingest._opencode import opencode
-from thatchlab.logs.ingest._growth import Growth, grow
 from thatchlab.logs.ingest._share import redact, redact_text
 from thatchlab.logs.ingest._stores import detect_repo, parse_git_url
 from thatchlab.logs.ingest._tools import INGEST_COLUMNS, SKIP_REASONS, THATCH_TOOLS, IngestResult

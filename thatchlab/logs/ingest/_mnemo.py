@@ -106,7 +106,7 @@ def _frame(path, kind: str, result: IngestResult) -> pd.DataFrame:
                                  column=missing[0])
     result.read[f"{kind} rows"] += len(raw)
     out = pd.DataFrame({
-        "ts": [_time(v, result.read) for v in raw[cols["ts"]]],
+        "ts": [utc_text(v, result.read, "time") for v in raw[cols["ts"]]],
         "workspace": raw[cols["workspace"]].map(lambda v: None if v is None or v != v else str(v)),
         key: raw[cols[key]].map(lambda v: None if v is None or v != v else str(v)),
         "entities": [_entities(v, result.read) for v in raw[cols["entities"]]] if cols["entities"] else
@@ -123,18 +123,6 @@ def _frame(path, kind: str, result: IngestResult) -> pd.DataFrame:
         result.skipped[f"{kind} row repeating an id (first kept)"] += int(dup.sum())
     return out[~(drop | dup)].reset_index(drop=True)
 
-
-def _time(v, counter):
-    """``v`` as UTC text (see :func:`utc_text`), None when unreadable or outside pandas' time range."""
-    text = utc_text(v, counter, "time")
-    if text is None:
-        return None
-    try:
-        pd.Timestamp(text).as_unit("ns")
-    except (ValueError, OverflowError):
-        counter["time outside 1677-2262 (read as none)"] += 1
-        return None
-    return text
 
 
 def _id_text(v):

@@ -199,18 +199,6 @@ def _records(path) -> list:
     return data
 
 
-def _time(v, counter):
-    """``v`` as UTC text (see :func:`utc_text`), None when unreadable or outside pandas' time range."""
-    text = utc_text(v, counter, "time")
-    if text is None:
-        return None
-    try:
-        pd.Timestamp(text).as_unit("ns")
-    except (ValueError, OverflowError):
-        counter["time outside 1677-2262 (read as none)"] += 1
-        return None
-    return text
-
 
 def _num(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -313,7 +301,7 @@ def omi_memories(path) -> IngestResult:
         if _text(r.get("content")) is None or not r["content"].strip():
             skipped["memory without content"] += 1
             continue
-        created = _time(r.get("created_at"), read)
+        created = utc_text(r.get("created_at"), read, "time")
         if created is None:
             skipped["memory without a readable created_at"] += 1
             continue
@@ -343,11 +331,11 @@ def omi_memories(path) -> IngestResult:
         sup = _id(r.get("superseded_by"))
         sup = None if sup == mid else sup
         row(created, mid, "write", text=r["content"], belief_class=cls, user_asserted=_bool(r.get("manually_added")),
-            half_life_days=hl_num, valid_to=_time(r.get("invalid_at"), read),
+            half_life_days=hl_num, valid_to=utc_text(r.get("invalid_at"), read, "time"),
             tier=_text(r.get("memory_tier")), memory_kind=_text(r.get("kind")),
             subject_scope=_text(r.get("subject_scope")), category=_text(category), superseded_by=sup,
             record_id=mid)
-        as_of = _time(r.get("as_of"), read)
+        as_of = utc_text(r.get("as_of"), read, "time")
         if as_of is not None:
             if pd.Timestamp(as_of) > pd.Timestamp(created):
                 row(as_of, mid, "restated", record_id=f"{mid}#as_of@{as_of}")
@@ -365,7 +353,7 @@ def omi_memories(path) -> IngestResult:
         if r.get("currency") is not None and cur is None:
             read["currency that is not a finite number (read as null)"] += 1
         band = r.get("currency_band")
-        computed = _time(r.get("belief_computed_at"), read)
+        computed = utc_text(r.get("belief_computed_at"), read, "time")
         if cur is None:
             if computed is not None:
                 read["memories omi read without a currency (unclassified: no read row)"] += 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -20,7 +19,7 @@ import pandas as pd
 from thatchlab.logs.ingest._nudge import parse_nudges
 from thatchlab.logs.interaction import INTERACTION_COLUMNS, LOGGED_COLUMNS, validate_interaction_log
 
-__all__ = ["THATCH_TOOLS", "ARG_COLUMNS", "tool_row", "message_row", "fill_store", "finish_log",
+__all__ = ["THATCH_TOOLS", "ARG_COLUMNS", "tool_row", "message_row", "finish_log",
            "IngestResult", "INGEST_COLUMNS", "SKIP_REASONS", "mark_not_run", "ContentIds"]
 
 #: thatch's tools, which are also the log kinds of their rows.
@@ -191,24 +190,6 @@ class ContentIds:
         n = self.seen[key]
         return f"{self.prefix}:{key}" + (f"#{n}" if n > 1 else "")
 
-
-def fill_store(rows: list[dict], project_store) -> None:
-    """Write ``project_store`` on the rows that name no store (``"cwd"``: the last part of the row's ``cwd``).
-
-    >>> rows = [{"store": None, "cwd": "/home/dev/weather-app"}, {"store": "global", "cwd": None}]
-    >>> fill_store(rows, "cwd"); [r["store"] for r in rows]
-    ['weather-app', 'global']
-    """
-    if project_store is None:
-        return
-    for r in rows:
-        if r["store"] is not None:
-            continue
-        if project_store == "cwd":
-            parts = [x for x in re.split(r"[/\\]", r.get("cwd") or "") if x]
-            r["store"] = parts[-1] if parts else None
-        else:
-            r["store"] = project_store
 
 
 def finish_log(rows: list[dict], skipped: Counter, source=None) -> pd.DataFrame:

@@ -397,3 +397,15 @@ def test_cli_names_the_file_and_line_of_a_broken_transcript(tmp_path, capsys):
     code, _, err = cli(["ingest", "claude-code", str(f), "--out", str(tmp_path / "o.jsonl")], capsys)
     assert code == 2 and err.startswith(f"error: {f}: line 1: not a valid JSON record")
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_store_from_the_store_its_calls_passed_when_nothing_else_names_it(tmp_path):
+    recs = [r for r in records(S3) if r.get("type") != "summary"]
+    for r in recs:
+        r["cwd"] = "/nowhere/weather-app"
+        for b in (r.get("message") or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool_use" and b["name"].startswith("mcp__thatch__"):
+                b["input"]["store"] = "acme/weather-app"
+    res = ingest.claude_code(write(tmp_path / "s.jsonl", recs))
+    assert res.log["store"].eq("acme/weather-app").all()
+    assert len(res.warnings) == 1 and "the store the calls passed" in res.warnings[0]

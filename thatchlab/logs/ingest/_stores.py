@@ -17,7 +17,9 @@ this order (:func:`name_stores`):
    "acme/app"``), counting only calls that did not pass a ``store``;
 2. the same, from another session of the same project directory;
 3. :func:`detect_repo` on the project directory, when it exists on this machine;
-4. the directory's folder name, with a warning (the guess may be wrong: pass
+4. the store the session's calls passed explicitly (the one passed most
+   often), with a warning;
+5. the directory's folder name, with a warning (the guess may be wrong: pass
    ``project_store=`` to name it).
 """
 
@@ -134,11 +136,16 @@ class StoreEvidence:
         self.first: dict = {}                    # (session, store) → order first named
         self.directory: dict = {}                # session → its project directory
         self.aliases: dict = {}                  # a subagent's session → the session whose server it used
+        self.passed: dict = defaultdict(Counter)  # session → stores its calls passed explicitly
 
     def see(self, session, text, explicit_store=None) -> None:
         """Record the stores ``text`` (a reply or hook output) names; a reply to a call that passed
-        its own ``store`` says nothing of the project store."""
-        if explicit_store is not None or session is None:
+        its own ``store`` says nothing of the project store (it is remembered as a last hint)."""
+        if session is None:
+            return
+        if explicit_store is not None:
+            if isinstance(text, str) and explicit_store != "global":
+                self.passed[session][explicit_store] += 1
             return
         for s in stores_named_in(text):
             self.named[session][s] += 1
@@ -183,7 +190,7 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
         d = evidence.dir_of(s)
         if d is not None and evidence.said(s) is not None:
             by_dir[d][evidence.said(s)] += 1
-    guessed, conflicting = Counter(), 0
+    guessed, hinted, conflicting = Counter(), Counter(), 0
     for s in sessions:
         d = evidence.dir_of(s)
         if project_store == "cwd":
@@ -207,6 +214,11 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
         elif d is not None and os.path.isdir(d):
             chosen[s] = detect_repo(d)
             how["detectRepo on the project directory"] += 1
+        elif evidence.passed.get(s):
+            c = evidence.passed[s]
+            chosen[s] = max(c, key=c.__getitem__)
+            hinted[chosen[s]] += 1
+            how["the store its calls passed (a guess)"] += 1
         elif d is not None:
             chosen[s] = folder_name(d)
             guessed[chosen[s]] += 1
@@ -225,6 +237,12 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
             f"store named after the project folder for {names}: no reply of production names it and the "
             "directory is not on this machine, so thatch's own rule (owner/repo from the git origin) could not "
             "run; pass --project-store NAME if production used another name")
+    if hinted:
+        names = ", ".join(f"{k!r} ({v} session{'s' if v > 1 else ''})" for k, v in sorted(hinted.items()))
+        result.warnings.append(
+            f"store taken from the store the calls passed for {names}: no reply of production names the project "
+            "store and the directory is not on this machine; pass --project-store NAME if production used "
+            "another name")
     if conflicting:
         result.warnings.append(f"{conflicting} session(s) whose replies name more than one project store; the "
                                "one named most often was taken")

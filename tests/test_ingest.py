@@ -2,44 +2,25 @@
 
 from __future__ import annotations
 
-import warnings
-from pathlib import Path
-
 import pytest
 
-from thatchlab import logs
-from thatchlab.cli import main
+from tests._ingest import DATA, cli, replay, sample_embedder
 from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import ingest
-from thatchlab.replay import fidelity, run
+from thatchlab.replay import fidelity
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 CC = DATA / "claude-code"
 OC = DATA / "opencode"
 
 
 @pytest.fixture(scope="module")
 def emb():
-    return LookupEmbedder(logs.read_table(DATA / "lookup.jsonl", json_columns=["embedding"]), name="sample-lookup")
+    return sample_embedder()
 
 
 @pytest.fixture(scope="module")
 def oc():  # the opencode sample (its own tests: tests/test_ingest_opencode.py)
     return ingest.opencode(OC)
-
-
-def replay(log, engine, emb, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return run(log, engine, embedder=emb, **kw)
-
-
-def cli(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 # ------------------------------------------------------------------ sharing and growing
@@ -88,8 +69,6 @@ def test_cli_ingest_ctrl_c(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("thatchlab.logs.ingest.omi_memories", boom)
     code, _, err = cli(["ingest", "omi", str(DATA / "omi_memories.json"), "--out", str(tmp_path / "o.jsonl")], capsys)
     assert code == 130 and err == "interrupted\n" and not (tmp_path / "o.jsonl").exists()
-
-
 
 
 SOURCES = [("claude-code", [str(CC)], {"c": 30}), ("opencode", [str(OC)], {"c": 11}),

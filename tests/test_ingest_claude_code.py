@@ -5,22 +5,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests._ingest import DATA, cli, replay, sample_embedder
 from thatchlab import logs
-from thatchlab.cli import main
 from thatchlab.core.errors import LogValidationError
 from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import ingest
 from thatchlab.logs.ingest import detect_repo, parse_git_url
-from thatchlab.replay import fidelity, run
+from thatchlab.replay import fidelity
 from thatchlab.replay.fidelity import same_model
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 CC = DATA / "claude-code"
 PROJECT = CC / "-home-dev-weather-app"
 S1, S2, S3 = (PROJECT / f"{s}.jsonl" for s in ("259efac3-e81d-5c04-813b-128efac41db0",
@@ -30,26 +27,12 @@ S1, S2, S3 = (PROJECT / f"{s}.jsonl" for s in ("259efac3-e81d-5c04-813b-128efac4
 
 @pytest.fixture(scope="module")
 def emb():
-    return LookupEmbedder(logs.read_table(DATA / "lookup.jsonl", json_columns=["embedding"]), name="sample-lookup")
+    return sample_embedder()
 
 
 @pytest.fixture(scope="module")
 def cc():
     return ingest.claude_code(CC)
-
-
-def replay(log, engine, emb, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return run(log, engine, embedder=emb, **kw)
-
-
-def cli(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def records(path):

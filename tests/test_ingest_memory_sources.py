@@ -11,23 +11,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests._ingest import DATA, cli
 from thatchlab import logs
-from thatchlab.cli import main
 from thatchlab.core.errors import LogValidationError, StoreSchemaError
 from thatchlab.logs import ingest
 from thatchlab.replay import run_belief
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 OMI = DATA / "omi_memories.json"
 AI = DATA / "ai-memory.db"
-
-
-def cli(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def one_error_line(err: str) -> str:

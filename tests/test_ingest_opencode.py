@@ -6,21 +6,18 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests._ingest import DATA, cli, replay, sample_embedder
 from thatchlab import logs
-from thatchlab.cli import main
 from thatchlab.core.errors import LogValidationError, StoreSchemaError
-from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import ingest
 from thatchlab.logs.ingest._opencode_store import _MISMATCH
-from thatchlab.replay import fidelity, run
+from thatchlab.replay import fidelity
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 OC = DATA / "opencode"
 STORE = "acme/trail-notes"
 S1, S2 = "ses_46887bbfffffB9DmBmECtHVu0Q", "ses_45c236e9ffffhpfYnWfDhn1Mhn"
@@ -42,26 +39,12 @@ RUNNING = "toolu_01bmcNc32UylutFOupbfW9Io"
 
 @pytest.fixture(scope="module")
 def emb():
-    return LookupEmbedder(logs.read_table(DATA / "lookup.jsonl", json_columns=["embedding"]), name="sample-lookup")
+    return sample_embedder()
 
 
 @pytest.fixture(scope="module")
 def oc():
     return ingest.opencode(OC)
-
-
-def replay(log, engine, emb):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return run(log, engine, embedder=emb)
-
-
-def cli(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 # ------------------------------------------------------------------ building small sources

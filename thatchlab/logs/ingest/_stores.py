@@ -231,18 +231,14 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
             r["store"] = chosen.get(r["session"])
     for k, v in how.items():
         result.read[f"sessions whose store is: {k}"] += v
-    if guessed:
-        names = ", ".join(f"{k!r} ({v} session{'s' if v > 1 else ''})" for k, v in sorted(guessed.items()))
-        result.warnings.append(
-            f"store named after the project folder for {names}: no reply of production names it and the "
-            "directory is not on this machine, so thatch's own rule (owner/repo from the git origin) could not "
-            "run; pass --project-store NAME if production used another name")
-    if hinted:
-        names = ", ".join(f"{k!r} ({v} session{'s' if v > 1 else ''})" for k, v in sorted(hinted.items()))
-        result.warnings.append(
-            f"store taken from the store the calls passed for {names}: no reply of production names the project "
-            "store and the directory is not on this machine; pass --project-store NAME if production used "
-            "another name")
+    for counts, what in ((hinted, "taken from the store the calls passed"),
+                         (guessed, "named after the project folder")):
+        if counts:
+            names = ", ".join(f"{k!r} ({v} session{'s' if v > 1 else ''})" for k, v in sorted(counts.items()))
+            result.warnings.append(
+                f"store {what} for {names}: no reply of production names the project store and the directory "
+                "is not on this machine, so thatch's own rule (owner/repo from the git origin) could not run; "
+                "pass --project-store NAME if production used another name")
     if conflicting:
         result.warnings.append(f"{conflicting} session(s) whose replies name more than one project store; the "
                                "one named most often was taken")

@@ -75,7 +75,7 @@ ESTIMATORS = {
                                                                        "strict_model"],
                  ScoringParams, ("threshold", 0.5), ("project_store", "  ")),
     "belief": (BeliefStore, ["params"], BeliefParams, ("preference", 50.0), ("preference", -1)),
-    "prior": (PriorFitter, ["soft_weight", "alpha", "objective"], None, ("alpha", 0.1), ("soft_weight", -0.5)),
+    "prior": (PriorFitter, ["soft_weight", "alpha", "objective", "soft"], None, ("alpha", 0.1), ("soft_weight", -0.5)),
     "halflife": (HalfLifeFitter, ["alpha", "weibull"], None, ("weibull", True), ("alpha", 1.5)),
     "derive": (DeriveWeightsFitter, ["params", "fit_baseline", "alpha", "eps"], None, ("eps", 1e-4),
                ("fit_baseline", "yes")),

@@ -102,7 +102,7 @@ def test_fit_recovers_and_summary(overdispersed):
 
 def test_fit_from_signal_log_matches_counts():
     s = _signals([(3, 1, 0), (0, 2, 1), (4, 0, 2), (1, 1, 0), (5, 3, 0)])
-    f = PriorFitter(soft_weight=0.25, objective="marginal").fit(s)
+    f = PriorFitter(soft_weight=0.25, objective="marginal", soft="fractional").fit(s)
     g = PriorFitter().fit_counts([3, 0, 4, 1, 5], [1, 2.25, 0.5, 1, 3])
     assert f.k_ == g.k_ and f.p0_ == g.p0_
     assert f.log_likelihood_ == pytest.approx(
@@ -129,7 +129,7 @@ def test_boundary_fit_no_overdispersion():
 
 def test_params_api():
     f = PriorFitter(soft_weight=0.5)
-    assert f.get_params() == {"soft_weight": 0.5, "alpha": 0.05, "objective": "auto"}
+    assert f.get_params() == {"soft_weight": 0.5, "alpha": 0.05, "objective": "auto", "soft": "refusal"}
     assert f.set_params(alpha=0.1).alpha == 0.1
     with pytest.raises(InputError):
         PriorFitter(alpha=1.5)
@@ -199,7 +199,7 @@ def test_fit_returns_self_and_the_repr_says_what_was_fitted(overdispersed):
     assert f.n_ == f.n_items_ == int(np.sum((c + d) > 0))
     assert repr(f) == f"<PriorFitter: fitted with {f.n_} items, k_={f.k_:.4g}, p0_={f.p0_:.4g}>"
     s = _signals([(3, 0, 0), (0, 3, 0), (2, 0, 1)])
-    g = PriorFitter(objective="marginal")
+    g = PriorFitter(objective="marginal", soft="fractional")
     assert g.fit(s) is g and repr(g) == "<PriorFitter: fitted with 3 items, k_=0.4882, p0_=0.5784>"
 
 
@@ -326,7 +326,7 @@ def test_without_soft_signals_the_two_objectives_agree():
 
 def test_soft_signals_fit_the_prequential_score():
     s = _mixed_log(n_items=200, seed=4)
-    f = PriorFitter().fit(s)
+    f = PriorFitter(soft="fractional").fit(s)
     assert f.objective_ == "prequential" and not f.boundary_
     assert list(f.summary_.index) == ["k", "p0"]
     seq = f.sequence_
@@ -340,7 +340,7 @@ def test_soft_signals_fit_the_prequential_score():
     prof = f.profile("k", [f.k_, f.summary_.loc["k", "ci_lower"], f.summary_.loc["k", "ci_upper"]])
     assert prof["deviance"].tolist() == pytest.approx([0.0, 3.841458820694124, 3.841458820694124], abs=2e-3)
     # the pseudo-likelihood on the same log lands elsewhere
-    marg = PriorFitter(objective="marginal").fit(s)
+    marg = PriorFitter(objective="marginal", soft="fractional").fit(s)
     assert abs(marg.k_ - f.k_) > 0.05 * f.k_
 
 
@@ -351,7 +351,7 @@ def test_prequential_boundary_fit():
     yes = rng.random(item.size) < 0.6
     sig = np.where(yes, "confirm", np.where(rng.random(item.size) < 0.5, "soft", "disconfirm"))
     s = pd.DataFrame({"item_id": item, "signal": sig})
-    f = PriorFitter().fit(s)
+    f = PriorFitter(soft="fractional").fit(s)
     assert f.objective_ == "prequential" and f.boundary_ and math.isinf(f.k_)
     w = np.where(sig == "soft", 0.25, 1.0)
     assert f.p0_ == pytest.approx(w[yes].sum() / w.sum(), rel=1e-12)
@@ -367,7 +367,7 @@ def test_objective_argument_and_summary(capsys):
     with pytest.raises(InputError, match="needs the signal sequence"):
         PriorFitter(objective="prequential").fit_counts([3, 1], [1, 2])
     assert PriorFitter().fit_counts([3, 1, 0], [1, 2.25, 3]).objective_ == "marginal"
-    f = PriorFitter().fit(_mixed_log(n_items=60, seed=6))
+    f = PriorFitter(soft="fractional").fit(_mixed_log(n_items=60, seed=6))
     f.print_summary()
     out = capsys.readouterr().out
     assert "objective = prequential" in out
@@ -377,3 +377,96 @@ def test_objective_argument_and_summary(capsys):
     out = capsys.readouterr().out
     assert "objective = marginal" in out and "(beta-binomial marginal likelihood)" in out
     assert f.to_params() == ScoringParams(k=f.k_, p0=f.p0_)
+
+
+# -- how soft signals enter: refusal (default), fractional, exclude ----------------------------
+
+def test_soft_option_is_checked():
+    with pytest.raises(InputError, match=r"soft: expected one of \['refusal', 'fractional', 'exclude'\]"):
+        PriorFitter(soft="half")
+    assert PriorFitter().soft == "refusal"
+    assert PriorFitter().set_params(soft="exclude").soft == "exclude"
+
+
+def test_each_soft_treatment_is_the_log_it_stands_for():
+    """refusal = the softs rewritten as disconfirms; exclude = the softs deleted; fractional = weight 0.25."""
+    s = _mixed_log(n_items=200, seed=4)
+    soft = s["signal"] == "soft"
+    as_disconfirm = s.assign(signal=s["signal"].where(~soft, "disconfirm"))
+    refusal = PriorFitter().fit(s)
+    want = PriorFitter().fit(as_disconfirm)
+    assert refusal.objective_ == "marginal" and (refusal.k_, refusal.p0_) == (want.k_, want.p0_)
+    pd.testing.assert_frame_equal(refusal.summary_, want.summary_)
+    assert refusal.counts_["d"].tolist() == want.counts_["d"].tolist()
+    # the prequential score of integer counts is the same function: same estimate
+    preq = PriorFitter(objective="prequential").fit(s)
+    assert preq.k_ == pytest.approx(refusal.k_, rel=1e-6) and preq.p0_ == pytest.approx(refusal.p0_, abs=1e-7)
+    assert preq.likelihood_ == "exact" and preq.log_likelihood_ == pytest.approx(refusal.log_likelihood_, rel=1e-9)
+
+    excl = PriorFitter(soft="exclude").fit(s)
+    want = PriorFitter().fit(s[~soft])
+    assert (excl.k_, excl.p0_, excl.n_items_) == (want.k_, want.p0_, want.n_items_)
+    assert excl.n_soft_ == int(soft.sum()) > 0 and want.n_soft_ == 0
+
+    frac = PriorFitter(soft="fractional").fit(s)
+    assert frac.objective_ == "prequential"
+    assert frac.log_likelihood_ == pytest.approx(_loop_score(s, frac.k_, frac.p0_, 0.25), rel=1e-12)
+    # the planted mean is 1.5 / 4 = 0.375 and 40 % of the refusals are soft: counting them as 0.25 or
+    # dropping them raises the confirm share
+    assert refusal.p0_ < frac.p0_ < excl.p0_
+    assert (round(refusal.p0_, 4), round(frac.p0_, 4), round(excl.p0_, 4)) == (0.3908, 0.4655, 0.4915)
+
+
+def test_summary_names_the_soft_treatment_and_its_assumption(capsys):
+    s = _mixed_log(n_items=60, seed=6)
+    n_soft = int((s["signal"] == "soft").sum())
+    want = {"refusal": (1.0, "exact", "refusal (a full disconfirm)"),
+            "fractional": (0.25, "pseudo", "pseudo-likelihood"),
+            "exclude": (0.0, "exact", "soft signals dropped")}
+    for soft, (weight, likelihood, words) in want.items():
+        f = PriorFitter(soft=soft).fit(s)
+        attrs = f.summary_.attrs
+        assert {k: attrs[k] for k in ("soft", "soft_weight", "n_soft", "likelihood")} == {
+            "soft": soft, "soft_weight": weight, "n_soft": n_soft, "likelihood": likelihood}
+        assert words in attrs["assumption"] == f.assumption_ and f.likelihood_ == likelihood
+        assert f.confidence_interval_.attrs["soft"] == soft  # the attrs travel with copies
+        f.print_summary()
+        out = capsys.readouterr().out
+        assert f"soft signals = {soft} ({n_soft} in the log)" in out
+        assert f"assumption = {f.assumption_}" in out
+        assert ("likelihood = pseudo-likelihood" if likelihood == "pseudo" else "likelihood = exact") in out
+    assert "weight 0.25 in the weighted prequential log score" in PriorFitter(soft="fractional").fit(s).assumption_
+    assert "in the beta-binomial likelihood" in PriorFitter(soft="fractional", objective="marginal").fit(s).assumption_
+    # no soft signal at all: every treatment is the same exact fit and says so
+    none = _mixed_log(n_items=60, seed=6, soft_share=0.0)
+    fits = [PriorFitter(soft=soft).fit(none) for soft in want]
+    assert len({(f.k_, f.p0_) for f in fits}) == 1
+    assert all(f.likelihood_ == "exact" and f.assumption_.startswith("no soft signal") for f in fits)
+    # per-item counts: taken as given, fractional ones named a pseudo-likelihood
+    g = PriorFitter().fit_counts([3, 0, 4, 1, 5], [1, 2.25, 0.5, 1, 3])
+    assert (g.summary_.attrs["soft"], g.likelihood_) == ("counts", "pseudo")
+    assert PriorFitter().fit_counts([3, 0, 4, 1, 5], [1, 2, 0, 1, 3]).likelihood_ == "exact"
+
+
+def test_soft_treatments_coverage_simulation():
+    """Planted K = 6, P0 = 0.7, a quarter of the refusals soft; 40 seeded logs of 150 items per treatment.
+
+    The docstring's 200-rep figures come from the same generator
+    (``python -m thatchlab.tune._prior_sim``); here, 40 reps keep it quick.
+    """
+    from thatchlab.tune._prior_sim import coverage
+
+    cov = coverage(reps=40, seed=0).set_index(["soft", "objective"])
+    assert cov["reps"].eq(40).all() and cov["boundary"].eq(0).all()
+    ref = cov.loc[("refusal", "auto")]
+    assert ref["hits_k"] >= 34 and ref["hits_p0"] >= 34           # nominal 38 of 40
+    assert abs(ref["bias_p0"]) < 0.01
+    for option in (("fractional", "prequential"), ("fractional", "marginal"), ("exclude", "auto")):
+        row = cov.loc[option]
+        assert row["bias_p0"] > 0.03 and row["hits_p0"] <= 26    # P0 pulled up, intervals miss it
+    assert cov.loc[("exclude", "auto"), "bias_p0"] > cov.loc[("fractional", "prequential"), "bias_p0"]
+    # softs that are noise (unrelated to the item's rate): dropping them is the exact treatment
+    noise = coverage(reps=40, seed=1, meaning="noise",
+                     options=(("refusal", "auto"), ("exclude", "auto"))).set_index("soft")
+    assert noise.loc["exclude", "hits_p0"] >= 34 and abs(noise.loc["exclude", "bias_p0"]) < 0.01
+    assert noise.loc["refusal", "bias_p0"] < -0.03 and noise.loc["refusal", "hits_p0"] <= 26

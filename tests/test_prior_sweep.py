@@ -46,8 +46,8 @@ def test_fitter_and_sweep_agree_on_k(planted):
     and lower at the fitter's K than at the pseudo-likelihood's K.
     """
     log, emb, res, signals = planted
-    fit = PriorFitter().fit(signals)
-    marg = PriorFitter(objective="marginal").fit(signals)
+    fit = PriorFitter(soft="fractional").fit(signals)  # production's soft rule: the sweep's own score
+    marg = PriorFitter(objective="marginal", soft="fractional").fit(signals)
     assert fit.objective_ == "prequential" and (signals["signal"] == "soft").any()
     assert not fit.boundary_ and marg.k_ > 1.1 * fit.k_  # the pseudo-likelihood's K sits higher
 
@@ -87,3 +87,21 @@ def test_fitter_and_sweep_agree_on_k(planted):
     assert abs(math.log(k_best / fit.k_)) <= math.log(ratio) + 1e-9
     at = dict(zip(sw["k"], pooled))
     assert at[fit.k_] < at[marg.k_]
+
+
+def test_default_soft_treatment_recovers_the_planted_prior(planted):
+    """PreferenceWorld voices a quarter of the refusals softly: counted as refusals, the fit covers (6, 0.7).
+
+    Counted at production's weight 0.25 (the sweep's score) or dropped, the
+    refusals go partly missing and P0's interval sits above the planted 0.7.
+    """
+    signals = planted[3]
+    fit = PriorFitter().fit(signals)
+    assert fit.soft_ == "refusal" and fit.likelihood_ == "exact" and fit.n_soft_ == 181
+    s = fit.summary_
+    assert s.loc["k", "ci_lower"] <= 6.0 <= s.loc["k", "ci_upper"]
+    assert s.loc["p0", "ci_lower"] <= 0.7 <= s.loc["p0", "ci_upper"]
+    assert (round(fit.k_, 3), round(fit.p0_, 4)) == (5.301, 0.7139)
+    for soft in ("fractional", "exclude"):
+        other = PriorFitter(soft=soft).fit(signals)
+        assert other.summary_.loc["p0", "ci_lower"] > 0.72 and other.p0_ > fit.p0_ + 0.03

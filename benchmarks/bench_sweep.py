@@ -8,7 +8,7 @@ broadcasting the count histories. The baseline, measured in the same run, is
 one ``replay.run`` of the same log under a single configuration. On a sample
 of configurations the broadcast forecasts must equal ``plan.run``'s stored
 confidences bit for bit, and the validation and test scores must equal
-``prequential_scores`` of that replay to 1e-12 relative (the same sums in
+``prequential_scores`` of that replay (soft rows at the metric's fixed weight) to 1e-12 relative (the same sums in
 another order); exit 1 otherwise.
 
     python benchmarks/bench_sweep.py          # 50,000 events, 1,000 configurations
@@ -28,7 +28,7 @@ import pandas as pd
 
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.metrics.scoring import prequential_scores
+from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT, prequential_scores
 from thatchlab.replay.scoring import prepare, run
 from thatchlab.tune import sweep
 from thatchlab.tune._scoring_engines import forecast_matrix
@@ -110,7 +110,7 @@ def main(argv=None) -> int:
             return 1
         pos = ev["position"]
         for seg, mask in (("val", (pos >= a) & (pos < b)), ("test", pos >= b)):
-            ref = prequential_scores(ev[mask], p.soft_weight)
+            ref = prequential_scores(ev[mask], METRIC_SOFT_WEIGHT)  # one metric for every configuration
             if row[f"{seg}_n_forecasts"] != ref["n_forecasts"]:
                 print(f"MISMATCH config {i} {seg}_n_forecasts")
                 return 1

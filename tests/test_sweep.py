@@ -17,7 +17,12 @@ from thatchlab.metrics.scoring import prequential_scores, regime_outcomes, regim
 from thatchlab.replay.scoring import prepare
 from thatchlab.synth import BeliefWorld
 from thatchlab.tune import EngineSpec, best, get_engine, holdout_segments, sweep
-from thatchlab.tune._scoring_engines import forecast_matrix, forecast_scores, regimes_from_nudges
+from thatchlab.tune._scoring_engines import (
+    METRIC_SOFT_WEIGHT,
+    forecast_matrix,
+    forecast_scores,
+    regimes_from_nudges,
+)
 from thatchlab.tune._space import grid_configs, random_configs
 
 
@@ -111,8 +116,10 @@ def test_forecast_sweep_equals_single_replays(world):
     for row in res.itertuples():
         p = ScoringParams(k=row.k, p0=row.p0, soft_weight=row.soft_weight)
         ev = plan.run(p, metrics=False).events
-        val = prequential_scores(ev[(ev["position"] >= a) & (ev["position"] < b)], p.soft_weight)
-        test = prequential_scores(ev[ev["position"] >= b], p.soft_weight)
+        # one metric for every configuration: soft rows weigh production's default soft weight
+        # in the scores whatever soft weight made the forecasts
+        val = prequential_scores(ev[(ev["position"] >= a) & (ev["position"] < b)], METRIC_SOFT_WEIGHT)
+        test = prequential_scores(ev[ev["position"] >= b], METRIC_SOFT_WEIGHT)
         assert row.val_n_forecasts == val["n_forecasts"] and row.test_n_forecasts == test["n_forecasts"]
         for m in ("log_loss", "brier", "ece"):  # equal up to summation order
             assert getattr(row, f"val_{m}") == pytest.approx(val[m], rel=1e-12, abs=1e-15)
@@ -341,7 +348,7 @@ def test_behavior_engine_forecasts_match_replay():
     for row in res.itertuples():
         p = ScoringParams(k=row.k)
         ev = plan.run(p, metrics=False).events
-        ref = prequential_scores(ev[ev["position"] >= b], p.soft_weight)
+        ref = prequential_scores(ev[ev["position"] >= b], METRIC_SOFT_WEIGHT)
         assert row.test_brier == pytest.approx(ref["brier"], rel=1e-12, abs=1e-15)
 
 

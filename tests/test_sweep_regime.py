@@ -24,6 +24,7 @@ from thatchlab.tune import get_engine, holdout_segments, sweep
 from thatchlab.tune._scoring_engines import (
     _REGIME_ESTIMATOR,
     _REGIME_FIELDS,
+    METRIC_SOFT_WEIGHT,
     _events_sums,
     _forecast_scores,
     _local,
@@ -65,8 +66,9 @@ def per_setting(prepared, params_list, segments, metric=None, boot=None):
         forecast, fsums = {}, {}
         for seg in segments:
             ev = res.events[seg.mask(res.events["position"])]
-            forecast[seg.name] = _forecast_scores(ev, p0_.soft_weight)
-            fsums[seg.name] = _events_sums(prepared, universes[seg.name], ev, p0_.soft_weight)
+            # one metric for every configuration: soft rows weigh production's default soft weight
+            forecast[seg.name] = _forecast_scores(ev, METRIC_SOFT_WEIGHT)
+            fsums[seg.name] = _events_sums(prepared, universes[seg.name], ev, METRIC_SOFT_WEIGHT)
         for i in group:
             p = params_list[i]
             events = res.events.assign(regime=regimes_from_nudges(res.events, res.nudges, p))

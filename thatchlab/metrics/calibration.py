@@ -8,9 +8,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["brier", "log_loss", "ece", "reliability_curve", "calibration_bins", "calibration_summary"]
+__all__ = ["brier", "log_loss", "clip_eps", "ece", "reliability_curve", "calibration_bins", "calibration_summary"]
 
-_EPS = 1e-15
+
+
+def clip_eps(p) -> float:
+    """The clipping bound of :func:`log_loss`: the machine epsilon of ``p``'s float dtype.
+
+    scikit-learn's ``log_loss`` clips forecasts to ``[eps, 1 − eps]`` with
+    ``eps = np.finfo(y_pred.dtype).eps`` (2.22e-16 for float64); so does this
+    module, and so do the sweep's vectorised scores.
+
+    >>> clip_eps(np.zeros(2)) == float(np.finfo(np.float64).eps)
+    True
+    """
+    dtype = np.asarray(p).dtype
+    return float(np.finfo(dtype if np.issubdtype(dtype, np.floating) else np.float64).eps)
 
 
 def _clean(y, p, weight=None):
@@ -39,13 +52,20 @@ def brier(y, p, weight=None) -> float:
 def log_loss(y, p, weight=None) -> float:
     """Mean negative log-likelihood of 0/1 (or fractional) outcomes (NaN when empty).
 
+    Forecasts are clipped to ``[eps, 1 − eps]`` with ``eps`` the machine
+    epsilon of their dtype (:func:`clip_eps`), as scikit-learn's ``log_loss``
+    does, so a forecast of exactly 0 for an event costs ``−ln(2.22e-16) ≈ 36.04``.
+
     >>> round(log_loss([1, 0], [0.5, 0.5]), 6)
     0.693147
+    >>> round(log_loss([1], [0.0]), 4)
+    36.0437
     """
     y, p, w = _clean(y, p, weight)
     if y.size == 0:
         return float("nan")
-    p = np.clip(p, _EPS, 1 - _EPS)
+    eps = clip_eps(p)
+    p = np.clip(p, eps, 1 - eps)
     ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
     return float(np.average(ll, weights=w))
 

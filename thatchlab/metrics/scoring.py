@@ -17,7 +17,11 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.params import ScoringParams
 from thatchlab.metrics.calibration import brier, calibration_bins, log_loss
+
+#: The weight of a soft signal in every prequential score: production's default, for every configuration.
+METRIC_SOFT_WEIGHT = ScoringParams().soft_weight
 
 __all__ = ["ESTIMATOR_ASSUMPTIONS", "assumption_text", "prequential", "prequential_scores", "weighted_reliability", "attribute", "regime_outcomes",
            "regime_rates", "Estimate", "estimate", "replay_metrics", "counterfactual_metrics",
@@ -345,13 +349,17 @@ def replay_metrics(result, log: pd.DataFrame | None = None) -> dict:
     (``wrong_silent_follow_rate_est``, ``precision``) go through
     :func:`counterfactual_metrics` (no interval); ``estimator`` names the
     estimator used (``direct``, ``replay`` or ``snips``) and ``n_matched``
-    the messages it used.
+    the messages it used. Soft signals weigh production's default soft
+    weight (``ScoringParams().soft_weight``) in the prequential scores
+    whatever the replay's own ``soft_weight``: one metric for every
+    configuration, as the sweeps score it (a replay's ``soft_weight`` moves
+    its forecasts, not the yardstick).
     """
     ev = result.events
     out = {"n_events": int(len(ev))}
     oc, att, arrays, match, prop, est = _feedback_arrays(result, log)
     out.update(regime_rates(oc))
-    out.update(prequential_scores(ev, result.params.soft_weight))
+    out.update(prequential_scores(ev, METRIC_SOFT_WEIGHT))
     out["n_surfaced"] = int(len(att))
     out["n_unresolved"] = int((~att["resolved"]).sum())
     e_name = "replay" if est == "direct" else est

@@ -27,6 +27,8 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from thatchlab.metrics.calibration import clip_eps
+from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT
 from thatchlab.tune.registry import (
     CLUSTERS_KEY,
     EngineSpec,
@@ -43,7 +45,7 @@ from thatchlab.tune.registry import (
 
 __all__ = ["prediction_spec", "behavior_spec", "FORECAST_METRICS", "REGIME_METRICS", "forecast_matrix",
            "forecast_scores", "forecast_cluster_sums", "regime_cluster_sums", "regimes_from_nudges",
-           "SENSITIVITY", "RATIO_METRICS", "COUNTS"]
+           "SENSITIVITY", "RATIO_METRICS", "COUNTS", "METRIC_SOFT_WEIGHT"]
 
 #: Prequential scores of the confidence forecasts (depend on K, P0, soft weight only).
 FORECAST_METRICS = {"log_loss": "min", "brier": "min", "ece": "min"}
@@ -51,6 +53,14 @@ FORECAST_METRICS = {"log_loss": "min", "brier": "min", "ece": "min"}
 REGIME_METRICS = {"interruption_rate": "min", "wrong_silent_follow_rate": "min", "coverage": "max"}
 #: The metrics that are ratios of per-session sums (ECE is not: its bins are not additive).
 RATIO_METRICS = ("log_loss", "brier", "interruption_rate", "wrong_silent_follow_rate", "coverage")
+
+#: The weight of a soft signal in the weighted log-loss and Brier of *every* configuration:
+#: production's default soft weight. A configuration's own ``soft_weight`` moves its forecasts
+#: (a soft signal counts ``soft_weight`` of a disconfirm in the posterior), never the metric's
+#: weights, so every configuration is scored on one metric and differences between them are
+#: differences in forecasts alone (scoring each under its own weight would compare different
+#: metrics: ``soft_weight = 0`` would simply drop the soft rows it forecasts worst). One
+#: definition, :data:`thatchlab.metrics.scoring.METRIC_SOFT_WEIGHT`, which a replay's metrics use too.
 
 _DEDUP = ("dedup_cosine", "dedup_scope")
 _FORECAST_MOVERS = ("k", "p0", "soft_weight", *_DEDUP)
@@ -60,7 +70,8 @@ _NUDGE_MOVERS = ("threshold", "top_matchers", "max_items", "noise_floor", "min_p
 _STRONG_MOVERS = ("strong_confidence", "strong_evidence", "conflict_margin")
 #: Which parameters can move each metric. Forecasts are the stored confidences before each
 #: signal: the count history (dedup rule) and the posterior's K, P0 and soft weight, never
-#: a read threshold. Coverage counts messages that surfaced an item, whatever their regime;
+#: a read threshold (the soft weight moves forecasts only: the metrics weigh soft rows
+#: :data:`METRIC_SOFT_WEIGHT` for every configuration). Coverage counts messages that surfaced an item, whatever their regime;
 #: the strong/ambiguous split (interruptions, silent follows) also moves with the strong bar.
 #: ``query_threshold`` moves no scored metric: queries are not messages.
 SENSITIVITY = {**{m: _FORECAST_MOVERS for m in ("log_loss", "brier", "ece")},
@@ -170,9 +181,11 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
     """Weighted log-loss, Brier and ECE of every column of forecasts ``F`` at once.
 
     ``y`` is 1 for confirm and 0 otherwise; a soft row weighs ``soft_weights[j]``
-    in column ``j``, other rows 1. Same definitions as
+    in column ``j``, other rows 1 (the sweep passes :data:`METRIC_SOFT_WEIGHT` for every
+    column: one metric for every configuration). Same definitions as
     :func:`thatchlab.metrics.scoring.prequential_scores` (log-loss with
-    forecasts clipped to [1e-15, 1 − 1e-15]; ECE over scikit-learn's ``n_bins`` uniform bins,
+    forecasts clipped to ``[eps, 1 − eps]``, ``eps`` the machine epsilon of
+    ``F``'s dtype, as scikit-learn and :func:`thatchlab.metrics.calibration.log_loss` clip; ECE over scikit-learn's ``n_bins`` uniform bins,
     ``Σ_b (W_b / W)·|observed_b − mean_forecast_b|``), vectorised over
     configurations; values agree with it up to floating-point summation order.
     Returns arrays (one value per column) keyed by metric.
@@ -186,7 +199,8 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
     w = np.where(np.asarray(soft, dtype=bool)[:, None], np.asarray(soft_weights, dtype=np.float64)[None, :], 1.0)
     wsum = w.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.clip(F, 1e-15, 1 - 1e-15)
+        eps = clip_eps(F)
+        p = np.clip(F, eps, 1 - eps)
         ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
         log_loss = (ll * w).sum(axis=0) / wsum
         brier = np.round(((y - F) ** 2 * w).sum(axis=0) / wsum, 15)
@@ -285,7 +299,8 @@ def forecast_cluster_sums(y, soft, F, soft_weights, codes, n_clusters) -> dict:
     y = np.asarray(y, dtype=np.float64)[:, None]
     w = np.where(np.asarray(soft, dtype=bool)[:, None], np.asarray(soft_weights, dtype=np.float64)[None, :],
                  1.0) * np.ones((1, F.shape[1]))
-    p = np.clip(F, 1e-15, 1 - 1e-15)
+    eps = clip_eps(F)
+    p = np.clip(F, eps, 1 - eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
     den = cluster_sums(codes, n_clusters, w)
@@ -374,7 +389,7 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
         if all(m in FORECAST_METRICS for m in wanted):
             chunk = [params_list[i] for i in idx]
             pos, items, sig, F = forecast_matrix(plan, chunk)
-            sw = [p.soft_weight for p in chunk]
+            sw = [METRIC_SOFT_WEIGHT] * len(chunk)  # one metric: fixed weights (forecasts use each own)
             y, soft = sig == "confirm", sig == "soft"
             for seg in segments:
                 inside = seg.mask(pos)
@@ -476,13 +491,13 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
             for m in wanted if boot else ():
                 if m not in RATIO_METRICS:  # ECE: resample the sessions of the segment's events
                     ece[m] = bootstrap_interval(
-                        ev, lambda d, m=m, w=p_.soft_weight: _forecast_scores(d, w)[m], n=boot["n"],
+                        ev, lambda d, m=m: _forecast_scores(d, METRIC_SOFT_WEIGHT)[m], n=boot["n"],
                         alpha=boot["alpha"], seed=boot["seed"], cluster="session",
                         stream=segment_stream(seg.name))
             codes = _local(prepared, universe, msg_pos[inside])
             fixed[seg.name] = dict(
-                forecast=_forecast_scores(ev, p_.soft_weight),
-                fsums=_events_sums(prepared, universe, ev, p_.soft_weight),
+                forecast=_forecast_scores(ev, METRIC_SOFT_WEIGHT),
+                fsums=_events_sums(prepared, universe, ev, METRIC_SOFT_WEIGHT),
                 reads=reads_in, codes=codes, n_cl=n_cl, n_messages=int(inside.sum()), n_live=int(live.sum()),
                 live_c=cluster_sums(codes, n_cl, live.astype(np.float64)), ece=ece)
         by_threshold: dict = {}
@@ -533,6 +548,10 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
             rows[i]["estimator"] = _REGIME_ESTIMATOR
 
 
+#: The definition of the scores (a sweep's cache key holds it): soft rows weigh
+#: :data:`METRIC_SOFT_WEIGHT` in every configuration's metrics; log-loss clips at machine epsilon.
+SCORES_VERSION = "scores-2: fixed soft weight in the metrics, log-loss clipped at machine epsilon"
+
 #: The per-segment counts besides the metrics: forecasts scored, messages replayed.
 COUNTS = ("n_forecasts", "n_messages")
 
@@ -552,7 +571,7 @@ def _spec(engine: str) -> EngineSpec:
     return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
                       {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR,
                       sensitivity=SENSITIVITY, ratio_metrics=RATIO_METRICS, extra_scores=COUNTS,
-                      fills=_fills)
+                      fills=_fills, version=SCORES_VERSION)
 
 
 def prediction_spec() -> EngineSpec:

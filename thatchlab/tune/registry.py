@@ -115,6 +115,8 @@ class EngineSpec:
         forecast metrics are asked) declares it here: the sweep's other
         score columns are NaN, and cached rows are reused only by requests
         that fill the same scores.
+    version : the definition of the engine's scores; a sweep's cache key hashes it when set,
+        so rows scored under an older definition are never reused.
 
     ``metric`` passed to ``evaluate`` is a str, or a tuple of str when a
     sweep scores several metrics (the first is the optimised one).
@@ -130,6 +132,7 @@ class EngineSpec:
     ratio_metrics: tuple = ()
     extra_scores: tuple = ()
     fills: Callable | None = None
+    version: str = ""
 
     def score_names(self) -> tuple:
         """Every per-segment score in result-column order: the metrics as registered, then

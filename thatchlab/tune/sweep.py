@@ -208,6 +208,8 @@ def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
     filled = spec.filled(metric_list(metric))
     if filled != spec.score_names():
         key.append(list(filled))
+    if spec.version:
+        key.append(spec.version)
     return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:20]
 
 

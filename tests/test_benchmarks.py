@@ -27,6 +27,7 @@ RESULT_KEYS = {
     "bench_replay": ("events", "ratio", "load_s"),
     "bench_sweep": ("configs", "ratio"),
     "bench_sweep_regime": ("configs", "ratio"),
+    "bench_decide_calibration": ("false_ship", "coverage", "power", "clusters", "ratio"),
 }
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.
 RESULT_FIELDS = {

@@ -237,3 +237,185 @@ def test_paired_cluster_bootstrap_covers_at_the_nominal_rate():
         cover_row += rows["ci_lower"] <= delta <= rows["ci_upper"]
     assert 0.90 <= cover_cl / reps <= 0.98
     assert cover_row / reps < 0.85  # resampling rows ignores the sessions: too narrow
+
+
+# -- what ships, as a whole (planted sweep-shaped frames) -------------------------------------------
+def _plant(configs, metric="log_loss", n_clusters=40, seed=0, noise=0.02, extra=None, engine="prediction"):
+    """A sweep-shaped frame from exact per-session effects: the public way to plant one.
+
+    ``configs``: ``{(("k", 20.0), ...): (val score, test effect)}``; a configuration's test sums
+    are the default's plus ``effect + noise·z_c`` per session (den shared; an array ``effect``
+    is the per-session effects themselves), so its true test difference to the default is
+    exactly ``effect`` (its weighted mean). ``extra``: ``{metric: {config: per-session
+    rate}}`` for constrained metrics.
+    """
+    from thatchlab.tune import ClusterStats, config_id
+
+    rng = np.random.default_rng(seed)
+    den = rng.integers(5, 40, n_clusters).astype(float)
+    base = rng.gamma(4.0, 0.15, n_clusters) * den
+    rows, parts = [], {}
+    for changes, (val, effect) in configs.items():
+        params = ScoringParams().replace(**dict(changes))
+        cid = config_id(engine, params)
+        per_session = (np.asarray(effect, np.float64) if np.ndim(effect)
+                       else effect + noise * rng.standard_normal(n_clusters))
+        num = base + per_session * den
+        part = {(metric, "test"): (num, den), (metric, "val"): (base, den)}
+        row = {**params.to_dict(), "config_id": cid, "engine": engine, f"val_{metric}": val,
+               f"test_{metric}": num.sum() / den.sum()}
+        for m, by in (extra or {}).items():
+            rate = np.full(n_clusters, by[changes])
+            part[(m, "test")], part[(m, "val")] = (rate * den, den), (rate * den, den)
+            row[f"val_{m}"] = row[f"test_{m}"] = float(by[changes])
+        parts[cid] = part
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    names = sorted({f for changes in configs for f, _ in changes})
+    frame = frame[[*names, "config_id", "engine", *[c for c in frame.columns if c.startswith(("val_", "test_"))]]]
+    labels = {"test": np.array([f"s{i}" for i in range(n_clusters)]),
+              "val": np.array([f"v{i}" for i in range(n_clusters)])}
+    metrics = [metric, *(extra or {})]
+    frame.attrs.update(engine=engine, metric=metric, metrics=metrics, holdout="0.2",
+                       clusters=ClusterStats.merge(parts, "session", labels), unidentified=[],
+                       identification={m: [] for m in metrics})
+    return frame
+
+
+_D, _K, _P, _KP = (), (("k", 20.0),), (("p0", 0.3),), (("k", 20.0), ("p0", 0.3))
+
+
+def test_the_harmful_pair_never_ships_though_each_change_alone_helps():
+    # k alone and p0 alone each improve test log-loss by 0.02; together they hurt by 0.03
+    frame = _plant({_D: (0.70, 0.0), _K: (0.69, -0.02), _P: (0.69, -0.02), _KP: (0.60, 0.03)})
+    d = decide(frame, "log_loss", n_boot=400)
+    assert d.params == ScoringParams() and d.shipped_parameters() == []
+    assert d.combined["config_id"] is None and d.combined["params"] == {}
+    assert not d.combined["gate"]["passed"] and d.combined["gate"]["ci_lower"] > 0  # the pair is worse
+    assert all("lies entirely on the worsening side of 0" in r for r in d.evidence["reason"])
+    ev = d.evidence.set_index("parameter")
+    assert ev.loc["k", "ci_upper"] < 0  # alone it helps, and the evidence says so
+    assert "alone, k=20.0 changes test log_loss by -0.02" in ev.loc["k", "reason"]
+
+
+def test_the_joint_change_ships_when_one_change_alone_hurts():
+    # planted K=20, P0=0.3: k=20 at P0=0.5 is worse, the joint change improves by 0.03
+    frame = _plant({_D: (0.70, 0.0), _K: (0.72, 0.02), _P: (0.69, -0.005), _KP: (0.60, -0.03)})
+    d = decide(frame, "log_loss", n_boot=400)
+    from thatchlab.tune import config_id
+
+    assert d.params == ScoringParams(k=20.0, p0=0.3) and d.shipped_parameters() == ["k", "p0"]
+    c = d.combined
+    assert c["config_id"] == config_id("prediction", d.params) and c["params"] == {"k": 20.0, "p0": 0.3}
+    assert c["ci_upper"] < 0 and c["delta"] == pytest.approx(-0.03, abs=0.004)
+    assert set(c) >= {"delta", "ci_lower", "ci_upper", "p_value", "detectable"}
+    assert "ships k=20.0 as part of (k=20.0, p0=0.3)" in d.evidence.set_index("parameter").loc["k", "reason"]
+
+
+def test_a_change_that_adds_nothing_is_dropped_and_the_reduced_row_ships_with_its_interval():
+    frame = _plant({_D: (0.70, 0.0), _K: (0.65, -0.03), _P: (0.70, 0.0), _KP: (0.64, -0.03)})
+    d = decide(frame, "log_loss", n_boot=400)
+    from thatchlab.tune import config_id
+
+    assert d.params == ScoringParams(k=20.0) and d.shipped_parameters() == ["k"]
+    assert d.candidate == ScoringParams(k=20.0, p0=0.3)
+    assert d.combined["config_id"] == config_id("prediction", ScoringParams(k=20.0))
+    assert d.combined["ci_upper"] < 0
+    fam = {tuple(f["changes"]): f for f in d.combined["family"]}
+    assert fam[("k",)]["rejected"] and not fam[("k",)]["rest_adds"] and not fam[("p0",)]["rejected"]
+    assert "without it improves test log_loss" in d.evidence.set_index("parameter").loc["p0", "reason"]
+
+
+def test_seven_standard_error_effects_ship_with_a_hundred_resamples_and_three_parameters():
+    n, sd = 40, 0.02
+    step = 7 * sd / np.sqrt(n)  # 7 standard errors of a paired per-session difference
+    fields = (("k", 20.0), ("p0", 0.3), ("soft_weight", 0.5))
+    rng = np.random.default_rng(3)
+    own = [-step + sd * rng.standard_normal(n) for _ in fields]  # each change's per-session effect
+    configs = {}
+    for mask in range(8):
+        changes = tuple(f for i, f in enumerate(fields) if mask >> i & 1)
+        configs[changes] = (0.7 - 0.01 * len(changes),
+                            sum((own[i] for i in range(3) if mask >> i & 1), np.zeros(n)))
+    d = decide(_plant(configs, n_clusters=n, seed=3), "log_loss", n_boot=100)
+    assert d.shipped_parameters() == ["k", "p0", "soft_weight"]
+    assert d.combined["p_value"] < 1e-6  # no 2/(B+1) floor
+    for r in d.evidence.itertuples():
+        # every evidence interval lies below 0, and no reason says it contains 0
+        assert r.ci_upper < 0 and "contains 0" not in r.reason and "ships" in r.reason
+
+
+def test_a_constrained_decision_ships_only_if_the_constraint_holds_on_test():
+    wsf = {_D: 0.10, (("strong_confidence", 0.6),): 0.14}
+    sc = (("strong_confidence", 0.6),)
+    frame = _plant({_D: (0.50, 0.0), sc: (0.40, -0.05)}, metric="interruption_rate",
+                   extra={"wrong_silent_follow_rate": wsf})
+    frame.loc[frame["strong_confidence"] == 0.6, "val_wrong_silent_follow_rate"] = 0.09  # fine on validation
+    d = decide(frame, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", 0.12)}, n_boot=300)
+    assert d.candidate.strong_confidence == 0.6 and d.shipped_parameters() == []
+    c = d.combined["constraint"]["wrong_silent_follow_rate"]
+    assert c["value"] == pytest.approx(0.14) and not c["holds"] and c["rule"] == "<= 0.12"
+    assert c["ci_lower"] == pytest.approx(0.14) and c["ci_upper"] == pytest.approx(0.14)
+    assert "wrong_silent_follow_rate = 0.14" in d.evidence["reason"].iloc[0]
+    ok = decide(frame, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", 0.15)}, n_boot=300)
+    assert ok.shipped_parameters() == ["strong_confidence"]
+    assert ok.combined["constraint"]["wrong_silent_follow_rate"]["holds"]
+
+
+def test_too_few_clusters_refuse_with_the_count():
+    d = decide(_plant({_D: (0.7, 0.0), _K: (0.6, -0.5)}, n_clusters=2), "log_loss", n_boot=200)
+    assert d.shipped_parameters() == []
+    assert "only 2 test sessions hold data" in d.evidence["reason"].iloc[0]
+
+
+@pytest.mark.parametrize("n_clusters", [5, 8, 12])
+def test_false_ship_rate_under_null_effects_stays_below_five_percent(n_clusters):
+    from thatchlab.tune import config_id
+
+    reps, shipped = 200, 0
+    rng = np.random.default_rng(n_clusters)
+    for r in range(reps):
+        frame = _plant({_D: (0.7, 0.0), _K: (0.6, 0.0)}, n_clusters=n_clusters, seed=int(rng.integers(2**31)))
+        d = decide(frame, "log_loss", n_boot=200, seed=r)
+        shipped += d.combined["config_id"] == config_id("prediction", ScoringParams(k=20.0))
+    assert shipped / reps <= 0.05, shipped
+
+
+# -- one metric for every configuration -------------------------------------------------------------
+def test_soft_weight_is_scored_under_production_s_fixed_weights():
+    from thatchlab.metrics.scoring import prequential_scores
+    from thatchlab.replay.scoring import prepare
+    from thatchlab.tune._scoring_engines import METRIC_SOFT_WEIGHT
+
+    assert METRIC_SOFT_WEIGHT == ScoringParams().soft_weight == 0.25
+    w = PreferenceWorld(5, 12, seed=301, noise=0.05)
+    log, emb = w.log(1000, seed=1, soft_share=0.5), w.lookup_embedder()
+    res = _quiet(sweep, log, {"soft_weight": [0.0, 0.25, 1.0]}, "log_loss", embedder=emb)
+    from thatchlab.logs import sort_by_time
+
+    plan = prepare(sort_by_time(log), "prediction", embedder=emb)
+    b = int(np.floor(0.8 * len(log)))
+    for row in res.itertuples():
+        ev = plan.run(ScoringParams(soft_weight=row.soft_weight), metrics=False).events
+        fixed = prequential_scores(ev[ev["position"] >= b], 0.25)  # the same weights for everyone
+        assert row.test_log_loss == pytest.approx(fixed["log_loss"], rel=1e-12)
+    by = res.set_index("soft_weight")["test_log_loss"]
+    assert by[0.0] > by[0.25]  # under one metric, ignoring soft signals forecasts worse
+    d = _quiet(decide, res, "log_loss", n_boot=300)
+    assert d.params.soft_weight != 0.0
+
+
+def test_log_loss_clips_at_machine_epsilon_like_scikit_learn():
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    from thatchlab.metrics.calibration import log_loss
+    from thatchlab.tune._scoring_engines import forecast_cluster_sums, forecast_scores
+
+    y, p = np.array([1.0, 0.0, 1.0, 0.0]), np.array([0.0, 1.0, 1e-17, 0.3])
+    ours = log_loss(y, p)
+    assert ours == pytest.approx(sk_log_loss(y, p, labels=[0, 1]), rel=1e-12)
+    assert ours == pytest.approx((3 * -np.log(np.finfo(float).eps) - np.log(0.7)) / 4, rel=1e-12)
+    soft = np.zeros(4, dtype=bool)
+    assert forecast_scores(y, soft, p[:, None], [0.25])["log_loss"][0] == pytest.approx(ours, rel=1e-12)
+    num, den = forecast_cluster_sums(y, soft, p[:, None], [0.25], [0, 0, 1, 1], 2)["log_loss"]
+    assert num.sum() / den.sum() == pytest.approx(ours, rel=1e-12)

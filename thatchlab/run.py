@@ -298,10 +298,13 @@ def _sweep(ctx):
         "Prediction engine: holdout sweep and decision",
         f"{n_configs} configurations scored on a time-based holdout of {holdout:g} (validation = "
         f"the {holdout:g} before the last {holdout:g} of the log, test = the last {holdout:g}). "
-        "The best configuration on validation is only a candidate: each parameter it changes is "
-        "compared alone with production's default on the test stretch, by a paired bootstrap over "
-        "sessions with Holm's correction, and ships only when its corrected interval excludes "
-        "zero in the improving direction. "
+        "The best configuration on validation is only a candidate: it is compared as a whole with "
+        "production's default on the test stretch (a paired bootstrap over sessions, Student's t "
+        "with one degree of freedom fewer than the sessions), and only if it improves are the "
+        "configurations keeping part of its changes tested (Holm's correction) to drop changes "
+        "that add nothing; what ships is one scored configuration whose interval excludes zero in "
+        "the improving direction and, for the regime decision, whose test wrong silent follows "
+        "meet the constraint. "
         + (f"Shipped: {', '.join(shipped)}. " if shipped else "Nothing is shipped: production's "
            "defaults stay. ")
         + (f"Not identified by their metric on this data (never shipped): {', '.join(unidentified)}. "
@@ -343,7 +346,7 @@ def _prior(ctx):
                    "(soft signals as disconfirms of weight soft_weight, the sweep's own objective)"
                    if fit.objective_ == "prequential" else
                    "K and P0 fitted by the beta-binomial marginal likelihood of every prediction's "
-                   "confirm/disconfirm counts") + ", with profile-likelihood intervals. "
+                   "confirm/disconfirm counts") + f" ({fit.assumption_}), with profile-likelihood intervals. "
                   "Production hard-codes K = 5 and P0 = 0.5.")
     sec.tables.append(("Fitted prior", fit.summary_))
     if fit.k_ not in (0.0, float("inf")):

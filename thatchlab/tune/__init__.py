@@ -6,6 +6,7 @@ from thatchlab.tune.derive import DeriveWeightsFitter
 from thatchlab.tune.halflife import HalfLifeFitter, exposure_segments
 from thatchlab.tune.prior import PriorFitter
 from thatchlab.tune.registry import (
+            ClusterStats,
             EngineSpec,
             Prepared,
             Segment,
@@ -27,5 +28,5 @@ from thatchlab.tune.transfer import transfer_threshold
 
 __all__ = ["BaseFitter", "NotFittedError", "HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
 __all__ += ["PriorFitter", "transfer_threshold", "sweep", "best", "BestConfig", "holdout_segments", "config_id",
-            "EngineSpec", "Prepared", "Segment", "engines", "get_engine", "register_engine",
+            "EngineSpec", "ClusterStats", "Prepared", "Segment", "engines", "get_engine", "register_engine",
             "decide", "Decision", "combine_decisions", "pareto", "identification", "metric_direction"]

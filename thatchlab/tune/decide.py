@@ -1,15 +1,16 @@
-"""Decisions from a sweep: ship a parameter change only when the held-out data shows it helps.
+"""Decisions from a sweep: ship a configuration only when the held-out data shows it helps.
 
-A sweep's winner on validation is a *candidate*. :func:`decide` compares it
-with production's defaults one parameter at a time on the *test* segment:
-for each parameter ``p`` where they differ, production's default
-configuration ``θ₀`` against ``θ₀`` with ``p`` alone set to the candidate's
-value. Differences are paired: both configurations are rescored on the same
-cluster resamples (sessions drawn with replacement, the same draws for
-every configuration), and the parameters of one decision are corrected
-together with Holm's step-down procedure. A change ships only when its
-corrected interval excludes zero in the improving direction; otherwise
-production's default stays and the evidence says why.
+A sweep's winner on validation is a *candidate*. :func:`decide` tests what
+would ship, as a whole, on the *test* segment: the candidate configuration
+``θ̂`` against production's default ``θ₀`` first (the gate, at ``α``), then —
+only if the gate passes — the configurations that keep a proper subset of
+its changes, each against ``θ₀`` with Holm's step-down procedure at ``α``, to
+drop changes that add nothing. Every configuration compared is a row of the
+sweep, and differences are paired: both configurations are rescored on the
+same cluster resamples (sessions drawn with replacement, the same draws for
+every configuration), studentized with ``G − 1`` degrees of freedom
+(:mod:`thatchlab.tune._testing`). What ships is one of those rows, with its
+own interval; otherwise production's default stays and the evidence says why.
 
 Only ratio metrics (``m = Σ_c num_c / Σ_c den_c`` over clusters ``c``) are
 supported: the sweep records their per-cluster sums for every configuration
@@ -23,122 +24,37 @@ import dataclasses
 import html
 import math
 from dataclasses import dataclass, field
-from statistics import NormalDist
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.tune._picking import _constraint_mask, _direction, _spec_of, best, identification
-from thatchlab.tune.registry import cluster_resamples, ratio_resamples, segment_stream
+from thatchlab.tune._testing import (
+    MIN_CLUSTERS,
+    POWER,
+    bootstrap_pvalue,
+    describe_interval,
+    detectable,
+    holm,
+    holm_levels,
+    improvement_pvalue,
+    interval_at,
+    paired_difference,
+    span,
+    test_constraint,
+)
+from thatchlab.tune.registry import cluster_resamples, segment_stream
 from thatchlab.tune.sweep import config_id
 
 __all__ = ["decide", "Decision", "combine_decisions", "holm", "bootstrap_pvalue", "paired_difference",
-           "EVIDENCE_COLUMNS", "POWER"]
+           "EVIDENCE_COLUMNS", "POWER", "MIN_CLUSTERS"]
 
 #: The columns of :attr:`Decision.evidence`, in order (also the keys of :meth:`Decision.to_records`).
 EVIDENCE_COLUMNS = ("parameter", "default", "candidate", "shipped", "reason", "metric", "delta",
                     "ci_lower", "ci_upper", "n_clusters", "detectable")
-#: The power at which :attr:`Decision.evidence`'s ``detectable`` difference would be found.
-POWER = 0.8
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values (Holm 1979), in the input order.
-
-    With the ``m`` p-values sorted ascending, ``p̃_(i) = max_{j ≤ i} min(1, (m − j + 1)·p_(j))``
-    (``i, j`` 1-based). Rejecting ``p̃ ≤ α`` controls the family-wise error at ``α``.
-
-    >>> holm([0.01, 0.04, 0.03]).tolist()
-    [0.03, 0.06, 0.06]
-    >>> holm([]).tolist()
-    []
-    """
-    p = np.asarray(pvalues, dtype=np.float64)
-    m = p.size
-    if m == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    out = np.empty(m)
-    out[order] = adj
-    return np.round(out, 15)
-
-
-def _holm_levels(pvalues, alpha: float) -> np.ndarray:
-    """The level Holm tests each hypothesis at: ``α / (m − rank)`` (rank 0 = smallest p)."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    m = p.size
-    ranks = np.empty(m, dtype=np.int64)
-    ranks[np.argsort(p, kind="stable")] = np.arange(m)
-    return alpha / (m - ranks)
-
-
-def bootstrap_pvalue(draws) -> float:
-    """Two-sided bootstrap p-value of "the difference is 0" from resampled differences.
-
-    ``p = min(1, 2·min((1 + #{δ* ≤ 0}) / (B + 1), (1 + #{δ* ≥ 0}) / (B + 1)))`` over
-    the ``B`` finite draws: small when nearly every resample falls on one side
-    of zero, consistent with the percentile interval (it excludes 0 at level
-    ``1 − a`` roughly when ``p < a``). All draws exactly 0 give 1.
-
-    >>> bootstrap_pvalue(np.full(99, -0.1))
-    0.02
-    >>> bootstrap_pvalue(np.r_[-np.ones(50), np.ones(50)])
-    1.0
-    """
-    d = np.asarray(draws, dtype=np.float64)
-    d = d[np.isfinite(d)]
-    if d.size == 0:
-        return float("nan")
-    b = d.size
-    lo, hi = (1 + np.count_nonzero(d <= 0)) / (b + 1), (1 + np.count_nonzero(d >= 0)) / (b + 1)
-    return float(min(1.0, 2 * min(lo, hi)))
-
-
-def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) -> dict:
-    """Paired cluster-bootstrap difference ``m_b − m_a`` of two ratio metrics.
-
-    ``m = Σ_c num_c / Σ_c den_c`` over the same clusters ``c`` for both
-    configurations; ``weights`` ``(B, n_clusters)`` are cluster resamples
-    (:func:`~thatchlab.tune.registry.cluster_resamples`: clusters drawn with
-    replacement), applied to *both*, so ``δ*_b = m*_b(b) − m*_b(a)`` keeps
-    the within-cluster correlation of the two configurations. The interval
-    is the percentile interval ``[q_{α/2}, q_{1−α/2}]`` of ``δ*``.
-
-    Returns
-    -------
-    dict
-        ``delta`` (the point difference), ``ci_lower``, ``ci_upper``, ``se``
-        (standard deviation of ``δ*``), ``p_value`` (:func:`bootstrap_pvalue`),
-        ``draws`` (the ``δ*``).
-
-    Examples
-    --------
-    >>> W = cluster_resamples(3, 200, seed=0)
-    >>> out = paired_difference([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], W)
-    >>> out["delta"], out["ci_lower"], out["ci_upper"]
-    (0.5, 0.5, 0.5)
-    """
-    a = ratio_resamples(num_a, den_a, weights)[:, 0]
-    b = ratio_resamples(num_b, den_b, weights)[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        delta = float(np.sum(num_b) / np.sum(den_b) - np.sum(num_a) / np.sum(den_a))
-    draws = b - a
-    finite = draws[np.isfinite(draws)]
-    if finite.size == 0:
-        return {"delta": delta, "ci_lower": float("nan"), "ci_upper": float("nan"), "se": float("nan"),
-                "p_value": float("nan"), "draws": draws}
-    lo, hi = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
-    return {"delta": delta, "ci_lower": float(lo), "ci_upper": float(hi),
-            "se": float(np.std(finite, ddof=1)) if finite.size > 1 else 0.0,
-            "p_value": bootstrap_pvalue(finite), "draws": draws}
-
-
-def _detectable(se: float, level: float) -> float:
-    """Smallest true difference found with probability :data:`POWER` at two-sided ``level``."""
-    z = NormalDist()
-    return float((z.inv_cdf(1 - level / 2) + z.inv_cdf(POWER)) * se)
+_holm_levels = holm_levels  # the old private name
 
 
 def _json(v):
@@ -165,11 +81,20 @@ class Decision:
         ``candidate``, ``shipped``, ``reason`` (words), ``metric``,
         ``delta`` (test metric of the default with this parameter alone
         changed, minus the default's), ``ci_lower``/``ci_upper`` (its
-        Holm-corrected paired cluster-bootstrap interval), ``n_clusters``
-        (test clusters with data), ``detectable`` (the smallest difference
-        detectable with 80 % power at the corrected level).
-    combined : ``delta``, ``ci_lower``, ``ci_upper`` (uncorrected ``1 − α``),
-        ``p_value`` and ``detectable`` of the whole change, default → candidate.
+        interval: at ``α`` when it is the only change, else at its Holm level
+        in the reduction family), ``n_clusters`` (test clusters with data),
+        ``detectable`` (the smallest difference detectable with 80 % power
+        at that level). ``shipped`` is true exactly for the parameters the
+        shipped configuration changes.
+    combined : the shipped configuration against the default: ``config_id``
+        and ``params`` (its changed fields; None and ``{}`` when nothing
+        ships, and then the other keys describe the candidate's gate test),
+        ``delta``, ``ci_lower``, ``ci_upper`` (its own ``1 − α`` interval),
+        ``p_value`` (directional, unadjusted), ``detectable``, ``n_clusters``,
+        ``df``; ``candidate_config_id``, ``gate`` (the joint test), ``family``
+        (the reduction family: one dict per subset), ``constraint`` (per
+        constrained metric: rule, the shipped or candidate configuration's
+        test ``value`` and interval, ``holds``) and ``procedure`` (words).
     optimism : the candidate's advantage over the default on validation minus
         its advantage on test, each advantage signed so that positive means
         better: ``s·(val₀ − val_c) − s·(test₀ − test_c)`` with ``s = +1`` for
@@ -219,7 +144,8 @@ class Decision:
                  if isinstance(self.optimism, float) and math.isfinite(self.optimism)
                  else f"  {self.n_configs} configurations compared"]
         if isinstance(c.get("delta"), float) and math.isfinite(c["delta"]):
-            lines.append(f"  candidate vs default: {c['delta']:+.4g} [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]")
+            what_ = "shipped configuration" if c.get("config_id") else "candidate"
+            lines.append(f"  {what_} vs default: {c['delta']:+.4g} [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]")
         if self.unidentified:
             lines.append(f"  unidentified by the metric: {', '.join(self.unidentified)}")
         return "\n".join(lines)
@@ -240,41 +166,46 @@ def _row_for(results, cids, label_of) -> None:
     missing = [label_of[c] for c in cids if c not in have]
     if missing:
         raise InputError("decide: the sweep has no row for " + "; ".join(dict.fromkeys(missing))
-                         + ". decide compares production's default with the default changed one "
-                         "parameter at a time and never approximates them: include production's "
-                         "default values in the space (a grid over each parameter's values and its "
-                         "default)")
+                         + ". decide compares the candidate with production's default configuration "
+                         "and never approximates either: include production's default values in the "
+                         "space (a grid over each parameter's values and its default)")
 
 
 def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict | None = None,
            alpha: float = 0.05, n_boot: int = 1000, cluster: str = "session", seed: int = 0) -> Decision:
-    """Decide which of a sweep's parameter changes to ship, with paired clustered evidence.
+    """Decide which configuration of a sweep to ship, testing what ships as a whole.
 
     Parameters
     ----------
     results : DataFrame
         A :func:`~thatchlab.tune.sweep` result of the ``prediction`` or
         ``behavior`` engine (it records per-session sums in
-        ``attrs["clusters"]``), scored on ``metric``.
+        ``attrs["clusters"]``), scored on ``metric``. A planted frame works
+        too (simulation studies): rows with the parameter columns, a
+        ``config_id`` column (:func:`~thatchlab.tune.config_id` ``(engine,
+        params)``), ``val_<metric>``/``test_<metric>`` columns, and attrs
+        ``engine``, ``metric``, ``metrics``, ``holdout``, ``unidentified``,
+        ``identification`` and ``clusters``: a
+        :class:`~thatchlab.tune.ClusterStats` from
+        ``ClusterStats.merge({config_id: {(metric, segment): (num, den)}},
+        unit, {segment: labels})``.
     metric : str
         A ratio metric: ``log_loss``, ``brier``, ``interruption_rate``,
         ``wrong_silent_follow_rate`` or ``coverage`` (ECE and AUC are not
         ratios of cluster sums and are refused). Its direction is the
         registered one.
     default : params, optional
-        Production's parameters (default: the engine's params class
-        defaults, which are production's).
+        Production's parameters (default: the engine's params class defaults).
     constraint : dict, optional
-        ``{metric: (op, value)}`` on validation values for choosing the
-        candidate (:func:`~thatchlab.tune.best`).
+        ``{metric: (op, value)}``: the candidate is the best on validation
+        among the rows satisfying it (:func:`~thatchlab.tune.best`), and a
+        configuration ships only if its *test* value satisfies it too.
     alpha : float
-        Family-wise error rate of one decision.
+        Family-wise error rate of one decision (over every hypothesis tested).
     n_boot : int
         Cluster resamples (drawn once from ``seed``, shared by every configuration).
     cluster : str
-        The resampling unit; the scoring engines' is ``"session"``: the
-        ``session`` of the log row each scored event (forecast signal,
-        message) came from.
+        The resampling unit (the scoring engines': ``"session"``).
     seed : int
         Seed of the resamples.
 
@@ -284,19 +215,31 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
 
     Notes
     -----
-    For each parameter ``p`` where the candidate ``θ̂`` differs from the
-    default ``θ₀`` and the metric identifies ``p``, ``δ_p = m_test(θ₀[p ← θ̂_p])
-    − m_test(θ₀)``, with ``B`` resamples ``δ*_p`` drawing the test segment's
-    clusters with replacement (the same draws for every configuration).
-    Bootstrap p-values (:func:`bootstrap_pvalue`) are Holm-adjusted across the
-    decision's parameters (:func:`holm`); ``p``'s corrected interval is the
-    percentile interval at its Holm level ``α/(m − r)`` (``r``: its rank by
-    p-value, from 0). ``p`` ships when its adjusted p-value is ≤ ``α`` and the
-    corrected interval lies entirely on the improving side of 0.
-    ``detectable = (z_{1−a/2} + z_{0.8})·SE(δ*)`` at that level ``a``: the
-    smallest true difference the test data would find with 80 % power.
-    Parameters shipped separately are evaluated separately; ``combined``
-    reports the joint change ``θ₀ → θ̂``.
+    Let ``D`` be the parameters where the candidate ``θ̂`` differs from the
+    default ``θ₀`` (unidentified ones are at their default) and
+    ``θ_A = θ₀[A ← θ̂_A]`` for ``A ⊆ D``. Every comparison is the paired
+    difference ``δ_A = m_test(θ_A) − m_test(θ₀)`` over the test clusters
+    (:func:`~thatchlab.tune._testing.paired_difference`: cluster-bootstrap
+    SE with the CR1 factor ``√(G/(G−1))``, Student's t with ``G − 1``
+    degrees of freedom, Cameron & Miller 2015), tested one-sided for
+    improvement. The procedure is a serial gatekeeper (family-wise error
+    ``≤ α`` over everything tested):
+
+    1. *Gate*: ``θ_D = θ̂`` against ``θ₀`` at ``α`` (its ``1 − α`` interval
+       on the improving side of 0). Not passed: nothing ships.
+    2. *Reduction family*, only after the gate: every proper non-empty
+       ``A ⊂ D`` with a sweep row, ``θ_A`` against ``θ₀``, Holm at ``α``.
+    3. A rejected ``θ_A`` *replaces* ``θ̂`` when the rest of the change adds
+       nothing the data can show: ``θ̂`` is not better than ``θ_A`` at ``α``
+       (paired). The smallest such ``A`` ships (ties: the larger test
+       improvement); none: ``θ̂`` ships. Under a ``constraint`` the first of
+       these (then the other rejected subsets) whose test value satisfies
+       the constraint ships; none: nothing ships.
+
+    Below :data:`MIN_CLUSTERS` test clusters nothing ships (the reason names
+    the count). The t reference keeps the false-ship rate at or below the
+    nominal one-sided ``α/2`` down to 5 clusters where the percentile
+    interval does not (``benchmarks/bench_decide_calibration.py``).
 
     Examples
     --------
@@ -329,8 +272,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         raise InputError(f"default: expected {spec.params_class.__name__}, got {type(default).__name__}")
     lower = _direction(results, metric, None, spec)
     sign = 1.0 if lower else -1.0  # improvement = sign · (default − changed)
-    picked = best(results, metric, constraint=constraint)
-    candidate = picked.params
+    candidate = best(results, metric, constraint=constraint).params
     ident = identification(results, metric, spec)
     unidentified = list(ident["unidentified"])
     fields = [f.name for f in dataclasses.fields(spec.params_class)]
@@ -341,83 +283,149 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     def cid(p):
         return config_id(spec.name, p)
 
-    singles = {f: default.replace(**{f: getattr(candidate, f)}) for f in tested}
+    def theta(changes):
+        return default.replace(**{f: getattr(candidate, f) for f in changes})
+
+    full = theta(tested)
     label = {cid(default): f"production's default configuration {_short(default, spec)}",
-             cid(candidate): f"the candidate {_short(candidate, spec)}"}
-    for f, p in singles.items():
-        label.setdefault(cid(p), f"the default with {f}={getattr(p, f)!r} alone changed")
-    need = [cid(default), *(cid(p) for p in singles.values()), cid(candidate)]
-    _row_for(results, need, label)
+             cid(full): f"the candidate {_short(full, spec)}"}
+    _row_for(results, [cid(default), cid(full)], label)
+    have = set(results["config_id"]) & set(stats.config_ids)
     try:
-        stats.rows(need)
+        stats.rows([cid(default), cid(full)])
     except KeyError as err:
         raise InputError("decide: no per-cluster sums for " + "; ".join(label[c] for c in err.args[0])
                          + " (rows read back from an older cache); rerun the sweep") from None
+    subsets = [A for r in range(1, len(tested)) for A in combinations(tested, r) if cid(theta(A)) in have]
 
-    n_cl = len(stats.labels["test"])
-    W = cluster_resamples(n_cl, n_boot, seed, segment_stream("test"))
-    # one row per compared configuration, gathered from the compact sums (never the full matrices)
-    num0, den0 = stats.sums(metric, "test", [cid(default)])
-    raw = {}
-    for f, p in singles.items():
-        num, den = stats.sums(metric, "test", [cid(p)])
-        raw[f] = paired_difference(num0[0], den0[0], num[0], den[0], W, alpha) | {
-            "n_clusters": int(np.count_nonzero((den0[0] > 0) | (den[0] > 0)))}
-    pvals = [raw[f]["p_value"] for f in tested]
-    adjusted = dict(zip(tested, holm(np.nan_to_num(pvals, nan=1.0)))) if tested else {}
-    levels = dict(zip(tested, _holm_levels(np.nan_to_num(pvals, nan=1.0), alpha))) if tested else {}
+    W = cluster_resamples(len(stats.labels["test"]), n_boot, seed, segment_stream("test"))
+    sums = {}
 
-    rows, ship = [], {}
+    def of(p):
+        key = cid(p)
+        if key not in sums:
+            num, den = stats.sums(metric, "test", [key])
+            sums[key] = (num[0], den[0])
+        return sums[key]
+
+    def compare(p, ref=default):
+        return paired_difference(*of(ref), *of(p), W, alpha)
+
+    gate = compare(full)
+    n_cl = gate["n_clusters"]
+    few = n_cl < MIN_CLUSTERS
+    gate_p = improvement_pvalue(gate, lower)
+    passed = bool(tested) and not few and math.isfinite(gate_p) and gate_p <= alpha
+    family = {A: compare(theta(A)) for A in subsets}
+    fam_p = np.nan_to_num([improvement_pvalue(family[A], lower) for A in subsets], nan=1.0)
+    adjusted = dict(zip(subsets, holm(fam_p))) if subsets else {}
+    levels = dict(zip(subsets, holm_levels(fam_p, alpha))) if subsets else {}
+    rejected = [A for A in subsets if passed and adjusted[A] <= alpha]
+    over = {A: compare(full, theta(A)) for A in rejected}  # θ̂ − θ_A: what the rest of the change adds
+    adds = {A: improvement_pvalue(over[A], lower) <= alpha for A in rejected}
+
+    def gain(A):
+        return -sign * family[A]["delta"]
+
+    sufficient = sorted((A for A in rejected if not adds[A]), key=lambda A: (len(A), -gain(A)))
+    others = sorted((A for A in rejected if adds[A]), key=lambda A: -gain(A))
+    options = [*sufficient, tuple(tested), *others] if passed else []
+    checks = {A: test_constraint(stats, results, constraint, cid(theta(A)), W, alpha) for A in options}
+    shipped = next((A for A in options if all(c["holds"] for c in checks[A].values())), None)
+    S = theta(shipped) if shipped is not None else None
+    own = (gate if shipped is None or tuple(shipped) == tuple(tested) else family[shipped])
+    gate_desc = (f"the candidate {_short(full, spec)} against production's default: test {metric} "
+                 f"{gate['delta']:+.4g}, {span(gate, alpha)} "
+                 f"{describe_interval(*interval_at(gate, alpha), lower)} (p = {gate_p:.3g})")
+
+    rows = []
     for f in considered:
         d_val, c_val = getattr(default, f), getattr(candidate, f)
         row = dict(parameter=f, default=d_val, candidate=c_val, shipped=False, metric=metric, delta=np.nan,
                    ci_lower=np.nan, ci_upper=np.nan, n_clusters=n_cl, detectable=np.nan)
+        rows.append(row)
         if f in unidentified:
             row["reason"] = (f"not identified: {metric} cannot see {f} on this data (changing it alone never "
                              f"changes the score), so production's default {f}={d_val!r} stays")
-        elif f not in differ:
+            continue
+        if f not in differ:
             row["reason"] = f"the best configuration on validation already uses production's default {f}={d_val!r}"
+            continue
+        alone, level = ((gate, alpha) if len(tested) == 1 else
+                        (family.get((f,)), levels.get((f,), np.nan)))
+        note = ""
+        if alone is not None and len(tested) > 1:
+            lo, hi = interval_at(alone, level)
+            row.update(delta=alone["delta"], ci_lower=lo, ci_upper=hi,
+                       detectable=detectable(alone["se"], alone["df"], level))
+            note = (f"; alone, {f}={c_val!r} changes test {metric} by {alone['delta']:+.4g}, Holm-level "
+                    f"{span(alone, level)} {describe_interval(lo, hi, lower)}")
+        elif alone is not None:
+            lo, hi = interval_at(gate, alpha)
+            row.update(delta=gate["delta"], ci_lower=lo, ci_upper=hi,
+                       detectable=detectable(gate["se"], gate["df"], alpha))
         else:
-            r, level = raw[f], levels[f]
-            draws = r["draws"][np.isfinite(r["draws"])]
-            lo, hi = (np.quantile(draws, [level / 2, 1 - level / 2]) if draws.size else (np.nan, np.nan))
-            row.update(delta=r["delta"], ci_lower=float(lo), ci_upper=float(hi), n_clusters=r["n_clusters"],
-                       detectable=_detectable(r["se"], level))
-            better = (hi < 0) if lower else (lo > 0)
-            worse = (lo > 0) if lower else (hi < 0)
-            ok = better and adjusted[f] <= alpha
-            span = f"Holm-corrected {1 - level:.1%} interval [{lo:.4g}, {hi:.4g}]"
-            if ok:
-                row["reason"] = (f"ships {f}={c_val!r}: test {metric} {'falls' if lower else 'rises'} by "
-                                 f"{abs(r['delta']):.4g} against the default, {span} excludes 0 "
-                                 f"(adjusted p = {adjusted[f]:.3g})")
-                ship[f] = c_val
-            elif draws.size and not np.any(draws) and r["delta"] == 0:
-                row["reason"] = (f"keeps {f}={d_val!r}: changing it alone to {c_val!r} leaves test {metric} "
-                                 "exactly unchanged (on every resample); no evidence for a change")
-            elif worse:
-                row["reason"] = (f"keeps {f}={d_val!r}: on test the candidate value {c_val!r} makes {metric} "
-                                 f"worse ({r['delta']:+.4g}, {span})")
-            else:
-                row["reason"] = (f"keeps {f}={d_val!r}: no improvement the test data can show; {span} of "
-                                 f"{metric}(candidate {c_val!r}) − {metric}(default) contains 0 (the data "
-                                 f"could detect about {_detectable(r['se'], level):.3g})")
-            row["shipped"] = bool(ok)
-        rows.append(row)
+            note = f"; the sweep has no row changing {f} alone"
+        if few:
+            row["reason"] = (f"keeps {f}={d_val!r}: only {n_cl} test {stats.unit}s hold data and decide "
+                             f"needs at least {MIN_CLUSTERS} to compare configurations; nothing ships")
+        elif shipped is not None and f in shipped:
+            row["shipped"] = True
+            how = ("its own paired interval" if tuple(shipped) == tuple(tested)
+                   else f"Holm-adjusted p = {adjusted[shipped]:.3g} in the reduction family")
+            row["reason"] = (f"ships {f}={c_val!r} as part of {_short(S, spec)}: test {metric} "
+                             f"{'falls' if lower else 'rises'} by {abs(own['delta']):.4g} against the "
+                             f"default, {span(own, alpha)} {describe_interval(*interval_at(own, alpha), lower)} "
+                             f"({how})" + note)
+        elif shipped is not None:
+            why = (f"{_short(S, spec)} without it improves test {metric} by {abs(own['delta']):.4g} "
+                   f"(Holm-adjusted p = {adjusted[shipped]:.3g}), and the candidate is not shown better "
+                   f"than it ({over[shipped]['delta']:+.4g}, {span(over[shipped], alpha)} "
+                   f"{describe_interval(*interval_at(over[shipped], alpha), lower)})")
+            if shipped not in sufficient:
+                why = (f"the candidate fails the constraint on test, and {_short(S, spec)} without "
+                       f"{f} satisfies it and improves test {metric} by {abs(own['delta']):.4g} "
+                       f"(Holm-adjusted p = {adjusted[shipped]:.3g})")
+            row["reason"] = f"keeps {f}={d_val!r}: {why}" + note
+        elif passed:
+            bad = "; ".join(f"{m} = {c['value']:.4g} (interval [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]) "
+                            f"is not {c['rule']}" for m, c in checks[tuple(tested)].items() if not c["holds"])
+            alt = (", and no reduced configuration that improves satisfies it" if len(options) > 1 else "")
+            row["reason"] = (f"keeps {f}={d_val!r}: {gate_desc}, but on test the candidate's {bad}{alt}; "
+                             "nothing ships" + note)
+        else:
+            row["reason"] = f"keeps {f}={d_val!r}: nothing ships — {gate_desc}" + note
     evidence = pd.DataFrame(rows, columns=list(EVIDENCE_COLUMNS))
     evidence["shipped"] = evidence["shipped"].astype(bool)
 
-    numc, denc = stats.sums(metric, "test", [cid(candidate)])
-    joint = paired_difference(num0[0], den0[0], numc[0], denc[0], W, alpha)
-    combined = {"delta": joint["delta"], "ci_lower": joint["ci_lower"], "ci_upper": joint["ci_upper"],
-                "p_value": joint["p_value"], "detectable": _detectable(joint["se"], alpha)}
+    target = full if S is None else S
+    combined = {"config_id": None if S is None else cid(S),
+                "params": {} if S is None else {f: getattr(S, f) for f in shipped},
+                "delta": own["delta"], "ci_lower": interval_at(own, alpha)[0],
+                "ci_upper": interval_at(own, alpha)[1], "p_value": improvement_pvalue(own, lower),
+                "detectable": detectable(own["se"], own["df"], alpha), "n_clusters": n_cl, "df": own["df"],
+                "candidate_config_id": cid(full),
+                "gate": {"config_id": cid(full), "delta": gate["delta"], "ci_lower": interval_at(gate, alpha)[0],
+                         "ci_upper": interval_at(gate, alpha)[1], "p_value": gate_p, "passed": passed},
+                "family": [{"changes": list(A), "config_id": cid(theta(A)), "delta": family[A]["delta"],
+                            "ci_lower": interval_at(family[A], levels[A])[0],
+                            "ci_upper": interval_at(family[A], levels[A])[1],
+                            "p_value": float(fam_p[i]), "p_adjusted": float(adjusted[A]),
+                            "rejected": A in rejected, "rest_adds": adds.get(A)}
+                           for i, A in enumerate(subsets)],
+                "constraint": (test_constraint(stats, results, constraint, cid(target), W, alpha)
+                               if constraint else None),
+                "procedure": (f"serial gatekeeper: the candidate against the default at alpha={alpha:g}, "
+                              f"then {len(subsets)} reduced configurations with Holm at alpha={alpha:g}; "
+                              f"paired cluster bootstrap ({int(n_boot)} resamples of {n_cl} {stats.unit}s), "
+                              f"t with {max(n_cl - 1, 0)} degrees of freedom")}
     by_id = results.set_index("config_id")
-    v0, vc = (float(by_id.loc[cid(x), f"val_{metric}"]) for x in (default, candidate))
-    t0, tc = (float(by_id.loc[cid(x), f"test_{metric}"]) for x in (default, candidate))
+    v0, vc = (float(by_id.loc[cid(x), f"val_{metric}"]) for x in (default, full))
+    t0, tc = (float(by_id.loc[cid(x), f"test_{metric}"]) for x in (default, full))
     optimism = sign * (v0 - vc) - sign * (t0 - tc)
     vals = pd.to_numeric(results[f"val_{metric}"], errors="coerce").to_numpy(np.float64)
     n_configs = int(np.count_nonzero(np.isfinite(vals) & _constraint_mask(results, constraint)))
-    return Decision(spec.name, metric, default.replace(**ship), default, candidate, evidence, combined,
+    return Decision(spec.name, metric, default if S is None else S, default, candidate, evidence, combined,
                     float(optimism), n_configs, unidentified, alpha, int(n_boot), cluster, int(seed),
                     constraint)
 

@@ -1,0 +1,250 @@
+"""The statistics of :func:`thatchlab.tune.decide`: paired clustered comparisons and the procedure.
+
+Every comparison is a paired cluster-bootstrap difference of two ratio
+metrics studentized with ``G − 1`` degrees of freedom (``G`` the clusters
+with data): the bootstrap gives the standard error, Student's t the
+quantiles and p-values, so intervals and p-values hold their level with few
+clusters and p-values have no ``2/(B + 1)`` floor.
+
+The procedure is a serial gatekeeper (Dmitrienko & Tamhane 2007, "Gatekeeping
+procedures with clinical trial applications"): the joint change
+(candidate against production's default) is tested at ``α``; only if it is
+rejected, the *reduction family* — every proper, non-empty subset of the
+changes that the sweep scored, each against the default — is tested with
+Holm's step-down procedure at ``α``. A true null can be rejected only
+through the gate (probability ≤ ``α`` when the joint change does not help)
+or inside the family (≤ ``α`` by Holm when it does), so the family-wise
+error over every hypothesis tested is at most ``α``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.tune._picking import _OPERATORS
+from thatchlab.tune.registry import ratio_resamples
+
+__all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
+           "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
+           "test_constraint", "MIN_CLUSTERS", "POWER"]
+
+#: Fewest test clusters decide compares on (fewer: it refuses to ship, naming the count).
+MIN_CLUSTERS = 3
+#: The power at which a ``detectable`` difference would be found.
+POWER = 0.8
+
+
+def t_quantile(q: float, df: float) -> float:
+    """Student's t quantile (normal when ``df`` is infinite).
+
+    >>> round(t_quantile(0.975, 4), 4), round(t_quantile(0.975, math.inf), 4)
+    (2.7764, 1.96)
+    """
+    from scipy import stats
+
+    return float(stats.norm.ppf(q) if not math.isfinite(df) else stats.t.ppf(q, df))
+
+
+def _t_sf(x: float, df: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.sf(x) if not math.isfinite(df) else stats.t.sf(x, df))
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979), in the input order.
+
+    With the ``m`` p-values sorted ascending, ``p̃_(i) = max_{j ≤ i} min(1, (m − j + 1)·p_(j))``
+    (``i, j`` 1-based). Rejecting ``p̃ ≤ α`` controls the family-wise error at ``α``.
+
+    >>> holm([0.01, 0.04, 0.03]).tolist()
+    [0.03, 0.06, 0.06]
+    >>> holm([]).tolist()
+    []
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return np.round(out, 15)
+
+
+def holm_levels(pvalues, alpha: float) -> np.ndarray:
+    """The level Holm tests each hypothesis at: ``α / (m − rank)`` (rank 0 = smallest p)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = p.size
+    ranks = np.empty(m, dtype=np.int64)
+    ranks[np.argsort(p, kind="stable")] = np.arange(m)
+    return alpha / (m - ranks)
+
+
+def bootstrap_pvalue(draws) -> float:
+    """Two-sided percentile-bootstrap p-value of "the difference is 0" from resampled differences.
+
+    ``p = min(1, 2·min((1 + #{δ* ≤ 0}) / (B + 1), (1 + #{δ* ≥ 0}) / (B + 1)))`` over
+    the ``B`` finite draws. Its floor is ``2/(B + 1)``: with ``B = 100`` it can
+    never reach a Holm level below 0.0198, which is why :func:`decide` uses
+    the studentized p-value of :func:`paired_difference` instead. All draws
+    exactly 0 give 1.
+
+    >>> bootstrap_pvalue(np.full(99, -0.1))
+    0.02
+    >>> bootstrap_pvalue(np.r_[-np.ones(50), np.ones(50)])
+    1.0
+    """
+    d = np.asarray(draws, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return float("nan")
+    b = d.size
+    lo, hi = (1 + np.count_nonzero(d <= 0)) / (b + 1), (1 + np.count_nonzero(d >= 0)) / (b + 1)
+    return float(min(1.0, 2 * min(lo, hi)))
+
+
+def _t_interval(center: float, se: float, df: float, level: float) -> tuple:
+    if not (math.isfinite(center) and math.isfinite(se)):
+        return float("nan"), float("nan")
+    half = t_quantile(1 - level / 2, df) * se
+    return float(center - half), float(center + half)
+
+
+def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) -> dict:
+    """Paired cluster-bootstrap difference ``m_b − m_a`` of two ratio metrics, studentized.
+
+    ``m = Σ_c num_c / Σ_c den_c`` over the same clusters ``c`` for both
+    configurations; ``weights`` ``(B, n_clusters)`` are cluster resamples
+    (:func:`~thatchlab.tune.registry.cluster_resamples`) applied to *both*,
+    so ``δ*_b = m*_b(b) − m*_b(a)`` keeps the within-cluster correlation.
+
+    With ``G`` clusters holding data for either configuration, the standard
+    error is the bootstrap one inflated by ``√(G/(G − 1))`` (the bootstrap
+    variance of a mean over ``G`` clusters is ``(G − 1)/G`` of the unbiased
+    one: the CR1 correction) and the interval ``δ ± t_{G−1, 1−α/2}·SE``, the
+    small-sample cluster-robust t of Cameron & Miller (2015, "A
+    Practitioner's Guide to Cluster-Robust Inference", J. Human Resources
+    50(2), section VI). The two-sided p-value ``2·P(T_{G−1} ≥ |δ|/SE)`` has no
+    floor, so it can reach any Holm level.
+
+    Returns
+    -------
+    dict
+        ``delta``, ``ci_lower``, ``ci_upper``, ``se`` (the corrected SE),
+        ``df`` (``G − 1``), ``p_value``, ``n_clusters`` (``G``), ``draws`` (the ``δ*``).
+
+    Examples
+    --------
+    >>> from thatchlab.tune.registry import cluster_resamples
+    >>> W = cluster_resamples(3, 200, seed=0)
+    >>> out = paired_difference([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], W)
+    >>> out["delta"], out["ci_lower"], out["ci_upper"], out["df"]
+    (0.5, 0.5, 0.5, 2)
+    """
+    num_a, den_a, num_b, den_b = (np.asarray(x, np.float64) for x in (num_a, den_a, num_b, den_b))
+    a = ratio_resamples(num_a, den_a, weights)[:, 0]
+    b = ratio_resamples(num_b, den_b, weights)[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = float(np.sum(num_b) / np.sum(den_b) - np.sum(num_a) / np.sum(den_a))
+    draws = b - a
+    g = int(np.count_nonzero((den_a > 0) | (den_b > 0)))
+    finite = draws[np.isfinite(draws)]
+    nan = float("nan")
+    if finite.size < 2 or g < 2 or not math.isfinite(delta):
+        return {"delta": delta, "ci_lower": nan, "ci_upper": nan, "se": nan, "df": max(g - 1, 0),
+                "p_value": nan, "n_clusters": g, "draws": draws}
+    se = float(np.std(finite, ddof=1)) * math.sqrt(g / (g - 1))
+    if se < 1e-13 * max(1.0, abs(delta)):  # every resample gives the same difference
+        se = 0.0
+    lo, hi = _t_interval(delta, se, g - 1, alpha)
+    p = (1.0 if delta == 0 else 0.0) if se == 0 else min(1.0, 2 * _t_sf(abs(delta) / se, g - 1))
+    return {"delta": delta, "ci_lower": lo, "ci_upper": hi, "se": se, "df": g - 1, "p_value": float(p),
+            "n_clusters": g, "draws": draws}
+
+
+def interval_at(r: dict, level: float) -> tuple:
+    """The studentized interval of a :func:`paired_difference` result at two-sided ``level``."""
+    return _t_interval(r["delta"], r["se"], r["df"], level)
+
+
+def improvement_pvalue(r: dict, lower: bool) -> float:
+    """Directional p-value of "no improvement": ``min(1, 2·P(T ≥ gain/SE))``, ``gain`` the
+    improvement (``−δ`` for a minimised metric). Below ``a`` exactly when the ``1 − a``
+    interval lies on the improving side of 0; NaN when the SE is undefined."""
+    d, se, df = r["delta"], r["se"], r["df"]
+    if not (math.isfinite(d) and math.isfinite(se)):
+        return float("nan")
+    gain = -d if lower else d
+    if se == 0:
+        return 0.0 if gain > 0 else 1.0
+    return float(min(1.0, 2 * _t_sf(gain / se, df)))
+
+
+def ratio_interval(num, den, weights, alpha: float = 0.05) -> dict:
+    """One configuration's ratio metric with its studentized cluster-bootstrap interval.
+
+    >>> from thatchlab.tune.registry import cluster_resamples
+    >>> out = ratio_interval([1.0, 1.0], [2.0, 2.0], cluster_resamples(2, 50))
+    >>> out["value"], out["ci_lower"], out["ci_upper"]
+    (0.5, 0.5, 0.5)
+    """
+    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(num.sum() / den.sum())
+    draws = ratio_resamples(num, den, weights)[:, 0]
+    finite = draws[np.isfinite(draws)]
+    g = int(np.count_nonzero(den > 0))
+    if finite.size < 2 or g < 2 or not math.isfinite(value):
+        return {"value": value, "ci_lower": float("nan"), "ci_upper": float("nan"), "n_clusters": g}
+    se = float(np.std(finite, ddof=1)) * math.sqrt(g / (g - 1))
+    lo, hi = _t_interval(value, se if se > 1e-13 * max(1.0, abs(value)) else 0.0, g - 1, alpha)
+    return {"value": value, "ci_lower": lo, "ci_upper": hi, "n_clusters": g}
+
+
+def detectable(se: float, df: float, level: float) -> float:
+    """Smallest true difference found with probability :data:`POWER` at two-sided ``level``."""
+    if not math.isfinite(se):
+        return float("nan")
+    return float((t_quantile(1 - level / 2, df) + t_quantile(POWER, df)) * se)
+
+
+def describe_interval(lo: float, hi: float, lower: bool) -> str:
+    """What an interval of ``m_changed − m_default`` says, in words that are true of its numbers."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "is undefined (too few clusters with data)"
+    better, worse = (hi < 0, lo > 0) if lower else (lo > 0, hi < 0)
+    if better:
+        return "lies entirely on the improving side of 0"
+    if worse:
+        return "lies entirely on the worsening side of 0"
+    return "contains 0"
+
+
+def span(r: dict, level: float) -> str:
+    """``"95 % interval [lo, hi]"``: the studentized interval of ``r`` at two-sided ``level``, in words."""
+    lo, hi = interval_at(r, level)
+    return f"{(1 - level) * 100:.3g} % interval [{lo:.4g}, {hi:.4g}]"
+
+
+def test_constraint(stats, results, constraint, cid, W, alpha) -> dict:
+    """Each constrained metric's *test* value for configuration ``cid``, its ``1 − α`` interval
+    (:func:`ratio_interval`, when the sweep has its sums), and whether the rule holds on test:
+    the point value satisfies ``{metric: (op, value)}`` (NaN fails)."""
+    out = {}
+    row = results.set_index("config_id").loc[cid]
+    for m, (op, bound) in (constraint or {}).items():
+        value = float(pd.to_numeric(row.get(f"test_{m}", np.nan), errors="coerce"))
+        lo = hi = float("nan")
+        if (m, "test") in stats.num_index:
+            num, den = stats.sums(m, "test", [cid])
+            got = ratio_interval(num[0], den[0], W, alpha)
+            lo, hi = got["ci_lower"], got["ci_upper"]
+        holds = bool(math.isfinite(value) and _OPERATORS[op](value, float(bound)))
+        out[m] = {"rule": f"{op} {float(bound):g}", "value": value, "ci_lower": lo, "ci_upper": hi,
+                  "holds": holds}
+    return out

@@ -101,8 +101,9 @@ def test_fit_returns_self_and_the_repr_says_what_was_fitted(world, fitted):
     assert repr(fitted) == (f"<DeriveWeightsFitter: fitted with 6000 judged recalls, "
                             f"log_likelihood_={fitted.log_likelihood_:.1f}, converged_=True>")
     pd.testing.assert_frame_equal(fitted.confidence_interval_, fitted.summary_[["ci_lower", "ci_upper"]])
-    # the identification flag is new (issue 12, item 6); the other columns are as before
-    assert list(fitted.summary_.columns) == ["coef", "se", "ci_lower", "ci_upper", "identified", "hand_set"]
+    # the identification flag (issue 12, item 6), and the interval and why in words beside it
+    assert list(fitted.summary_.columns) == ["coef", "se", "ci_lower", "ci_upper", "identified", "bound", "note",
+                                             "hand_set"]
 
 
 def test_print_summary_shows_the_fit_and_every_coefficient(fitted, capsys):
@@ -113,9 +114,11 @@ def test_print_summary_shows_the_fit_and_every_coefficient(fitted, capsys):
     assert "fitted = derive coefficients and half-life" in out and "n = 6000 judged recalls" in out
     assert f"log-likelihood = {fitted.log_likelihood_:.1f}" in out and "converged = True" in out
     rows = {line.split()[0]: line.split()[1:] for line in lines if line.strip()}
+    numeric = ["coef", "se", "ci_lower", "ci_upper", "identified"]
     for name in COEFS:
-        assert rows[name] == [str(v) if isinstance(v, (bool, np.bool_)) else f"{v:.4g}"  # the identified flag
-                              for v in fitted.summary_.loc[name]], name
+        assert rows[name][:5] == [str(v) if isinstance(v, (bool, np.bool_)) else f"{v:.4g}"  # the identified flag
+                                  for v in fitted.summary_.loc[name, numeric]], name
+        assert " ".join(rows[name]).find(fitted.summary_.loc[name, "bound"]) > 0, name
     assert rows["atom_bump"][-1] == "0.1"  # the hand-set value beside the fitted one
 
 
@@ -158,18 +161,140 @@ def test_all_ages_zero_leaves_age_penalty_and_half_life_unidentified():
     s = f.summary_
     assert s["identified"].tolist() == [True, True, True, False, False]
     assert not f.identified_
-    # never se 0: the parameters the likelihood does not contain have no finite se or interval
-    assert s.loc["age_penalty", ["se", "ci_lower", "ci_upper"]].tolist() == [np.inf, -np.inf, np.inf]
-    assert s.loc["half_life_days", ["se", "ci_lower", "ci_upper"]].tolist() == [np.inf, 0.0, np.inf]
+    # never se 0 and never a finite interval: the likelihood does not contain these two at all
+    for name in ("age_penalty", "half_life_days"):
+        assert s.loc[name, "se"] == np.inf and np.isnan(s.loc[name, ["ci_lower", "ci_upper"]].astype(float)).all()
+        assert s.loc[name, "bound"] == "none"
+        assert s.loc[name, "note"] == ("flat: every age is 0, so derive does not depend on the age penalty or "
+                                       "the half-life; the likelihood does not depend on it")
     # the three the data do see get finite intervals that cover the planted values
     for name in ("intercept", "atom_bump", "corroboration_weight"):
         lo, hi = s.loc[name, "ci_lower"], s.loc[name, "ci_upper"]
         assert np.isfinite([lo, hi]).all() and 0 < s.loc[name, "se"] < hi - lo, name
         assert lo <= getattr(PLANTED, name) <= hi, name
+        assert s.loc[name, "bound"] == f"{lo:.4g} to {hi:.4g}" and s.loc[name, "note"] == ""
     # honest convergence: the optimisers stopped on their tolerances at a point with no gradient left
     # on the identified parameters, so this fit did converge (on those three)
     assert f.converged_ is True and f.gradient_norm_ < 1e-2
     assert np.isnan(f.covariance_[3]).all() and np.isnan(f.covariance_[:, 4]).all()
+
+
+# -- identification from the profile's shape: worlds drawn here, not by thatchlab.synth ------------
+
+_TRUTH = {"intercept": 0.6, "atom_bump": 0.2, "corroboration_weight": 0.15, "age_penalty": 0.05,
+          "half_life_days": 20.0, "baseline": 0.5}
+
+
+def _touches(age, seed, **truth):
+    """Judged touches with the given ages; consumed ~ Bernoulli(derive(truth)), written out here."""
+    t = {**_TRUTH, **truth}
+    rng = np.random.default_rng(seed)
+    n = len(age)
+    atom = rng.random(n) < 0.3
+    corr = np.minimum(rng.geometric(0.25, n) - 1, 40).astype(float)
+    z = age * np.log(2) / t["half_life_days"]
+    base = np.clip(t["intercept"] + t["atom_bump"] * atom + t["corroboration_weight"] * np.log10(1 + corr)
+                   - t["age_penalty"] * z, 0, 1)
+    p = base * np.exp(-z) + t["baseline"] * (1 - np.exp(-z))
+    return pd.DataFrame({"age_days": age, "is_atom": atom, "corroboration": corr,
+                         "consumed": (rng.random(n) < p).astype(float)})
+
+
+def _loglik(frame, **coefs):
+    p = np.clip(derive(frame["age_days"], frame["is_atom"], frame["corroboration"],
+                       **CalibrationParams().replace(**coefs).derive_kwargs()).to_numpy(), 1e-6, 1 - 1e-6)
+    y = frame["consumed"].to_numpy()
+    return float(np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)))
+
+
+def _honest(s):
+    """No unidentified coefficient has a finite two-sided interval: NaN, or exactly one end infinite."""
+    for name, row in s.loc[~s["identified"]].iterrows():
+        lo, hi = row["ci_lower"], row["ci_upper"]
+        assert (np.isnan(lo) and np.isnan(hi)) or (np.isinf(lo) != np.isinf(hi)), (name, lo, hi)
+        assert row["note"].startswith("flat: "), name
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_equal_ages_ridge_is_flat_and_reported_unidentified(seed):
+    """Every age 10 days: the data see only a − δz and f·(β, γ), so the half-life trades off with the
+    age penalty (and the intercept) along an exactly flat ridge from some 40 days up."""
+    frame = _touches(np.full(3000, 10.0), seed)
+    with pytest.warns(UserWarning, match="do not inform .*age_penalty, half_life_days"):
+        f = DeriveWeightsFitter().fit(frame)
+    s = f.summary_
+    assert not s.loc[["intercept", "age_penalty", "half_life_days"], "identified"].any()
+    assert not f.identified_ and f.converged_
+    # the intercept and age penalty are free along the ridge: no interval at all
+    for name in ("intercept", "age_penalty"):
+        assert np.isnan(s.loc[name, ["ci_lower", "ci_upper"]].astype(float)).all() and s.loc[name, "bound"] == "none"
+        assert s.loc[name, "se"] == np.inf
+    # the half-life: short half-lives are ruled out, long ones are not, so a finite one-sided bound
+    hl = s.loc["half_life_days"]
+    assert 5.0 < hl["ci_lower"] < 15.0 and hl["ci_upper"] == np.inf and hl["se"] == np.inf
+    assert hl["bound"] == f"≥ {hl['ci_lower']:.4g} days"
+    assert hl["note"].startswith("flat: ages all equal (10 days), so the half-life and the age penalty "
+                                 "trade off; the log-likelihood is within 0.01 of its maximum from ")
+    assert "age penalty" in hl["note"].split("; trades off with ")[1]
+    _honest(s)
+    # the likelihood is flat: move along the ridge exactly (f·β, f·γ and f·(a − δz) + B(1 − f) held)
+    # and the log-likelihood, computed by derive itself, does not change from 40 to 1000 days
+    c = s["coef"]
+    f0 = np.exp(-10 * np.log(2) / c["half_life_days"])
+    eta = f0 * (c["intercept"] - c["age_penalty"] * 10 * np.log(2) / c["half_life_days"]) + 0.5 * (1 - f0)
+    values = []
+    for h in (40.0, 70.0, 150.0, 300.0, 600.0, 1000.0):
+        fh, zh = np.exp(-10 * np.log(2) / h), 10 * np.log(2) / h
+        values.append(_loglik(frame, intercept=c["intercept"], atom_bump=c["atom_bump"] * f0 / fh,
+                              corroboration_weight=c["corroboration_weight"] * f0 / fh, half_life_days=h,
+                              age_penalty=(c["intercept"] - (eta - 0.5 * (1 - fh)) / fh) / zh))
+    np.testing.assert_allclose(values, f.log_likelihood_, rtol=0, atol=1e-6)
+    # ...and the profile the fitter computes agrees: re-optimised at each half-life, within 0.01
+    from thatchlab.tune.derive import _Likelihood, _maximise
+
+    x = {k: frame[k].to_numpy(np.float64) for k in frame}
+    lik = _Likelihood(x, COEFS, CalibrationParams().derive_kwargs(), 1e-6)
+    theta = np.array([c[n] for n in COEFS])
+    theta[4] = np.log(theta[4])
+    for h in (40.0, 150.0, 1000.0):
+        t = theta.copy()
+        t[4] = np.log(h)
+        assert _maximise(lik, t, np.arange(4), tol=1e-9)[0] == pytest.approx(f.log_likelihood_, abs=0.01)
+
+
+def test_no_age_effect_gives_the_half_life_a_finite_one_sided_bound():
+    """No age effect (age penalty 0, half-life 1e12 days, ages 0-100): the fit runs the half-life far
+    past the oldest touch; short half-lives are still ruled out, so it is "≥ X days", not [0, ∞]."""
+    frame = _touches(np.random.default_rng(100).uniform(0, 100, 3000), 7, age_penalty=0.0,
+                     half_life_days=1e12)
+    with pytest.warns(UserWarning, match="do not inform age_penalty, half_life_days"):
+        f = DeriveWeightsFitter().fit(frame)
+    s = f.summary_
+    hl = s.loc["half_life_days"]
+    assert hl["coef"] > 1e5 and not hl["identified"]
+    assert 100.0 < hl["ci_lower"] < 2000.0 and hl["ci_upper"] == np.inf
+    assert hl["bound"] == f"≥ {hl['ci_lower']:.4g} days"
+    assert hl["note"].startswith("flat: no age effect: the half-life runs to ")
+    assert not s.loc["age_penalty", "identified"] and s.loc["age_penalty", "bound"] == "none"
+    # the coefficients the data do see are identified, with finite intervals covering the truth
+    for name in ("intercept", "atom_bump", "corroboration_weight"):
+        row = s.loc[name]
+        assert row["identified"] and row["ci_lower"] <= _TRUTH[name] <= row["ci_upper"], name
+        assert np.isfinite(row[["ci_lower", "ci_upper", "se"]].astype(float)).all(), name
+    _honest(s)
+
+
+@pytest.mark.parametrize("seed", [2, 4])
+def test_a_normal_world_is_identified_with_finite_intervals(seed):
+    frame = _touches(np.random.default_rng(100 + seed).uniform(0, 100, 3000), seed)
+    f = DeriveWeightsFitter().fit(frame)
+    s = f.summary_
+    assert f.converged_ and f.identified_ and s["identified"].all()
+    assert np.isfinite(s[["ci_lower", "ci_upper", "se"]].astype(float)).all().all()
+    assert (s["note"] == "").all()
+    assert (s["ci_lower"] < s["coef"]).all() and (s["coef"] < s["ci_upper"]).all()
+    assert s.loc["half_life_days", "bound"] == (f"{s.loc['half_life_days', 'ci_lower']:.4g} days to "
+                                                f"{s.loc['half_life_days', 'ci_upper']:.4g} days")
 
 
 def test_a_fit_cut_short_says_it_did_not_converge(monkeypatch, world):

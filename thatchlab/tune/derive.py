@@ -4,8 +4,9 @@ Production's derive coefficients (0.5 intercept, 0.1 atom bump, 0.05
 corroboration weight, 0.02 age penalty) and 30-day half-life are hand-set.
 :class:`DeriveWeightsFitter` reads them as a model of the probability that a
 recalled memory is consumed and fits them by maximum likelihood (scipy), with
-profile-likelihood intervals, an identification check of the observed
-information and an honest convergence flag, and compares the fitted derive
+profile-likelihood intervals, identification read from the shape of each
+profile (flat, one-sided or bounded, said in words in the summary) and an
+honest convergence flag, and compares the fitted derive
 on held-out time with scikit-learn style recalibrations of the hand-set value.
 """
 
@@ -152,9 +153,13 @@ _BFGS_OPTIONS = {"gtol": 1e-6}
 #: ``_KINK_GAIN`` in log-likelihood (a maximum on a kink of a clip); and no profile may find a
 #: log-likelihood more than ``_PROFILE_GAIN`` above the estimate's (a better maximum elsewhere).
 _GRADIENT_TOL, _KINK_GAIN, _PROFILE_GAIN = 1e-2, 1e-6, 0.05
-#: A parameter whose loading on a near-null direction of the scaled information exceeds this, or
-#: whose information diagonal is at the finite-difference noise floor, is not identified.
-_RCOND, _LOADING = 1e-8, 0.1
+#: How many times a fit restarts from a better maximum a profile found before it reports a local one.
+_RESTARTS = 3
+#: Flatness: a side of a profile is flat when the deviance ``2(ℓ̂ − ℓ_p)`` stays below this (a
+#: log-likelihood drop of 0.01, 1/192 of χ²₁,₀.₉₅) halfway to the interval's end on that side.
+_FLAT_DEVIANCE = 0.02
+_LABEL = {"intercept": "intercept", "atom_bump": "atom bump", "corroboration_weight": "corroboration weight",
+          "age_penalty": "age penalty", "half_life_days": "half-life", "baseline": "baseline"}
 
 
 class DeriveWeightsFitter(BaseFitter):
@@ -194,15 +199,48 @@ class DeriveWeightsFitter(BaseFitter):
     observed information, for information only (delta method for the
     half-life).
 
-    **Identification**: the observed information :math:`H` (central-difference
-    Hessian of :math:`-\ell` at :math:`\hat\theta`) is checked. A parameter the
-    likelihood does not depend on (its diagonal at the finite-difference noise
-    floor: e.g. ``age_penalty`` and ``half_life_days`` when every age is 0), or
-    one that loads on a direction of the correlation-scaled :math:`H` with an
-    eigenvalue below ``1e-8`` of the largest (rank deficiency), is not
-    identified: ``identified`` is False, its interval is its whole range, its
-    ``se`` is ``inf``, and it is held at its estimate while the others are
-    profiled. A UserWarning says which.
+    **Identification** is read from the shape of each profile, not from the
+    curvature at :math:`\hat\theta` alone. With the profile deviance
+    :math:`D_j(\psi) = 2(\ell(\hat\theta) - \ell_p(\psi))` and the interval's
+    end :math:`e_\pm` on each side (the end of the search range where
+    :math:`D_j` never reaches :math:`\chi^2_{1,1-\alpha}`), a side is **flat** when
+
+    .. math::
+
+        D_j\big(\tfrac12(\hat\theta_j + e_\pm)\big) < \tau = 0.02
+
+    (the log-likelihood drops by less than 0.01 halfway to the end; a
+    quadratic profile drops :math:`\chi^2_{1,1-\alpha}/8 \approx 0.48` there,
+    48 times more) or, on a side the data do not bound, when :math:`D_j < \tau`
+    at every point the search tried out to the end of the range. A parameter
+    is ``identified`` when neither side of its profile is flat. The profiles
+    re-optimise every other parameter, flat or not, and follow a ridge by
+    starting each point from the ridge's tangent, so a ridge such as the
+    half-life against the age penalty when every age is equal (where
+    :math:`a - \delta z` and :math:`f (\beta, \gamma)` are all the data see) is
+    flat along each parameter on it. A parameter the likelihood does not
+    contain (the age penalty and half-life when every age is 0) is flat
+    throughout.
+
+    The summary says which, for each parameter: ``bound`` is the interval in
+    words (``"0.5547 to 0.6477"``; ``"≥ 166.4 days"`` or ``"≤ 10.26"`` when the
+    data bound one side only; ``"none"`` when neither), ``note`` says why a
+    coefficient is flat (``"flat: ages all equal (10 days), so the half-life
+    and the age penalty trade off; the log-likelihood is within 0.01 of its
+    maximum from 40.2 days up; trades off with intercept, …"``) or that an
+    identified one is one-sided (empty otherwise). For an unidentified
+    parameter the interval is kept where it is one-sided (``ci_lower`` the
+    bound and ``ci_upper`` ``inf``: a half-life with no age effect in the data
+    is "≥ X days"), and is NaN otherwise (flat throughout, or flat between two
+    ends: its value within them is not determined); ``se`` is ``inf`` and the
+    ``covariance_`` row NaN. A UserWarning names the unidentified parameters.
+    An identified parameter may still have a one-sided interval (e.g. an atom
+    bump large enough that every atom's derive clips at 1): ``bound`` and
+    ``note`` say so.
+
+    A profile that climbs more than 0.05 above :math:`\ell(\hat\theta)` has
+    found a better maximum: the fit restarts from there (simplex and BFGS, at
+    most 3 times) before it profiles again.
 
     **Convergence** (``converged_``): the simplex reports success, the BFGS
     polish stopped on its gradient tolerance or on precision loss (not on an
@@ -214,7 +252,7 @@ class DeriveWeightsFitter(BaseFitter):
     :math:`\ell` where the gradient need not vanish at a maximum, Fisher
     scoring from :math:`\hat\theta` gains at most ``1e-6`` — and no profile
     found a likelihood higher than :math:`\ell(\hat\theta)` by more than 0.05
-    (which would make :math:`\hat\theta` a local maximum only). Otherwise
+    after the restarts (which would make :math:`\hat\theta` a local maximum only). Otherwise
     ``converged_`` is False and a UserWarning is issued.
 
     Parameters
@@ -227,7 +265,7 @@ class DeriveWeightsFitter(BaseFitter):
     Attributes
     ----------
     coef_ (dict), summary_ (DataFrame indexed by parameter: coef, se (Wald),
-    ci_lower, ci_upper (profile likelihood), identified, hand_set),
+    ci_lower, ci_upper (profile likelihood), identified, bound, note, hand_set),
     confidence_interval_, params_ (:class:`CalibrationParams` with the fitted
     values), log_likelihood_, n_ (judged recalls), converged_, gradient_norm_,
     identified_ (all parameters identified), covariance_ (Wald, fitting scale;
@@ -239,7 +277,7 @@ class DeriveWeightsFitter(BaseFitter):
     >>> from thatchlab.synth.recall import RecallWorld
     >>> f = DeriveWeightsFitter().fit(RecallWorld(n_memories=200, n_recalls=3000, seed=2).log)
     >>> list(f.summary_.columns)
-    ['coef', 'se', 'ci_lower', 'ci_upper', 'identified', 'hand_set']
+    ['coef', 'se', 'ci_lower', 'ci_upper', 'identified', 'bound', 'note', 'hand_set']
     >>> list(f.confidence_interval_.index) == list(COEFS), f.converged_, f.identified_
     (True, True, True)
     >>> s = f.summary_
@@ -311,9 +349,45 @@ class DeriveWeightsFitter(BaseFitter):
                                     options=_SIMPLEX_OPTIONS)
         res = optimize.minimize(self._nll, simplex.x, args=(x, base), method="BFGS", options=_BFGS_OPTIONS)
         theta = res.x
-        hess = _hessian(lambda t: self._nll(t, x, base), theta)
-        ident = _identified(hess, theta, -res.fun)
+        lik = _Likelihood(x, names, base.derive_kwargs(), self.eps)
+        crit = float(stats.chi2.ppf(1 - self.alpha, 1))
         k = len(names)
+        for restart in range(_RESTARTS + 1):
+            hess = _hessian(lambda t: self._nll(t, x, base), theta)
+            # every parameter is profiled with all the others free, those the likelihood does not
+            # contain (information at the noise floor) too: their profiles are flat throughout
+            absent = ~_present(hess, theta, -res.fun)
+            ll_hat = lik.loglik(theta)
+            free = np.arange(len(names))
+            wald = np.full((k, k), np.nan)
+            if len(free):
+                wald[np.ix_(free, free)] = np.linalg.pinv(hess[np.ix_(free, free)])
+            wald_se = np.sqrt(np.where(np.diag(wald) > 0, np.diag(wald), np.nan))
+            gain, better = 0.0, None
+            prof = []
+            for j, name in enumerate(names):
+                lo_s, hi_s = _SEARCH.get(name, (theta[j] - _SEARCH_HALF_WIDTH, theta[j] + _SEARCH_HALF_WIDTH))
+                if name != "baseline":  # a half-life fitted past the search range: search beyond it
+                    lo_s, hi_s = min(lo_s, theta[j] - 1.0), max(hi_s, theta[j] + 1.0)
+                step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
+                lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, crit, step,
+                                                             (lo_s, hi_s), flat_dev=_FLAT_DEVIANCE)
+                if up > gain:
+                    gain, better = up, top
+                prof.append((lo, hi, sides))
+                if gain > _PROFILE_GAIN and restart < _RESTARTS:
+                    break  # not the maximum: restart from the better point before profiling the rest
+            # a profile that climbed above the estimate found a better maximum: polish from there
+            if gain <= _PROFILE_GAIN or restart == _RESTARTS:
+                break
+            simplex2 = optimize.minimize(self._nll, better, args=(x, base), method="Nelder-Mead",
+                                         options=_SIMPLEX_OPTIONS)
+            again = optimize.minimize(self._nll, simplex2.x, args=(x, base), method="BFGS",
+                                      options=_BFGS_OPTIONS)
+            if not -again.fun > -res.fun + _PROFILE_GAIN:
+                break
+            res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
+        ident = np.array([not (pr[2][0]["flat"] or pr[2][1]["flat"]) for pr in prof])
         cov = np.full((k, k), np.nan)
         sub = np.ix_(ident, ident)
         if ident.any():
@@ -321,32 +395,10 @@ class DeriveWeightsFitter(BaseFitter):
         var = np.diag(cov)
         se = np.where(ident, np.sqrt(np.where(var > 0, var, np.nan)), np.inf)
 
-        lik = _Likelihood(x, names, base.derive_kwargs(), self.eps)
-        ll_hat = lik.loglik(theta)
         grad = -lik.nll_and_grad(theta)[1]
         info = lik.information(theta)[sub]
         g = grad[ident]
         gnorm = float(np.sqrt(max(float(g @ np.linalg.pinv(info) @ g), 0.0))) if ident.any() else 0.0
-        crit = float(stats.chi2.ppf(1 - self.alpha, 1))
-        free = np.flatnonzero(ident)
-        gain = 0.0
-        bounds = []
-        for j, name in enumerate(names):
-            lo_r, hi_r = RANGES[name]
-            if not ident[j]:
-                bounds.append((lo_r, hi_r))
-                continue
-            lims = _SEARCH.get(name, (theta[j] - _SEARCH_HALF_WIDTH, theta[j] + _SEARCH_HALF_WIDTH))
-            step = se[j] if np.isfinite(se[j]) and se[j] > 0 else 0.1
-            lo, hi, up = _profile_interval(lik, theta, j, free, ll_hat, crit, step, lims)
-            gain = max(gain, up)
-            if name == "half_life_days":
-                lo = math.exp(lo) if lo is not None else lo_r
-                hi = math.exp(hi) if hi is not None else hi_r
-            else:
-                lo = lo if lo is not None else lo_r
-                hi = hi if hi is not None else hi_r
-            bounds.append((lo, hi))
 
         rows = []
         for i, name in enumerate(names):
@@ -355,13 +407,15 @@ class DeriveWeightsFitter(BaseFitter):
                 se_i = coef * se[i]  # delta method
             else:
                 coef, se_i = float(theta[i]), float(se[i])
-            rows.append((name, coef, float(se_i), float(bounds[i][0]), float(bounds[i][1]), bool(ident[i]),
-                         getattr(base, name)))
+            lo, hi, bound, note = _describe(name, i, names, theta, prof[i], bool(ident[i]), lik.age,
+                                            bool(absent[i]))
+            rows.append((name, coef, float(se_i), lo, hi, bool(ident[i]), bound, note, getattr(base, name)))
         summary = pd.DataFrame(rows, columns=["param", "coef", "se", "ci_lower", "ci_upper", "identified",
-                                              "hand_set"]).set_index("param")
+                                              "bound", "note", "hand_set"]).set_index("param")
         stopped_ok = bool(simplex.success) and (bool(res.success) or res.status == 2) and np.isfinite(res.fun)
         # a clip's kink can keep the gradient from vanishing at a maximum: then no ascent step helps
-        at_kink = gnorm > _GRADIENT_TOL and _maximise(lik, theta, free, tol=1e-9)[0] - ll_hat <= _KINK_GAIN
+        at_kink = gnorm > _GRADIENT_TOL and _maximise(lik, theta, np.flatnonzero(ident), tol=1e-9)[0] \
+            - ll_hat <= _KINK_GAIN
         flat = gnorm <= _GRADIENT_TOL or at_kink
         converged = stopped_ok and flat and gain <= _PROFILE_GAIN
         if not converged:
@@ -373,8 +427,9 @@ class DeriveWeightsFitter(BaseFitter):
                           "intervals are not trustworthy", UserWarning, stacklevel=2)
         if not ident.all():
             warnings.warn("DeriveWeightsFitter: the data do not inform "
-                          f"{', '.join(n for n, ok in zip(names, ident, strict=True) if not ok)}; their "
-                          "intervals are their whole range (identified=False)", UserWarning, stacklevel=2)
+                          f"{', '.join(n for n, ok in zip(names, ident, strict=True) if not ok)}: the profile "
+                          "likelihood is flat along them (identified=False; see summary_['note'])",
+                          UserWarning, stacklevel=2)
         self.coef_ = summary["coef"].to_dict()
         self.params_ = base.replace(**self.coef_)
         self.log_likelihood_ = -float(res.fun)
@@ -442,37 +497,73 @@ def _hessian(f, x, rel=1e-4):
     return H
 
 
-def _identified(hess, theta, f0, rel=1e-4) -> np.ndarray:
-    """Which parameters the observed information ``hess`` informs (see the class docstring).
+def _present(hess, theta, f0, rel=1e-4) -> np.ndarray:
+    """Which parameters the likelihood contains: the information diagonal is above 100 × the
+    rounding noise of the central differences (``|f0|·eps/h²``).
 
-    A diagonal within 100 × the rounding noise of the central differences
-    (``|f0|·eps/h²``) means the likelihood does not move with the parameter;
-    among the others, a parameter loading more than ``_LOADING`` on an
-    eigenvector of the correlation-scaled information with eigenvalue below
-    ``_RCOND`` × the largest is part of a direction the data cannot see.
-
-    >>> h = np.array([[4.0, 0.0], [0.0, 0.0]])
-    >>> _identified(h, np.zeros(2), 100.0).tolist()
+    >>> _present(np.array([[4.0, 0.0], [0.0, 0.0]]), np.zeros(2), 100.0).tolist()
     [True, False]
-    >>> _identified(np.array([[1.0, 1.0], [1.0, 1.0]]), np.zeros(2), 1.0).tolist()
-    [False, False]
     """
-    theta = np.asarray(theta, dtype=np.float64)
-    step = rel * np.maximum(np.abs(theta), 1.0)
+    step = rel * np.maximum(np.abs(np.asarray(theta, dtype=np.float64)), 1.0)
     diag = np.diag(hess)
-    ok = np.isfinite(diag) & (diag > 100 * max(abs(float(f0)), 1.0) * np.finfo(np.float64).eps / step**2)
-    idx = np.flatnonzero(ok)
-    if len(idx) > 1:
-        d = np.sqrt(diag[idx])
-        scaled = hess[np.ix_(idx, idx)] / np.outer(d, d)
-        if not np.all(np.isfinite(scaled)):
-            ok[idx] = False
-            return ok
-        lam, vec = np.linalg.eigh((scaled + scaled.T) / 2)
-        null = np.abs(lam) < _RCOND * np.max(np.abs(lam))
-        if null.any():
-            ok[idx[np.any(np.abs(vec[:, null]) > _LOADING, axis=1)]] = False
-    return ok
+    return np.isfinite(diag) & (diag > 100 * max(abs(float(f0)), 1.0) * np.finfo(np.float64).eps / step**2)
+
+
+def _natural(name, v):
+    return math.exp(min(v, 700.0)) if name == "half_life_days" else float(v)
+
+
+def _fmt(name, v):
+    return f"{v:.4g} days" if name == "half_life_days" else f"{v:.4g}"
+
+
+def _describe(name, i, names, theta, prof, identified, age, absent=False):
+    """``(ci_lower, ci_upper, bound, note)`` of parameter ``i`` from its profile (the class docstring's rule)."""
+    lo_r, hi_r = RANGES[name]
+    if np.ptp(age) == 0 and age.max() == 0:
+        cause = "every age is 0, so derive does not depend on the age penalty or the half-life"
+    elif np.ptp(age) == 0:
+        cause = f"ages all equal ({age[0]:g} days), so the half-life and the age penalty trade off"
+    elif "half_life_days" in names and theta[names.index("half_life_days")] > math.log(100 * max(age.max(), 1.0)) \
+            and name in ("half_life_days", "age_penalty"):
+        hl = _natural("half_life_days", theta[names.index("half_life_days")])
+        cause = (f"no age effect: the half-life runs to {hl:.3g} days, far past the oldest touch "
+                 f"({age.max():.3g} days), where the age penalty no longer acts")
+    else:
+        cause = "the data cannot tell its values apart"
+    lo_f, hi_f, sides = prof
+    lo = _natural(name, lo_f) if lo_f is not None else lo_r
+    hi = _natural(name, hi_f) if hi_f is not None else hi_r
+    if identified:
+        if lo_f is not None and hi_f is not None:
+            return lo, hi, f"{_fmt(name, lo)} to {_fmt(name, hi)}", ""
+        if lo_f is None and hi_f is None:
+            return lo, hi, "any value", "peaked, but the data rule out no value in the range searched"
+        if hi_f is None:
+            return lo, hi, f"≥ {_fmt(name, lo)}", "one-sided: the data set no upper bound"
+        return lo, hi, f"≤ {_fmt(name, hi)}", "one-sided: the data set no lower bound"
+    # flat: the reach of the flat part, and the parameters that move along it
+    moved = set()
+    for side in sides:
+        d = np.abs(side["at"] - theta) > 0.05 * np.maximum(np.abs(theta), 0.01)
+        moved |= {names[k] for k in np.flatnonzero(d) if k != i}
+    r_lo, r_hi = (_natural(name, sd["reach"]) for sd in sides)
+    where = (f"from {_fmt(name, r_lo)} to {_fmt(name, r_hi)}" if lo_f is not None and hi_f is not None
+             else f"from {_fmt(name, r_lo)} up" if hi_f is None and lo_f is not None
+             else f"up to {_fmt(name, r_hi)}" if lo_f is None and hi_f is not None
+             else "over the whole range searched")
+    note = f"flat: {cause}; the log-likelihood is within 0.01 of its maximum {where}"
+    if absent and lo_f is None and hi_f is None:
+        note = f"flat: {cause}; the likelihood does not depend on it"
+    if moved:
+        note += "; trades off with " + ", ".join(_LABEL[n] for n in names if n in moved)
+    if lo_f is not None and hi_f is None:
+        return lo, hi, f"≥ {_fmt(name, lo)}", note
+    if hi_f is not None and lo_f is None:
+        return lo, hi, f"≤ {_fmt(name, hi)}", note
+    if lo_f is not None and hi_f is not None:
+        return math.nan, math.nan, f"flat within {_fmt(name, lo)} to {_fmt(name, hi)}", note
+    return math.nan, math.nan, "none", note
 
 
 def _maximise(lik: _Likelihood, theta, free, tol=1e-5, max_iter=50):
@@ -517,55 +608,99 @@ def _maximise(lik: _Likelihood, theta, free, tol=1e-5, max_iter=50):
     return ll, t
 
 
-def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims):
-    """Ends of ``{ψ: 2(ℓ̂ − ℓ_p(ψ)) ≤ crit}`` for coordinate ``j`` of ``theta`` (fitting scale).
+def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims, flat_dev=None):
+    """Ends of ``{ψ: 2(ℓ̂ − ℓ_p(ψ)) ≤ crit}`` for coordinate ``j`` of ``theta`` (fitting scale), and
+    whether the profile is flat on each side.
 
     ``ℓ_p(ψ)`` maximises the likelihood over the coordinates in ``free`` other
-    than ``j`` (:func:`_maximise`, warm-started from the last profile point).
-    The search works with the signed root ``r(ψ) = √(2(ℓ̂ − ℓ_p(ψ)))``, which
-    is close to linear in ``ψ``: each side first tries the Wald end
-    ``theta[j] ± √crit·step``, then doubles the distance (clamped to
-    ``lims``) until ``r`` passes ``√crit``, and :func:`_bracketed_root` finds
-    the crossing (warm-started from the last point inside). Returns ``(lower, upper, gain)``, a bound ``None`` when ``r``
-    stays below ``√crit`` up to the limit, and ``gain`` the largest
-    ``ℓ_p − ℓ̂`` met (positive when ``theta`` was not the maximum).
+    than ``j`` (:func:`_maximise`), from the better of two starts: the last
+    profile point with ``j`` moved to ``ψ``, and that point moved along the
+    ridge's tangent as well (the others shifted by ``−I_oo⁺ I_oj Δψ``, which
+    keeps every ``v_i`` fixed to first order, so a profile can follow a flat
+    ridge through the clips' kinks). The search works with the signed root
+    ``r(ψ) = √(2(ℓ̂ − ℓ_p(ψ)))``, which is close to linear in ``ψ``: each
+    side first tries the Wald end ``theta[j] ± √crit·step``, then doubles the
+    distance (clamped to ``lims``) until ``r`` passes ``√crit``, and
+    :func:`_bracketed_root` finds the crossing (warm-started from the last
+    point inside).
+
+    A side is *flat* when the deviance ``2(ℓ̂ − ℓ_p)`` stays below
+    ``flat_dev`` at the midpoint between ``theta[j]`` and the side's end (a
+    quadratic profile has ``crit/4`` there), or, on a side with no end up to
+    the limit, at every point tried. Returns ``(lower, upper, (gain, best), sides)``:
+    a bound ``None`` when ``r`` stays below ``√crit`` up to the limit,
+    ``gain`` the largest ``ℓ_p − ℓ̂`` met (positive when ``theta`` was not the
+    maximum), ``best`` the profile point where it was met, and ``sides`` one dict per side (lower, upper) with ``flat`` and
+    ``reach``, the farthest point tried with a deviance below ``flat_dev``
+    (``theta[j]`` when there is none), and ``at``, the profile's maximiser
+    there.
     """
     theta = np.asarray(theta, dtype=np.float64)
     others = np.array([i for i in free if i != j], dtype=int)
+    # v is linear in every parameter but the half-life at a fixed half-life: a tangent over those
+    # alone follows a linear ridge (intercept against age penalty at equal ages) exactly, however far
+    linear = np.array([i for i in others if lik.names[i] != "half_life_days"], dtype=int)
     z = math.sqrt(crit)
-    gain = 0.0
+    flat_dev = 0.0 if flat_dev is None else flat_dev
+    gain, top = 0.0, theta.copy()
 
-    def root(psi, state):
+    def root(psi, warm):
         nonlocal gain
-        t = state["warm"].copy()
-        t[j] = psi
-        llp, t = _maximise(lik, t, others)
-        gain = max(gain, llp - ll_hat)
+        best, info = None, None
+        for along in (None, others, linear):
+            t = warm.copy()
+            if along is not None:
+                if not len(along):
+                    continue
+                if info is None:
+                    p, jac, clip_free = lik.p_and_jacobian(warm)
+                    info = (jac * (clip_free / (p * (1 - p)))[:, None]).T @ jac
+                t[along] -= np.linalg.pinv(info[np.ix_(along, along)]) @ info[along, j] * (psi - warm[j])
+            t[j] = psi
+            llp, t = _maximise(lik, t, others)
+            if math.isfinite(llp) and (best is None or llp > best[0]):
+                best = (llp, t)
+        llp, t = best if best is not None else (-math.inf, warm)
+        if llp - ll_hat > gain:
+            gain, top[:] = llp - ll_hat, t
         return math.sqrt(max(2 * (ll_hat - llp), 0.0)), t
 
-    out = []
+    out, sides = [], []
     for sign, limit in ((-1.0, lims[0]), (1.0, lims[1])):
         warm, inside, r_in, outside, r_out = theta.copy(), float(theta[j]), 0.0, None, None
+        reach, at, peak = float(theta[j]), theta.copy(), 0.0
         dist = z * float(step)
         while True:
             psi = float(theta[j] + sign * dist)
             at_limit = (psi <= limit) if sign < 0 else (psi >= limit)
             if at_limit:
                 psi = float(limit)
-            r, t = root(psi, {"warm": warm})
+            r, t = root(psi, warm)
             if r >= z:
                 outside, r_out = psi, r
                 break
+            peak = max(peak, r * r)
+            if r * r < flat_dev:
+                reach, at = psi, t
             inside, r_in, warm = psi, r, t
             if at_limit:
                 break
             dist *= 2.0
         if outside is None:
             out.append(None)
+            sides.append({"flat": peak < flat_dev, "reach": reach, "at": at})
             continue
-        out.append(_bracketed_root(lambda psi, w=warm: root(psi, {"warm": w}), inside, r_in - z,
-                                   outside, r_out - z, z, xtol=1e-3 * step))
-    return out[0], out[1], gain
+        end = _bracketed_root(lambda psi, w=warm: root(psi, w), inside, r_in - z, outside, r_out - z, z,
+                              xtol=1e-3 * step)
+        out.append(end)
+        mid = 0.5 * (float(theta[j]) + end)
+        if abs(mid - reach) > 1e-12 * max(1.0, abs(mid)) and (mid - reach) * sign > 0:
+            r, t = root(mid, warm if (inside - mid) * sign > 0 else theta.copy())
+            if r * r < flat_dev:
+                reach, at = mid, t
+        flat = (reach - mid) * sign >= 0 and reach != float(theta[j])
+        sides.append({"flat": flat, "reach": reach, "at": at})
+    return out[0], out[1], (gain, top), sides
 
 
 def _bracketed_root(evaluate, a, fa, b, fb, z, xtol, max_iter=40):

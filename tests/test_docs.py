@@ -64,7 +64,7 @@ def printed_metric_names(real_embedder) -> set[str]:
         names |= set(tune.PriorFitter().fit(signals[["item_id", "signal"]]).summary_.columns)
         # a sweep's own columns besides the parameters and the val_/test_ metric columns
         sw = tune.sweep(memory, {"episodic": [3.0, 7.0]}, "brier", engine="belief")
-    names |= {"coef", "se", "ci_lower", "ci_upper", "identified", "hand_set"}  # DeriveWeightsFitter
+    names |= {"coef", "se", "ci_lower", "ci_upper", "identified", "hand_set", "bound", "note"}  # DeriveWeightsFitter
     fields = {f.name for f in dataclasses.fields(belief.params)}
     names |= {c for c in sw.columns if c not in fields and not c.startswith(("val_", "test_"))}
     names |= {c.split("_", 1)[1] for c in sw.columns if c.startswith(("val_", "test_"))}

@@ -1,5 +1,6 @@
 """Benchmark: false-ship rate, coverage and power of ``tune.decide`` in planted worlds.
 
+The study itself is :func:`thatchlab.tune.calibration_study.decide_calibration`.
 Each world is a sweep-shaped frame built directly (no replay): production's
 default and one changed configuration (``k = 20``) scored on ``G`` test
 sessions of unequal size. The changed configuration's per-session log-loss
@@ -35,65 +36,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.params import ScoringParams
-from thatchlab.tune import ClusterStats, config_id, decide
-from thatchlab.tune.decide import paired_difference
-from thatchlab.tune.registry import cluster_resamples, percentile_interval
+from thatchlab.tune.calibration_study import decide_calibration
 
 FULL = {"reps": 1000, "clusters": (5, 8, 12, 20, 40, 80), "n_boot": 400}
 CI = {"reps": 40, "clusters": (5, 12), "n_boot": 200}
 ALPHA = 0.05
-SIGMA = 0.05
-
-
-def planted(n_clusters: int, delta: float, rng) -> pd.DataFrame:
-    """A two-configuration sweep frame whose change moves test log-loss by exactly ``delta``."""
-    den = rng.integers(3, 60, n_clusters).astype(np.float64)
-    base = rng.gamma(3.0, 0.2, n_clusters) * den
-    effect = delta + SIGMA * rng.standard_normal(n_clusters)
-    configs = {ScoringParams(): (0.70, base), ScoringParams(k=20.0): (0.65, base + effect * den)}
-    rows, parts = [], {}
-    for params, (val, num) in configs.items():
-        cid = config_id("prediction", params)
-        parts[cid] = {("log_loss", "test"): (num, den), ("log_loss", "val"): (base, den)}
-        rows.append({"k": params.k, "config_id": cid, "engine": "prediction", "val_log_loss": val,
-                     "test_log_loss": float(num.sum() / den.sum())})
-    frame = pd.DataFrame(rows)
-    labels = {"test": np.array([f"s{i}" for i in range(n_clusters)]),
-              "val": np.array([f"v{i}" for i in range(n_clusters)])}
-    frame.attrs.update(engine="prediction", metric="log_loss", metrics=["log_loss"], holdout="0.2",
-                       clusters=ClusterStats.merge(parts, "session", labels), unidentified=[],
-                       identification={"log_loss": []})
-    return frame
-
-
-def one_count(n_clusters: int, reps: int, n_boot: int, seed: int) -> dict:
-    rng = np.random.default_rng([seed, n_clusters])
-    shipped_null = shipped_alt = covered = pct_null = pct_cover = 0
-    delta = -3 * SIGMA / np.sqrt(n_clusters)
-    changed = config_id("prediction", ScoringParams(k=20.0))
-    for r in range(reps):
-        for truth in (0.0, delta):
-            d = decide(planted(n_clusters, truth, rng), "log_loss", n_boot=n_boot, seed=r, alpha=ALPHA)
-            ships = d.combined["config_id"] == changed
-            gate = d.combined["gate"]
-            if truth == 0.0:
-                shipped_null += ships
-            else:
-                shipped_alt += ships
-                covered += gate["ci_lower"] <= truth <= gate["ci_upper"]
-        # the percentile interval of the same kind of resamples, on a fresh null world
-        frame = planted(n_clusters, 0.0, rng)
-        s = frame.attrs["clusters"]
-        ids = frame["config_id"].tolist()
-        (n0, d0), (n1, d1) = (tuple(a[0] for a in s.sums("log_loss", "test", [c])) for c in ids)
-        out = paired_difference(n0, d0, n1, d1, cluster_resamples(n_clusters, n_boot, r), ALPHA)
-        lo, hi = percentile_interval(out["draws"], ALPHA)
-        pct_null += hi < 0
-        pct_cover += lo <= 0 <= hi
-    return {"clusters": n_clusters, "reps": reps, "false_ship": shipped_null / reps, "false_ships": shipped_null,
-            "coverage": covered / reps, "power": shipped_alt / reps,
-            "percentile_false_ship": pct_null / reps, "percentile_coverage": pct_cover / reps}
 
 
 def main() -> int:
@@ -108,7 +55,7 @@ def main() -> int:
     print(f"size: {size}, seed {args.seed}; nominal one-sided false-ship {ALPHA / 2:g}, coverage {1 - ALPHA:g}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        table = pd.DataFrame([one_count(g, size["reps"], size["n_boot"], args.seed) for g in size["clusters"]])
+        table = decide_calibration(size["clusters"], size["reps"], size["n_boot"], args.seed, ALPHA)
     with pd.option_context("display.width", 200):
         print(table.to_string(index=False))
     se = np.sqrt(0.95 * 0.05 / size["reps"])

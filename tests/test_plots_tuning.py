@@ -53,3 +53,31 @@ def test_prior_profile_interior_and_boundary():
     f = PriorFitter().fit_counts(np.full(100, 2), np.full(100, 3))  # no spread between items at all
     assert f.boundary_
     assert "boundary" in prior_profile(f, "k").axes[0].get_title()
+
+
+def test_decision_forest_draws_every_tested_configuration_and_colours_what_ships():
+    from thatchlab.plots import decision_forest
+    from thatchlab.tune import decide, planted_sweep
+
+    ships = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
+    fig = decision_forest(ships)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["k alone", "candidate (k=20.0): gate"]
+    assert ax.get_title() == "prediction decision on log_loss: ships k=20.0"
+    assert "left is better" in ax.get_xlabel()
+    colours = {line.get_color() for line in ax.lines if line.get_linestyle() == "-"}
+    assert "C2" in colours  # the shipped configuration in colour
+    null = decide(planted_sweep(30, 0.03, np.random.default_rng(2)), "log_loss", n_boot=100)
+    fig = decision_forest(null)
+    assert fig.axes[0].get_title().endswith("ships nothing")
+    assert {line.get_color() for line in fig.axes[0].lines if line.get_linestyle() == "-"} == {"0.55"}
+
+
+def test_decide_calibration_study_counts_worlds():
+    from thatchlab.tune import decide_calibration
+
+    table = decide_calibration(clusters=(5, 12), reps=30, n_boot=100, seed=7)
+    assert table["clusters"].tolist() == [5, 12] and table["reps"].tolist() == [30, 30]
+    assert (table["false_ships"] / table["reps"]).tolist() == table["false_ship"].tolist()
+    assert table["false_ship"].max() <= 0.1 and table["power"].min() > 0.3
+    assert table[["coverage", "percentile_coverage"]].apply(lambda s: s.between(0, 1)).all().all()

@@ -1,4 +1,5 @@
-"""Figures of sweeps and fits: metric heatmaps, metric-vs-parameter curves, prior profiles.
+"""Figures of sweeps, decisions and fits: metric heatmaps, metric-vs-parameter curves, decision forest plots,
+prior profiles.
 
 The reliability diagram of a tuned replay is
 :func:`thatchlab.plots.scoring.prequential_reliability_diagram`; this module
@@ -10,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "param_label", "metric_label"]
+__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest", "param_label",
+           "metric_label"]
 
 _PARAM_UNITS = {
     "k": "prior strength K (pseudo-signals)", "p0": "prior mean P0 (probability)",
@@ -220,5 +222,67 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     ax.set_ylabel(_METRIC_UNITS.get(y, y))
     ax.set_title(title or f"{x} against {y} ({'validation' if segment == 'val' else segment})")
     ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def decision_forest(decision, title: str | None = None):
+    """A decision's intervals on one axis: each parameter changed alone, each configuration tested, what ships.
+
+    One row per evidence row with an interval (the default with that
+    parameter alone changed: described, not the test), one per tested
+    configuration of :attr:`~thatchlab.tune.Decision.combined` (the candidate,
+    the gate, then the reduced configurations of the family), each a point
+    estimate of (configuration − default) on the test stretch with its
+    interval; the shipped configuration is drawn in colour, the rest in grey.
+    A vertical line marks 0; the improving side is labelled.
+
+    >>> import numpy as np
+    >>> from thatchlab.tune import decide, planted_sweep
+    >>> d = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
+    >>> fig = decision_forest(d)
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['k alone', 'candidate (k=20.0): gate']
+    """
+    from matplotlib.figure import Figure
+
+    from thatchlab.tune import metric_direction
+
+    c = decision.combined
+    rows = []  # (label, delta, lo, hi, shipped)
+    for r in decision.evidence.itertuples():
+        if np.isfinite(r.delta) and np.isfinite(r.ci_lower) and np.isfinite(r.ci_upper):
+            rows.append((f"{r.parameter} alone", r.delta, r.ci_lower, r.ci_upper, False))
+    shipped_id = c.get("config_id")
+
+    def changes(p) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in p.items()) or "all defaults"
+
+    gate = c.get("gate")
+    if isinstance(gate, dict) and np.isfinite(gate.get("delta", np.nan)):
+        cand = {f: getattr(decision.candidate, f) for f in decision.evidence["parameter"]
+                if getattr(decision.candidate, f) != getattr(decision.default, f)}
+        rows.append((f"candidate ({changes(cand)}): gate", gate["delta"], gate["ci_lower"], gate["ci_upper"],
+                     gate.get("config_id") == shipped_id))
+    for fam in c.get("family") or []:
+        lo, hi = fam.get("ci_lower", np.nan), fam.get("ci_upper", np.nan)
+        if np.isfinite(fam.get("delta", np.nan)):
+            rows.append((f"keeps {', '.join(fam['changes'])}", fam["delta"], lo, hi,
+                         fam.get("config_id") == shipped_id))
+    fig = Figure(figsize=(8.0, 0.55 * max(len(rows), 2) + 1.4))
+    ax = fig.add_subplot(1, 1, 1)
+    for y, (_, d, lo, hi, shipped) in enumerate(rows):
+        colour = "C2" if shipped else "0.55"
+        ax.plot([lo, hi], [y, y], color=colour, lw=2.2 if shipped else 1.5)
+        ax.plot([d], [y], "o", color=colour, markersize=7 if shipped else 5)
+    ax.axvline(0.0, color="0.2", lw=0.8, ls="--")
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    lower = metric_direction(decision.metric.split(" + ")[0]) == "min"
+    unit = _METRIC_UNITS.get(decision.metric, decision.metric)
+    ax.set_xlabel(f"test {unit}: configuration − default ({'left' if lower else 'right'} is better)")
+    what = ", ".join(f"{k}={v!r}" for k, v in (c.get("params") or {}).items())
+    ax.set_title(title or f"{decision.engine} decision on {decision.metric}: "
+                          + (f"ships {what}" if what else "ships nothing"))
     fig.tight_layout()
     return fig

@@ -1,6 +1,7 @@
 """Tuning: sweeps and the fitters (PriorFitter, HalfLifeFitter, DeriveWeightsFitter)."""
 
 from thatchlab.tune._fitter import BaseFitter, NotFittedError
+from thatchlab.tune.calibration_study import decide_calibration, planted_sweep
 from thatchlab.tune.decide import Decision, combine_decisions, decide
 from thatchlab.tune.derive import DeriveWeightsFitter
 from thatchlab.tune.halflife import HalfLifeFitter, exposure_segments
@@ -29,4 +30,4 @@ from thatchlab.tune.transfer import transfer_threshold
 __all__ = ["BaseFitter", "NotFittedError", "HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
 __all__ += ["PriorFitter", "transfer_threshold", "sweep", "best", "BestConfig", "holdout_segments", "config_id",
             "EngineSpec", "ClusterStats", "Prepared", "Segment", "engines", "get_engine", "register_engine",
-            "decide", "Decision", "combine_decisions", "pareto", "identification", "metric_direction"]
+            "decide", "Decision", "combine_decisions", "decide_calibration", "planted_sweep", "pareto", "identification", "metric_direction"]

@@ -41,7 +41,7 @@ def records(path):
         try:
             out.append(json.loads(line))
         except ValueError:  # the cut-off last line of a session being written
-            pass
+            continue
     return out
 
 

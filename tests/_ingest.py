@@ -1,4 +1,4 @@
-"""Test helpers of the ingest tests: the bundled samples, their vectors, a quiet replay and the verb."""
+"""Test helpers: the bundled ingest samples, their vectors, a quiet replay, and the verb runner the CLI tests share."""
 
 import warnings
 from pathlib import Path

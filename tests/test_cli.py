@@ -9,16 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests._ingest import cli as run
 from thatchlab import logs
-from thatchlab.cli import main
-
-
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def test_demo_import_merge_round_trip(tmp_path, capsys, real_embedder):

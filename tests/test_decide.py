@@ -137,16 +137,29 @@ def test_sweep_intervals_share_one_set_of_resamples(world):
 def test_a_planted_improvement_is_shipped_with_an_interval_excluding_zero(regime_sweep):
     d = decide(regime_sweep, "interruption_rate", n_boot=500)
     ev = d.evidence.set_index("parameter")
-    row = ev.loc["strong_confidence"]
-    assert row["shipped"] and row["candidate"] == 0.5 and row["ci_upper"] < 0 and row["delta"] < 0
-    assert "ships strong_confidence=0.5" in row["reason"]
-    assert d.params.strong_confidence == 0.5 and d.params.threshold == 0.6
-    assert d.default == ScoringParams() and d.candidate.strong_confidence == 0.5
+    row = ev.loc["k"]
+    assert row["shipped"] and row["candidate"] == 2.0 and row["ci_upper"] < 0 and row["delta"] < 0
+    assert "ships k=2.0" in row["reason"]
+    assert d.params.k == 2.0 and d.params.threshold == 0.6 and d.params.strong_confidence == 0.7
+    assert d.default == ScoringParams() and d.candidate.k == 2.0
     assert d.combined["ci_upper"] < 0 and d.n_configs == len(regime_sweep)
     assert list(d.evidence.columns) == list(EVIDENCE_COLUMNS)
     assert (d.evidence.loc[d.evidence["shipped"], "detectable"] > 0).all()
     assert np.isfinite(d.optimism)
     assert "ship" in repr(d) and "<table" in d._repr_html_()
+
+
+def test_parameters_production_has_no_setting_for_never_ship(regime_sweep):
+    """The regime classifier's bars are thatchlab's: studied in sweeps, never shipped; the
+    candidate is the best configuration that keeps them at the default."""
+    d = decide(regime_sweep, "interruption_rate", n_boot=300)
+    row = d.evidence.set_index("parameter").loc["strong_confidence"]
+    assert not row["shipped"] and row["candidate"] == 0.7
+    assert row["reason"].startswith("never ships: production has no setting for strong_confidence")
+    unconstrained = best(regime_sweep, "interruption_rate").params
+    assert unconstrained.strong_confidence == 0.5  # the sweep's winner used the bar; the decision cannot
+    with pytest.raises(InputError, match="keeping strong_confidence at production's default"):
+        decide(regime_sweep, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", 0.0)})
 
 
 def test_no_real_difference_keeps_the_default(world):
@@ -161,17 +174,22 @@ def test_no_real_difference_keeps_the_default(world):
 
 
 def test_constraint_and_records(regime_sweep):
-    d = decide(regime_sweep, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", 0.12)},
-               n_boot=300)
-    wsf = regime_sweep.set_index("config_id")["val_wrong_silent_follow_rate"]
     from thatchlab.tune import config_id
 
-    assert wsf[config_id("prediction", d.candidate)] <= 0.12
-    assert d.n_configs == int((regime_sweep["val_wrong_silent_follow_rate"] <= 0.12).sum())
+    wsf = regime_sweep.set_index("config_id")["val_wrong_silent_follow_rate"]
+    bar = float(wsf[config_id("prediction", ScoringParams())])
+    d = decide(regime_sweep, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", bar)},
+               n_boot=300)
+    assert wsf[config_id("prediction", d.candidate)] <= bar
+    assert d.n_configs == int((regime_sweep["val_wrong_silent_follow_rate"] <= bar).sum())
     recs = d.to_records()
     assert all(list(r) == list(EVIDENCE_COLUMNS) for r in recs)
     json.dumps(recs)  # JSON-safe, NaN as null
     assert [r["parameter"] for r in recs] == d.evidence["parameter"].tolist()
+    combined = d.combined_record()
+    assert combined["parameter"] == "combined" and combined["shipped"] == bool(d.shipped_parameters())
+    assert set(combined) >= {"delta", "ci_lower", "ci_upper", "n_clusters", "params", "reason"}
+    json.dumps(combined)
 
 
 def test_combine_decisions_takes_each_parameter_from_the_metric_that_sees_it(regime_sweep):
@@ -181,8 +199,9 @@ def test_combine_decisions_takes_each_parameter_from_the_metric_that_sees_it(reg
     merged = combine_decisions([on_ll, on_ir])
     ev = merged.evidence.set_index("parameter")
     assert ev.loc["k", "metric"] == "log_loss"  # both see k: the first decision's
-    assert ev.loc["strong_confidence", "metric"] == "interruption_rate" and ev.loc["strong_confidence", "shipped"]
-    assert merged.params.strong_confidence == 0.5 and merged.metric == "log_loss + interruption_rate"
+    assert ev.loc["strong_confidence", "metric"] == "interruption_rate"
+    assert not ev.loc["strong_confidence", "shipped"]  # production has no setting for it
+    assert merged.params.strong_confidence == 0.7 and merged.metric == "log_loss + interruption_rate"
     assert merged.unidentified == ["threshold"] and merged.params.threshold == 0.6
     assert on_ll.merge(on_ir).evidence.equals(merged.evidence)
 
@@ -346,19 +365,19 @@ def test_seven_standard_error_effects_ship_with_a_hundred_resamples_and_three_pa
 
 
 def test_a_constrained_decision_ships_only_if_the_constraint_holds_on_test():
-    wsf = {_D: 0.10, (("strong_confidence", 0.6),): 0.14}
-    sc = (("strong_confidence", 0.6),)
+    wsf = {_D: 0.10, (("threshold", 0.55),): 0.14}
+    sc = (("threshold", 0.55),)
     frame = _plant({_D: (0.50, 0.0), sc: (0.40, -0.05)}, metric="interruption_rate",
                    extra={"wrong_silent_follow_rate": wsf})
-    frame.loc[frame["strong_confidence"] == 0.6, "val_wrong_silent_follow_rate"] = 0.09  # fine on validation
+    frame.loc[frame["threshold"] == 0.55, "val_wrong_silent_follow_rate"] = 0.09  # fine on validation
     d = decide(frame, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", 0.12)}, n_boot=300)
-    assert d.candidate.strong_confidence == 0.6 and d.shipped_parameters() == []
+    assert d.candidate.threshold == 0.55 and d.shipped_parameters() == []
     c = d.combined["constraint"]["wrong_silent_follow_rate"]
     assert c["value"] == pytest.approx(0.14) and not c["holds"] and c["rule"] == "<= 0.12"
     assert c["ci_lower"] == pytest.approx(0.14) and c["ci_upper"] == pytest.approx(0.14)
     assert "wrong_silent_follow_rate = 0.14" in d.evidence["reason"].iloc[0]
     ok = decide(frame, "interruption_rate", constraint={"wrong_silent_follow_rate": ("<=", 0.15)}, n_boot=300)
-    assert ok.shipped_parameters() == ["strong_confidence"]
+    assert ok.shipped_parameters() == ["threshold"]
     assert ok.combined["constraint"]["wrong_silent_follow_rate"]["holds"]
 
 

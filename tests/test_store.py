@@ -98,25 +98,29 @@ def test_production_writes_without_defaults_succeed(tmp_path, engines):
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_manifest_names_thresholds_and_hard_coded_constants(tmp_path, engines):
+def test_values_no_decision_shipped_are_unreviewed_never_environment_or_recommended(tmp_path, engines):
     pred, beh = engines
     params = {"prediction": ScoringParams(k=8, p0=0.4, threshold=0.55), "behavior": ScoringParams(threshold=0.65)}
     res = export_sqlite(tmp_path / "tuned.db", prediction=pred, behavior=beh, params=params)
     manifest = json.loads(res.manifest_path.read_text())
     assert res.manifest_path.name == "tuned.manifest.json"
-    assert manifest["environment"] == ["THATCH_PREDICTION_THRESHOLD=0.55", "THATCH_BEHAVIOR_THRESHOLD=0.65"]
+    assert manifest["environment"] == [] and manifest["recommended_production_changes"] == {}
+    assert manifest["unreviewed"] == {"prediction": {"k": 8.0, "p0": 0.4, "threshold": 0.55},
+                                      "behavior": {"threshold": 0.65}}
     assert manifest["params"]["prediction"]["k"] == 8.0
     assert manifest["model"] == "toy-model"
     assert manifest["counts"]["predictions"] == 2 and manifest["counts"]["behaviors"] == 1
     assert any("hard-codes K=5" in n for n in manifest["notes"])
-    # the exported confidence is what production computes: its own K=5, P0=0.5, not the tuned
-    # ones, which the manifest lists as a recommended production change instead
+    assert any("unreviewed" in n and "--allow-unreviewed" in n for n in manifest["notes"])
+    assert not any("tuned" in n for n in manifest["notes"])
+    # the exported confidence is what production computes: its own K=5, P0=0.5
     con = sqlite3.connect(res.path)
     conf = con.execute("SELECT confidence FROM predictions WHERE statement='use pytest'").fetchone()[0]
     assert conf == (1 + 5 * 0.5) / (1 + 0.25 + 5)
     assert manifest["production_constants"] == {"k": 5.0, "p0": 0.5, "soft_weight": 0.25}
-    assert manifest["recommended_production_changes"] == {"prediction": {"k": 8.0, "p0": 0.4}}
     assert "decisions" not in manifest
+    # inside the file too, where a merge reads it
+    assert import_sqlite(res.path).meta["unreviewed"] == manifest["unreviewed"]
 
 
 def test_declared_production_constants_are_used_for_confidence(tmp_path, engines):
@@ -127,7 +131,8 @@ def test_declared_production_constants_are_used_for_confidence(tmp_path, engines
     con = sqlite3.connect(res.path)
     conf = con.execute("SELECT confidence FROM predictions WHERE statement='use pytest'").fetchone()[0]
     assert conf == pytest.approx((1 + 8 * 0.4) / (1 + 0.25 + 8))
-    assert manifest["recommended_production_changes"] == {}
+    assert manifest["recommended_production_changes"] == {} and manifest["unreviewed"] == {}
+    assert manifest["declared"] == {"prediction": {"k": 8.0, "p0": 0.4}}
     with pytest.raises(ThatchlabError, match="production_constants"):
         export_sqlite(tmp_path / "bad.db", prediction=pred, production_constants={"k": -1})
     assert not (tmp_path / "bad.db").exists()
@@ -158,8 +163,10 @@ def test_decision_ships_only_what_it_shipped(tmp_path, engines):
     manifest = json.loads(res.manifest_path.read_text())
     # no threshold shipped for predictions, and behaviors keep production's default: no lines
     assert manifest["environment"] == []
-    assert manifest["decisions"] == {"prediction": [record]}
-    assert manifest["params"]["prediction"] == ScoringParams().to_dict()
+    assert manifest["decisions"]["prediction"][0] == record
+    combined = manifest["decisions"]["prediction"][1]
+    assert combined["parameter"] == "combined" and combined["shipped"] is False
+    assert manifest["params"]["prediction"] == ScoringParams().to_dict() and manifest["unreviewed"] == {}
     shipped = _FakeDecision(ScoringParams(threshold=0.55), ["threshold"], [dict(record, shipped=True)])
     res = export_sqlite(tmp_path / "shipped.db", prediction=pred, decision=shipped)
     manifest = json.loads(res.manifest_path.read_text())

@@ -53,7 +53,9 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
           backup: bool = typer.Option(True, help="keep <production>.bak, taken under production's write lock"),
           dry_run: bool = typer.Option(False, "--dry-run", help="report what would change; write nothing"),
           verify_manifest: bool = typer.Option(True, help="check the export's sha256 against its manifest"),
-          timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production")):
+          timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production"),
+          allow_unreviewed: bool = typer.Option(False, "--allow-unreviewed",
+                                                help="merge parameter values no decision shipped")):
     """Replace the exported engines' rows in a production file, keeping every other table.
 
     One transaction in the live file under its write lock: a failure leaves
@@ -62,7 +64,10 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
     from thatchlab.store import merge_into
 
     res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
-                     timeout=timeout)
+                     timeout=timeout, allow_unreviewed=allow_unreviewed)
+    for engine, values in res.unreviewed.items():
+        typer.echo(f"  unreviewed ({engine}): " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                   + " — no decision shipped these; merged because --allow-unreviewed was given")
     verb = "would be replaced" if res.dry_run else "replaced"
     for table, n in res.replaced.items():
         typer.echo(f"  {table}: {res.removed.get(table, 0)} rows {verb} by {n}")

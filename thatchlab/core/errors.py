@@ -19,6 +19,7 @@ __all__ = [
     "StoreWriteError",
     "ExportExistsError",
     "ModelMismatchError",
+    "UnreviewedError",
 ]
 
 
@@ -85,3 +86,17 @@ class ExportExistsError(StoreWriteError, FileExistsError):
 
 class ModelMismatchError(ThatchlabError, ValueError):
     """Vectors made with one embedding model are declared as another's."""
+
+
+class UnreviewedError(ThatchlabError, ValueError):
+    """An export carries parameter values no decision shipped, and the merge was not told to allow them.
+
+    Attributes
+    ----------
+    unreviewed : dict
+        ``{engine: {parameter: value}}``, as the export's manifest lists them.
+    """
+
+    def __init__(self, message, *, unreviewed=None):
+        super().__init__(message)
+        self.unreviewed = unreviewed or {}

@@ -45,6 +45,7 @@ from thatchlab.core.errors import (
     ThatchlabError,
 )
 from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
+from thatchlab.store._review import check_params_match, review
 from thatchlab.core.sqlite import connect_readonly, database_label
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
@@ -134,7 +135,7 @@ _SCORING = ("prediction", "behavior")
 
 def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibration=None,
                   patterns=None, production_model=None, allow_model_mismatch=False, params=None,
-                  decision=None, production_constants=None, overwrite=False) -> ExportResult:
+                  decision=None, production_constants=None, declared=None, overwrite=False) -> ExportResult:
     """Write engine state as a SQLite file production opens unchanged, plus a manifest.
 
     Parameters
@@ -148,12 +149,26 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
         unless ``allow_model_mismatch=True``.
     params : one params object or a mapping ``{"prediction": ScoringParams, ...}``;
         defaults to each engine's own (or the decision's, see ``decision``).
+        Every value that differs from what production runs (the parameter
+        reference, :func:`thatchlab.core.params.production.production_params`)
+        and that no decision shipped is listed in the manifest under
+        ``unreviewed`` (``{engine: {parameter: value}}``) — never as an
+        environment line or a recommended change — and
+        :func:`~thatchlab.store.merge_into` refuses the export unless allowed.
     decision : a :class:`thatchlab.tune.Decision` or a mapping ``{engine: Decision}``
-        (anything with ``params``, ``to_records()`` and ``shipped_parameters()``).
-        The engine's parameters become the decision's ``params`` (production's
-        defaults with only the shipped values changed), the manifest carries
-        ``decisions`` — one record per parameter with the decision's evidence
-        fields — and the ``environment`` lines name only shipped thresholds.
+        (scoring engines). The engine's parameters become the decision's
+        ``params`` (its default with only the shipped values changed); ``params``
+        given for the same engine must equal them (else :class:`InputError`
+        naming each parameter). The manifest's ``decisions[engine]`` holds one
+        record per parameter and one ``"parameter": "combined"`` record (the
+        shipped configuration as a whole); each shipped parameter appears as an
+        ``environment`` line (a setting production reads) or under
+        ``recommended_production_changes`` (a constant in its code). A decision
+        that ships a parameter production has no setting for is refused.
+    declared : ``{engine: params}`` production already runs (e.g. a
+        ``--config`` it was started with): listed under ``declared``, the
+        reference for ``unreviewed``, never shipped. A decision's ``default``
+        is declared the same way.
     production_constants : the K, P0 and soft weight production runs, as a
         mapping; ``None`` means its hard-coded :data:`PRODUCTION_CONSTANTS`.
         The scoring engines' ``confidence`` column is recomputed under these
@@ -193,9 +208,18 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     model = production_model if production_model is not None else (
         vector_models[0] if len(vector_models) == 1 else (vector_models or None))
     decisions = _decisions_for(decision, given)
-    chosen = {k: (decisions[k].params if k in decisions and not _named_in(params, k)
-                  else _params_for(k, params, obj, sections[k])) for k, obj in given.items()}
+    chosen = {}
+    for k, obj in given.items():
+        if k in decisions:
+            explicit = _explicit_params(params, k, decisions[k].params)
+            if explicit is not None:
+                check_params_match(k, explicit, decisions[k].params)
+            chosen[k] = decisions[k].params
+        else:
+            chosen[k] = _params_for(k, params, obj, sections[k])
     constants = _production_constants(production_constants)
+    account = review(chosen, decisions, _declared_for(declared, given),
+                     constants if production_constants is not None else None)
     # the scoring sections compute `confidence` under the params they are handed: hand them
     # production's constants, so the rows agree with what production computes next
     written = {k: (p.replace(**constants) if k in _SCORING and p is not None else p)
@@ -223,6 +247,8 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
             "engines": json.dumps([sections[k].ENGINE for k in given]),
             "params": json.dumps({k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
                                  sort_keys=True),
+            # inside the file, so a merge sees it even without the manifest
+            "unreviewed": json.dumps(account.unreviewed, sort_keys=True),
         }
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
@@ -241,14 +267,39 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
 
     atomic_sqlite(path, build, verify=verify)
     manifest_path = path.with_name(path.stem + ".manifest.json")
-    manifest = _manifest(path, model, given, sections, chosen, counts, decisions, constants, digest["sha256"])
+    manifest = _manifest(path, model, given, sections, chosen, counts, account, constants, digest["sha256"])
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
 
 
-def _named_in(params, key) -> bool:
-    return isinstance(params, dict) and key in params
+def _explicit_params(params, key, like):
+    """The params the caller passed for ``key`` explicitly, if any (a mapping entry, or one object
+    of the decision's params type)."""
+    if params is None:
+        return None
+    if isinstance(params, dict):
+        return params.get(key)
+    return params if type(params) is type(like) else None
+
+
+def _declared_for(declared, given) -> dict:
+    """``{key: params}`` production is declared to run, for the engines being exported."""
+    if declared is None:
+        return {}
+    if not isinstance(declared, dict):
+        raise ThatchlabError("declared: expected a mapping {engine: params production runs}")
+    out = {}
+    for key, p in declared.items():
+        if key not in given:
+            raise ThatchlabError(f"declared for {key!r} given but no {key} engine is exported")
+        base = _section(key).default_params(given[key])
+        if isinstance(p, dict) and base is not None:
+            p = type(base).from_dict(p)
+        if base is not None and type(p) is not type(base):
+            raise ThatchlabError(f"declared for {key!r}: expected {type(base).__name__}, got {type(p).__name__}")
+        out[key] = p
+    return out
 
 
 def _decisions_for(decision, given) -> dict:
@@ -298,38 +349,27 @@ def _production_constants(declared) -> dict:
     return out
 
 
-def _manifest(path, model, given, sections, chosen, counts, decisions, constants, sha256):
+def _manifest(path, model, given, sections, chosen, counts, account, constants, sha256):
     from thatchlab.core.jsfmt import js_number
 
-    env, changes, records = [], {}, {}
-    for key in _SCORING:
-        p = chosen.get(key)
-        if p is None:
-            continue
-        if key in decisions:
-            records[key] = decisions[key].to_records()
-            ship_threshold = "threshold" in set(decisions[key].shipped_parameters())
-        else:
-            # the caller's own parameters: a threshold other than production's default is theirs to ship
-            ship_threshold = p.threshold != type(p)().threshold
-        if ship_threshold:
-            env.append(f"{THRESHOLD_ENV[key]}={js_number(p.threshold)}")
-        diff = {name: getattr(p, name) for name in constants if float(getattr(p, name)) != constants[name]}
-        if diff:
-            changes[key] = diff
     notes = []
     if any(k in given for k in _SCORING):
         notes.append(
             "Production hard-codes K=5, P0=0.5 and W_SOFT=0.25 in its scoring engine and reads "
-            "only the nudge thresholds from its environment (the environment lines above). The "
-            "exported "
+            "only the nudge thresholds from its environment. The exported "
             f"confidence column was computed under K={js_number(constants['k'])}, "
             f"P0={js_number(constants['p0'])}, the constants production applies to the next "
             "signal.")
-        if changes:
-            notes.append(
-                "The tuned K, P0 or soft weight listed under recommended_production_changes "
-                "reach production only by changing its code; they are not baked into the rows.")
+    if account.recommended:
+        notes.append(
+            "The values under recommended_production_changes were shipped by a decision (its "
+            "evidence is under decisions); they reach production only by changing its code, and "
+            "are not baked into the rows.")
+    if account.unreviewed:
+        notes.append(
+            "The values under unreviewed differ from what production runs and no decision shipped "
+            "them: they are neither environment lines nor recommended changes, and a merge refuses "
+            "this export unless told to allow them (--allow-unreviewed).")
     out = {
         "file": path.name,
         "sha256": sha256,
@@ -339,14 +379,17 @@ def _manifest(path, model, given, sections, chosen, counts, decisions, constants
         "engines": [sections[k].ENGINE for k in given],
         "params": {k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
         "counts": counts,
-        "environment": env,
+        "environment": account.environment,
+        "unreviewed": account.unreviewed,
+        "declared": account.declared,
+        "shipped": account.shipped,
         "notes": notes,
     }
     if any(k in given for k in _SCORING):
         out["production_constants"] = constants
-        out["recommended_production_changes"] = changes
-    if records:
-        out["decisions"] = records
+    out["recommended_production_changes"] = account.recommended
+    if account.records:
+        out["decisions"] = account.records
     return out
 
 

@@ -34,7 +34,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError, UnreviewedError
 from thatchlab.core.schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
 from thatchlab.core.sqlite import (
     SQLITE_HEADER,
@@ -75,6 +75,7 @@ class MergeResult:
     kept: list = field(default_factory=list)
     added_stores: list = field(default_factory=list)
     dry_run: bool = False
+    unreviewed: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -91,7 +92,8 @@ class _Busy(Exception):
 
 
 def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = False, *,
-               verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT) -> MergeResult:
+               verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT,
+               allow_unreviewed: bool = False) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
     Only the tables of the engines listed in the export's ``thatchlab_meta``
@@ -114,6 +116,10 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         beside it; a missing manifest is refused unless this is ``False``.
     timeout : seconds to wait for another writer of production; a lock held
         longer raises :class:`StoreWriteError` saying production is busy.
+    allow_unreviewed : merge an export whose ``thatchlab_meta`` lists
+        ``unreviewed`` values (parameters no decision shipped); without it
+        such an export raises :class:`UnreviewedError` naming each one, before
+        production is opened.
 
     Raises
     ------
@@ -123,13 +129,23 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         or production is not a database or lacks a column the export holds.
     StoreWriteError
         Production stayed busy, or writing failed; nothing was changed.
+    UnreviewedError
+        The export carries unreviewed values and ``allow_unreviewed`` is false.
     """
     export_path, production_db = Path(export_path), Path(production_db)
-    data, engines = _load_export(export_path, verify_manifest)
+    data, engines, unreviewed = _load_export(export_path, verify_manifest)
+    if unreviewed and not allow_unreviewed:
+        raise UnreviewedError(
+            f"{export_path}: carries parameter values no decision shipped ({_describe_unreviewed(unreviewed)}); "
+            "they differ from what production runs and were never tested against it. Decide them "
+            "(tune.decide, thatchlab decide) and export with the decision, or pass allow_unreviewed=True "
+            "(--allow-unreviewed) to merge them anyway; production was not touched",
+            unreviewed=unreviewed)
     _check_production_path(production_db)
     backup_path = (production_db.with_name(production_db.name + ".bak")
                    if backup and not dry_run else None)
-    result = MergeResult(path=production_db, backup_path=backup_path, engines=engines, dry_run=dry_run)
+    result = MergeResult(path=production_db, backup_path=backup_path, engines=engines, dry_run=dry_run,
+                         unreviewed=unreviewed)
     con = None
     try:
         if dry_run:
@@ -246,14 +262,22 @@ def _load_export(export_path: Path, verify_manifest: bool):
         res = ex.execute("PRAGMA integrity_check").fetchall()
         if res != [("ok",)]:
             raise StoreSchemaError(f"{export_path}: the export fails its integrity check ({res[:3]})")
-        read_contents(ex, export_path)  # exactly what import_sqlite checks
+        unreviewed = read_contents(ex, export_path).meta.get("unreviewed") or {}  # what import_sqlite checks
         if not engines:
             raise StoreSchemaError(f"{export_path}: table 'thatchlab_meta', row 'engines' lists no engine "
                                    "([]); there is nothing to merge")
     if manifest is not None and manifest.get("engines") != engines:
         raise StoreSchemaError(f"{export_path}: engines {engines} differ from {manifest.get('engines')!r} in "
                                f"{manifest_path.name}")
-    return data, engines
+    if manifest is not None and (manifest.get("unreviewed") or {}) != unreviewed:
+        raise StoreSchemaError(f"{export_path}: unreviewed values {unreviewed} differ from "
+                               f"{manifest.get('unreviewed')!r} in {manifest_path.name}")
+    return data, engines, unreviewed
+
+
+def _describe_unreviewed(unreviewed: dict) -> str:
+    return "; ".join(f"{engine}: " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                     for engine, values in unreviewed.items())
 
 
 def _manifest(path: Path) -> dict:

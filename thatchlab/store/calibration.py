@@ -177,7 +177,11 @@ def check_equal(a, b, params) -> None:
 
 def default_params(obj):
     st = _state(obj)
-    return st.params if isinstance(st.params, CalibrationParams) else CalibrationParams()
+    if isinstance(st.params, CalibrationParams):
+        return st.params
+    from thatchlab.core.params.production import production_params
+
+    return production_params("calibration")
 
 
 def model(obj):

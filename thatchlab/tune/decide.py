@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.params.production import setting
 from thatchlab.tune._picking import _constraint_mask, _direction, _spec_of, best, identification
 from thatchlab.tune._testing import (
     MIN_CLUSTERS,
@@ -131,6 +132,80 @@ class Decision:
         """The evidence as JSON-safe dicts (keys: :data:`EVIDENCE_COLUMNS`), for a manifest."""
         return [{c: _json(row[c]) for c in EVIDENCE_COLUMNS} for _, row in self.evidence.iterrows()]
 
+    def combined_record(self) -> dict:
+        """The shipped configuration as a whole, as one manifest record (``"parameter": "combined"``).
+
+        Keys: ``parameter``, ``shipped`` (something ships), ``params`` (the shipped
+        changes), ``config_id``, ``metric``, ``delta``, ``ci_lower``, ``ci_upper``
+        (the shipped configuration against the default; when nothing ships, the
+        candidate's gate test), ``n_clusters``, ``detectable`` and ``reason``.
+        """
+        c = self.combined
+        shipped = self.shipped_parameters()
+        what = ", ".join(f"{k}={v!r}" for k, v in (c.get("params") or {}).items())
+        if shipped:
+            reason = (f"ships ({what}) as one configuration scored on the test stretch: {self.metric} "
+                      f"{_num(c.get('delta'))} [{_num(c.get('ci_lower'))}, {_num(c.get('ci_upper'))}] against "
+                      "the default")
+        elif math.isfinite(_float(c.get("delta"))):
+            reason = (f"nothing ships: the candidate changes {self.metric} by {_num(c.get('delta'))} "
+                      f"[{_num(c.get('ci_lower'))}, {_num(c.get('ci_upper'))}] against the default")
+        else:
+            reason = "nothing ships: no configuration other than the default was scored"
+        return {"parameter": "combined", "shipped": bool(shipped), "params": _jsonable(c.get("params") or {}),
+                "config_id": c.get("config_id"), "metric": self.metric,
+                **{k: _json(_float(c.get(k))) for k in ("delta", "ci_lower", "ci_upper", "detectable")},
+                "n_clusters": _json(c.get("n_clusters")), "reason": reason}
+
+    def to_dict(self) -> dict:
+        """Everything needed to export this decision, as JSON-safe values (see :meth:`from_dict`)."""
+        return _jsonable({
+            "kind": "thatchlab.decision", "version": 1, "engine": self.engine, "metric": self.metric,
+            "params": self.params.to_dict(), "default": self.default.to_dict(),
+            "candidate": self.candidate.to_dict(), "evidence": self.to_records(), "combined": self.combined,
+            "optimism": self.optimism, "n_configs": self.n_configs, "unidentified": list(self.unidentified),
+            "alpha": self.alpha, "n_boot": self.n_boot, "cluster": self.cluster, "seed": self.seed,
+            "constraint": {k: list(v) for k, v in (self.constraint or {}).items()} or None,
+            "parts": [d.to_dict() for d in self.parts]})
+
+    @classmethod
+    def from_dict(cls, data, source="decision") -> Decision:
+        """A decision written by :meth:`to_dict` (``thatchlab decide --out``).
+
+        >>> from thatchlab.tune.calibration_study import planted_sweep
+        >>> d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
+        >>> back = Decision.from_dict(d.to_dict())
+        >>> back.params == d.params, back.shipped_parameters() == d.shipped_parameters()
+        (True, True)
+        """
+        from thatchlab.core.params.production import ENGINE_PARAMS
+
+        if not isinstance(data, dict) or data.get("kind") != "thatchlab.decision":
+            raise InputError(f"{source}: not a thatchlab decision (expected the JSON `thatchlab decide` writes)")
+        try:
+            pcls = ENGINE_PARAMS[data["engine"]]
+            evidence = pd.DataFrame(data["evidence"], columns=list(EVIDENCE_COLUMNS))
+            evidence["shipped"] = evidence["shipped"].astype(bool)
+            for col in ("delta", "ci_lower", "ci_upper", "detectable"):
+                evidence[col] = pd.to_numeric(evidence[col], errors="coerce")
+            out = cls(data["engine"], data["metric"], pcls.from_dict(data["params"]),
+                      pcls.from_dict(data["default"]), pcls.from_dict(data["candidate"]), evidence,
+                      _unjson(data.get("combined") or {}), _float(data.get("optimism")),
+                      int(data.get("n_configs", 0)), list(data.get("unidentified") or []),
+                      float(data.get("alpha", 0.05)), int(data.get("n_boot", 1000)),
+                      data.get("cluster", "session"), int(data.get("seed", 0)),
+                      {k: tuple(v) for k, v in (data.get("constraint") or {}).items()} or None,
+                      [cls.from_dict(p, source) for p in data.get("parts") or []])
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{source}: not a readable decision ({type(exc).__name__}: {exc})") from None
+        changed = {f for f in out.params.to_dict() if getattr(out.params, f) != getattr(out.default, f)}
+        if changed != set(out.shipped_parameters()):
+            raise InputError(f"{source}: its params change {sorted(changed)} but its evidence ships "
+                             f"{sorted(out.shipped_parameters())}; the file was edited or is corrupt")
+        return out
+
     def merge(self, *others) -> Decision:
         """This decision joined with ``others`` (see :func:`combine_decisions`)."""
         return combine_decisions([self, *others])
@@ -159,6 +234,41 @@ class Decision:
     def _repr_html_(self) -> str:
         head = "<br>".join(html.escape(line) for line in self._summary().splitlines())
         return f"<p>{head}</p>{self.evidence.to_html(index=False)}"
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _num(v) -> str:
+    x = _float(v)
+    return f"{x:+.4g}" if math.isfinite(x) else "undefined"
+
+
+def _jsonable(v):
+    """``v`` with numpy scalars as Python numbers, tuples as lists and non-finite floats as None."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return None  # resample draws: not part of the record
+    return _json(v)
+
+
+_NUMBERS = {"delta", "ci_lower", "ci_upper", "p_value", "p_adjusted", "detectable", "se", "value"}
+
+
+def _unjson(v, key=None):
+    """The inverse of :func:`_jsonable` for a decision's ``combined`` (a None number → NaN)."""
+    if isinstance(v, dict):
+        return {k: _unjson(x, k) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_unjson(x) for x in v]
+    return float("nan") if v is None and key in _NUMBERS else v
 
 
 def _row_for(results, cids, label_of) -> None:
@@ -272,11 +382,25 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         raise InputError(f"default: expected {spec.params_class.__name__}, got {type(default).__name__}")
     lower = _direction(results, metric, None, spec)
     sign = 1.0 if lower else -1.0  # improvement = sign · (default − changed)
-    candidate = best(results, metric, constraint=constraint).params
+    fields = [f.name for f in dataclasses.fields(spec.params_class)]
+    # parameters production has no setting for are studied, never shipped: the candidate is the
+    # best configuration that keeps them at the default
+    fixed = [f for f in fields if setting(spec.name, f).kind == "none"]
+    pool = results
+    for f in fixed:
+        if f in results.columns:
+            pool = pool[pool[f] == getattr(default, f)]
+    pool.attrs.update(results.attrs)
+    try:
+        candidate = best(pool if len(pool) else results, metric, constraint=constraint).params
+    except InputError as err:
+        held = [f for f in fixed if f in results.columns and results[f].nunique() > 1]
+        raise InputError(f"{err}" + (f" among the configurations keeping {', '.join(held)} at production's "
+                                      "default (production has no setting for them, so they never ship)"
+                                      if held else "")) from None
     ident = identification(results, metric, spec)
     unidentified = list(ident["unidentified"])
-    fields = [f.name for f in dataclasses.fields(spec.params_class)]
-    differ = [f for f in fields if getattr(candidate, f) != getattr(default, f)]
+    differ = [f for f in fields if getattr(candidate, f) != getattr(default, f) and f not in fixed]
     considered = [f for f in fields if f in differ or f in ident["swept"]]
     tested = [f for f in differ if f not in unidentified]
 
@@ -344,6 +468,11 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         row = dict(parameter=f, default=d_val, candidate=c_val, shipped=False, metric=metric, delta=np.nan,
                    ci_lower=np.nan, ci_upper=np.nan, n_clusters=n_cl, detectable=np.nan)
         rows.append(row)
+        if f in fixed:
+            row["candidate"] = d_val
+            row["reason"] = (f"never ships: production has no setting for {f} ({setting(spec.name, f).name}); "
+                             f"the candidate is the best configuration keeping {f}={d_val!r}")
+            continue
         if f in unidentified:
             row["reason"] = (f"not identified: {metric} cannot see {f} on this data (changing it alone never "
                              f"changes the score), so production's default {f}={d_val!r} stays")

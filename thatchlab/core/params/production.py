@@ -1,0 +1,154 @@
+"""What production runs, per engine and parameter, and where a changed value would go.
+
+The parameter reference (``docs/parameters.md``) in machine form. For every
+field of every engine's parameters it says how production sets it:
+
+- ``"env"``: production reads it from its environment; a shipped value
+  travels as the environment line :func:`env_line` writes
+  (``THATCH_PREDICTION_THRESHOLD=0.55``);
+- ``"code"``: production hard-codes it (or takes it as a command argument); a
+  shipped value is a *recommended production change*, which reaches
+  production only by changing its code or its invocation;
+- ``"none"``: production has no such setting (thatchlab's regime classifier,
+  its study filters and rules): a value other than the default can be
+  studied but never ships.
+
+:func:`production_params` is the configuration production runs, which is
+the class defaults except where a class default is thatchlab's own choice
+for replays and production's differs (:data:`PRODUCTION_VALUES`): the export
+compares against these values, never the class defaults.
+
+>>> production_params("calibration").decay_on_recall
+False
+>>> setting("prediction", "threshold")
+Setting(kind='env', name='THATCH_PREDICTION_THRESHOLD')
+>>> setting("prediction", "conflict_margin").kind
+'none'
+>>> env_line("calibration", "decay_on_recall", True)
+'AI_MEMORY_CONFIDENCE_DECAY=1'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.anticipation import AnticipationParams
+from thatchlab.core.params.belief import BeliefParams
+from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.core.params.scoring import ScoringParams
+
+__all__ = ["Setting", "ENGINE_PARAMS", "PRODUCTION_VALUES", "SETTINGS", "production_params", "setting",
+           "env_line", "differences", "engine_key"]
+
+
+class Setting(NamedTuple):
+    """How production sets one parameter: ``kind`` (``"env"``, ``"code"``, ``"none"``) and
+    ``name`` (the environment variable, or words for the other kinds)."""
+
+    kind: str
+    name: str
+
+
+#: The params class of each engine, by the names decisions and manifests use.
+ENGINE_PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": BeliefParams,
+                 "calibration": CalibrationParams, "anticipation": AnticipationParams}
+#: Export keyword → engine name, where they differ.
+_ALIASES = {"beliefs": "belief", "patterns": "anticipation"}
+
+#: Where production's value differs from the class default (the class default is
+#: thatchlab's choice for replays): ai-memory's decay on recall is off unless
+#: ``AI_MEMORY_CONFIDENCE_DECAY=1``, and it deletes no shadow observation unless its
+#: GC is run with a retention (``retention_days <= 0`` keeps everything).
+PRODUCTION_VALUES = {"calibration": {"decay_on_recall": False, "retention_days": 0.0}}
+
+_CODE = Setting("code", "a constant in production's code")
+_CLASSIFIER = Setting("none", "thatchlab's regime classifier: production leaves the regime to the model")
+
+
+def _scoring(threshold_env: str) -> dict:
+    out = {f.name: _CODE for f in dataclasses.fields(ScoringParams)}
+    out["threshold"] = Setting("env", threshold_env)
+    out["min_confidence"] = Setting("none", "a study filter: production never filters on confidence")
+    for name in ("strong_confidence", "strong_evidence", "conflict_margin"):
+        out[name] = _CLASSIFIER
+    return out
+
+
+def _calibration() -> dict:
+    out = {f.name: _CODE for f in dataclasses.fields(CalibrationParams)}
+    out.update(sample_rate=Setting("env", "AI_MEMORY_CONFIDENCE_SHADOW_SAMPLE_RATE"),
+               decay_on_recall=Setting("env", "AI_MEMORY_CONFIDENCE_DECAY"),
+               auto_confidence=Setting("env", "AI_MEMORY_AUTO_CONFIDENCE"),
+               window_days=Setting("code", "the --days argument of production's calibration report"),
+               retention_days=Setting("code", "the retention argument of production's shadow GC"))
+    return out
+
+
+def _anticipation() -> dict:
+    out = {f.name: _CODE for f in dataclasses.fields(AnticipationParams)}
+    for name in ("min_share", "slot_hours", "timezone"):
+        out[name] = Setting("none", "thatchlab's periodic-pattern rule: production has no such setting")
+    return out
+
+
+#: ``{engine: {field: Setting}}`` for every field of every engine.
+SETTINGS = {
+    "prediction": _scoring("THATCH_PREDICTION_THRESHOLD"),
+    "behavior": _scoring("THATCH_BEHAVIOR_THRESHOLD"),
+    "belief": {f.name: _CODE for f in dataclasses.fields(BeliefParams)},
+    "calibration": _calibration(),
+    "anticipation": _anticipation(),
+}
+
+
+def engine_key(name: str) -> str:
+    """The engine name of an export keyword (``beliefs`` → ``belief``, ``patterns`` → ``anticipation``)."""
+    key = _ALIASES.get(name, name)
+    if key not in ENGINE_PARAMS:
+        raise InputError(f"engine: expected one of {sorted(ENGINE_PARAMS)}, got {name!r}")
+    return key
+
+
+def production_params(engine: str):
+    """The parameters production runs for ``engine`` (see :data:`PRODUCTION_VALUES`)."""
+    key = engine_key(engine)
+    return ENGINE_PARAMS[key]().replace(**PRODUCTION_VALUES.get(key, {}))
+
+
+def setting(engine: str, name: str) -> Setting:
+    """How production sets parameter ``name`` of ``engine``."""
+    try:
+        return SETTINGS[engine_key(engine)][name]
+    except KeyError:
+        raise InputError(f"{engine}: no parameter {name!r}") from None
+
+
+def _env_value(value) -> str:
+    from thatchlab.core.jsfmt import js_number
+
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float)):
+        return js_number(value)
+    return str(value)
+
+
+def env_line(engine: str, name: str, value) -> str:
+    """The environment line that makes production run ``name = value`` (``"env"`` settings only)."""
+    s = setting(engine, name)
+    if s.kind != "env":
+        raise InputError(f"{engine}.{name}: production does not read it from its environment ({s.name})")
+    return f"{s.name}={_env_value(value)}"
+
+
+def differences(engine: str, params, reference=None) -> dict:
+    """``{field: value}`` where ``params`` differs from ``reference`` (default: what production runs).
+
+    >>> differences("prediction", ScoringParams(k=2.0, threshold=0.6))
+    {'k': 2.0}
+    """
+    ref = production_params(engine) if reference is None else reference
+    return {f.name: getattr(params, f.name) for f in dataclasses.fields(params)
+            if getattr(params, f.name) != getattr(ref, f.name)}

@@ -29,7 +29,7 @@ from thatchlab.tune.registry import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
-           "test_constraint", "MIN_CLUSTERS", "POWER"]
+           "check_constraint", "MIN_CLUSTERS", "POWER"]
 
 #: Fewest test clusters decide compares on (fewer: it refuses to ship, naming the count).
 MIN_CLUSTERS = 3
@@ -231,7 +231,7 @@ def span(r: dict, level: float) -> str:
     return f"{(1 - level) * 100:.3g} % interval [{lo:.4g}, {hi:.4g}]"
 
 
-def test_constraint(stats, results, constraint, cid, W, alpha) -> dict:
+def check_constraint(stats, results, constraint, cid, W, alpha) -> dict:
     """Each constrained metric's *test* value for configuration ``cid``, its ``1 − α`` interval
     (:func:`ratio_interval`, when the sweep has its sums), and whether the rule holds on test:
     the point value satisfies ``{metric: (op, value)}`` (NaN fails)."""

@@ -37,8 +37,12 @@ __all__ = ["planted_sweep", "decide_calibration"]
 CHANGED = ScoringParams(k=20.0)
 
 
-def planted_sweep(n_clusters: int, delta: float, rng, sigma: float = 0.05) -> pd.DataFrame:
-    """A two-configuration sweep frame whose change moves test log-loss by exactly ``delta``.
+def planted_sweep(n_clusters: int, delta: float, rng, sigma: float = 0.05, changed=None,
+                  metric: str = "log_loss") -> pd.DataFrame:
+    """A two-configuration sweep frame whose change moves test ``metric`` by exactly ``delta``.
+
+    ``changed`` is the changed configuration (default :data:`CHANGED`, ``k = 20``);
+    ``metric`` any minimised ratio metric the frame is scored on.
 
     The frame carries what :func:`~thatchlab.tune.decide` reads: ``config_id``,
     ``val_log_loss`` and ``test_log_loss`` columns, and ``attrs`` ``engine``,
@@ -53,19 +57,20 @@ def planted_sweep(n_clusters: int, delta: float, rng, sigma: float = 0.05) -> pd
     den = rng.integers(3, 60, n_clusters).astype(np.float64)
     base = rng.gamma(3.0, 0.2, n_clusters) * den
     effect = delta + sigma * rng.standard_normal(n_clusters)
-    configs = {ScoringParams(): (0.70, base), CHANGED: (0.65, base + effect * den)}
+    changed = CHANGED if changed is None else changed
+    configs = {ScoringParams(): (0.70, base), changed: (0.65, base + effect * den)}
     rows, parts = [], {}
     for params, (val, num) in configs.items():
         cid = config_id("prediction", params)
-        parts[cid] = {("log_loss", "test"): (num, den), ("log_loss", "val"): (base, den)}
-        rows.append({"k": params.k, "config_id": cid, "engine": "prediction", "val_log_loss": val,
-                     "test_log_loss": float(num.sum() / den.sum())})
+        parts[cid] = {(metric, "test"): (num, den), (metric, "val"): (base, den)}
+        rows.append({**params.to_dict(), "config_id": cid, "engine": "prediction", f"val_{metric}": val,
+                     f"test_{metric}": float(num.sum() / den.sum())})
     frame = pd.DataFrame(rows)
     labels = {"test": np.array([f"s{i}" for i in range(n_clusters)]),
               "val": np.array([f"v{i}" for i in range(n_clusters)])}
-    frame.attrs.update(engine="prediction", metric="log_loss", metrics=["log_loss"], holdout="0.2",
+    frame.attrs.update(engine="prediction", metric=metric, metrics=[metric], holdout="0.2",
                        clusters=ClusterStats.merge(parts, "session", labels), unidentified=[],
-                       identification={"log_loss": []})
+                       identification={metric: []})
     return frame
 
 

@@ -44,7 +44,7 @@ from thatchlab.tune._testing import (
     interval_at,
     paired_difference,
     span,
-    test_constraint,
+    check_constraint,
 )
 from thatchlab.tune.registry import cluster_resamples, segment_stream
 from thatchlab.tune.sweep import config_id
@@ -454,7 +454,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     sufficient = sorted((A for A in rejected if not adds[A]), key=lambda A: (len(A), -gain(A)))
     others = sorted((A for A in rejected if adds[A]), key=lambda A: -gain(A))
     options = [*sufficient, tuple(tested), *others] if passed else []
-    checks = {A: test_constraint(stats, results, constraint, cid(theta(A)), W, alpha) for A in options}
+    checks = {A: check_constraint(stats, results, constraint, cid(theta(A)), W, alpha) for A in options}
     shipped = next((A for A in options if all(c["holds"] for c in checks[A].values())), None)
     S = theta(shipped) if shipped is not None else None
     own = (gate if shipped is None or tuple(shipped) == tuple(tested) else family[shipped])
@@ -542,7 +542,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
                             "p_value": float(fam_p[i]), "p_adjusted": float(adjusted[A]),
                             "rejected": A in rejected, "rest_adds": adds.get(A)}
                            for i, A in enumerate(subsets)],
-                "constraint": (test_constraint(stats, results, constraint, cid(target), W, alpha)
+                "constraint": (check_constraint(stats, results, constraint, cid(target), W, alpha)
                                if constraint else None),
                 "procedure": (f"serial gatekeeper: the candidate against the default at alpha={alpha:g}, "
                               f"then {len(subsets)} reduced configurations with Holm at alpha={alpha:g}; "

@@ -515,3 +515,48 @@ def test_fit_derive_on_60_rows(tmp_path, capsys):
 def test_synth_refuses_a_negative_seed(tmp_path, capsys):
     code, _, err = run(["synth", "belief", "--out", str(tmp_path / "s.csv"), "--seed", "-1"], capsys)
     assert code == 2 and "--seed" in err and not list(tmp_path.iterdir())
+
+
+def test_the_decided_path_from_the_command_line(small_interactions, tmp_path, capsys):
+    """sweep --out, decide --out, export --decision: the decided path without Python; export with
+    explicit params lists them as unreviewed and merge refuses them."""
+    from thatchlab.tune import Decision, decide, load_sweep
+
+    log, lookup = small_interactions
+    rows = tmp_path / "rows.parquet"
+    code, out, _ = run(["sweep", str(log), "--engine", "prediction", "--lookup", str(lookup), "--space",
+                        json.dumps({"k": [2.0, 5.0], "p0": [0.4, 0.5]}), "--metric", "log_loss",
+                        "--out", str(rows)], capsys)
+    assert code == 0 and "rows.parquet.decide.npz" in out
+    code, out, err = run(["decide", str(rows), "--metric", "log_loss", "--out", str(tmp_path / "d.json"),
+                          "--n-boot", "200"], capsys)
+    assert code == 0, err
+    saved = Decision.from_dict(json.loads((tmp_path / "d.json").read_text()))
+    want = decide(load_sweep(rows), "log_loss", n_boot=200)
+    assert saved.params == want.params and saved.to_records() == want.to_records()
+    assert out.startswith("Decision(prediction, log_loss): ship") and "decision written to" in out
+    code, out, err = run(["export", str(log), "--engine", "prediction", "--lookup", str(lookup),
+                          "--decision", str(tmp_path / "d.json"), "--out", str(tmp_path / "decided.db")], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "decided.manifest.json").read_text())
+    assert manifest["unreviewed"] == {} and manifest["params"]["prediction"] == want.params.to_dict()
+    assert manifest["decisions"]["prediction"][-1]["parameter"] == "combined"
+    # explicit params, no decision: unreviewed, and merge refuses them
+    cfg = tmp_path / "p.json"
+    cfg.write_text(json.dumps({"prediction": {"threshold": 0.3, "k": 1.0}}))
+    code, out, _ = run(["export", str(log), "--engine", "prediction", "--lookup", str(lookup), "--params", str(cfg),
+                        "--out", str(tmp_path / "raw.db")], capsys)
+    assert code == 0 and "unreviewed (prediction): k=1.0, threshold=0.3" in out
+    manifest = json.loads((tmp_path / "raw.manifest.json").read_text())
+    assert manifest["environment"] == [] and manifest["recommended_production_changes"] == {}
+    assert manifest["unreviewed"] == {"prediction": {"k": 1.0, "threshold": 0.3}}
+    prod = tmp_path / "prod.db"
+    import sqlite3
+
+    sqlite3.connect(prod).execute("CREATE TABLE entries (id INTEGER)").connection.commit()
+    before = prod.read_bytes()
+    code, _, err = run(["merge", str(tmp_path / "raw.db"), str(prod)], capsys)
+    assert code == 2 and "allow-unreviewed" in err and prod.read_bytes() == before
+    code, _, err = run(["decide", str(tmp_path / "nope.csv"), "--metric", "log_loss", "--out",
+                        str(tmp_path / "x.json")], capsys)
+    assert code == 2 and "no such sweep file" in err

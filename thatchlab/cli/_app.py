@@ -40,6 +40,7 @@ VERBS = {
     "restore": _store.restore,
     "replay": _replay.replay,
     "sweep": _replay.sweep,
+    "decide": _replay.decide,
     "fit": _fit.fit,
     "calibrate": _fit.calibrate,
     "mine": _mine.mine,

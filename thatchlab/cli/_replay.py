@@ -18,7 +18,7 @@ from thatchlab.cli._inputs import (
 )
 from thatchlab.cli._io import check_out, echo_pairs, read_mapping, write_atomic, write_out
 
-__all__ = ["replay", "sweep", "parse_space"]
+__all__ = ["replay", "sweep", "decide", "parse_space"]
 
 
 def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet); for anticipation, the event stream"),
@@ -199,4 +199,54 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
     echo_pairs([(k, getattr(winner.params, k)) for k in grid]
                + [(f"val_{metric}", winner.val), (f"test_{metric}", winner.test)])
     if out is not None:
-        write_out(results, out)
+        from thatchlab.tune import save_sweep
+        from thatchlab.tune.persist import sidecar_path
+
+        save_sweep(results, out)
+        typer.echo(f"rows written to {out}; per-session sums for `thatchlab decide` in {sidecar_path(out).name}")
+
+
+def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `thatchlab sweep --out` "
+                                                 "(its .decide.npz beside them)"),
+           metric: str = typer.Option(..., help="the ratio metric to decide on (log_loss, brier, "
+                                                 "interruption_rate, wrong_silent_follow_rate, coverage)"),
+           out: Path = typer.Option(..., help="the decision, as JSON (for `thatchlab export --decision`)"),
+           constraint: list[str] = typer.Option([], help="METRIC<=VALUE or METRIC>=VALUE; repeatable"),
+           default: Path = typer.Option(None, "--default",
+                                        help="JSON/TOML parameters production runs (default: its own)"),
+           alpha: float = typer.Option(0.05, help="family-wise error rate of the decision"),
+           n_boot: int = typer.Option(1000, help="session resamples"),
+           seed: int = typer.Option(0, help="seed of the resamples")):
+    """Decide what to ship from a sweep: the candidate tested as a whole against production's default."""
+    import json
+
+    from thatchlab.core.errors import InputError
+    from thatchlab.tune import decide as run_decide
+    from thatchlab.tune import load_sweep
+
+    if out.suffix.lower() != ".json":
+        raise InputError(f"--out {out}: expected a .json file")
+    results = load_sweep(rows)
+    engine = results.attrs.get("engine")
+    if engine not in SCORING:
+        raise InputError(f"{rows}: a sweep of engine {engine!r}; decide supports {', '.join(SCORING)}")
+    rules = {}
+    for text in constraint:
+        for op in ("<=", ">=", "<", ">"):
+            name, sep, value = text.partition(op)
+            if sep:
+                try:
+                    rules[name.strip()] = (op, float(value))
+                except ValueError:
+                    raise InputError(f"--constraint {text!r}: expected METRIC{op}NUMBER") from None
+                break
+        else:
+            raise InputError(f"--constraint {text!r}: expected METRIC<=VALUE or METRIC>=VALUE")
+    base = engine_params(engine, default) if default is not None else None
+    d = run_decide(results, metric, default=base, constraint=rules or None, alpha=alpha, n_boot=n_boot, seed=seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, lambda tmp: tmp.write_text(json.dumps(d.to_dict(), indent=1) + "\n", encoding="utf-8"))
+    typer.echo(d._summary())
+    for r in d.evidence.itertuples():
+        typer.echo(f"  {r.parameter}: {r.reason}")
+    typer.echo(f"decision written to {out}")

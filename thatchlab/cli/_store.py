@@ -3,12 +3,13 @@ production and ``restore`` a merge's backup."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 
 from thatchlab.cli._inputs import SCORING, choice, engine_params, get_embedder, load_log
-from thatchlab.cli._io import echo_pairs, write_frame
+from thatchlab.cli._io import echo_pairs, read_mapping, write_frame
 
 __all__ = ["export", "import_", "merge", "restore"]
 
@@ -95,13 +96,17 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
 def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV or Parquet)"),
            engine: str = typer.Option(..., help="prediction or behavior"),
            out: Path = typer.Option(..., help="the SQLite file to write"),
-           params: Path = typer.Option(None, help="JSON/TOML parameters of the engine (replay and export)"),
+           params: Path = typer.Option(None, help="JSON/TOML parameters of the engine (replay and export); values "
+                                                  "that differ from production's and no decision shipped are "
+                                                  "listed as unreviewed"),
+           decision: Path = typer.Option(None, help="a decision written by `thatchlab decide --out`: its params "
+                                                    "are replayed and exported, with its evidence"),
            overwrite: bool = typer.Option(False, help="replace an existing file"),
            production_model: str = typer.Option(None, help="the embedding model production will use"),
            allow_model_mismatch: bool = typer.Option(False, help="export even if the vectors' model differs"),
            lookup: Path = typer.Option(None, help="table of text, embedding used instead of the bundled model")):
     """Replay an interaction log and export the final state as a production SQLite store."""
-    from thatchlab.core.errors import ExportExistsError
+    from thatchlab.core.errors import ExportExistsError, InputError
     from thatchlab.replay import run as run_replay
     from thatchlab.replay.scoring import engine_class
     from thatchlab.store import export_sqlite
@@ -109,16 +114,33 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     choice("--engine", engine, SCORING)
     if out.exists() and not overwrite:  # refused before the replay, not after it
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it")
-    p = engine_params(engine, params)
+    dec = None
+    if decision is not None:
+        from thatchlab.tune import Decision
+
+        dec = Decision.from_dict(read_mapping(decision, "decision"), source=str(decision))
+        if dec.engine != engine:
+            raise InputError(f"--decision {decision}: a decision for engine {dec.engine!r}, not {engine!r}")
+    p = engine_params(engine, params) if params is not None or dec is None else dec.params
     emb = get_embedder(lookup)
     res = run_replay(load_log(engine, log), engine=engine, params=p, embedder=emb)
     state = engine_class(engine).from_tables(res.tables, embedder=emb, params=res.params)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         result = export_sqlite(out, **{engine: state}, params={engine: p}, overwrite=overwrite,
+                               decision=None if dec is None else {engine: dec},
                                production_model=production_model, allow_model_mismatch=allow_model_mismatch)
     except ExportExistsError:
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it") from None
     echo_pairs(sorted(result.counts.items()))
+    manifest = json.loads(result.manifest_path.read_text(encoding="utf-8"))
+    for line in manifest["environment"]:
+        typer.echo(f"  environment: {line}")
+    for key, changes in manifest["recommended_production_changes"].items():
+        typer.echo(f"  recommended production change ({key}): "
+                   + ", ".join(f"{k}={v!r}" for k, v in changes.items()))
+    for key, values in manifest["unreviewed"].items():
+        typer.echo(f"  unreviewed ({key}): " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                   + " — no decision shipped these; merge refuses them without --allow-unreviewed")
     typer.echo(f"exported {', '.join(result.engines)} (model {result.model!r}) to {result.path}; "
                f"manifest: {result.manifest_path}")

@@ -5,6 +5,7 @@ from thatchlab.tune.calibration_study import decide_calibration, planted_sweep
 from thatchlab.tune.decide import Decision, combine_decisions, decide
 from thatchlab.tune.derive import DeriveWeightsFitter
 from thatchlab.tune.halflife import HalfLifeFitter, exposure_segments
+from thatchlab.tune.persist import load_sweep, save_sweep
 from thatchlab.tune.prior import PriorFitter
 from thatchlab.tune.registry import (
             ClusterStats,
@@ -30,4 +31,4 @@ from thatchlab.tune.transfer import transfer_threshold
 __all__ = ["BaseFitter", "NotFittedError", "HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
 __all__ += ["PriorFitter", "transfer_threshold", "sweep", "best", "BestConfig", "holdout_segments", "config_id",
             "EngineSpec", "ClusterStats", "Prepared", "Segment", "engines", "get_engine", "register_engine",
-            "decide", "Decision", "combine_decisions", "decide_calibration", "planted_sweep", "pareto", "identification", "metric_direction"]
+            "decide", "Decision", "save_sweep", "load_sweep", "combine_decisions", "decide_calibration", "planted_sweep", "pareto", "identification", "metric_direction"]

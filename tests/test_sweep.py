@@ -314,7 +314,7 @@ def test_custom_engine_spec_passes_through(memory_log):
 
 
 # -- export of the winner ----------------------------------------------------------------------------
-def test_export_winner_writes_manifest(world, tmp_path):
+def test_an_exported_sweep_winner_is_unreviewed_until_decided(world, tmp_path):
     from thatchlab.replay.scoring import run
     from thatchlab.scoring import PredictionEngine
     from thatchlab.store import export_sqlite
@@ -326,8 +326,9 @@ def test_export_winner_writes_manifest(world, tmp_path):
     engine = PredictionEngine.from_tables(replay.tables, embedder=emb, params=winner)
     out = export_sqlite(tmp_path / "winner.db", prediction=engine, params={"prediction": winner})
     manifest = json.loads(out.manifest_path.read_text())
-    text = json.dumps(manifest)
-    assert "THATCH_PREDICTION_THRESHOLD=0.55" in text
+    # a winner on validation is a candidate: without a decision, nothing of it ships
+    assert manifest["environment"] == [] and manifest["recommended_production_changes"] == {}
+    assert manifest["unreviewed"]["prediction"]["threshold"] == 0.55
     import sqlite3
 
     with sqlite3.connect(out.path) as conn:

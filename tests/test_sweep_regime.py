@@ -43,7 +43,7 @@ from thatchlab.tune.registry import (
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-METRICS = ("interruption_rate", "wrong_silent_follow_rate", "coverage", "log_loss", "ece")
+METRICS = ("interruption_rate", "wrong_silent_follow_rate", "coverage", "nudge_net_rate", "log_loss", "ece")
 
 
 def per_setting(prepared, params_list, segments, metric=None, boot=None):

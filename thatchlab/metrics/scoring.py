@@ -156,7 +156,12 @@ def regime_rates(outcomes: pd.DataFrame) -> dict:
 
     ``interruption_rate = (ambiguous + none) / (messages − skipped)``;
     ``wrong_silent_follow_rate = wrong / strong with an outcome``;
-    ``coverage`` = share of non-skipped messages that surfaced an item.
+    ``coverage`` = share of non-skipped messages that surfaced an item;
+    ``nudge_net_rate = (top items confirmed − top items contradicted) / (messages − skipped)``:
+    per live message, +1 when the top surfaced item's following feedback confirms
+    it, −1 when it disconfirms (or softly refuses) it, 0 otherwise — it moves with
+    which items surface (the thresholds), whatever the regime (needs the
+    ``top_outcome`` column of :func:`regime_outcomes`; 0 counts without it).
 
     >>> oc = pd.DataFrame({"regime": ["strong", "strong", "ambiguous", "none", "skipped"],
     ...     "outcome": ["follow_right", "follow_wrong", "interruption", "ask", "skipped"]})
@@ -171,12 +176,19 @@ def regime_rates(outcomes: pd.DataFrame) -> dict:
     amb, none, strong = int(c.get("ambiguous", 0)), int(c.get("none", 0)), int(c.get("strong", 0))
     right, wrong = int(o.get("follow_right", 0)), int(o.get("follow_wrong", 0))
     live = n - skipped
+    if "top_outcome" in outcomes.columns:
+        top = outcomes["top_outcome"].to_numpy(object)[outcomes["regime"].to_numpy(object) != "skipped"]
+        confirmed, contradicted = int(np.sum(top == "confirm")), int(np.isin(top, ["disconfirm", "soft"]).sum())
+    else:
+        confirmed = contradicted = 0
     return {"n_messages": n, "n_skipped": skipped, "n_strong": strong, "n_ambiguous": amb, "n_none": none,
             "n_follow_right": right, "n_follow_wrong": wrong,
             "n_follow_unresolved": int(o.get("follow_unresolved", 0)),
             "interruption_rate": (amb + none) / live if live else float("nan"),
             "wrong_silent_follow_rate": wrong / (right + wrong) if right + wrong else float("nan"),
-            "coverage": (strong + amb) / live if live else float("nan")}
+            "coverage": (strong + amb) / live if live else float("nan"),
+            "n_top_confirmed": confirmed, "n_top_contradicted": contradicted,
+            "nudge_net_rate": (confirmed - contradicted) / live if live else float("nan")}
 
 
 @dataclass(frozen=True)

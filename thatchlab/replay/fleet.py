@@ -33,7 +33,8 @@ __all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_U
 FLEET_BACKENDS = ("loky", "dask")
 #: Count metrics summed over users; the pooled rates are recomputed from these sums.
 POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_strong", "n_ambiguous", "n_none",
-                 "n_follow_right", "n_follow_wrong", "n_follow_unresolved", "n_surfaced", "n_unresolved")
+                 "n_follow_right", "n_follow_wrong", "n_follow_unresolved", "n_surfaced", "n_unresolved",
+                 "n_top_confirmed", "n_top_contradicted")
 #: Most users one Dask task replays (more users than 4 tasks per worker thread hold
 #: make more tasks, so no task's logs, stores and vectors grow with the fleet).
 MAX_USERS_PER_TASK = 256
@@ -330,6 +331,8 @@ def _collect(results, engine, params, embedder_name, backend) -> FleetResult:
     pooled["interruption_rate"] = (amb + none) / live if live else math.nan
     pooled["wrong_silent_follow_rate"] = wrong / (right + wrong) if right + wrong else math.nan
     pooled["coverage"] = (strong + amb) / live if live else math.nan
+    net = pooled.get("n_top_confirmed", 0) - pooled.get("n_top_contradicted", 0)
+    pooled["nudge_net_rate"] = net / live if live else math.nan
     pooled.update(prequential_scores(forecasts, params.soft_weight))
     return FleetResult(per_user=per_user, pooled=pooled, signals=signals, forecasts=forecasts,
                        engine=engine, embedder=embedder_name, params=params, backend=backend)

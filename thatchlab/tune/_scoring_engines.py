@@ -50,9 +50,11 @@ __all__ = ["prediction_spec", "behavior_spec", "FORECAST_METRICS", "REGIME_METRI
 #: Prequential scores of the confidence forecasts (depend on K, P0, soft weight only).
 FORECAST_METRICS = {"log_loss": "min", "brier": "min", "ece": "min"}
 #: Nudge outcomes (depend on thresholds and regime parameters too).
-REGIME_METRICS = {"interruption_rate": "min", "wrong_silent_follow_rate": "min", "coverage": "max"}
+REGIME_METRICS = {"interruption_rate": "min", "wrong_silent_follow_rate": "min", "coverage": "max",
+                  "nudge_net_rate": "max"}
 #: The metrics that are ratios of per-session sums (ECE is not: its bins are not additive).
-RATIO_METRICS = ("log_loss", "brier", "interruption_rate", "wrong_silent_follow_rate", "coverage")
+RATIO_METRICS = ("log_loss", "brier", "interruption_rate", "wrong_silent_follow_rate", "coverage",
+                 "nudge_net_rate")
 
 #: The weight of a soft signal in the weighted log-loss and Brier of *every* configuration:
 #: production's default soft weight. A configuration's own ``soft_weight`` moves its forecasts
@@ -76,6 +78,7 @@ _STRONG_MOVERS = ("strong_confidence", "strong_evidence", "conflict_margin")
 #: ``query_threshold`` moves no scored metric: queries are not messages.
 SENSITIVITY = {**{m: _FORECAST_MOVERS for m in ("log_loss", "brier", "ece")},
                "coverage": _NUDGE_MOVERS,
+               "nudge_net_rate": _NUDGE_MOVERS,
                "interruption_rate": _NUDGE_MOVERS + _STRONG_MOVERS,
                "wrong_silent_follow_rate": _NUDGE_MOVERS + _STRONG_MOVERS}
 _FORECAST_ESTIMATOR = "prequential: stored confidence before each signal as a forecast of confirm"
@@ -313,8 +316,9 @@ def regime_cluster_sums(outcomes: pd.DataFrame, codes, n_clusters) -> dict:
 
     ``interruption_rate``: ambiguous + none over non-skipped messages;
     ``wrong_silent_follow_rate``: wrong over right + wrong silent follows;
-    ``coverage``: strong + ambiguous over non-skipped messages (the
-    definitions of :func:`thatchlab.metrics.scoring.regime_rates`).
+    ``coverage``: strong + ambiguous over non-skipped messages;
+    ``nudge_net_rate``: top items confirmed minus contradicted over non-skipped
+    messages (the definitions of :func:`thatchlab.metrics.scoring.regime_rates`).
     Returns ``{metric: (num, den)}``, arrays ``(n_clusters,)``.
     """
     reg = outcomes["regime"].to_numpy(object)
@@ -326,9 +330,13 @@ def regime_cluster_sums(outcomes: pd.DataFrame, codes, n_clusters) -> dict:
         return cluster_sums(codes, n_clusters, np.asarray(x, dtype=np.float64))
 
     live_c = s(live)
+    top = (outcomes["top_outcome"].to_numpy(object) if "top_outcome" in outcomes.columns
+           else np.full(len(reg), None, dtype=object))
+    net = (top == "confirm").astype(np.float64) - np.isin(top, ["disconfirm", "soft"]).astype(np.float64)
     return {"interruption_rate": (s(np.isin(reg, ["ambiguous", "none"])), live_c),
             "wrong_silent_follow_rate": (s(oc == "follow_wrong"), s(follows)),
-            "coverage": (s(np.isin(reg, ["strong", "ambiguous"])), live_c)}
+            "coverage": (s(np.isin(reg, ["strong", "ambiguous"])), live_c),
+            "nudge_net_rate": (s(net * live), live_c)}
 
 
 def _local(prepared, universe, positions):
@@ -512,6 +520,7 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
                                  [params_list[i].conflict_margin for i in sub])
             right, wrong = strong & tops.right[:, None], strong & tops.wrong[:, None]
             top_pos = reads.position[tops.read]
+            net_top = tops.right.astype(np.float64) - tops.wrong.astype(np.float64)
             for seg in segments:
                 f = fixed[seg.name]
                 n_cl, live_c = f["n_cl"], f["live_c"]
@@ -524,6 +533,8 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
                 strong_c = cluster_sums(tc, n_cl, s_in.astype(np.float64))
                 wrong_c = cluster_sums(tc, n_cl, w_in.astype(np.float64))
                 follow_c = cluster_sums(tc, n_cl, (r_in | w_in).astype(np.float64))
+                net_c = cluster_sums(tc, n_cl, net_top[tin])
+                n_net = float(net_top[tin].sum())
                 interrupt_c = live_c[None, :] - strong_c
                 n_strong, n_right, n_wrong = s_in.sum(axis=0), r_in.sum(axis=0), w_in.sum(axis=0)
                 n_live = f["n_live"]
@@ -531,10 +542,11 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
                     ns, nr, nw = int(n_strong[col]), int(n_right[col]), int(n_wrong[col])
                     regime = {"interruption_rate": _rate(n_live - ns, n_live),
                               "wrong_silent_follow_rate": _rate(nw, nr + nw),
-                              "coverage": _rate(n_cover, n_live), "n_messages": f["n_messages"]}
+                              "coverage": _rate(n_cover, n_live), "nudge_net_rate": n_net / n_live
+                              if n_live else float("nan"), "n_messages": f["n_messages"]}
                     sums = {**f["fsums"], "interruption_rate": (interrupt_c[col], live_c),
                             "wrong_silent_follow_rate": (wrong_c[col], follow_c[col]),
-                            "coverage": (cover_c, live_c)}
+                            "coverage": (cover_c, live_c), "nudge_net_rate": (net_c, live_c)}
                     rows[i].update({f"{seg.name}_{k}": v for k, v in f["forecast"].items()})
                     rows[i].update({f"{seg.name}_{k}": v for k, v in regime.items()})
                     rows[i][CLUSTERS_KEY].update({(m, seg.name): v for m, v in sums.items()})
@@ -550,7 +562,8 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
 
 #: The definition of the scores (a sweep's cache key holds it): soft rows weigh
 #: :data:`METRIC_SOFT_WEIGHT` in every configuration's metrics; log-loss clips at machine epsilon.
-SCORES_VERSION = "scores-2: fixed soft weight in the metrics, log-loss clipped at machine epsilon"
+SCORES_VERSION = ("scores-3: fixed soft weight in the metrics, log-loss clipped at machine epsilon, "
+                  "nudge_net_rate")
 
 #: The per-segment counts besides the metrics: forecasts scored, messages replayed.
 COUNTS = ("n_forecasts", "n_messages")

@@ -20,3 +20,13 @@ def basis(i, dim=8):
     v = np.zeros(dim)
     v[i] = 1.0
     return v.tolist()
+
+
+def assert_same_metrics(a: dict, b: dict) -> None:
+    """Two metrics dicts are equal key by key, NaN equal to NaN (a rate with no denominator)."""
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = a[key], b[key]
+        if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
+            continue
+        assert x == y, (key, x, y)

@@ -13,8 +13,7 @@ from thatchlab.store import import_sqlite
 @pytest.fixture(scope="module")
 def result(tmp_path_factory, repo_root, real_embedder):
     out = tmp_path_factory.mktemp("run")
-    return run_all(repo_root / "data", out, embedder=real_embedder,
-                   sweep_space={"k": [2.0, 5.0], "threshold": [0.6, 0.65]})
+    return run_all(repo_root / "data", out, embedder=real_embedder)
 
 
 def test_every_engine_ran_and_nothing_was_skipped(result):
@@ -47,27 +46,63 @@ def test_export_holds_every_engine_and_ships_only_what_the_decision_shipped(resu
     assert back.prediction is not None and back.beliefs is not None and back.patterns is not None
     manifest = json.loads(result.manifest_path.read_text())
     records = manifest["decisions"]["prediction"]
-    assert [r["parameter"] for r in records] == ["k", "threshold"]
-    assert all(set(r) == set(EVIDENCE_COLUMNS) for r in records)
-    shipped = {r["parameter"]: r["candidate"] for r in records if r["shipped"]}
+    assert [r["parameter"] for r in records] == ["k", "p0", "threshold", "combined"]
+    assert all(set(r) == set(EVIDENCE_COLUMNS) for r in records[:-1])
+    shipped = {r["parameter"]: r["candidate"] for r in records[:-1] if r["shipped"]}
     # the exported parameters are production's defaults with only the shipped values changed
     assert manifest["params"]["prediction"] == ScoringParams().replace(**shipped).to_dict()
-    threshold_line = [e for e in manifest["environment"] if e.startswith("THATCH_PREDICTION_THRESHOLD=")]
-    assert threshold_line == ([f"THATCH_PREDICTION_THRESHOLD={shipped['threshold']:g}"]
-                              if "threshold" in shipped else [])
+    assert manifest["unreviewed"] == {} and manifest["declared"] == {}
+    assert manifest["environment"] == [f"THATCH_PREDICTION_THRESHOLD={shipped['threshold']:g}"
+                                       for _ in [0] if "threshold" in shipped]
     evidence = result.sections[2].tables[0][1]
     assert list(evidence.columns) == list(EVIDENCE_COLUMNS)
     con = sqlite3.connect(result.export_path)
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_bundled_data_ships_nothing_its_intervals_do_not_support(result):
+def test_the_bundled_data_ships_exactly_the_planted_change(result):
+    """data/README.md: the sample world plants K = 5 (production's: right) and P0 = 0.2
+    (production's 0.5: wrong); the main job ships p0 near 0.2 with its evidence, and keeps K."""
+    from thatchlab.synth.preference import SAMPLE_PRIOR
+
     manifest = json.loads(result.manifest_path.read_text())
-    for r in manifest["decisions"]["prediction"]:
-        if r["shipped"]:
-            assert r["ci_upper"] < 0  # every metric decided here is minimised
-    assert result.metrics["prediction sweep"]["shipped"] == "nothing"
-    assert manifest["recommended_production_changes"] == {}
+    assert manifest["shipped"] == {"prediction": {"p0": pytest.approx(SAMPLE_PRIOR[1], abs=0.03)}}
+    assert set(manifest["recommended_production_changes"]["prediction"]) == {"p0"}
+    records = {r["parameter"]: r for r in manifest["decisions"]["prediction"]}
+    assert records["p0"]["shipped"] and records["p0"]["ci_upper"] < 0
+    assert not records["k"]["shipped"] and records["k"]["reason"].startswith("keeps k=5.0")
+    combined = records["combined"]
+    assert combined["shipped"] and combined["params"] == {"p0": manifest["shipped"]["prediction"]["p0"]}
+    assert combined["ci_lower"] < combined["delta"] < combined["ci_upper"] < 0
+    assert result.metrics["prediction sweep"]["shipped"] == "p0"
+
+
+def test_the_report_opens_with_what_ships_and_why(result):
+    html = result.report_path.read_text()
+    first = html.index("<h2>")
+    assert html[first:].startswith("<h2>What ships, and why</h2>")
+    head = html[first:html.index("<h2>", first + 1)]
+    assert "Ships: prediction p0 = 0.2" in head and "recommended production change" in head
+    for needle in ("half-life of state", "intercept", "prior fit (K, P0)", "fitted, not decided", "behavior"):
+        assert needle in head
+    assert "as a whole it changes held-out log_loss by" in head
+
+
+def test_run_with_a_config_compares_against_the_configured_values(tmp_path, repo_root, real_embedder):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"prediction": {"threshold": 0.5}, "calibration": {"decay_on_recall": True}}))
+    res = run_all(repo_root / "data", tmp_path / "out", config=cfg, embedder=real_embedder)
+    manifest = json.loads(res.manifest_path.read_text())
+    assert manifest["declared"] == {"prediction": {"threshold": 0.5}, "calibration": {"decay_on_recall": True}}
+    assert manifest["unreviewed"] == {}
+    records = {r["parameter"]: r for r in manifest["decisions"]["prediction"]}
+    assert records["threshold"]["default"] == 0.5
+    if records["threshold"]["shipped"]:
+        assert manifest["environment"] == [f"THATCH_PREDICTION_THRESHOLD={records['threshold']['candidate']:g}"]
+    else:
+        assert manifest["params"]["prediction"]["threshold"] == 0.5 and manifest["environment"] == []
+    assert "The configured values of prediction, calibration are taken as what production runs" in \
+        res.report_path.read_text()
 
 
 def test_rerun_replaces_its_own_output(result, repo_root, real_embedder):

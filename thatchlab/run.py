@@ -27,17 +27,21 @@ from thatchlab.core.progress import progress
 
 __all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config"]
 
-#: The small sweep the main job runs on the prediction engine (holdout 0.2). Parameters a
-#: forecast metric can see (K, P0, soft weight) are decided on log-loss; the nudge threshold,
-#: strong bar and conflict margin on the interruption rate, constrained to wrong silent
-#: follows no worse than production's default on validation. Every list holds production's
-#: default, so each parameter can be compared with it alone.
-DEFAULT_SWEEP_SPACE = {"k": [2.0, 5.0, 10.0], "p0": [0.4, 0.5, 0.6],
-                       "threshold": [0.55, 0.6, 0.65], "strong_confidence": [0.6, 0.7, 0.8],
-                       "conflict_margin": [0.05, 0.1]}
-#: The metrics the two decisions use.
+#: The small sweep the main job runs on the prediction engine (holdout 0.2). The prior
+#: (K, P0) is decided on log-loss, with the empirical-Bayes fit on the log before the test
+#: stretch as the candidate (the grid's validation winner when the fit is unusable); the
+#: nudge threshold on nudge_net_rate (which items surface), constrained to wrong silent
+#: follows no worse than production's on validation. Every list gains the value production
+#: runs (and the fitted values), so each change can be compared with it alone.
+DEFAULT_SWEEP_SPACE = {"k": [2.0, 5.0, 10.0], "p0": [0.2, 0.35, 0.5], "threshold": [0.5, 0.55, 0.6, 0.65]}
+#: The metrics the two decisions use, and the constraint's.
 FORECAST_METRIC = "log_loss"
-REGIME_METRICS = ("interruption_rate", "wrong_silent_follow_rate")
+THRESHOLD_METRIC = "nudge_net_rate"
+GUARD_METRIC = "wrong_silent_follow_rate"
+REGIME_METRICS = ("interruption_rate", GUARD_METRIC)
+SWEEP_METRICS = (FORECAST_METRIC, THRESHOLD_METRIC, *REGIME_METRICS)
+#: Family-wise error over the main job's decisions: each of the two is made at ALPHA / 2.
+ALPHA = 0.05
 
 _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": BeliefParams,
            "calibration": CalibrationParams, "anticipation": AnticipationParams}
@@ -93,7 +97,11 @@ def load_config(path) -> dict:
 
 
 def _params(cfg, engine):
-    return _PARAMS[engine].from_dict(cfg.get(engine, {})) if cfg.get(engine) else _PARAMS[engine]()
+    """The configured parameters of ``engine``, or what production runs (the parameter reference)."""
+    from thatchlab.core.params.production import production_params
+
+    base = production_params(engine)
+    return _PARAMS[engine].from_dict({**base.to_dict(), **cfg[engine]}) if cfg.get(engine) else base
 
 
 #: Where the report links metric names: the docs' glossary, built with
@@ -229,7 +237,7 @@ def _behavior(ctx):
 
 
 def _split_space(space: dict) -> tuple[dict, dict]:
-    """The parameters a forecast metric can see, and the rest (decided on regime metrics)."""
+    """The parameters a forecast metric can see, and the rest (decided on which items surface)."""
     from thatchlab.tune import get_engine
 
     forecast = set(get_engine("prediction").sensitivity[FORECAST_METRIC])
@@ -237,97 +245,153 @@ def _split_space(space: dict) -> tuple[dict, dict]:
             {k: v for k, v in space.items() if k not in forecast})
 
 
+def _with_values(space: dict, params, extra: dict) -> dict:
+    """Each list of ``space`` with ``params``' value (what production runs) and ``extra``'s added."""
+    out = {}
+    for name, values in space.items():
+        vals = list(values) + [getattr(params, name)] + ([extra[name]] if name in extra else [])
+        out[name] = sorted(set(vals), key=lambda v: (str(type(v)), v))
+    return out
+
+
+def _before_test(log: pd.DataFrame, holdout) -> pd.DataFrame:
+    """The rows of the time-sorted log before the sweep's test stretch (training and validation)."""
+    from thatchlab.tune import holdout_segments
+
+    ordered = log.sort_values("ts", kind="stable").reset_index(drop=True)
+    ts = pd.to_datetime(ordered["ts"], utc=True).astype("int64").to_numpy()
+    test = holdout_segments(ts, holdout)[-1]
+    return ordered.iloc[:test.lo]
+
+
+def _fit_prior(log, params, embedder):
+    """PriorFitter on a replay of ``log``'s prediction signals (None without any)."""
+    from thatchlab.replay import run
+    from thatchlab.tune import PriorFitter
+
+    res = run(log, engine="prediction", params=params, embedder=embedder)
+    prov = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})
+    if not len(prov):
+        return None
+    return PriorFitter(soft_weight=params.soft_weight).fit(prov[["item_id", "signal"]])
+
+
 def _sweep(ctx):
     import warnings
 
-    from thatchlab.plots import metric_heatmap, pareto_plot
+    from thatchlab.plots import decision_forest, metric_heatmap, pareto_plot
     from thatchlab.tune import combine_decisions, decide, pareto, sweep
 
     log = ctx["state"].get("prediction:log")
     if log is None:
         return None
     scfg = ctx["cfg"].get("sweep", {})
-    space = ctx["sweep_space"] or scfg.get("space") or DEFAULT_SWEEP_SPACE
+    space = dict(ctx["sweep_space"] or scfg.get("space") or DEFAULT_SWEEP_SPACE)
     holdout = scfg.get("holdout", 0.2)
-    base = _params(ctx["cfg"], "prediction")
-    forecast_space, regime_space = _split_space(space)
+    base = _params(ctx["cfg"], "prediction")  # what production runs: the comparison's default
+    forecast_space, nudge_space = _split_space(space)
     decisions, tables, figures, notes = [], [], [], []
-    n_configs = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the report states ties and unidentified parameters
+        fit = _fit_prior(_before_test(log, holdout), base, _embedder(ctx)) if forecast_space else None
+        fitted = {}
+        if fit is not None and not fit.boundary_ and {"k", "p0"} <= set(forecast_space):
+            fitted = {"k": round(float(fit.k_), 2), "p0": round(float(fit.p0_), 3)}
+        ctx["state"]["prior before test"] = fit
+        ctx["state"]["prior candidate"] = fitted
+        space = _with_values(space, base, fitted)
+        forecast_space, nudge_space = _split_space(space)
+        res = sweep(log, space, list(SWEEP_METRICS), engine="prediction", holdout=holdout,
+                    embedder=_embedder(ctx), base=base)
+        ctx["state"]["sweep"] = res
         if forecast_space:
-            res_f = sweep(log, forecast_space, FORECAST_METRIC, engine="prediction", holdout=holdout,
-                          embedder=_embedder(ctx), base=base)
-            decisions.append(decide(res_f, FORECAST_METRIC))
-            n_configs += len(res_f)
+            cand = base.replace(**fitted) if fitted else None
+            decisions.append(decide(res, FORECAST_METRIC, default=base, alpha=ALPHA / 2, candidate=cand))
             keys = list(forecast_space)
             if len(keys) >= 2:
-                figures.append((f"Validation log-loss over {keys[0]} and {keys[1]}",
-                                _save(metric_heatmap(res_f, keys[0], keys[1], FORECAST_METRIC),
+                at_base = _rows_at(res, nudge_space, base)
+                figures.append((f"Validation log-loss over {keys[0]} and {keys[1]} (production's threshold)",
+                                _save(metric_heatmap(at_base, keys[0], keys[1], FORECAST_METRIC),
                                       ctx["out"], "sweep_heatmap")))
-        if regime_space:
-            res_r = sweep(log, regime_space, list(REGIME_METRICS), engine="prediction", holdout=holdout,
-                          embedder=_embedder(ctx), base=base)
-            default = _default_row(res_r, regime_space, base)
-            bar = float(default[f"val_{REGIME_METRICS[1]}"])
-            constraint = {REGIME_METRICS[1]: ("<=", bar)}
-            dec_r = decide(res_r, REGIME_METRICS[0], constraint=constraint)
-            decisions.append(dec_r)
-            n_configs += len(res_r)
-            front = pareto(res_r, list(REGIME_METRICS))
-            notes.append(f"Regime parameters minimise {REGIME_METRICS[0]} subject to "
-                         f"{REGIME_METRICS[1]} ≤ {bar:.4f} (production's default on validation); "
-                         f"{len(front)} of {len(res_r)} configurations are on the Pareto front.")
-            shown = front[list(regime_space) + [f"val_{m}" for m in REGIME_METRICS]
-                          + [f"test_{m}" for m in REGIME_METRICS]]
-            tables.append(("Pareto front of the regime sweep (validation)", shown.reset_index(drop=True)))
-            chosen = _default_row(res_r, regime_space, dec_r.params)
-            figures.append(("Interruptions against wrong silent follows: every configuration, the "
-                            "Pareto front, production's default and what ships",
-                            _save(pareto_plot(res_r, front, *REGIME_METRICS, default=default, chosen=chosen),
-                                  ctx["out"], "sweep_pareto")))
-    decision = combine_decisions(decisions)
+        if nudge_space:
+            sub = _rows_at(res, forecast_space, base)  # the forecast parameters at production's values
+            default = _default_row(res, space, base)
+            bar = float(default[f"val_{GUARD_METRIC}"])
+            # no silent follow with an outcome on validation: nothing to hold the guard to
+            constraint = {GUARD_METRIC: ("<=", bar)} if bar == bar else None
+            dec_t = decide(sub, THRESHOLD_METRIC, default=base, alpha=ALPHA / 2, constraint=constraint)
+            decisions.append(dec_t)
+            notes.append(f"The nudge parameters ({', '.join(nudge_space)}) are decided on {THRESHOLD_METRIC} "
+                         f"(which items surface), with K, P0 and the soft weight at production's values, "
+                         + (f"subject to {GUARD_METRIC} ≤ {bar:.4f} (production's on validation)."
+                            if constraint else f"unconstrained: no strong message had an outcome on "
+                            f"validation under production's values, so {GUARD_METRIC} is undefined there."))
+            front = pareto(sub, list(REGIME_METRICS))
+            shown = front[list(nudge_space) + [f"val_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]
+                          + [f"test_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]]
+            tables.append(("Pareto front of interruptions and wrong silent follows (validation, production's "
+                           "K and P0)", shown.reset_index(drop=True)))
+            chosen = _default_row(res, space, dec_t.params)
+            figures.append(("Interruptions against wrong silent follows: every configuration at production's "
+                            "K and P0, the Pareto front, production's default and what the threshold decision "
+                            "ships", _save(pareto_plot(sub, front, *REGIME_METRICS, default=default, chosen=chosen),
+                                           ctx["out"], "sweep_pareto")))
+    decision = combine_decisions(decisions, results=res)
     ctx["state"]["decision"] = decision
     ctx["state"]["best_params"] = decision.params
     shipped = decision.shipped_parameters()
     ctx["state"]["prediction sweep:metrics"] = {
-        "n_configs": n_configs, "shipped": ", ".join(shipped) or "nothing",
+        "n_configs": len(res), "shipped": ", ".join(shipped) or "nothing",
         **{f"optimism_{d.metric}": d.optimism for d in decisions}}
     unidentified = decision.unidentified
+    configured = "the configured parameters" if ctx["cfg"].get("prediction") else "production's defaults"
     sec = Section(
         "Prediction engine: holdout sweep and decision",
-        f"{n_configs} configurations scored on a time-based holdout of {holdout:g} (validation = "
-        f"the {holdout:g} before the last {holdout:g} of the log, test = the last {holdout:g}). "
-        "The best configuration on validation is only a candidate: it is compared as a whole with "
-        "production's default on the test stretch (a paired bootstrap over sessions, Student's t "
-        "with one degree of freedom fewer than the sessions), and only if it improves are the "
-        "configurations keeping part of its changes tested (Holm's correction) to drop changes "
-        "that add nothing; what ships is one scored configuration whose interval excludes zero in "
-        "the improving direction and, for the regime decision, whose test wrong silent follows "
-        "meet the constraint. "
-        + (f"Shipped: {', '.join(shipped)}. " if shipped else "Nothing is shipped: production's "
-           "defaults stay. ")
+        f"{len(res)} configurations scored on a time-based holdout of {holdout:g} (validation = "
+        f"the {holdout:g} before the last {holdout:g} of the log, test = the last {holdout:g}), against "
+        f"{configured}: what production runs. Each decision tests one candidate as a whole against it on "
+        "the test stretch (a paired bootstrap over sessions, Student's t with one degree of freedom fewer "
+        "than the sessions), and only if it improves are the configurations keeping part of its changes "
+        "tested (Holm's correction) to drop changes that add nothing. K and P0 are decided on "
+        f"{FORECAST_METRIC} with the prior fitted on the log before the test stretch as the candidate"
+        + (f" (K = {fitted['k']:g}, P0 = {fitted['p0']:g})" if fitted else
+           " (the fit was unusable here, so the validation winner is the candidate)")
+        + f"; the two decisions are made at α = {ALPHA / 2:g} each ({ALPHA:g} over both), and the "
+        "threshold decision's change is added only if the joint configuration improves both metrics on "
+        "test. "
+        + (f"Shipped: {', '.join(f'{p} = {getattr(decision.params, p)!r}' for p in shipped)}. "
+           if shipped else "Nothing is shipped: production's values stay. ")
         + (f"Not identified by their metric on this data (never shipped): {', '.join(unidentified)}. "
            if unidentified else "")
-        + "The winners' optimism (their validation advantage over production's default minus "
-        "their test advantage): "
-        + "; ".join(f"{d.metric} {d.optimism:.4g}" for d in decisions) + ". "
+        + "The candidates' optimism (their validation advantage over production's minus their test "
+        "advantage): " + "; ".join(f"{d.metric} {d.optimism:.4g}" for d in decisions) + ". "
         + " ".join(notes))
     sec.tables.append(("Decision evidence, one row per parameter", decision.evidence))
     sec.tables.extend(tables)
+    for d in decisions:
+        sec.figures.append((f"The {d.metric} decision's intervals: each change alone and each configuration "
+                            "tested as a whole", _save(decision_forest(d), ctx["out"], f"decision_{d.metric}")))
     sec.figures.extend(figures)
     return sec
 
 
+def _rows_at(results, names, params):
+    """The sweep rows whose parameters ``names`` equal ``params``' values (attrs kept)."""
+    mask = pd.Series(True, index=results.index)
+    for name in names:
+        mask &= results[name] == getattr(params, name)
+    out = results[mask]
+    out.attrs.update(results.attrs)
+    return out
+
+
 def _default_row(results, space, params):
     """The sweep row whose swept parameters equal ``params``' values."""
-    mask = pd.Series(True, index=results.index)
-    for name in space:
-        mask &= results[name] == getattr(params, name)
-    if not mask.any():
+    rows = _rows_at(results, space, params)
+    if not len(rows):
         raise InputError(f"sweep: no configuration with {params} in {space}; include production's "
                          "default values in every list of the space")
-    return results[mask].iloc[0]
+    return rows.iloc[0]
 
 
 def _prior(ctx):
@@ -346,12 +410,35 @@ def _prior(ctx):
                    "(soft signals as disconfirms of weight soft_weight, the sweep's own objective)"
                    if fit.objective_ == "prequential" else
                    "K and P0 fitted by the beta-binomial marginal likelihood of every prediction's "
-                   "confirm/disconfirm counts") + f" ({fit.assumption_}), with profile-likelihood intervals. "
-                  "Production hard-codes K = 5 and P0 = 0.5.")
+                   "confirm/disconfirm counts") + f" ({fit.assumption_}), with profile-likelihood intervals, "
+                  "on the whole log. Production hard-codes K = 5 and P0 = 0.5. " + _prior_verdict(ctx))
     sec.tables.append(("Fitted prior", fit.summary_))
     if fit.k_ not in (0.0, float("inf")):
         sec.figures.append(("Profile likelihood of K", _save(prior_profile(fit, "k"), ctx["out"], "prior_profile")))
     return sec
+
+
+def _prior_verdict(ctx) -> str:
+    """The prior fit reconciled with the decision, in words."""
+    fit, fitted = ctx["state"].get("prior before test"), ctx["state"].get("prior candidate") or {}
+    decision = ctx["state"].get("decision")
+    if decision is None or not fitted:
+        return "The fit was not tested on held-out data (no sweep, or the fit is at a boundary): not shipped."
+    s = fit.summary_
+    part = next((d for d in decision.parts if d.metric == FORECAST_METRIC), None)
+    gate = part.combined.get("gate", {}) if part is not None else {}
+    head = (f"Fitted on the log before the test stretch: K ≈ {fitted['k']:g} "
+            f"[{s.loc['k', 'ci_lower']:.3g}, {s.loc['k', 'ci_upper']:.3g}], P0 ≈ {fitted['p0']:g} "
+            f"[{s.loc['p0', 'ci_lower']:.3g}, {s.loc['p0', 'ci_upper']:.3g}]; as a whole it changes held-out "
+            f"{FORECAST_METRIC} by {gate.get('delta', float('nan')):+.4g} "
+            f"[{gate.get('ci_lower', float('nan')):.4g}, {gate.get('ci_upper', float('nan')):.4g}] against "
+            "production's values")
+    shipped = [p for p in ("k", "p0") if p in decision.shipped_parameters()]
+    if shipped:
+        return head + f": ships {', '.join(f'{p} = {getattr(decision.params, p):g}' for p in shipped)}" + (
+            "" if len(shipped) == 2 else f" (the other adds nothing the data can show: production's "
+            f"{'K' if 'k' not in shipped else 'P0'} stays)") + "."
+    return head + ": not shipped."
 
 
 def _belief(ctx):
@@ -367,6 +454,7 @@ def _belief(ctx):
     res = run_belief(log, _params(ctx["cfg"], "belief"))
     fit = HalfLifeFitter().fit_from_log(log)
     ctx["state"]["belief"] = res
+    ctx["state"]["belief fit"] = fit
     ctx["state"]["belief replay and fit:metrics"] = res.metrics
     sec = Section("Belief model: currency against truth, fitted half-lives",
                   f"{len(log)} memory-log events; currency and band recorded at each labelled read. "
@@ -392,6 +480,7 @@ def _calibration(ctx):
     res = run_calibration(log, _params(ctx["cfg"], "calibration"))
     fit = DeriveWeightsFitter().fit(log)
     ctx["state"]["calibration"] = res
+    ctx["state"]["derive fit"] = fit
     ctx["state"]["calibration replay and fit:metrics"] = res.metrics
     sec = Section("Confidence calibration: shadow report, reliability, fitted derive coefficients",
                   "The last window's calibration report, as production prints it:\n\n" + res.report.to_ascii())
@@ -451,8 +540,13 @@ def _export(ctx):
         kwargs["patterns"] = st["anticipation"].patterns
     if not kwargs:
         return None, None
+    # configured engines: their values are what production runs (declared, never shipped)
+    keys = {"prediction": "prediction", "behavior": "behavior", "belief": "beliefs", "calibration": "calibration",
+            "anticipation": "patterns"}
+    declared = {keys[e]: _params(ctx["cfg"], e) for e in _PARAMS
+                if ctx["cfg"].get(e) and keys[e] in kwargs and not (decision and keys[e] in decision)}
     res = export_sqlite(ctx["out"] / "thatch.db", params=params or None, decision=decision,
-                        overwrite=True, **kwargs)
+                        declared=declared or None, overwrite=True, **kwargs)
     st["export"] = res
     return res.path, res.manifest_path
 
@@ -481,6 +575,80 @@ def _versions() -> dict:
     return out
 
 
+def _where(engine: str, name: str, value) -> str:
+    from thatchlab.core.params.production import env_line, setting
+
+    where = setting(engine, name)
+    if where.kind == "env":
+        return f"environment: {env_line(engine, name, value)}"
+    if where.kind == "code":
+        return "recommended production change (a constant in production's code)"
+    return f"never ships ({where.name})"
+
+
+def _interval(lo, hi) -> str:
+    return f"[{lo:.4g}, {hi:.4g}]" if lo == lo and hi == hi else "–"
+
+
+def what_ships(ctx) -> pd.DataFrame:
+    """Every engine, every decided parameter and every fit: shipped or kept, why, the interval, where it goes."""
+    st, rows = ctx["state"], []
+    decision = st.get("decision")
+    if decision is not None:
+        for r in decision.evidence.itertuples():
+            value = getattr(decision.params, r.parameter)
+            rows.append({"engine": "prediction", "parameter": r.parameter, "production": r.default,
+                         "candidate": r.candidate, "ships": bool(r.shipped), "metric": r.metric,
+                         "interval": _interval(r.ci_lower, r.ci_upper),
+                         "goes to": _where("prediction", r.parameter, value) if r.shipped else "–",
+                         "why": r.reason})
+        c = decision.combined_record()
+        rows.append({"engine": "prediction", "parameter": "combined", "production": "–",
+                     "candidate": ", ".join(f"{k}={v!r}" for k, v in c["params"].items()) or "–",
+                     "ships": c["shipped"], "metric": c["metric"],
+                     "interval": _interval(c["ci_lower"] if c["ci_lower"] is not None else float("nan"),
+                                           c["ci_upper"] if c["ci_upper"] is not None else float("nan")),
+                     "goes to": "the export's manifest (decisions.prediction)", "why": c["reason"]})
+    prior = st.get("prior")
+    if prior is not None:
+        s = prior.summary_
+        rows.append({"engine": "prediction", "parameter": "prior fit (K, P0)", "production": "5, 0.5",
+                     "candidate": f"{prior.k_:.3g}, {prior.p0_:.3g}", "ships": False, "metric": "likelihood",
+                     "interval": f"K {_interval(s.loc['k', 'ci_lower'], s.loc['k', 'ci_upper'])}, P0 "
+                                 f"{_interval(s.loc['p0', 'ci_lower'], s.loc['p0', 'ci_upper'])}",
+                     "goes to": "–", "why": "a fit is a candidate, not a decision: " + _prior_verdict(ctx)})
+    if "behavior" in st:
+        rows.append({"engine": "behavior", "parameter": "all", "production": "production's", "candidate": "–",
+                     "ships": False, "metric": "–", "interval": "–", "goes to": "–",
+                     "why": "replayed under what production runs; the main job sweeps no behavior parameter"})
+    belief = st.get("belief fit")
+    if belief is not None:
+        params = st["belief"].params
+        for cls, r in belief.summary_.iterrows():
+            prod = getattr(params, cls, None) if cls != "unclassified" else None
+            rows.append({"engine": "belief", "parameter": f"half-life of {cls} (days)",
+                         "production": "never decays" if prod is None else prod, "candidate": f"{r['coef']:.4g}",
+                         "ships": False, "metric": "likelihood", "interval": _interval(r["ci_lower"], r["ci_upper"]),
+                         "goes to": "–",
+                         "why": "fitted, not decided: decide does not yet compare belief half-lives with "
+                                "production's on held-out reads, so production's value stays"})
+    derive = st.get("derive fit")
+    if derive is not None:
+        for name, r in derive.summary_.iterrows():
+            rows.append({"engine": "calibration", "parameter": name, "production": r["hand_set"],
+                         "candidate": f"{r['coef']:.4g}", "ships": False, "metric": "likelihood",
+                         "interval": _interval(r["ci_lower"], r["ci_upper"]), "goes to": "–",
+                         "why": "fitted, not decided: decide does not yet compare derive coefficients with "
+                                "production's on held-out recalls, so production's value stays"
+                                + ("" if bool(r["identified"]) else "; not identified by this log")})
+    if "anticipation" in st:
+        rows.append({"engine": "anticipation", "parameter": "all", "production": "production's",
+                     "candidate": "–", "ships": False, "metric": "–", "interval": "–", "goes to": "–",
+                     "why": "replayed under what production runs; nothing is swept or fitted"})
+    return pd.DataFrame(rows, columns=["engine", "parameter", "production", "candidate", "ships", "metric",
+                                       "interval", "goes to", "why"])
+
+
 def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -> Path:
     import html
 
@@ -494,6 +662,18 @@ def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -
              + "</p>"]
     if skipped:
         parts.append(f"<p>Skipped (no log in the data directory): {html.escape(', '.join(skipped))}.</p>")
+    ships = what_ships(ctx)
+    shipped = ships[ships["ships"] & (ships["parameter"] != "combined")]
+    lead = ("; ".join(f"{r.engine} {r.parameter} = {r.candidate} ({r['goes to']})" for _, r in shipped.iterrows())
+            if len(shipped) else "nothing: production's values stay")
+    configured = [e for e in _PARAMS if ctx["cfg"].get(e)]
+    parts.append("<h2>What ships, and why</h2>"
+                 f"<p>Ships: {html.escape(lead)}. "
+                 + (f"The configured values of {html.escape(', '.join(configured))} are taken as what "
+                    "production runs: every comparison is against them. " if configured else
+                    "Every comparison is against what production runs (its defaults). ")
+                 + "Every other row is kept, with the reason.</p>"
+                 + _fmt_table(ships, out_dir))
     for sec in sections:
         parts.append(f"<h2>{html.escape(sec.title)}</h2>")
         if sec.text:

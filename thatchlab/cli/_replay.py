@@ -246,7 +246,7 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
     d = run_decide(results, metric, default=base, constraint=rules or None, alpha=alpha, n_boot=n_boot, seed=seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, lambda tmp: tmp.write_text(json.dumps(d.to_dict(), indent=1) + "\n", encoding="utf-8"))
-    typer.echo(d._summary())
+    typer.echo(d.summary())
     for r in d.evidence.itertuples():
         typer.echo(f"  {r.parameter}: {r.reason}")
     typer.echo(f"decision written to {out}")

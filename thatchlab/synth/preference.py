@@ -682,14 +682,22 @@ def _finish(rows) -> pd.DataFrame:
     return validate_interaction_log(df)
 
 
+#: The prior planted in the bundled interaction log: (K, P0). K equals production's 5, P0 is
+#: not production's 0.5 (see :func:`sample_interaction_logs` and ``data/README.md``).
+SAMPLE_PRIOR = (5.0, 0.2)
+
+
 def sample_interaction_logs() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The bundled sample logs ``data/interactions.jsonl`` and ``data/behavior_interactions.jsonl``.
 
-    A 4-user, 12-situation preference world (4 phrasings each, drift 0.01,
-    noise 0.05, seed 2026) observed open loop for 600 sessions, and a
+    A 60-user, 12-situation preference world (4 phrasings each, no drift, no
+    answer noise, seed 2026) whose every item's confirm probability is drawn
+    from a planted prior Beta(K·P0, K·(1 − P0)) with K = 5 (production's value:
+    right) and P0 = 0.2 (production's 0.5 is wrong: most predictions an agent
+    writes are refused), observed open loop for 3,000 sessions; and a
     10-situation behavior world (mislink rate 0.3, seed 2026) for 300 sessions.
     """
-    world = PreferenceWorld(n_users=4, n_situations=12, phrasings_per_situation=4, drift_rate=0.01,
-                            noise=0.05, seed=2026)
+    world = PreferenceWorld(n_users=60, n_situations=12, phrasings_per_situation=4, drift_rate=0.0,
+                            noise=0.0, seed=2026, prior=SAMPLE_PRIOR)
     behaviors = BehaviorWorld(n_situations=10, phrasings_per_situation=3, mislink_rate=0.3, seed=2026)
-    return world.log(600), behaviors.log(300)
+    return world.log(3000), behaviors.log(300)

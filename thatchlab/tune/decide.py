@@ -102,7 +102,8 @@ class Decision:
         a minimised metric, ``−1`` for a maximised one. Positive: validation
         flattered the winner (selection among ``n_configs`` configurations).
     n_configs : configurations that competed for the candidate (finite
-        validation score, constraint satisfied).
+        validation score, constraint satisfied); 1 when the candidate was
+        given (chosen without the sweep's validation scores).
     unidentified : swept parameters the metric cannot see (never shipped).
     """
 
@@ -144,16 +145,16 @@ class Decision:
         shipped = self.shipped_parameters()
         what = ", ".join(f"{k}={v!r}" for k, v in (c.get("params") or {}).items())
         if shipped:
-            reason = (f"ships ({what}) as one configuration scored on the test stretch: {self.metric} "
+            reason = (f"ships ({what}) as one configuration scored on the test stretch: {c.get('metric', self.metric)} "
                       f"{_num(c.get('delta'))} [{_num(c.get('ci_lower'))}, {_num(c.get('ci_upper'))}] against "
                       "the default")
         elif math.isfinite(_float(c.get("delta"))):
-            reason = (f"nothing ships: the candidate changes {self.metric} by {_num(c.get('delta'))} "
+            reason = (f"nothing ships: the candidate changes {c.get('metric', self.metric)} by {_num(c.get('delta'))} "
                       f"[{_num(c.get('ci_lower'))}, {_num(c.get('ci_upper'))}] against the default")
         else:
             reason = "nothing ships: no configuration other than the default was scored"
         return {"parameter": "combined", "shipped": bool(shipped), "params": _jsonable(c.get("params") or {}),
-                "config_id": c.get("config_id"), "metric": self.metric,
+                "config_id": c.get("config_id"), "metric": c.get("metric", self.metric),
                 **{k: _json(_float(c.get(k))) for k in ("delta", "ci_lower", "ci_upper", "detectable")},
                 "n_clusters": _json(c.get("n_clusters")), "reason": reason}
 
@@ -210,7 +211,8 @@ class Decision:
         """This decision joined with ``others`` (see :func:`combine_decisions`)."""
         return combine_decisions([self, *others])
 
-    def _summary(self) -> str:
+    def summary(self) -> str:
+        """What ships, how many configurations competed, the tested configuration's interval, in a few lines."""
         shipped = self.shipped_parameters()
         what = ", ".join(f"{p}={getattr(self.params, p)!r}" for p in shipped) or "nothing (production's defaults)"
         c = self.combined
@@ -229,10 +231,10 @@ class Decision:
         cols = ["parameter", "default", "candidate", "shipped", "delta", "ci_lower", "ci_upper"]
         table = self.evidence[cols].to_string(index=False) if len(self.evidence) else "(no parameter differs)"
         reasons = "\n".join(f"  {r.parameter}: {r.reason}" for r in self.evidence.itertuples())
-        return f"{self._summary()}\n{table}\n{reasons}"
+        return f"{self.summary()}\n{table}\n{reasons}"
 
     def _repr_html_(self) -> str:
-        head = "<br>".join(html.escape(line) for line in self._summary().splitlines())
+        head = "<br>".join(html.escape(line) for line in self.summary().splitlines())
         return f"<p>{head}</p>{self.evidence.to_html(index=False)}"
 
 
@@ -282,7 +284,8 @@ def _row_for(results, cids, label_of) -> None:
 
 
 def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict | None = None,
-           alpha: float = 0.05, n_boot: int = 1000, cluster: str = "session", seed: int = 0) -> Decision:
+           alpha: float = 0.05, n_boot: int = 1000, cluster: str = "session", seed: int = 0,
+           candidate=None) -> Decision:
     """Decide which configuration of a sweep to ship, testing what ships as a whole.
 
     Parameters
@@ -318,6 +321,12 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         The resampling unit (the scoring engines': ``"session"``).
     seed : int
         Seed of the resamples.
+    candidate : params, optional
+        Test this configuration instead of the validation winner: a value chosen
+        without the test stretch, e.g. a fitter's estimate on the log before it
+        (:class:`~thatchlab.tune.PriorFitter` on the training and validation
+        rows). It must be a row of the sweep, as must the configurations keeping
+        part of its changes that the reduction step tests.
 
     Returns
     -------
@@ -391,8 +400,14 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         if f in results.columns:
             pool = pool[pool[f] == getattr(default, f)]
     pool.attrs.update(results.attrs)
+    chosen_elsewhere = candidate is not None
     try:
-        candidate = best(pool if len(pool) else results, metric, constraint=constraint).params
+        if candidate is not None:
+            if not isinstance(candidate, spec.params_class):
+                raise InputError(f"candidate: expected {spec.params_class.__name__}, got {type(candidate).__name__}")
+            candidate = candidate.replace(**{f: getattr(default, f) for f in fixed})
+        else:
+            candidate = best(pool if len(pool) else results, metric, constraint=constraint).params
     except InputError as err:
         held = [f for f in fixed if f in results.columns and results[f].nunique() > 1]
         raise InputError(f"{err}" + (f" among the configurations keeping {', '.join(held)} at production's "
@@ -411,8 +426,8 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         return default.replace(**{f: getattr(candidate, f) for f in changes})
 
     full = theta(tested)
-    label = {cid(default): f"production's default configuration {_short(default, spec)}",
-             cid(full): f"the candidate {_short(full, spec)}"}
+    label = {cid(default): f"production's default configuration {_short(default, spec, default)}",
+             cid(full): f"the candidate {_short(full, spec, default)}"}
     _row_for(results, [cid(default), cid(full)], label)
     have = set(results["config_id"]) & set(stats.config_ids)
     try:
@@ -458,7 +473,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     shipped = next((A for A in options if all(c["holds"] for c in checks[A].values())), None)
     S = theta(shipped) if shipped is not None else None
     own = (gate if shipped is None or tuple(shipped) == tuple(tested) else family[shipped])
-    gate_desc = (f"the candidate {_short(full, spec)} against production's default: test {metric} "
+    gate_desc = (f"the candidate {_short(full, spec, default)} against production's default: test {metric} "
                  f"{gate['delta']:+.4g}, {span(gate, alpha)} "
                  f"{describe_interval(*interval_at(gate, alpha), lower)} (p = {gate_p:.3g})")
 
@@ -502,17 +517,17 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
             row["shipped"] = True
             how = ("its own paired interval" if tuple(shipped) == tuple(tested)
                    else f"Holm-adjusted p = {adjusted[shipped]:.3g} in the reduction family")
-            row["reason"] = (f"ships {f}={c_val!r} as part of {_short(S, spec)}: test {metric} "
+            row["reason"] = (f"ships {f}={c_val!r} as part of {_short(S, spec, default)}: test {metric} "
                              f"{'falls' if lower else 'rises'} by {abs(own['delta']):.4g} against the "
                              f"default, {span(own, alpha)} {describe_interval(*interval_at(own, alpha), lower)} "
                              f"({how})" + note)
         elif shipped is not None:
-            why = (f"{_short(S, spec)} without it improves test {metric} by {abs(own['delta']):.4g} "
+            why = (f"{_short(S, spec, default)} without it improves test {metric} by {abs(own['delta']):.4g} "
                    f"(Holm-adjusted p = {adjusted[shipped]:.3g}), and the candidate is not shown better "
                    f"than it ({over[shipped]['delta']:+.4g}, {span(over[shipped], alpha)} "
                    f"{describe_interval(*interval_at(over[shipped], alpha), lower)})")
             if shipped not in sufficient:
-                why = (f"the candidate fails the constraint on test, and {_short(S, spec)} without "
+                why = (f"the candidate fails the constraint on test, and {_short(S, spec, default)} without "
                        f"{f} satisfies it and improves test {metric} by {abs(own['delta']):.4g} "
                        f"(Holm-adjusted p = {adjusted[shipped]:.3g})")
             row["reason"] = f"keeps {f}={d_val!r}: {why}" + note
@@ -553,15 +568,16 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     t0, tc = (float(by_id.loc[cid(x), f"test_{metric}"]) for x in (default, full))
     optimism = sign * (v0 - vc) - sign * (t0 - tc)
     vals = pd.to_numeric(results[f"val_{metric}"], errors="coerce").to_numpy(np.float64)
-    n_configs = int(np.count_nonzero(np.isfinite(vals) & _constraint_mask(results, constraint)))
+    n_configs = (1 if chosen_elsewhere else
+                 int(np.count_nonzero(np.isfinite(vals) & _constraint_mask(results, constraint))))
     return Decision(spec.name, metric, default if S is None else S, default, candidate, evidence, combined,
                     float(optimism), n_configs, unidentified, alpha, int(n_boot), cluster, int(seed),
                     constraint)
 
 
-def _short(params, spec) -> str:
-    """The fields of ``params`` that differ from the params class defaults, as ``(a=1, b=2)``."""
-    base = spec.params_class()
+def _short(params, spec, reference=None) -> str:
+    """The fields of ``params`` that differ from ``reference`` (the class defaults), as ``(a=1, b=2)``."""
+    base = spec.params_class() if reference is None else reference
     diff = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)
             if getattr(params, f.name) != getattr(base, f.name)}
     return "(" + ", ".join(f"{k}={v!r}" for k, v in diff.items()) + ")" if diff else "(all defaults)"

@@ -216,9 +216,9 @@ def test_decide_refuses_what_it_cannot_do_honestly(world, regime_sweep):
     with pytest.raises(InputError, match="clusters are 'session'"):
         decide(regime_sweep, "interruption_rate", cluster="item")
     blog = BeliefWorld(seed=0).log(n_memories=20, days=40)
-    bres = _quiet(sweep, blog, {"episodic": [3.0, 7.0]}, "brier", engine="belief")
-    with pytest.raises(InputError, match="not supported for engine 'belief' yet"):
-        decide(bres, "brier")
+    bres = _quiet(sweep, blog, {"episodic": [3.0, 7.0]}, "auc", engine="belief")
+    with pytest.raises(InputError, match="'auc' is not a ratio of per-cluster sums.*supported metrics: brier"):
+        decide(bres, "auc")
 
 
 # -- the statistics ----------------------------------------------------------------------------------
@@ -438,3 +438,28 @@ def test_log_loss_clips_at_machine_epsilon_like_scikit_learn():
     assert forecast_scores(y, soft, p[:, None], [0.25])["log_loss"][0] == pytest.approx(ours, rel=1e-12)
     num, den = forecast_cluster_sums(y, soft, p[:, None], [0.25], [0, 0, 1, 1], 2)["log_loss"]
     assert num.sum() / den.sum() == pytest.approx(ours, rel=1e-12)
+
+
+@pytest.mark.parametrize("engine, log_name, space, metrics", [
+    ("belief", "memory_log.jsonl", {"state": [30.0, 20.0], "plan": [30.0, 12.0]}, ["brier"]),
+    ("calibration", "recall_log.jsonl", {"intercept": [0.5, 0.6], "age_penalty": [0.02, 0.05]},
+     ["derived_log_loss", "derived_brier", "caller_log_loss", "caller_brier"]),
+])
+def test_belief_and_calibration_sweeps_record_per_memory_sums_and_decide_on_them(engine, log_name, space, metrics,
+                                                                                 repo_root):
+    from thatchlab import logs
+
+    from thatchlab.core.params.production import production_params
+
+    read = logs.read_memory_log if engine == "belief" else logs.read_recall_log
+    res = _quiet(sweep, read(repo_root / "data" / log_name), space, metrics, engine=engine,
+                 base=production_params(engine))
+    stats = res.attrs["clusters"]
+    assert stats.unit == "memory"
+    for m in metrics:
+        for seg in ("val", "test"):
+            num, den = stats.sums(m, seg, res["config_id"].tolist())
+            np.testing.assert_allclose(num.sum(axis=1) / den.sum(axis=1), res[f"{seg}_{m}"], rtol=1e-12)
+    d = _quiet(decide, res, metrics[0], n_boot=200)
+    assert 0 < d.combined["n_clusters"] <= len(stats.labels["test"]) and d.cluster == "memory"
+    assert d.combined_record()["parameter"] == "combined"

@@ -77,13 +77,28 @@ def test_the_bundled_data_ships_exactly_the_planted_change(result):
     assert result.metrics["prediction sweep"]["shipped"] == "p0"
 
 
+def test_fitted_half_lives_and_derive_coefficients_are_decided_on_held_out_data(result):
+    """Fits are candidates like any other: fitted before the test stretch, tested on it, each with
+    its evidence records and a combined record; on the bundled logs neither beats production."""
+    manifest = json.loads(result.manifest_path.read_text())
+    for key, metric in (("beliefs", "brier"), ("calibration", "derived_log_loss")):
+        records = manifest["decisions"][key]
+        assert records[-1]["parameter"] == "combined" and records[-1]["metric"] == metric
+        assert all(not r["shipped"] for r in records)
+        lo, hi = records[-1]["ci_lower"], records[-1]["ci_upper"]
+        assert lo < 0 < hi  # the candidate's own interval: not supported
+        assert {r["parameter"] for r in records[:-1]} <= set(manifest["params"][key])
+    assert "beliefs" not in manifest["shipped"] and "calibration" not in manifest["shipped"]
+
+
 def test_the_report_opens_with_what_ships_and_why(result):
     html = result.report_path.read_text()
     first = html.index("<h2>")
     assert html[first:].startswith("<h2>What ships, and why</h2>")
     head = html[first:html.index("<h2>", first + 1)]
     assert "Ships: prediction p0 = 0.2" in head and "recommended production change" in head
-    for needle in ("half-life of state", "intercept", "prior fit (K, P0)", "fitted, not decided", "behavior"):
+    for needle in ("intercept", "preference", "prior fit (K, P0)", "fitted on the log before the test stretch, "
+                   "then tested", "behavior", "anticipation"):
         assert needle in head
     assert "as a whole it changes held-out log_loss by" in head
 

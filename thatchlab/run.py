@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from thatchlab import __version__
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.core.params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
 from thatchlab.core.progress import progress
 
@@ -40,8 +40,12 @@ THRESHOLD_METRIC = "nudge_net_rate"
 GUARD_METRIC = "wrong_silent_follow_rate"
 REGIME_METRICS = ("interruption_rate", GUARD_METRIC)
 SWEEP_METRICS = (FORECAST_METRIC, THRESHOLD_METRIC, *REGIME_METRICS)
-#: Family-wise error over the main job's decisions: each of the two is made at ALPHA / 2.
+#: Family-wise error over the main job's decisions (Bonferroni): each of the
+#: DECISIONS is made at ALPHA / DECISIONS.
 ALPHA = 0.05
+#: The prior and the threshold (prediction), the derive coefficients (calibration), the half-lives (belief).
+DECISIONS = 4
+LEVEL = ALPHA / DECISIONS
 
 _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": BeliefParams,
            "calibration": CalibrationParams, "anticipation": AnticipationParams}
@@ -306,7 +310,7 @@ def _sweep(ctx):
         ctx["state"]["sweep"] = res
         if forecast_space:
             cand = base.replace(**fitted) if fitted else None
-            decisions.append(decide(res, FORECAST_METRIC, default=base, alpha=ALPHA / 2, candidate=cand))
+            decisions.append(decide(res, FORECAST_METRIC, default=base, alpha=LEVEL, candidate=cand))
             keys = list(forecast_space)
             if len(keys) >= 2:
                 at_base = _rows_at(res, nudge_space, base)
@@ -319,7 +323,7 @@ def _sweep(ctx):
             bar = float(default[f"val_{GUARD_METRIC}"])
             # no silent follow with an outcome on validation: nothing to hold the guard to
             constraint = {GUARD_METRIC: ("<=", bar)} if bar == bar else None
-            dec_t = decide(sub, THRESHOLD_METRIC, default=base, alpha=ALPHA / 2, constraint=constraint)
+            dec_t = decide(sub, THRESHOLD_METRIC, default=base, alpha=LEVEL, constraint=constraint)
             decisions.append(dec_t)
             notes.append(f"The nudge parameters ({', '.join(nudge_space)}) are decided on {THRESHOLD_METRIC} "
                          f"(which items surface), with K, P0 and the soft weight at production's values, "
@@ -356,7 +360,7 @@ def _sweep(ctx):
         f"{FORECAST_METRIC} with the prior fitted on the log before the test stretch as the candidate"
         + (f" (K = {fitted['k']:g}, P0 = {fitted['p0']:g})" if fitted else
            " (the fit was unusable here, so the validation winner is the candidate)")
-        + f"; the two decisions are made at α = {ALPHA / 2:g} each ({ALPHA:g} over both), and the "
+        + f"; the main job's {DECISIONS} decisions are made at α = {LEVEL:g} each ({ALPHA:g} over all), and the "
         "threshold decision's change is added only if the joint configuration improves both metrics on "
         "test. "
         + (f"Shipped: {', '.join(f'{p} = {getattr(decision.params, p)!r}' for p in shipped)}. "
@@ -441,6 +445,56 @@ def _prior_verdict(ctx) -> str:
     return head + ": not shipped."
 
 
+def _half_lives(log) -> dict:
+    """Half-lives (days) HalfLifeFitter finds for the belief classes production has a prior for."""
+    import math
+
+    from thatchlab.tune import HalfLifeFitter
+
+    fit = HalfLifeFitter().fit_from_log(log)
+    fields = set(_PARAMS["belief"]().to_dict())
+    out = {}
+    for cls, value in fit.half_life_.items():
+        if cls in fields:
+            out[cls] = None if not math.isfinite(value) else round(float(value), 1)
+    return out
+
+
+def _derive_coefficients(log) -> dict:
+    """The derive coefficients DeriveWeightsFitter finds, where the data identify them."""
+    from thatchlab.tune import DeriveWeightsFitter
+
+    s = DeriveWeightsFitter().fit(log).summary_
+    return {name: round(float(r["coef"]), 3) for name, r in s.iterrows() if bool(r["identified"])}
+
+
+def _decide_fit(ctx, engine, log, metric, fit_values):
+    """A fit made on the log before the test stretch, tested against what production runs on it.
+
+    The fitted values are the candidate of :func:`~thatchlab.tune.decide`; the sweep scores every
+    combination of production's and the fitted value of each parameter the fit changes (so the
+    reduction family is complete). None when the fit changes nothing.
+    """
+    import warnings
+
+    from thatchlab.tune import decide, sweep
+
+    holdout = ctx["cfg"].get("sweep", {}).get("holdout", 0.2)
+    base = _params(ctx["cfg"], engine)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            fitted = fit_values(_before_test(log, holdout))
+        except ThatchlabError:
+            return None
+        fitted = {k: v for k, v in fitted.items() if v != getattr(base, k)}
+        if not fitted:
+            return None
+        space = {k: [getattr(base, k), v] for k, v in fitted.items()}
+        res = sweep(log, space, metric, engine=engine, holdout=holdout, base=base)
+        return decide(res, metric, default=base, alpha=LEVEL, candidate=base.replace(**fitted))
+
+
 def _belief(ctx):
     from thatchlab.logs import read_memory_log
     from thatchlab.plots import currency_curves
@@ -455,6 +509,7 @@ def _belief(ctx):
     fit = HalfLifeFitter().fit_from_log(log)
     ctx["state"]["belief"] = res
     ctx["state"]["belief fit"] = fit
+    ctx["state"]["belief decision"] = _decide_fit(ctx, "belief", log, "brier", _half_lives)
     ctx["state"]["belief replay and fit:metrics"] = res.metrics
     sec = Section("Belief model: currency against truth, fitted half-lives",
                   f"{len(log)} memory-log events; currency and band recorded at each labelled read. "
@@ -481,6 +536,8 @@ def _calibration(ctx):
     fit = DeriveWeightsFitter().fit(log)
     ctx["state"]["calibration"] = res
     ctx["state"]["derive fit"] = fit
+    ctx["state"]["calibration decision"] = _decide_fit(ctx, "calibration", log, "derived_log_loss",
+                                                        _derive_coefficients)
     ctx["state"]["calibration replay and fit:metrics"] = res.metrics
     sec = Section("Confidence calibration: shadow report, reliability, fitted derive coefficients",
                   "The last window's calibration report, as production prints it:\n\n" + res.report.to_ascii())
@@ -531,7 +588,6 @@ def _export(ctx):
 
             kwargs[engine] = engine_class(engine).from_tables(res.tables, embedder=ctx["embedder"],
                                                               params=res.params)
-    decision = {"prediction": st["decision"]} if "decision" in st and "prediction" in kwargs else None
     if st.get("belief") is not None:
         kwargs["beliefs"] = st["belief"].state
     if st.get("calibration") is not None:
@@ -540,6 +596,13 @@ def _export(ctx):
         kwargs["patterns"] = st["anticipation"].patterns
     if not kwargs:
         return None, None
+    decision = {}
+    if "decision" in st and "prediction" in kwargs:
+        decision["prediction"] = st["decision"]
+    for key, name in (("beliefs", "belief decision"), ("calibration", "calibration decision")):
+        if st.get(name) is not None and key in kwargs:
+            decision[key] = st[name]
+    decision = decision or None
     # configured engines: their values are what production runs (declared, never shipped)
     keys = {"prediction": "prediction", "behavior": "behavior", "belief": "beliefs", "calibration": "calibration",
             "anticipation": "patterns"}
@@ -621,26 +684,29 @@ def what_ships(ctx) -> pd.DataFrame:
         rows.append({"engine": "behavior", "parameter": "all", "production": "production's", "candidate": "–",
                      "ships": False, "metric": "–", "interval": "–", "goes to": "–",
                      "why": "replayed under what production runs; the main job sweeps no behavior parameter"})
-    belief = st.get("belief fit")
-    if belief is not None:
-        params = st["belief"].params
-        for cls, r in belief.summary_.iterrows():
-            prod = getattr(params, cls, None) if cls != "unclassified" else None
-            rows.append({"engine": "belief", "parameter": f"half-life of {cls} (days)",
-                         "production": "never decays" if prod is None else prod, "candidate": f"{r['coef']:.4g}",
-                         "ships": False, "metric": "likelihood", "interval": _interval(r["ci_lower"], r["ci_upper"]),
-                         "goes to": "–",
-                         "why": "fitted, not decided: decide does not yet compare belief half-lives with "
-                                "production's on held-out reads, so production's value stays"})
-    derive = st.get("derive fit")
-    if derive is not None:
-        for name, r in derive.summary_.iterrows():
-            rows.append({"engine": "calibration", "parameter": name, "production": r["hand_set"],
-                         "candidate": f"{r['coef']:.4g}", "ships": False, "metric": "likelihood",
-                         "interval": _interval(r["ci_lower"], r["ci_upper"]), "goes to": "–",
-                         "why": "fitted, not decided: decide does not yet compare derive coefficients with "
-                                "production's on held-out recalls, so production's value stays"
-                                + ("" if bool(r["identified"]) else "; not identified by this log")})
+    for engine, key, fit_name in (("belief", "belief decision", "belief fit"),
+                                  ("calibration", "calibration decision", "derive fit")):
+        dec, fit = st.get(key), st.get(fit_name)
+        if dec is not None:
+            for r in dec.evidence.itertuples():
+                value = getattr(dec.params, r.parameter)
+                rows.append({"engine": engine, "parameter": r.parameter, "production": r.default,
+                             "candidate": r.candidate, "ships": bool(r.shipped), "metric": r.metric,
+                             "interval": _interval(r.ci_lower, r.ci_upper),
+                             "goes to": _where(engine, r.parameter, value) if r.shipped else "–",
+                             "why": f"fitted on the log before the test stretch, then tested: {r.reason}"})
+            c = dec.combined_record()
+            rows.append({"engine": engine, "parameter": "combined", "production": "–",
+                         "candidate": ", ".join(f"{k}={v!r}" for k, v in c["params"].items()) or "–",
+                         "ships": c["shipped"], "metric": c["metric"],
+                         "interval": _interval(*(float("nan") if c[k] is None else c[k]
+                                                 for k in ("ci_lower", "ci_upper"))),
+                         "goes to": f"the export's manifest (decisions.{'beliefs' if engine == 'belief' else engine})",
+                         "why": c["reason"]})
+        elif fit is not None:
+            rows.append({"engine": engine, "parameter": "all", "production": "production's", "candidate": "–",
+                         "ships": False, "metric": "–", "interval": "–", "goes to": "–",
+                         "why": "the fit on the log before the test stretch changes nothing production runs"})
     if "anticipation" in st:
         rows.append({"engine": "anticipation", "parameter": "all", "production": "production's",
                      "candidate": "–", "ships": False, "metric": "–", "interval": "–", "goes to": "–",

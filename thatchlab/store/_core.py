@@ -302,8 +302,13 @@ def _declared_for(declared, given) -> dict:
     return out
 
 
+#: The export keyword of each engine a decision can be made for.
+_DECISION_KEYS = {"prediction": "prediction", "behavior": "behavior", "belief": "beliefs",
+                  "calibration": "calibration", "anticipation": "patterns"}
+
+
 def _decisions_for(decision, given) -> dict:
-    """``{engine: decision}`` for the scoring engines being exported."""
+    """``{export keyword: decision}`` for the engines being exported."""
     if decision is None:
         return {}
     if isinstance(decision, dict):
@@ -315,10 +320,14 @@ def _decisions_for(decision, given) -> dict:
             if len(scoring) != 1:
                 raise ThatchlabError("decision: name its engine (pass {'prediction': decision, ...})")
             engine = scoring[0]
-        out = {engine: decision}
+        out = {_DECISION_KEYS.get(engine, engine): decision}
+    for key, dec in list(out.items()):
+        if key in ("belief", "anticipation"):  # the engine's name for its export keyword
+            out[_DECISION_KEYS[key]] = out.pop(key)
     for key, dec in out.items():
-        if key not in _SCORING:
-            raise ThatchlabError(f"decision: expected one for 'prediction' or 'behavior', got {key!r}")
+        if key not in _DECISION_KEYS.values():
+            raise ThatchlabError(f"decision: expected one for {', '.join(repr(k) for k in _DECISION_KEYS.values())}, "
+                                 f"got {key!r}")
         if key not in given:
             raise ThatchlabError(f"decision for {key!r} given but no {key} engine is exported")
         for attr in ("params", "to_records", "shipped_parameters"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.metrics.calibration import brier, calibration_summary
+from thatchlab.metrics.calibration import brier, calibration_summary, clip_eps
 from thatchlab.tune.registry import EngineSpec, Prepared, frame_evaluator
 
 __all__ = ["belief_spec", "calibration_spec", "anticipation_spec"]
@@ -31,6 +31,22 @@ def _ns(ts: pd.Series) -> np.ndarray:
     return ts.dt.as_unit("ns").array.asi8.astype(np.int64)
 
 
+def _memory_clusters(ids) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster code of every log row by the memory it concerns (a row without one: its own)."""
+    raw = np.asarray(ids, dtype=object)
+    text = np.array([f"\x00row {i}" if v is None or v != v else str(v) for i, v in enumerate(raw)], dtype=object)
+    codes, labels = pd.factorize(text, sort=True)
+    return codes.astype(np.int64), np.asarray(labels, dtype=object)
+
+
+def _loss_rows(y: np.ndarray, p: np.ndarray) -> dict:
+    """Per-row log-loss and squared error of forecasts ``p`` for outcomes ``y`` (the rows' sums
+    over their count are :func:`~thatchlab.metrics.calibration.log_loss` and ``brier``)."""
+    eps = clip_eps(p)
+    q = np.clip(p, eps, 1 - eps)
+    return {"log_loss": -(y * np.log(q) + (1 - y) * np.log1p(-q)), "brier": (p - y) ** 2}
+
+
 # -- belief -----------------------------------------------------------------------------------
 _BELIEF_LOOP_FIELDS = ("contradiction_factor", "supersede", "min_score", "k")
 
@@ -39,7 +55,10 @@ def _belief_prepare(log, base, embedder=None, params_list=None):
     from thatchlab.logs.memory import validate_memory_log
 
     log = _sorted(validate_memory_log(log))
-    return Prepared(log, _ns(log["ts"]), None, _belief_estimator())
+    target = log["target_memory_id"] if "target_memory_id" in log.columns else pd.Series(None, index=log.index)
+    codes, labels = _memory_clusters(target.where(target.notna(), log["memory_id"]))
+    return Prepared(log, _ns(log["ts"]), None, _belief_estimator(), clusters=codes, cluster_labels=labels,
+                    cluster_unit="memory")
 
 
 def _belief_estimator():
@@ -80,17 +99,28 @@ def _belief_score(frame, prepared, params):
             "n_labelled": int(len(lab))}
 
 
+def _belief_ratios(frame) -> dict:
+    lab = frame["still_true"].notna().to_numpy() & frame["currency"].notna().to_numpy()
+    y = frame["still_true"].to_numpy(dtype=float, na_value=0.0)
+    c = np.nan_to_num(frame["currency"].to_numpy(np.float64))
+    return {"brier": (np.where(lab, (c - y) ** 2, 0.0), lab.astype(np.float64))}
+
+
 def belief_spec() -> EngineSpec:
     from thatchlab.core.params.belief import BeliefParams
 
     return EngineSpec("belief", BeliefParams, _belief_prepare,
-                      frame_evaluator(_belief_outputs, _belief_score, cluster="memory_id"),
+                      frame_evaluator(_belief_outputs, _belief_score, cluster="memory_id", ratios=_belief_ratios),
                       {"auc": "max", "brier": "min", "useful_now_precision": "max",
-                       "useful_now_recall": "max"}, _belief_estimator(), extra_scores=("n_labelled",))
+                       "useful_now_recall": "max"}, _belief_estimator(), extra_scores=("n_labelled",),
+                      ratio_metrics=("brier",), version="belief-2: per-memory sums of the Brier score")
 
 
 # -- calibration ------------------------------------------------------------------------------
 _DAY_NS = 86_400 * 10**9
+#: The derive coefficients, at their class defaults (a replay key that ignores them).
+_DERIVE_DEFAULTS = {"intercept": 0.5, "atom_bump": 0.1, "corroboration_weight": 0.05, "age_penalty": 0.02,
+                    "half_life_days": 30.0, "baseline": 0.5}
 
 
 def _calibration_prepare(log, base, embedder=None, params_list=None):
@@ -100,7 +130,9 @@ def _calibration_prepare(log, base, embedder=None, params_list=None):
 
     log = read_recall_log(log) if isinstance(log, (str, Path)) else validate_recall_log(log)
     log = _sorted(log)
-    return Prepared(log, _ns(log["ts"]), None, _calibration_estimator())
+    codes, labels = _memory_clusters(log["memory_id"])
+    return Prepared(log, _ns(log["ts"]), None, _calibration_estimator(), clusters=codes, cluster_labels=labels,
+                    cluster_unit="memory")
 
 
 def _calibration_estimator():
@@ -113,9 +145,14 @@ def _calibration_outputs(prepared, params_list):
 
     log = prepared.data
     age = (_ns(log["ts"]) - _ns(log["created_at"])) / _DAY_NS
+    runs: dict = {}
     for params in params_list:
-        res = run_calibration(log, params)
-        ev = res.events
+        # the derive coefficients reach the replay's events only through decay or auto-confidence
+        key = (params if params.decay_on_recall or params.auto_confidence
+               else params.replace(**_DERIVE_DEFAULTS))
+        if key not in runs:
+            runs[key] = run_calibration(log, params)
+        ev = runs[key].events
         judged = (ev["sampled"].to_numpy(bool) & ev["consumed"].notna().to_numpy())
         derived = np.asarray(derive(age, log["is_atom"].to_numpy(), log["corroboration"].to_numpy(),
                                     **params.derive_kwargs()), dtype=np.float64)
@@ -123,6 +160,19 @@ def _calibration_outputs(prepared, params_list):
                             "consumed": ev["consumed"].to_numpy(dtype=float, na_value=np.nan)[judged],
                             "caller": ev["confidence_before"].to_numpy(np.float64)[judged],
                             "derived": derived[judged]})
+
+
+def _calibration_ratios(frame) -> dict:
+    y = frame["consumed"].to_numpy(np.float64)
+    ok = ~np.isnan(y)
+    out = {}
+    for name in ("caller", "derived"):
+        p = frame[name].to_numpy(np.float64)
+        good = ok & ~np.isnan(p)
+        rows = _loss_rows(np.where(good, y, 0.0), np.where(good, p, 0.5))
+        for k, v in rows.items():
+            out[f"{name}_{k}"] = (np.where(good, v, 0.0), good.astype(np.float64))
+    return out
 
 
 def _calibration_score(frame, prepared, params):
@@ -142,8 +192,10 @@ def calibration_spec() -> EngineSpec:
 
     metrics = {f"{n}_{k}": "min" for n in ("caller", "derived") for k in ("brier", "log_loss", "ece")}
     return EngineSpec("calibration", CalibrationParams, _calibration_prepare,
-                      frame_evaluator(_calibration_outputs, _calibration_score), metrics,
-                      _calibration_estimator(), extra_scores=("consumption_rate", "n_judged"))
+                      frame_evaluator(_calibration_outputs, _calibration_score, ratios=_calibration_ratios),
+                      metrics, _calibration_estimator(), extra_scores=("consumption_rate", "n_judged"),
+                      ratio_metrics=tuple(f"{n}_{k}" for n in ("caller", "derived") for k in ("brier", "log_loss")),
+                      version="calibration-2: per-memory sums of Brier and log-loss")
 
 
 # -- anticipation -----------------------------------------------------------------------------

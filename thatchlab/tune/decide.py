@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
-from thatchlab.core.params.production import setting
+from thatchlab.core.params.production import production_params, setting
 from thatchlab.tune._picking import _constraint_mask, _direction, _spec_of, best, identification
 from thatchlab.tune._testing import (
     MIN_CLUSTERS,
@@ -238,6 +238,11 @@ class Decision:
         return f"<p>{head}</p>{self.evidence.to_html(index=False)}"
 
 
+def _plural(unit) -> str:
+    unit = str(unit)
+    return unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+
+
 def _float(v) -> float:
     try:
         return float(v)
@@ -284,7 +289,7 @@ def _row_for(results, cids, label_of) -> None:
 
 
 def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict | None = None,
-           alpha: float = 0.05, n_boot: int = 1000, cluster: str = "session", seed: int = 0,
+           alpha: float = 0.05, n_boot: int = 1000, cluster: str | None = None, seed: int = 0,
            candidate=None) -> Decision:
     """Decide which configuration of a sweep to ship, testing what ships as a whole.
 
@@ -293,7 +298,8 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     results : DataFrame
         A :func:`~thatchlab.tune.sweep` result of the ``prediction`` or
         ``behavior`` engine (it records per-session sums in
-        ``attrs["clusters"]``), scored on ``metric``. A planted frame works
+        ``attrs["clusters"]``), or of the ``belief`` or ``calibration`` engine
+        (per-memory sums), scored on ``metric``. A planted frame works
         too (simulation studies): rows with the parameter columns, a
         ``config_id`` column (:func:`~thatchlab.tune.config_id` ``(engine,
         params)``), ``val_<metric>``/``test_<metric>`` columns, and attrs
@@ -303,12 +309,15 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         ``ClusterStats.merge({config_id: {(metric, segment): (num, den)}},
         unit, {segment: labels})``.
     metric : str
-        A ratio metric: ``log_loss``, ``brier``, ``interruption_rate``,
-        ``wrong_silent_follow_rate`` or ``coverage`` (ECE and AUC are not
-        ratios of cluster sums and are refused). Its direction is the
-        registered one.
+        A ratio metric: scoring engines ``log_loss``, ``brier``,
+        ``interruption_rate``, ``wrong_silent_follow_rate``, ``coverage``,
+        ``nudge_net_rate``; belief ``brier`` (currency against
+        ``still_true``); calibration ``derived_log_loss``, ``derived_brier``,
+        ``caller_log_loss``, ``caller_brier`` (ECE and AUC are not ratios of
+        cluster sums and are refused). Its direction is the registered one.
     default : params, optional
-        Production's parameters (default: the engine's params class defaults).
+        What production runs (default:
+        :func:`~thatchlab.core.params.production.production_params`).
     constraint : dict, optional
         ``{metric: (op, value)}``: the candidate is the best on validation
         among the rows satisfying it (:func:`~thatchlab.tune.best`), and a
@@ -317,8 +326,10 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         Family-wise error rate of one decision (over every hypothesis tested).
     n_boot : int
         Cluster resamples (drawn once from ``seed``, shared by every configuration).
-    cluster : str
-        The resampling unit (the scoring engines': ``"session"``).
+    cluster : str, optional
+        The resampling unit; None takes the sweep's own (the scoring engines':
+        ``"session"``; belief and calibration: ``"memory"``). Given, it must
+        be the sweep's.
     seed : int
         Seed of the resamples.
     candidate : params, optional
@@ -374,7 +385,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     stats = results.attrs.get("clusters")
     if not spec.ratio_metrics:
         raise InputError(f"decide: not supported for engine {spec.name!r} yet: its sweep records no "
-                         "per-cluster sums (supported engines: prediction, behavior)")
+                         "per-cluster sums (supported engines: prediction, behavior, belief, calibration)")
     if metric not in spec.ratio_metrics:
         raise InputError(f"decide: {metric!r} is not a ratio of per-cluster sums, so no paired cluster "
                          f"bootstrap; supported metrics: {', '.join(spec.ratio_metrics)}")
@@ -382,11 +393,13 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         raise InputError(f"decide: results carry no per-cluster sums of {metric!r} "
                          "(attrs['clusters']); pass the frame tune.sweep returned, scored on "
                          f"{metric!r} (metric=[...] for several)")
+    if cluster is None:
+        cluster = stats.unit
     if cluster != stats.unit:
         raise InputError(f"cluster: this sweep's clusters are {stats.unit!r}, got {cluster!r}")
     if not 0 < alpha < 1:
         raise InputError(f"alpha: expected 0 < alpha < 1, got {alpha!r}")
-    default = spec.params_class() if default is None else default
+    default = production_params(spec.name) if default is None else default
     if not isinstance(default, spec.params_class):
         raise InputError(f"default: expected {spec.params_class.__name__}, got {type(default).__name__}")
     lower = _direction(results, metric, None, spec)
@@ -426,7 +439,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         return default.replace(**{f: getattr(candidate, f) for f in changes})
 
     full = theta(tested)
-    label = {cid(default): f"production's default configuration {_short(default, spec, default)}",
+    label = {cid(default): f"production's default configuration {_short(default, spec)}",
              cid(full): f"the candidate {_short(full, spec, default)}"}
     _row_for(results, [cid(default), cid(full)], label)
     have = set(results["config_id"]) & set(stats.config_ids)
@@ -511,7 +524,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         else:
             note = f"; the sweep has no row changing {f} alone"
         if few:
-            row["reason"] = (f"keeps {f}={d_val!r}: only {n_cl} test {stats.unit}s hold data and decide "
+            row["reason"] = (f"keeps {f}={d_val!r}: only {n_cl} test {_plural(stats.unit)} hold data and decide "
                              f"needs at least {MIN_CLUSTERS} to compare configurations; nothing ships")
         elif shipped is not None and f in shipped:
             row["shipped"] = True
@@ -561,7 +574,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
                                if constraint else None),
                 "procedure": (f"serial gatekeeper: the candidate against the default at alpha={alpha:g}, "
                               f"then {len(subsets)} reduced configurations with Holm at alpha={alpha:g}; "
-                              f"paired cluster bootstrap ({int(n_boot)} resamples of {n_cl} {stats.unit}s), "
+                              f"paired cluster bootstrap ({int(n_boot)} resamples of {n_cl} {_plural(stats.unit)}), "
                               f"t with {max(n_cl - 1, 0)} degrees of freedom")}
     by_id = results.set_index("config_id")
     v0, vc = (float(by_id.loc[cid(x), f"val_{metric}"]) for x in (default, full))

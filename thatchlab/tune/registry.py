@@ -594,7 +594,7 @@ def bootstrap_interval(frame: pd.DataFrame, score: Callable[[pd.DataFrame], floa
 
 
 def frame_evaluator(outputs: Callable, score: Callable, where: str = "position",
-                    cluster: str | None = None) -> Callable:
+                    cluster: str | None = None, ratios: Callable | None = None) -> Callable:
     """Build an ``evaluate`` from per-configuration output frames and a frame scorer.
 
     ``outputs(prepared, params_list)`` yields one frame per configuration
@@ -606,19 +606,35 @@ def frame_evaluator(outputs: Callable, score: Callable, where: str = "position",
     the clusters of column ``cluster`` (rows when None) with the same
     resamples for every configuration (seeded by the sweep seed and the
     segment, never by the configuration).
+
+    ``ratios(frame) -> {metric: (num, den)}`` (row-aligned arrays; the
+    metric is ``Σ num / Σ den`` over the rows) makes those metrics ratio
+    metrics: with ``prepared.clusters`` set, each segment's per-cluster sums
+    go under :data:`CLUSTERS_KEY`, the clusters being those of the rows'
+    ``position`` (``where="position"`` only), so :func:`~thatchlab.tune.decide`
+    can pair configurations.
     """
 
     def evaluate(prepared: Prepared, params_list, segments, metric=None, boot=None):
         rows = []
         wanted = metric_list(metric) if metric is not None else ()
+        sums = ratios is not None and prepared.clusters is not None and where == "position"
+        universes = {seg.name: segment_clusters(prepared, seg) for seg in segments} if sums else {}
         for params, frame in zip(params_list, outputs(prepared, params_list)):
             key = frame["position"] if where == "position" else None
             times = frame["time_ns"] if where == "time" else None
-            row = {}
+            row = {CLUSTERS_KEY: {}} if sums else {}
             for seg in segments:
                 part = frame[seg.mask(key, times)]
                 scores = score(part, prepared, params)
                 row.update({f"{seg.name}_{k}": v for k, v in scores.items()})
+                if sums:
+                    universe = universes[seg.name]
+                    codes = np.searchsorted(universe, np.asarray(prepared.clusters)[
+                        part["position"].to_numpy(np.int64)])
+                    for m, (num, den) in ratios(part).items():
+                        row[CLUSTERS_KEY][(m, seg.name)] = (cluster_sums(codes, len(universe), num),
+                                                            cluster_sums(codes, len(universe), den))
                 if boot:
                     for m in wanted:
                         lo, hi = bootstrap_interval(

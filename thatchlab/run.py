@@ -675,8 +675,11 @@ def what_ships(ctx) -> pd.DataFrame:
     prior = st.get("prior")
     if prior is not None:
         s = prior.summary_
+        early = st.get("prior candidate") or {}
+        tested = f"; {early['k']:g}, {early['p0']:g} before the test stretch (tested)" if early else ""
         rows.append({"engine": "prediction", "parameter": "prior fit (K, P0)", "production": "5, 0.5",
-                     "candidate": f"{prior.k_:.3g}, {prior.p0_:.3g}", "ships": False, "metric": "likelihood",
+                     "candidate": f"{prior.k_:.3g}, {prior.p0_:.3g} on the whole log{tested}", "ships": False,
+                     "metric": "likelihood",
                      "interval": f"K {_interval(s.loc['k', 'ci_lower'], s.loc['k', 'ci_upper'])}, P0 "
                                  f"{_interval(s.loc['p0', 'ci_lower'], s.loc['p0', 'ci_upper'])}",
                      "goes to": "–", "why": "a fit is a candidate, not a decision: " + _prior_verdict(ctx)})

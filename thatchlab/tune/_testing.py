@@ -228,7 +228,7 @@ def describe_interval(lo: float, hi: float, lower: bool) -> str:
 def span(r: dict, level: float) -> str:
     """``"95 % interval [lo, hi]"``: the studentized interval of ``r`` at two-sided ``level``, in words."""
     lo, hi = interval_at(r, level)
-    return f"{(1 - level) * 100:.3g} % interval [{lo:.4g}, {hi:.4g}]"
+    return f"{(1 - level) * 100:.4g} % interval [{lo:.4g}, {hi:.4g}]"
 
 
 def check_constraint(stats, results, constraint, cid, W, alpha) -> dict:

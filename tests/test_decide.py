@@ -448,7 +448,6 @@ def test_log_loss_clips_at_machine_epsilon_like_scikit_learn():
 def test_belief_and_calibration_sweeps_record_per_memory_sums_and_decide_on_them(engine, log_name, space, metrics,
                                                                                  repo_root):
     from thatchlab import logs
-
     from thatchlab.core.params.production import production_params
 
     read = logs.read_memory_log if engine == "belief" else logs.read_recall_log

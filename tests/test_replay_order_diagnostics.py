@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from tests._vectors import assert_same_metrics
-
 from thatchlab import replay
 from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import read_interaction_log

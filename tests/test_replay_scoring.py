@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
-from tests._vectors import assert_same_metrics
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._vectors import assert_same_metrics
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder

@@ -45,8 +45,8 @@ from thatchlab.core.errors import (
     ThatchlabError,
 )
 from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
-from thatchlab.store._review import check_params_match, review
 from thatchlab.core.sqlite import connect_readonly, database_label
+from thatchlab.store._review import check_params_match, review
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
            "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
@@ -321,7 +321,7 @@ def _decisions_for(decision, given) -> dict:
                 raise ThatchlabError("decision: name its engine (pass {'prediction': decision, ...})")
             engine = scoring[0]
         out = {_DECISION_KEYS.get(engine, engine): decision}
-    for key, dec in list(out.items()):
+    for key in list(out):
         if key in ("belief", "anticipation"):  # the engine's name for its export keyword
             out[_DECISION_KEYS[key]] = out.pop(key)
     for key, dec in out.items():

@@ -22,7 +22,13 @@ import dataclasses
 import math
 
 from thatchlab.core.errors import InputError
-from thatchlab.core.params.production import differences, engine_key, env_line, production_params, setting
+from thatchlab.core.params.production import (
+    differences,
+    engine_key,
+    env_line,
+    production_params,
+    setting,
+)
 
 __all__ = ["Review", "review", "check_params_match", "DECIDABLE"]
 

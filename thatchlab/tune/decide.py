@@ -36,6 +36,7 @@ from thatchlab.tune._testing import (
     MIN_CLUSTERS,
     POWER,
     bootstrap_pvalue,
+    check_constraint,
     describe_interval,
     detectable,
     holm,
@@ -44,7 +45,6 @@ from thatchlab.tune._testing import (
     interval_at,
     paired_difference,
     span,
-    check_constraint,
 )
 from thatchlab.tune.registry import cluster_resamples, segment_stream
 from thatchlab.tune.sweep import config_id

@@ -100,7 +100,8 @@ def test_counterfactual_estimates_use_only_matching_messages(world):
     emb = world.lookup_embedder()
     log = simulate(world, ScoringParams(), n_sessions=150, seed=2, embedder=emb)
     same = counterfactual_metrics(run(log, embedder=emb), log, n_boot=100, seed=0)
-    assert same["estimator"].tolist() == ["snips", "snips"]
+    assert same["estimator"].tolist() == ["snips", "snips", "snips"]
+    assert same["metric"].tolist() == ["wrong_silent_follow_rate", "precision", "nudge_net_rate"]
     assert (same["n_matched"] == 150).all()
     assert (same["ci_low"] <= same["value"]).all() and (same["value"] <= same["ci_high"]).all()
     other = run(log, params=ScoringParams(threshold=0.8), embedder=emb)
@@ -110,8 +111,16 @@ def test_counterfactual_estimates_use_only_matching_messages(world):
     agree = sum(replayed.get(pos, []) == lst for pos, lst in zip(msgs.index, msgs["surfaced"]))
     assert 0 < agree < 150
     assert (cf["n_matched"] == agree).all()
-    assert cf["estimator"].tolist() == ["replay", "replay"]
+    assert cf["estimator"].tolist() == ["replay", "replay", "replay"]
     assert other.metrics["n_matched"] == agree
+    # nudge_net_rate over the matching messages only: the closed-loop estimate a decision should
+    # be checked against, and the sweep says so when it scores such a log directly
+    net = cf.set_index("metric").loc["nudge_net_rate", "value"]
+    assert other.metrics["nudge_net_rate_est"] == pytest.approx(net)
+    from thatchlab.tune import sweep
+
+    with pytest.warns(UserWarning, match="closed-loop log.*direct estimator.*counterfactual_metrics"):
+        sweep(log, {"threshold": [0.6, 0.8]}, "nudge_net_rate", embedder=emb)
 
 
 def _same_log(got: pd.DataFrame, ref: pd.DataFrame):

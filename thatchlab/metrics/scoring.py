@@ -310,6 +310,10 @@ def _feedback_arrays(result, log):
                                            oc["outcome"].isin(["follow_right", "follow_wrong"]).to_numpy(float)),
               "precision": (conf.reindex(msgs, fill_value=0).to_numpy(float),
                             resolved.reindex(msgs, fill_value=0).to_numpy(float))}
+    top = oc["top_outcome"].to_numpy(object)
+    live = (oc["regime"].to_numpy(object) != "skipped").astype(float)
+    net = (top == "confirm").astype(float) - np.isin(top, ["disconfirm", "soft"]).astype(float)
+    arrays["nudge_net_rate"] = (net * live, live)
     match, prop, est = np.ones(len(msgs)), None, "direct"
     if log is not None and "surfaced" in log.columns:
         logged = log["surfaced"].to_numpy(object)[msgs]
@@ -329,7 +333,9 @@ def counterfactual_metrics(result, log: pd.DataFrame, estimator: str = "auto", n
     """Feedback-dependent metrics of a replay with their estimator and bootstrap interval.
 
     One row per metric (``wrong_silent_follow_rate``: wrong / strong follows
-    with an outcome; ``precision``: confirmed / resolved surfaced items) with
+    with an outcome; ``precision``: confirmed / resolved surfaced items;
+    ``nudge_net_rate``: top items confirmed minus contradicted per live
+    message) with
     ``estimator, value, ci_low, ci_high, n, n_matched``. Messages count when
     the replay surfaced exactly the logged ``surfaced`` list (replay
     matching), weighted by 1 / ``propensity`` for ``ips``/``snips``; a log
@@ -358,7 +364,7 @@ def replay_metrics(result, log: pd.DataFrame | None = None) -> dict:
 
     Regime counts and rates and coverage come from the replay itself; the
     prequential scores from its count histories. Feedback-dependent metrics
-    (``wrong_silent_follow_rate_est``, ``precision``) go through
+    (``wrong_silent_follow_rate_est``, ``precision``, ``nudge_net_rate_est``) go through
     :func:`counterfactual_metrics` (no interval); ``estimator`` names the
     estimator used (``direct``, ``replay`` or ``snips``) and ``n_matched``
     the messages it used. Soft signals weigh production's default soft
@@ -377,7 +383,8 @@ def replay_metrics(result, log: pd.DataFrame | None = None) -> dict:
     e_name = "replay" if est == "direct" else est
     out["estimator"] = est
     out["n_matched"] = int(match.sum())
-    for key, name in (("wrong_silent_follow_rate_est", "wrong_silent_follow_rate"), ("precision", "precision")):
+    for key, name in (("wrong_silent_follow_rate_est", "wrong_silent_follow_rate"), ("precision", "precision"),
+                      ("nudge_net_rate_est", "nudge_net_rate")):
         num, den = arrays[name]
         out[key] = estimate(num, match, prop, e_name, den).value
     return out

@@ -24,7 +24,7 @@ def test_demo_import_merge_round_trip(tmp_path, capsys, real_embedder):
     prod = tmp_path / "prod.db"
     prod.write_bytes((tmp_path / "demo" / "thatch.db").read_bytes())
     code, out, _ = run(["merge", str(tmp_path / "demo" / "thatch.db"), str(prod)], capsys)
-    assert code == 0 and "merged prediction, behavior into" in out and (tmp_path / "prod.db.bak").exists()
+    assert code == 0 and "merged prediction, behavior into" in out and list(tmp_path.glob("prod.db.*.bak"))
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -86,14 +86,29 @@ def test_merge_dry_run_then_merge_then_restore(tmp_path, capsys):
     assert code == 0 and "predictions: 0 rows would be replaced by 1" in out
     assert "stores: would add repo" in out and "kept as they were: " in out and "entries" in out
     assert "dry run: nothing written" in out
-    assert prod.read_bytes() == before and not (tmp_path / "prod #1.db.bak").exists()
+    assert prod.read_bytes() == before and not list(tmp_path.glob("prod #1.db.*.bak"))
     code, out, _ = run(["merge", str(export), str(prod)], capsys)
     assert code == 0 and "predictions: 0 rows replaced by 1" in out and "merged prediction into" in out
     assert prod.read_bytes() != before
-    code, out, _ = run(["restore", str(tmp_path / "prod #1.db.bak"), str(prod)], capsys)
+    (bak,) = tmp_path.glob("prod #1.db.*.bak")
+    assert f"(backup: {bak})" in out
+    code, out, _ = run(["restore", "--list", str(prod)], capsys)
+    assert code == 0 and str(bak) in out and "merge  intact" in out
+    code, out, _ = run(["restore", str(bak), str(prod)], capsys)
     assert code == 0 and "restored " in out and "\npredictions            0\n" in out
+    assert "production as it was before: " in out and len(list(tmp_path.glob("prod #1.db.*.bak"))) == 2
+    # a swapped pair and an export are refused, production untouched
+    now = prod.read_bytes()
+    for argv in (["restore", str(prod), str(bak)], ["restore", str(export), str(prod)]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and prod.read_bytes() == now
     code, out, _ = run(["merge", str(export), str(prod), "--no-backup", "--timeout", "1"], capsys)
     assert code == 0 and "backup" not in out
+    for t in ("nan", "inf", "1e308", "-1"):
+        code, _, err = run(["merge", str(export), str(prod), "--timeout", t], capsys)
+        assert code == 2 and "timeout" in err
+    code, out, _ = run(["prune-backups", str(prod), "--keep", "1"], capsys)
+    assert code == 0 and "0 backup(s) removed" in out  # the first and the newest always stay
 
 
 def test_merge_and_restore_errors_are_one_line(tmp_path, capsys):

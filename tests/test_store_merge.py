@@ -38,11 +38,16 @@ def _production(path, wal=False):
     for kind in ("prediction", "behavior"):
         for stmt in thatch_ddl(kind):
             con.execute(stmt)
-    con.execute("INSERT INTO stores VALUES ('global'), ('old-repo')")
-    con.execute("INSERT INTO predictions (id, store, statement) VALUES ('old-p', 'old-repo', 'old prediction')")
-    con.execute("INSERT INTO prediction_matchers (id, store, description) VALUES ('old-m', 'old-repo', 'old m')")
+    # the rows production learned before the export's log ended (T), in the store the export replaces
+    old = "'2026-01-15T08:00:00Z', '2026-01-15T08:00:00Z'"
+    con.execute("INSERT INTO stores VALUES ('global'), ('new-repo')")
+    con.execute("INSERT INTO predictions (id, store, statement, created_at, updated_at) "
+                f"VALUES ('old-p', 'new-repo', 'old prediction', {old})")
+    con.execute("INSERT INTO prediction_matchers (id, store, description, created_at, updated_at) "
+                f"VALUES ('old-m', 'new-repo', 'old m', {old})")
     con.execute("INSERT INTO prediction_edges (matcher_id, prediction_id) VALUES ('old-m', 'old-p')")
-    con.execute("INSERT INTO behaviors (id, store, statement) VALUES ('keep-b', 'global', 'a user rule')")
+    con.execute("INSERT INTO behaviors (id, store, statement, created_at, updated_at) "
+                f"VALUES ('keep-b', 'global', 'a user rule', {old})")
     con.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY, body TEXT, embedding BLOB)")
     con.execute("CREATE TABLE dedup_pairs (a INTEGER, b INTEGER)")
     con.execute("CREATE TABLE something_else (k TEXT, v TEXT)")
@@ -80,7 +85,7 @@ def test_merge_replaces_only_exported_engine_and_keeps_everything_else(tmp_path)
     assert _rows(prod, "SELECT * FROM entries ORDER BY id") == before_entries
     assert _rows(prod, "SELECT * FROM dedup_pairs") == [(1, 2)]
     assert _rows(prod, "SELECT * FROM something_else") == [("x", "y")]
-    assert _rows(prod, "SELECT name FROM stores ORDER BY rowid") == [("global",), ("old-repo",), ("new-repo",)]
+    assert _rows(prod, "SELECT name FROM stores ORDER BY rowid") == [("global",), ("new-repo",)]
     assert _rows(prod, "SELECT COUNT(*) FROM prediction_edges") == [(1,)]
     assert _rows(prod, "PRAGMA integrity_check") == [("ok",)]
     assert list(sqlite3.connect(res.backup_path).iterdump()) == before_dump
@@ -99,7 +104,7 @@ def test_merge_sees_uncheckpointed_wal_content(tmp_path):
     merge_into(export, prod, backup=False)
     con.close()
     assert _rows(prod, "SELECT body FROM entries ORDER BY id DESC LIMIT 1") == [("written last",)]
-    assert not (tmp_path / "thatch.db.bak").exists()
+    assert not list(tmp_path.glob("thatch.db.*.bak"))
 
 
 def test_failed_merge_leaves_production_untouched(tmp_path):
@@ -132,8 +137,10 @@ def test_merge_behaviors_leaves_predictions(tmp_path):
     beh = BehaviorEngine(LookupEmbedder(vecs, name="toy"))
     beh.codify("committing", "run the linter", "r", now=T)
     export = export_sqlite(tmp_path / "b.db", behavior=beh).path
-    merge_into(export, prod)
-    assert _rows(prod, "SELECT statement FROM behaviors") == [("run the linter",)]
+    res = merge_into(export, prod)
+    # the export holds behaviors of its project store only: the user's rule in 'global' stays
+    assert sorted(_rows(prod, "SELECT statement FROM behaviors")) == [("a user rule",), ("run the linter",)]
+    assert res.kept_rows["behaviors"] == 1 and res.removed["behaviors"] == 0
     assert _rows(prod, "SELECT statement FROM predictions") == [("old prediction",)]
 
 
@@ -277,9 +284,9 @@ def test_two_concurrent_merges_both_survive(tmp_path):
         import time
         import thatchlab.store._merge as m
         real = m._apply
-        def slow(*a):  # hold the write lock long enough for the other merge to queue behind it
+        def slow(*a, **kw):  # hold the write lock long enough for the other merge to queue behind it
             time.sleep(0.5)
-            real(*a)
+            real(*a, **kw)
         m._apply = slow
         r = m.merge_into({str(e)!r}, {str(prod)!r}, timeout=60)
         print(r.engines)
@@ -288,12 +295,15 @@ def test_two_concurrent_merges_both_survive(tmp_path):
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()[-2000:]
     assert _rows(prod, "SELECT statement FROM predictions") == [("use pytest",)]
-    assert _rows(prod, "SELECT statement FROM behaviors") == [("run the linter",)]
+    assert sorted(_rows(prod, "SELECT statement FROM behaviors")) == [("a user rule",), ("run the linter",)]
     assert _rows(prod, "SELECT COUNT(*) FROM entries") == [(50,)]
-    # the second merge ran on the first one's result: its backup holds exactly one of the updates
-    bak = tmp_path / "thatch.db.bak"
-    got = (_rows(bak, "SELECT statement FROM predictions"), _rows(bak, "SELECT statement FROM behaviors"))
-    assert got in (([("use pytest",)], [("a user rule",)]), ([("old prediction",)], [("run the linter",)]))
+    # each merge wrote its own backup; the second ran on the first one's result, so its
+    # backup holds exactly one of the updates
+    baks = sorted(tmp_path.glob("thatch.db.*.bak"))
+    assert len(baks) == 2
+    got = [(_rows(b, "SELECT statement FROM predictions"), sorted(_rows(b, "SELECT statement FROM behaviors")))
+           for b in baks]
+    assert ([("old prediction",)], [("a user rule",)]) in got
 
 
 def test_a_merge_waits_for_a_busy_production_then_fails_cleanly(tmp_path):
@@ -308,7 +318,7 @@ def test_a_merge_waits_for_a_busy_production_then_fails_cleanly(tmp_path):
     with pytest.raises(StoreWriteError, match="production is busy"):
         merge_into(export, prod, timeout=0.3)
     assert 0.25 <= time.monotonic() - t0 < 10
-    assert not (tmp_path / "thatch.db.bak").exists()
+    assert not list(tmp_path.glob("thatch.db.*.bak"))
     holder.execute("COMMIT")
     holder.close()
     before["entries"][1].append((51, "uncommitted", None))
@@ -350,10 +360,12 @@ def test_special_characters_in_both_paths(tmp_path, name):
     res = merge_into(export, prod)
     assert _rows(prod, "SELECT statement FROM predictions") == [("use pytest",)]
     assert _snapshot(res.backup_path) == before
-    assert {p.name for p in tmp_path.rglob("*")} == before_names | {res.backup_path.name}
-    restore(res.backup_path, prod)
+    marker = res.backup_path.name + ".json"
+    assert {p.name for p in tmp_path.rglob("*")} == before_names | {res.backup_path.name, marker}
+    back = restore(res.backup_path, prod)
     assert _snapshot(prod) == before
-    assert {p.name for p in tmp_path.rglob("*")} == before_names | {res.backup_path.name}
+    safety = {back.safety_path.name, back.safety_path.name + ".json"}
+    assert {p.name for p in tmp_path.rglob("*")} == before_names | {res.backup_path.name, marker} | safety
 
 
 def test_owner_and_mode_of_production_and_backup_are_kept(tmp_path):
@@ -384,10 +396,12 @@ def test_a_flipped_bit_is_refused_by_the_manifest_sha256(tmp_path):
     at = data.index(b"use pytest")
     data[at] ^= 0x01  # "use pytest" becomes "tse pytest": still a valid database
     export.write_bytes(bytes(data))
-    assert import_sqlite(export).prediction.tables["items"]["statement"].tolist() == ["tse pytest"]
+    # import checks the manifest as merge does: the database and its manifest do not belong together
+    with pytest.raises(StoreSchemaError, match="do not belong together"):
+        import_sqlite(export)
     with pytest.raises(StoreSchemaError, match="sha256 .* differs .* export.manifest.json"):
         merge_into(export, prod)
-    assert prod.read_bytes() == before and not (tmp_path / "thatch.db.bak").exists()
+    assert prod.read_bytes() == before and not list(tmp_path.glob("thatch.db.*.bak"))
     manifest = tmp_path / "export.manifest.json"
     manifest.unlink()
     with pytest.raises(StoreSchemaError, match="no manifest export.manifest.json"):
@@ -431,7 +445,7 @@ def test_bad_exports_are_refused_like_import_refuses_them(tmp_path, sql, message
     if "lists no engine" not in message:
         with pytest.raises(StoreSchemaError, match=message):
             import_sqlite(export)
-    assert prod.read_bytes() == before and not (tmp_path / "thatch.db.bak").exists()
+    assert prod.read_bytes() == before and not list(tmp_path.glob("thatch.db.*.bak"))
 
 
 @pytest.mark.parametrize("content", [b"x", b"", b"not a database at all" * 40])
@@ -454,9 +468,12 @@ def test_dry_run_reports_and_writes_nothing(tmp_path):
     dry = merge_into(export, prod, dry_run=True)
     assert prod.read_bytes() == before and os.stat(prod).st_mtime_ns == stat.st_mtime_ns
     assert sorted(p.name for p in tmp_path.iterdir()) == names
-    assert dry.dry_run and dry.backup_path is None and dry.added_stores == ["new-repo"]
+    assert dry.dry_run and dry.backup_path is None and dry.stores == ["new-repo"]
+    assert dry.added == {"prediction_matchers": 1, "predictions": 1, "prediction_edges": 1,
+                         "prediction_provenance": 1}
+    assert dry.removed["predictions"] == 1 and dry.kept_rows["predictions"] == 0
     assert {"entries", "dedup_pairs", "something_else", "behaviors"} <= set(dry.kept)
-    assert "predictions" not in dry.kept and "stores" not in dry.kept
+    assert "predictions" not in dry.kept and "stores" in dry.kept  # no store to add
     real = merge_into(export, prod)
     assert (dry.replaced, dry.removed, dry.kept) == (real.replaced, real.removed, real.kept)
 
@@ -486,5 +503,7 @@ def test_restore_puts_the_backup_back_into_a_live_wal_file(tmp_path):
         restore(bad, prod)
     with pytest.raises(StoreSchemaError, match="same file"):
         restore(prod, prod)
+    # only a backup thatchlab took of this file is restored; a plain copy is refused
     shutil.copy(prod, tmp_path / "copy.db")
-    assert restore(tmp_path / "copy.db", prod).counts["entries"] == 91
+    with pytest.raises(StoreSchemaError, match="not a backup thatchlab took"):
+        restore(tmp_path / "copy.db", prod)

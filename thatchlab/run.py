@@ -608,8 +608,10 @@ def _export(ctx):
             "anticipation": "patterns"}
     declared = {keys[e]: _params(ctx["cfg"], e) for e in _PARAMS
                 if ctx["cfg"].get(e) and keys[e] in kwargs and not (decision and keys[e] in decision)}
+    ends = [st[f"{e}:log"]["ts"].max() for e in ("prediction", "behavior")
+            if st.get(f"{e}:log") is not None and len(st[f"{e}:log"])]
     res = export_sqlite(ctx["out"] / "thatch.db", params=params or None, decision=decision,
-                        declared=declared or None, overwrite=True, **kwargs)
+                        declared=declared or None, log_end=max(ends) if ends else None, overwrite=True, **kwargs)
     st["export"] = res
     return res.path, res.manifest_path
 

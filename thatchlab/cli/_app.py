@@ -38,6 +38,7 @@ VERBS = {
     "import": _store.import_,
     "merge": _store.merge,
     "restore": _store.restore,
+    "prune-backups": _store.prune_backups,
     "replay": _replay.replay,
     "sweep": _replay.sweep,
     "decide": _replay.decide,

@@ -11,7 +11,7 @@ import typer
 from thatchlab.cli._inputs import SCORING, choice, engine_params, get_embedder, load_log
 from thatchlab.cli._io import echo_pairs, read_mapping, write_frame
 
-__all__ = ["export", "import_", "merge", "restore"]
+__all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
 
 def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite file (opened read-only)"),
@@ -51,29 +51,45 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
 
 def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manifest beside it)"),
           production: Path = typer.Argument(..., help="the production thatch file to update (it may be in use)"),
-          backup: bool = typer.Option(True, help="keep <production>.bak, taken under production's write lock"),
+          backup: bool = typer.Option(True, help="write a new backup <production>.<UTC time>.bak first, taken "
+                                                 "under production's write lock (never over an existing one)"),
           dry_run: bool = typer.Option(False, "--dry-run", help="report what would change; write nothing"),
           verify_manifest: bool = typer.Option(True, help="check the export's sha256 against its manifest"),
           timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production"),
           allow_unreviewed: bool = typer.Option(False, "--allow-unreviewed",
-                                                help="merge parameter values no decision shipped")):
-    """Replace the exported engines' rows in a production file, keeping every other table.
+                                                help="merge parameter values no decision shipped"),
+          all_stores: bool = typer.Option(False, "--all-stores",
+                                          help="replace the engines' rows in every store, not only the export's"),
+          replace_newer: bool = typer.Option(False, "--replace-newer",
+                                             help="replace production rows changed after the export's log ended")):
+    """Replace the exported engines' rows in a production file, keeping every other table and store.
 
     One transaction in the live file under its write lock: a failure leaves
-    production exactly as it was.
+    production exactly as it was, and the backup taken before stays.
     """
     from thatchlab.store import merge_into
 
     res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
-                     timeout=timeout, allow_unreviewed=allow_unreviewed)
+                     timeout=timeout, allow_unreviewed=allow_unreviewed, all_stores=all_stores,
+                     replace_newer=replace_newer)
     for engine, values in res.unreviewed.items():
         typer.echo(f"  unreviewed ({engine}): " + ", ".join(f"{k}={v!r}" for k, v in values.items())
                    + " — no decision shipped these; merged because --allow-unreviewed was given")
-    verb = "would be replaced" if res.dry_run else "replaced"
+    would = "would be " if res.dry_run else ""
+    if res.stores:
+        typer.echo(f"  stores {would}replaced: {', '.join(res.stores)}"
+                   + ("" if res.all_stores else " (the export's; every other store keeps its rows)"))
     for table, n in res.replaced.items():
-        typer.echo(f"  {table}: {res.removed.get(table, 0)} rows {verb} by {n}")
+        typer.echo(f"  {table}: {res.removed.get(table, 0)} rows {would}replaced by {res.added.get(table, n)}"
+                   f", {res.kept_rows.get(table, 0)} kept; {n} after")
     if res.added_stores:
         typer.echo(f"  stores: {'would add' if res.dry_run else 'added'} {', '.join(res.added_stores)}")
+    if res.triggers:
+        typer.echo(f"  production triggers on these tables, kept out of the merge and re-created: "
+                   f"{', '.join(res.triggers)}")
+    if res.newer:
+        typer.echo(f"  {res.newer} row(s) newer than the export's log end ({res.log_end}) {would}replaced "
+                   "(--replace-newer)")
     typer.echo(f"  kept as they were: {', '.join(res.kept) or 'no other tables'}")
     if res.dry_run:
         typer.echo(f"dry run: nothing written; merging {', '.join(res.engines)} into {res.path} would succeed")
@@ -82,15 +98,46 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
                    + (f" (backup: {res.backup_path})" if res.backup_path else ""))
 
 
-def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<production>.bak)"),
-            production: Path = typer.Argument(..., help="the production file to put it back into"),
+def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<production>.<UTC time>.bak); with "
+                                                    "--list, the production file"),
+            production: Path = typer.Argument(None, help="the production file to put it back into"),
+            list_: bool = typer.Option(False, "--list", help="list the backups of the production file given"),
             timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production")):
-    """Put a merge's backup back into the production file, under its write lock, keeping owner and mode."""
+    """Put a merge's backup back into its production file (a safety backup is taken first)."""
+    from thatchlab.core.errors import InputError
+    from thatchlab.store import list_backups
     from thatchlab.store import restore as restore_backup
 
+    if list_:
+        if production is not None:
+            raise InputError("restore --list: give the production file only")
+        table = list_backups(backup)
+        if not len(table):
+            typer.echo(f"no backups of {backup}")
+        for r in table.itertuples():
+            rows = ", ".join(f"{t} {n}" for t, n in r.tables.items())
+            typer.echo(f"{r.path}  {r.taken_at}  {r.reason}  {'intact' if r.intact else 'CHANGED since taken'}"
+                       f"  ({rows})")
+        return
+    if production is None:
+        raise InputError("restore: expected BACKUP PRODUCTION (or --list PRODUCTION)")
     res = restore_backup(backup, production, timeout=timeout)
     echo_pairs(sorted(res.counts.items()))
-    typer.echo(f"restored {res.backup_path} into {res.path}")
+    typer.echo(f"restored {res.backup_path} into {res.path} (production as it was before: {res.safety_path})")
+
+
+def prune_backups(production: Path = typer.Argument(..., help="the production file whose backups to prune"),
+                  keep: int = typer.Option(..., help="backups to keep (the first and the newest always stay)")):
+    """Remove the oldest backups of a production file beyond --keep; never the first nor the newest."""
+    from thatchlab.core.errors import InputError
+    from thatchlab.store import prune_backups as prune
+
+    if keep < 0:
+        raise InputError(f"--keep: expected a count >= 0, got {keep}")
+    removed = prune(production, keep)
+    for p in removed:
+        typer.echo(f"removed {p}")
+    typer.echo(f"{len(removed)} backup(s) removed")
 
 
 def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV or Parquet)"),
@@ -123,12 +170,14 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
             raise InputError(f"--decision {decision}: a decision for engine {dec.engine!r}, not {engine!r}")
     p = engine_params(engine, params) if params is not None or dec is None else dec.params
     emb = get_embedder(lookup)
-    res = run_replay(load_log(engine, log), engine=engine, params=p, embedder=emb)
+    data = load_log(engine, log)
+    res = run_replay(data, engine=engine, params=p, embedder=emb)
     state = engine_class(engine).from_tables(res.tables, embedder=emb, params=res.params)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         result = export_sqlite(out, **{engine: state}, params={engine: p}, overwrite=overwrite,
                                decision=None if dec is None else {engine: dec},
+                               log_end=data["ts"].max() if len(data) else None,
                                production_model=production_model, allow_model_mismatch=allow_model_mismatch)
     except ExportExistsError:
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it") from None

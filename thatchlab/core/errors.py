@@ -20,6 +20,7 @@ __all__ = [
     "ExportExistsError",
     "ModelMismatchError",
     "UnreviewedError",
+    "StoreConflictError",
 ]
 
 
@@ -100,3 +101,20 @@ class UnreviewedError(ThatchlabError, ValueError):
     def __init__(self, message, *, unreviewed=None):
         super().__init__(message)
         self.unreviewed = unreviewed or {}
+
+
+class StoreConflictError(ThatchlabError):
+    """A merge would replace production rows that changed after the log the export was replayed from.
+
+    Attributes
+    ----------
+    count : int
+        The production rows newer than ``log_end``.
+    log_end : str
+        The export's ``log_end``.
+    """
+
+    def __init__(self, message, *, count=0, log_end=None):
+        super().__init__(message)
+        self.count = count
+        self.log_end = log_end

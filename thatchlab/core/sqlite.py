@@ -80,7 +80,7 @@ def _snapshot(p: Path):
     return mem
 
 
-def connect_readonly(path) -> sqlite3.Connection:
+def connect_readonly(path, timeout: float = 5.0) -> sqlite3.Connection:
     """Open a SQLite file read-only, creating no file beside it.
 
     A plain read-only open of a WAL-mode database that no process has open
@@ -94,7 +94,9 @@ def connect_readonly(path) -> sqlite3.Connection:
     (:func:`database_label`).
 
     A missing path, a directory, or a file that is not a readable SQLite
-    database raises :class:`~thatchlab.core.errors.StoreSchemaError`.
+    database raises :class:`~thatchlab.core.errors.StoreSchemaError`; a file
+    another process holds locked for longer than ``timeout`` seconds raises
+    :class:`~thatchlab.core.errors.StoreWriteError` saying so.
     """
     p = _existing_database(path)
     try:
@@ -103,9 +105,12 @@ def connect_readonly(path) -> sqlite3.Connection:
             conn = _snapshot(p)
             if conn is not None:
                 return conn
-        conn = sqlite3.connect(file_uri(p.resolve(), "ro"), uri=True)
+        conn = sqlite3.connect(file_uri(p.resolve(), "ro"), uri=True, timeout=timeout)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
+        if is_busy(exc):
+            raise StoreWriteError(f"{p}: locked by another process for more than {timeout:g} s "
+                                  "(it holds an exclusive lock); try again when it is done") from None
         raise StoreSchemaError(f"{p}: not a readable SQLite database ({exc})") from None
     return conn
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError
 
-__all__ = ["opt", "time_text", "check_cells", "check_vectors", "check_finite_blocks",
+__all__ = ["opt", "time_text", "check_cells", "check_domains", "check_vectors", "check_finite_blocks",
            "check_fetched", "check_fetched_vectors", "plain_reader", "row_name"]
 
 #: Cell kinds of :func:`check_cells` → the ``typeof()`` values allowed and how to say so.
@@ -76,6 +76,45 @@ def check_cells(conn, label, table, spec: dict, key=None) -> None:
             rowid, key_value, typ, shown = row
             raise StoreSchemaError(f"{label}: table {table!r}, {row_name(key, key_value, rowid)}, column "
                                    f"{col!r} holds {typ.upper()} {shown}; expected {say}")
+
+
+_D = "[0-9]"
+#: Production's timestamp texts: ``%Y-%m-%dT%H:%M:%SZ`` (SQLite's strftime defaults) and
+#: JavaScript's ``toISOString()`` (milliseconds; thatchlab writes microseconds).
+_TIME_GLOBS = (f"{_D * 4}-{_D * 2}-{_D * 2}T{_D * 2}:{_D * 2}:{_D * 2}Z",
+               f"{_D * 4}-{_D * 2}-{_D * 2}T{_D * 2}:{_D * 2}:{_D * 2}.{_D}*Z")
+
+
+def check_domains(conn, label, table, rules: dict, key=None) -> None:
+    """Raise :class:`StoreSchemaError` at the first cell outside the domain production assumes.
+
+    ``rules`` maps a column to ``("range", lo, hi)`` (a number in ``[lo, hi]``; None: no
+    bound) or ``("time",)`` (production's timestamp text, a real calendar time). NULL
+    cells pass (:func:`check_cells` decides whether NULL is allowed). The first bad
+    column (in ``rules`` order) is reported at its first bad row.
+    """
+    for col, rule in rules.items():
+        if rule[0] == "range":
+            lo, hi = rule[1], rule[2]
+            parts = ([f"{col} < {float(lo)!r}"] if lo is not None else []) + (
+                [f"{col} > {float(hi)!r}"] if hi is not None else [])
+            cond = " OR ".join(parts)
+            bounds = (f"in [{lo:g}, {hi:g}]" if lo is not None and hi is not None else
+                      f">= {lo:g}" if lo is not None else f"<= {hi:g}")
+            say = f"a number {bounds}"
+        else:
+            globs = " OR ".join(f"{col} GLOB '{g}'" for g in _TIME_GLOBS)
+            cond = (f"typeof({col}) != 'text' OR NOT ({globs}) "
+                    f"OR julianday(substr({col}, 1, 19)) IS NULL "
+                    f"OR strftime('%Y-%m-%dT%H:%M:%S', substr({col}, 1, 19)) != substr({col}, 1, 19)")
+            say = "a UTC time as production writes it (YYYY-MM-DDTHH:MM:SSZ or with fractional seconds)"
+        key_sql = key or "rowid"
+        row = conn.execute(f"SELECT rowid, {key_sql}, substr(quote({col}), 1, 60) FROM {table} "
+                           f"WHERE {col} IS NOT NULL AND ({cond}) ORDER BY rowid LIMIT 1").fetchone()
+        if row is not None:
+            rowid, key_value, shown = row
+            raise StoreSchemaError(f"{label}: table {table!r}, {row_name(key, key_value, rowid)}, column "
+                                   f"{col!r} holds {shown}; expected {say}")
 
 
 def _cell_condition(col, kind):

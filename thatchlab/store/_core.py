@@ -108,6 +108,7 @@ class StoreContents:
     calibration: object = None
     patterns: object = None
     meta: dict = field(default_factory=dict)
+    manifest: dict | None = None
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -135,7 +136,8 @@ _SCORING = ("prediction", "behavior")
 
 def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibration=None,
                   patterns=None, production_model=None, allow_model_mismatch=False, params=None,
-                  decision=None, production_constants=None, declared=None, overwrite=False) -> ExportResult:
+                  decision=None, production_constants=None, declared=None, log_end=None,
+                  overwrite=False) -> ExportResult:
     """Write engine state as a SQLite file production opens unchanged, plus a manifest.
 
     Parameters
@@ -176,6 +178,11 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
         shipped rows agree with what production computes later. A tuned K or
         P0 appears in the manifest as a recommended production change
         (``recommended_production_changes``), never baked into the rows.
+    log_end : the time of the last event of the log the state was replayed
+        from (a datetime or ISO-8601 text; recorded as ISO-8601 UTC in
+        ``thatchlab_meta`` and the manifest). A merge refuses to replace
+        production rows that changed after it. ``None``: the newest change
+        time among the export's own rows.
     overwrite : replace an existing target (otherwise :class:`ExportExistsError`).
 
     Returns
@@ -240,6 +247,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
                 sec.create(conn)
             counts.update(sec.write(conn, obj, written[key]))
         conn.execute(META_DDL)
+        digest["log_end"] = _log_end_text(log_end, path) if log_end is not None else _newest_change(conn)
         meta = {
             "schema_version": str(SCHEMA_VERSION),
             "thatchlab_version": __version__,
@@ -249,6 +257,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
                                  sort_keys=True),
             # inside the file, so a merge sees it even without the manifest
             "unreviewed": json.dumps(account.unreviewed, sort_keys=True),
+            "log_end": json.dumps(digest["log_end"]),
         }
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
@@ -268,9 +277,44 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     atomic_sqlite(path, build, verify=verify)
     manifest_path = path.with_name(path.stem + ".manifest.json")
     manifest = _manifest(path, model, given, sections, chosen, counts, account, constants, digest["sha256"])
+    manifest["log_end"] = digest["log_end"]
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
+
+
+_CHANGE_COLUMNS = ("updated_at", "created_at", "observed_at", "confidence_decayed_at", "ts")
+
+
+def _log_end_text(value, path) -> str:
+    """``value`` as ISO-8601 UTC text with milliseconds and ``Z`` (a typed error when it is no time)."""
+    import pandas as pd
+
+    try:
+        t = pd.Timestamp(value)
+    except (TypeError, ValueError):
+        t = None
+    if t is None or t is pd.NaT or t != t:
+        raise ThatchlabError(f"{path}: log_end: expected a timestamp, got {value!r}")
+    if t.tzinfo is None:
+        raise ThatchlabError(f"{path}: log_end: expected a timezone-aware timestamp (UTC), got {value!r}")
+    t = t.tz_convert("UTC")
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _newest_change(conn) -> str | None:
+    """The newest change time among an export's own rows (None when no row carries one)."""
+    best, best_jd = None, None
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+        for col in cols:
+            if col not in _CHANGE_COLUMNS:
+                continue
+            row = conn.execute(f'SELECT "{col}", julianday("{col}") AS jd FROM "{table}" '
+                               f'WHERE jd IS NOT NULL ORDER BY jd DESC LIMIT 1').fetchone()
+            if row is not None and (best_jd is None or row[1] > best_jd):
+                best, best_jd = row[0], row[1]
+    return best
 
 
 def _explicit_params(params, key, like):
@@ -527,11 +571,31 @@ def import_sqlite(path, embedder=None) -> StoreContents:
     wrong type (text in a number column, an embedding that is not float32
     bytes of one dimension), naming its table, row and column, and a
     ``thatchlab_meta`` ``engines`` entry that is not a list of engines the
-    file holds.
+    file holds, a value outside what production assumes (a confidence
+    outside [0, 1], a negative count, a time not in production's text
+    formats), a schema or thatchlab version newer than this release, and a
+    manifest beside the file whose sha256 is not the file's (the database and
+    its manifest do not belong together). Without a manifest (production's
+    own files) ``StoreContents.manifest`` is None.
     """
     path = Path(path)
+    manifest_path = path.with_name(path.stem + ".manifest.json")
+    manifest = None
+    if manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise StoreSchemaError(f"{manifest_path}: not a readable manifest ({exc})") from None
+        want = manifest.get("sha256") if isinstance(manifest, dict) else None
+        got = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        if want != got:
+            raise StoreSchemaError(f"{path}: the database and its manifest {manifest_path.name} do not belong "
+                                   f"together (sha256 {got} of the file, {want!r} in the manifest): an "
+                                   "interrupted or edited export; export again")
     with contextlib.closing(connect_readonly(path)) as conn:
-        return read_contents(conn, path, embedder=embedder)
+        out = read_contents(conn, path, embedder=embedder)
+    out.manifest = manifest
+    return out
 
 
 #: engine name recorded in ``thatchlab_meta`` → export keyword of its section.
@@ -561,6 +625,7 @@ def read_contents(conn, path, embedder=None) -> StoreContents:
                 meta[k] = json.loads(v)
             except (TypeError, json.JSONDecodeError):
                 meta[k] = v
+    _check_versions(meta, path)
     out = StoreContents(path=path, meta=meta)
     prefixes = tuple(x for x in (str(path), database_label(conn)) if x)
     found = []
@@ -584,6 +649,32 @@ def read_contents(conn, path, embedder=None) -> StoreContents:
     if "engines" in meta:
         check_engines(meta["engines"], found, path)
     return out
+
+
+def _version_tuple(text):
+    import re
+
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", str(text))
+    return None if m is None else tuple(int(x or 0) for x in m.groups())
+
+
+def _check_versions(meta, label) -> None:
+    """Refuse a file written by a newer thatchlab (or a schema this release does not know)."""
+    if "schema_version" in meta:
+        v = meta["schema_version"]
+        try:
+            ok = int(str(v)) == float(str(v)) and 1 <= int(str(v)) <= SCHEMA_VERSION
+        except ValueError:
+            ok = False
+        if not ok:
+            raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'schema_version' is {v!r}; this "
+                                   f"release reads schema versions 1 to {SCHEMA_VERSION}")
+    if "thatchlab_version" in meta:
+        theirs, ours = _version_tuple(meta["thatchlab_version"]), _version_tuple(__version__)
+        if theirs is None or (ours is not None and theirs > ours):
+            raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'thatchlab_version' is "
+                                   f"{meta['thatchlab_version']!r}; this release ({__version__}) reads files "
+                                   "written by itself or an older thatchlab")
 
 
 def check_engines(engines, found, label) -> list:

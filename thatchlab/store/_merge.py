@@ -34,7 +34,14 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError, UnreviewedError
+from thatchlab.core.errors import (
+    InputError,
+    StoreConflictError,
+    StoreSchemaError,
+    StoreWriteError,
+    ThatchlabError,
+    UnreviewedError,
+)
 from thatchlab.core.schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
 from thatchlab.core.sqlite import (
     SQLITE_HEADER,
@@ -43,6 +50,7 @@ from thatchlab.core.sqlite import (
     is_busy,
     table_names,
 )
+from thatchlab.store._backups import check_restorable, write_backup
 from thatchlab.store._core import (
     ENGINE_KEYS,
     _section,
@@ -76,15 +84,25 @@ class MergeResult:
     added_stores: list = field(default_factory=list)
     dry_run: bool = False
     unreviewed: dict = field(default_factory=dict)
+    log_end: str | None = None
+    stores: list = field(default_factory=list)
+    added: dict = field(default_factory=dict)
+    kept_rows: dict = field(default_factory=dict)
+    triggers: list = field(default_factory=list)
+    newer: int = 0
+    all_stores: bool = False
+    replace_newer: bool = False
 
 
 @dataclass
 class RestoreResult:
-    """What :func:`restore` put back: ``counts`` maps each table to its rows now."""
+    """What :func:`restore` put back: ``counts`` maps each table to its rows now; ``safety_path``
+    is the backup of production taken just before."""
 
     path: Path
     backup_path: Path
     counts: dict = field(default_factory=dict)
+    safety_path: Path | None = None
 
 
 class _Busy(Exception):
@@ -93,7 +111,8 @@ class _Busy(Exception):
 
 def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = False, *,
                verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT,
-               allow_unreviewed: bool = False) -> MergeResult:
+               allow_unreviewed: bool = False, all_stores: bool = False,
+               replace_newer: bool = False) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
     Only the tables of the engines listed in the export's ``thatchlab_meta``
@@ -107,8 +126,12 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     ----------
     export_path : a file written by :func:`~thatchlab.store.export_sqlite`.
     production_db : the production SQLite file; it must exist and be a database.
-    backup : keep the content before the merge as ``<name>.bak`` (taken under
-        the same lock, with production's owner and mode).
+    backup : keep the content before the merge as a new file
+        ``<name>.<UTC time>.bak`` (taken under the same lock, before anything
+        is written, with production's owner and mode, and a marker
+        ``<backup>.json`` beside it); an existing backup is never written
+        over, and a failed merge keeps the backup it took. ``False`` writes
+        none.
     dry_run : report what would change (``replaced``, ``removed``, ``kept``,
         ``added_stores``) without writing anything: the merge runs on an
         in-memory copy of production.
@@ -116,6 +139,13 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         beside it; a missing manifest is refused unless this is ``False``.
     timeout : seconds to wait for another writer of production; a lock held
         longer raises :class:`StoreWriteError` saying production is busy.
+    all_stores : replace the exported engines' rows in every store of
+        production; by default only in the stores the export holds rows for
+        (other stores keep theirs).
+    replace_newer : replace production rows (of the exported engines, in the
+        stores being replaced) that changed after the export's ``log_end``;
+        without it such rows raise :class:`StoreConflictError` naming their
+        count, and nothing changes.
     allow_unreviewed : merge an export whose ``thatchlab_meta`` lists
         ``unreviewed`` values (parameters no decision shipped); without it
         such an export raises :class:`UnreviewedError` naming each one, before
@@ -131,9 +161,19 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         Production stayed busy, or writing failed; nothing was changed.
     UnreviewedError
         The export carries unreviewed values and ``allow_unreviewed`` is false.
+    StoreConflictError
+        Production holds rows newer than the export's ``log_end`` in the
+        stores being replaced, and ``replace_newer`` is false.
+
+    Production's triggers on the tables the merge writes are dropped inside
+    the transaction and re-created, with their own SQL, before it commits: a
+    trigger never fires on the merge's deletes and inserts, so every table
+    the merge does not replace stays exactly as it was (``triggers`` lists
+    them, on a dry run too).
     """
     export_path, production_db = Path(export_path), Path(production_db)
-    data, engines, unreviewed = _load_export(export_path, verify_manifest)
+    _check_timeout(timeout)
+    data, engines, unreviewed, log_end = _load_export(export_path, verify_manifest)
     if unreviewed and not allow_unreviewed:
         raise UnreviewedError(
             f"{export_path}: carries parameter values no decision shipped ({_describe_unreviewed(unreviewed)}); "
@@ -142,15 +182,13 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
             "(--allow-unreviewed) to merge them anyway; production was not touched",
             unreviewed=unreviewed)
     _check_production_path(production_db)
-    backup_path = (production_db.with_name(production_db.name + ".bak")
-                   if backup and not dry_run else None)
-    result = MergeResult(path=production_db, backup_path=backup_path, engines=engines, dry_run=dry_run,
-                         unreviewed=unreviewed)
+    result = MergeResult(path=production_db, backup_path=None, engines=engines, dry_run=dry_run,
+                         unreviewed=unreviewed, log_end=log_end)
     con = None
     try:
         if dry_run:
             con = sqlite3.connect(":memory:", isolation_level=None)
-            with contextlib.closing(connect_readonly(production_db)) as src:
+            with contextlib.closing(connect_readonly(production_db, timeout=timeout)) as src:
                 _backup(src, con, production_db, timeout)
             copy = bytearray(con.serialize())
             copy[18:20] = b"\x01\x01"  # a copy of a WAL file, held in memory in rollback mode
@@ -166,9 +204,12 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         con.execute("BEGIN IMMEDIATE")  # production's write lock, waiting up to `timeout`
         try:
             fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
-            if backup_path is not None:
-                _write_backup(production_db, backup_path, timeout)
-            _apply(con, engines, result)
+            if backup and not dry_run:
+                result.backup_path = _write_backup(production_db, timeout, "merge")
+            triggers = _lift_triggers(con, engines, result)
+            _apply(con, engines, result, all_stores=all_stores, replace_newer=replace_newer)
+            for _, sql in triggers:
+                con.execute(sql)
             _check_merged(con, production_db, fk_before)
             if dry_run:
                 con.execute("ROLLBACK")
@@ -192,39 +233,56 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
 
 
 def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreResult:
-    """Put a backup (``<name>.bak`` of :func:`merge_into`) back into the live ``production`` file.
+    """Put a backup of a merge back into the live ``production`` file, after taking a safety backup.
 
-    The backup's pages are copied into production with SQLite's backup API,
-    which holds production's write lock for the whole copy (waiting up to
-    ``timeout`` for another writer) and commits it as one transaction; the
-    file is written in place, so its owner, mode and journal mode stay.
-    A backup that is not an intact SQLite database is refused.
+    Only a backup thatchlab took of *this* production file is restored
+    (:func:`~thatchlab.store._backups.check_restorable`: its marker names
+    this file, its bytes are what was taken, its other tables match
+    production's; an export, a backup of another file or swapped arguments
+    raise :class:`StoreSchemaError` and nothing changes). Production's
+    current content is first written as a new backup (reason ``before
+    restore``, ``RestoreResult.safety_path``); then the backup's pages are
+    copied into production with SQLite's backup API, which holds
+    production's write lock for the whole copy (waiting up to ``timeout``
+    for another writer) and commits it as one transaction; the file is
+    written in place, so its owner, mode and journal mode stay.
     """
+    _check_timeout(timeout)
     backup, production = Path(backup), Path(production)
     _check_production_path(production)
-    with contextlib.closing(connect_readonly(backup)) as src:
+    if backup.resolve() == production.resolve():
+        raise StoreSchemaError(f"{backup}: the backup and production are the same file")
+    with contextlib.closing(connect_readonly(backup, timeout=timeout)) as src:
         res = src.execute("PRAGMA integrity_check").fetchall()
         if res != [("ok",)]:
             raise StoreSchemaError(f"{backup}: the backup fails its integrity check ({res[:3]}); "
                                    "refusing to restore it")
         if not table_names(src):
             raise StoreSchemaError(f"{backup}: the backup holds no tables; refusing to restore it")
-        if backup.resolve() == production.resolve():
-            raise StoreSchemaError(f"{backup}: the backup and production are the same file")
-        try:
-            with contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
-                _backup(src, dst, production, timeout)
-                res = dst.execute("PRAGMA integrity_check").fetchall()
-                if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
-                    raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
-                counts = {t: dst.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
-                          for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
-        except ThatchlabError:
-            raise
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreWriteError(f"{production}: restore failed ({type(exc).__name__}: {exc}); "
-                                  "production was left as it was") from None
-    return RestoreResult(path=production, backup_path=backup, counts=counts)
+    check_restorable(backup, production)
+    try:
+        with contextlib.closing(connect_readonly(backup, timeout=timeout)) as src, \
+                contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
+            dst.execute("BEGIN IMMEDIATE")  # hold production still while its safety copy is taken
+            try:
+                safety = _write_backup(production, timeout, "before restore")
+            finally:
+                dst.execute("ROLLBACK")
+            _backup(src, dst, production, timeout)
+            res = dst.execute("PRAGMA integrity_check").fetchall()
+            if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
+                raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
+            counts = {t: dst.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
+                      for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
+    except ThatchlabError:
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        if is_busy(exc):
+            raise StoreWriteError(f"{production}: production is busy: another connection held its write lock "
+                                  f"for more than {timeout:g} s; nothing was changed") from None
+        raise StoreWriteError(f"{production}: restore failed ({type(exc).__name__}: {exc}); "
+                              "production was left as it was") from None
+    return RestoreResult(path=production, backup_path=backup, counts=counts, safety_path=safety)
 
 
 # ------------------------------------------------------------------ the export
@@ -262,7 +320,9 @@ def _load_export(export_path: Path, verify_manifest: bool):
         res = ex.execute("PRAGMA integrity_check").fetchall()
         if res != [("ok",)]:
             raise StoreSchemaError(f"{export_path}: the export fails its integrity check ({res[:3]})")
-        unreviewed = read_contents(ex, export_path).meta.get("unreviewed") or {}  # what import_sqlite checks
+        meta = read_contents(ex, export_path).meta  # exactly what import_sqlite checks
+        unreviewed = meta.get("unreviewed") or {}
+        log_end = meta.get("log_end")
         if not engines:
             raise StoreSchemaError(f"{export_path}: table 'thatchlab_meta', row 'engines' lists no engine "
                                    "([]); there is nothing to merge")
@@ -272,7 +332,7 @@ def _load_export(export_path: Path, verify_manifest: bool):
     if manifest is not None and (manifest.get("unreviewed") or {}) != unreviewed:
         raise StoreSchemaError(f"{export_path}: unreviewed values {unreviewed} differ from "
                                f"{manifest.get('unreviewed')!r} in {manifest_path.name}")
-    return data, engines, unreviewed
+    return data, engines, unreviewed, log_end
 
 
 def _describe_unreviewed(unreviewed: dict) -> str:
@@ -342,8 +402,8 @@ def _backup(src, dst, label, timeout):
                               f"than {timeout:g} s; nothing was changed") from None
 
 
-def _write_backup(production: Path, backup_path: Path, timeout):
-    """A consistent copy of the live file, written atomically with its owner and mode.
+def _write_backup(production: Path, timeout, reason: str) -> Path:
+    """A consistent copy of the live file as a new backup (with its marker); returns its path.
 
     Called while the merge holds production's write lock: the read-only
     connection sees the last committed state (WAL included) and nothing can
@@ -352,7 +412,7 @@ def _write_backup(production: Path, backup_path: Path, timeout):
     st = os.stat(production)
     mem = sqlite3.connect(":memory:")
     try:
-        with contextlib.closing(connect_readonly(production)) as src:
+        with contextlib.closing(connect_readonly(production, timeout=timeout)) as src:
             _backup(src, mem, production, timeout)
         data = bytearray(mem.serialize())
     finally:
@@ -360,7 +420,36 @@ def _write_backup(production: Path, backup_path: Path, timeout):
     # bytes 18-19 say "WAL" when production is in WAL mode; the copy is a complete file
     # in rollback-journal mode, so it opens (read-only too) without -wal/-shm beside it
     data[18:20] = b"\x01\x01"
-    write_bytes_atomic(backup_path, bytes(data), like=st)
+    return write_backup(production, bytes(data), reason, st, write_bytes_atomic)
+
+
+def _check_timeout(timeout) -> float:
+    import math
+
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if isinstance(timeout, bool) or not (math.isfinite(t) and 0 <= t <= 86400):
+        raise InputError(f"timeout: expected a finite number of seconds between 0 and 86400, got {timeout!r}")
+    return t
+
+
+def _lift_triggers(con, engines, result) -> list:
+    """Drop production's triggers on the tables the merge writes; return ``(name, sql)`` to re-create."""
+    written = {"stores"}
+    for engine in engines:
+        if engine in ENGINE_TABLES:
+            written |= {v for k, v in ENGINE_TABLES[engine].items() if k != "item_fk"}
+        else:
+            written |= set(_section(ENGINE_KEYS[engine]).TABLES)
+    rows = con.execute("SELECT name, tbl_name, sql FROM main.sqlite_master WHERE type = 'trigger' "
+                       "ORDER BY rowid").fetchall()
+    lifted = [(name, sql) for name, tbl, sql in rows if tbl in written and sql]
+    for name, _ in lifted:
+        con.execute(f'DROP TRIGGER main."{name}"')
+    result.triggers = [name for name, _ in lifted]
+    return lifted
 
 
 # ------------------------------------------------------------------ the transaction
@@ -376,7 +465,8 @@ def _count(con, table) -> int:
     return con.execute(f'SELECT COUNT(*) FROM main."{table}"').fetchone()[0]
 
 
-def _apply(con, engines, result):
+def _apply(con, engines, result, all_stores: bool = False, replace_newer: bool = False):
+    result.all_stores, result.replace_newer = bool(all_stores), bool(replace_newer)
     before = sorted(t for t in table_names(con) if not t.startswith("sqlite_"))
     if any(e in ENGINE_TABLES for e in engines):
         con.execute(STORES_DDL.replace("stores", "main.stores", 1))
@@ -390,6 +480,84 @@ def _apply(con, engines, result):
     result.kept = [t for t in before if t not in touched]
 
 
+def _newer_than(con, t, where: str, args: list, log_end: str) -> int:
+    """Production rows of one engine (in ``where``'s stores) whose last change is after ``log_end``:
+    an item or matcher updated later, or an item with a later provenance row."""
+    item_fk = t["item_fk"]
+    later = "julianday({col}) > julianday(?)"
+    n = 0
+    for table in (t["items"], t["matchers"]):
+        n += con.execute(f"SELECT COUNT(*) FROM main.{table} WHERE ({where}) AND "
+                         f"{later.format(col='updated_at')}", [*args, log_end]).fetchone()[0]
+    n += con.execute(f"SELECT COUNT(DISTINCT p.{item_fk}) FROM main.{t['provenance']} p "
+                     f"JOIN main.{t['items']} i ON i.id = p.{item_fk} WHERE ({where.replace('store', 'i.store')}) "
+                     f"AND {later.format(col='p.created_at')} AND NOT {later.format(col='i.updated_at')}",
+                     [*args, log_end, log_end]).fetchone()[0]
+    return int(n)
+
+
+def _replace_thatch(con, engine, result):
+    t = ENGINE_TABLES[engine]
+    fk = t["item_fk"]
+    for stmt in thatch_ddl(engine):
+        con.execute(stmt.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TABLE IF NOT EXISTS main.", 1))
+    for table in (t["matchers"], t["items"], t["edges"], t["provenance"]):
+        cols, have = _ex_columns(con, table), set(_main_columns(con, table))
+        missing = [c for c in cols if c not in have]
+        if missing:
+            raise StoreSchemaError(f"{result.path}: production table {table!r} lacks column(s) {missing} "
+                                   "the export holds")
+    if result.all_stores:
+        stores = [r[0] for r in con.execute(
+            f"SELECT store FROM main.{t['matchers']} UNION SELECT store FROM main.{t['items']} "
+            f"UNION SELECT store FROM ex.{t['matchers']} UNION SELECT store FROM ex.{t['items']} ORDER BY 1")]
+    else:
+        stores = [r[0] for r in con.execute(
+            f"SELECT store FROM ex.{t['matchers']} UNION SELECT store FROM ex.{t['items']} ORDER BY 1")]
+    for name in stores:
+        if name not in result.stores:
+            result.stores.append(name)
+    marks = ", ".join("?" for _ in stores) or "NULL"
+    where = f"store IN ({marks})"
+    if result.log_end:
+        newer = _newer_than(con, t, where, stores, result.log_end)
+        if newer and not result.replace_newer:
+            raise StoreConflictError(
+                f"{result.path}: {newer} {engine} row(s) in the stores being replaced "
+                f"({', '.join(stores)}) changed after the export's log ended ({result.log_end}): production "
+                "learned them after the log this export was replayed from, and the merge would replace "
+                "them. Replay from a fresh snapshot of production, or pass replace_newer=True "
+                "(--replace-newer) to replace them anyway; nothing was changed", count=newer,
+                log_end=result.log_end)
+        result.newer += newer
+    items = f"SELECT id FROM main.{t['items']} WHERE {where}"
+    matchers = f"SELECT id FROM main.{t['matchers']} WHERE {where}"
+    deletes = [(t["provenance"], f"{fk} IN ({items})", stores),
+               (t["edges"], f"matcher_id IN ({matchers}) OR {fk} IN ({items})", stores + stores),
+               (t["items"], where, stores), (t["matchers"], where, stores)]
+    for table, cond, args in deletes:
+        total = _count(con, table)
+        gone = con.execute(f"DELETE FROM main.{table} WHERE {cond}", args).rowcount
+        result.removed[table] = result.removed.get(table, 0) + gone
+        result.kept_rows[table] = total - gone
+    had = {r[0] for r in con.execute("SELECT name FROM main.stores")}
+    for (name,) in con.execute("SELECT name FROM ex.stores ORDER BY rowid").fetchall():
+        if name not in had and name not in result.added_stores:
+            result.added_stores.append(name)
+    con.execute("INSERT OR IGNORE INTO main.stores(name) SELECT name FROM ex.stores ORDER BY rowid")
+    for table in (t["matchers"], t["items"], t["edges"], t["provenance"]):
+        col_list = ", ".join(_ex_columns(con, table))
+        try:
+            n = con.execute(f"INSERT INTO main.{table} ({col_list}) SELECT {col_list} FROM ex.{table} "
+                            "ORDER BY rowid").rowcount
+        except sqlite3.IntegrityError as exc:
+            raise StoreSchemaError(f"{result.path}: the export's {table} rows collide with rows production "
+                                   f"keeps in other stores ({exc}); merge with all_stores=True (--all-stores) "
+                                   "to replace every store; nothing was changed") from None
+        result.added[table] = n
+        result.replaced[table] = _count(con, table)
+
+
 def _check_merged(con, label, fk_before):
     res = con.execute("PRAGMA main.integrity_check").fetchall()
     if res != [("ok",)]:
@@ -399,29 +567,6 @@ def _check_merged(con, label, fk_before):
     if new:
         raise StoreWriteError(f"{label}: the merge would leave rows pointing at rows that are gone "
                               f"(foreign_key_check: {new[:3]}); rolled back, production was left as it was")
-
-
-def _replace_thatch(con, engine, result):
-    t = ENGINE_TABLES[engine]
-    for stmt in thatch_ddl(engine):
-        con.execute(stmt.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TABLE IF NOT EXISTS main.", 1))
-    for table in (t["matchers"], t["items"], t["edges"], t["provenance"]):
-        cols, have = _ex_columns(con, table), set(_main_columns(con, table))
-        missing = [c for c in cols if c not in have]
-        if missing:
-            raise StoreSchemaError(f"production table {table!r} lacks column(s) {missing}")
-    for table in (t["provenance"], t["edges"], t["items"], t["matchers"]):
-        result.removed[table] = _count(con, table)
-        con.execute(f"DELETE FROM main.{table}")
-    had = {r[0] for r in con.execute("SELECT name FROM main.stores")}
-    for (name,) in con.execute("SELECT name FROM ex.stores ORDER BY rowid").fetchall():
-        if name not in had and name not in result.added_stores:
-            result.added_stores.append(name)
-    con.execute("INSERT OR IGNORE INTO main.stores(name) SELECT name FROM ex.stores ORDER BY rowid")
-    for table in (t["matchers"], t["items"], t["edges"], t["provenance"]):
-        col_list = ", ".join(_ex_columns(con, table))
-        con.execute(f"INSERT INTO main.{table} ({col_list}) SELECT {col_list} FROM ex.{table} ORDER BY rowid")
-        result.replaced[table] = _count(con, table)
 
 
 def _replace_tables(con, engine, result):
@@ -434,10 +579,12 @@ def _replace_tables(con, engine, result):
         if have:
             missing = [c for c in cols if c not in have]
             if missing:
-                raise StoreSchemaError(f"production table {table!r} lacks column(s) {missing}")
+                raise StoreSchemaError(f"{result.path}: production table {table!r} lacks column(s) {missing} "
+                                       "the export holds")
             extra = [c for c in have if c not in cols]
             if extra:
-                raise StoreSchemaError(f"production table {table!r} has column(s) {extra} the export does "
+                raise StoreSchemaError(f"{result.path}: production table {table!r} has column(s) {extra} the "
+                                       "export does "
                                        "not hold; replacing its rows would lose them")
             result.removed[table] = _count(con, table)
             con.execute(f"DELETE FROM main.{table}")
@@ -447,5 +594,7 @@ def _replace_tables(con, engine, result):
                     con.execute(stmt.replace(" IF NOT EXISTS ", " IF NOT EXISTS main.", 1))
             result.removed[table] = 0
         col_list = ", ".join(cols)
-        con.execute(f"INSERT INTO main.{table} ({col_list}) SELECT {col_list} FROM ex.{table} ORDER BY rowid")
+        result.added[table] = con.execute(f"INSERT INTO main.{table} ({col_list}) SELECT {col_list} FROM "
+                                          f"ex.{table} ORDER BY rowid").rowcount
+        result.kept_rows[table] = 0
         result.replaced[table] = _count(con, table)

@@ -25,6 +25,7 @@ from thatchlab.core.sqlite import database_label, require_tables
 from thatchlab.scoring import posterior_confidence
 from thatchlab.store._cells import (
     check_cells,
+    check_domains,
     check_fetched,
     check_fetched_vectors,
     check_finite_blocks,
@@ -38,6 +39,15 @@ _COLUMNS = {
               "confirm_count", "disconfirm_count", "created_at", "updated_at"],
     "edges": ["matcher_id", "{fk}", "weight", "created_at"],
     "provenance": ["id", "{fk}", "signal", "detail", "created_at"],
+}
+#: What production assumes of the values (see ``_cells.check_domains``): confidences in
+#: [0, 1], counts and weights >= 0, times in its own text formats.
+_DOMAINS = {
+    "matchers": {"created_at": ("time",), "updated_at": ("time",)},
+    "items": {"confidence": ("range", 0.0, 1.0), "confirm_count": ("range", 0.0, None),
+              "disconfirm_count": ("range", 0.0, None), "created_at": ("time",), "updated_at": ("time",)},
+    "edges": {"weight": ("range", 0.0, None), "created_at": ("time",)},
+    "provenance": {"created_at": ("time",)},
 }
 #: The SQLite type of every column as production writes it (see ``_cells.check_cells``).
 _KINDS = {
@@ -324,6 +334,9 @@ class ThatchSection:
         edges["weight"] = edges["weight"].astype(np.float64)
         if "global" not in set(stores["name"]):
             raise StoreSchemaError(f"{label}: table 'stores' lacks the 'global' store")
+        for part in ("matchers", "items", "edges", "provenance"):
+            check_domains(conn, label, t[part], _DOMAINS[part], key="id" if part in ("matchers", "items",
+                                                                                      "provenance") else None)
         return {"stores": stores, "matchers": matchers, "items": items, "edges": edges,
                 "provenance": prov}
 

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params._base import ParamsBase, check_number
 
+#: The longest report window in days (``thatchlab.calibration.MAX_WINDOW_DAYS``).
+_MAX_WINDOW_DAYS = 36_500
+
 __all__ = ["CalibrationParams", "CONFIDENCE_SOURCES", "RECALL_OUTCOMES"]
 
 #: Values of ai-memory's ``memories.confidence_source`` (the trust path of a value).
@@ -36,7 +39,7 @@ class CalibrationParams(ParamsBase):
     sample_rate : float
         Shadow sampling rate in [0, 1] (``AI_MEMORY_CONFIDENCE_SHADOW_SAMPLE_RATE``, 1.0).
     window_days : float
-        Calibration report window in days (``--days``, 30).
+        Calibration report window in days, 0 to 36500 (``--days``, 30).
     retention_days : float
         Shadow-observation retention for GC; ``<= 0`` keeps everything
         (a thatchlab choice: 90 days; production does not fix a default here).
@@ -78,7 +81,9 @@ class CalibrationParams(ParamsBase):
             half_life_days=check_number("half_life_days", self.half_life_days, lo=0, lo_open=True),
             baseline=check_number("baseline", self.baseline, lo=0, hi=1),
             sample_rate=check_number("sample_rate", self.sample_rate, lo=0, hi=1),
-            window_days=check_number("window_days", self.window_days, lo=0),
+            # the report refuses a window beyond 100 years (calibration.MAX_WINDOW_DAYS): say so here,
+            # not as an overflow of the replay's windows
+            window_days=check_number("window_days", self.window_days, lo=0, hi=_MAX_WINDOW_DAYS),
             retention_days=check_number("retention_days", self.retention_days),
             confidence_weight=check_number("confidence_weight", self.confidence_weight),
         )

@@ -1,0 +1,235 @@
+"""Production files are sacred, second pass: backups never lost, restore that cannot destroy,
+triggers kept out, per-store replacement, rows newer than the log, value domains, versions."""
+
+import json
+import sqlite3
+
+import pytest
+
+from tests._vectors import basis
+from thatchlab.core.errors import StoreConflictError, StoreSchemaError
+from thatchlab.core.schema import STORES_DDL, thatch_ddl
+from thatchlab.embed import LookupEmbedder
+from thatchlab.scoring import PredictionEngine
+from thatchlab.store import (
+    export_sqlite,
+    import_sqlite,
+    list_backups,
+    merge_into,
+    prune_backups,
+    restore,
+)
+
+T = "2026-02-01T10:00:00Z"
+OLD = "2026-01-15T08:00:00Z"
+
+
+def _production(path, stores=("repo-a", "repo-b")):
+    con = sqlite3.connect(path)
+    con.execute(STORES_DDL)
+    for kind in ("prediction", "behavior"):
+        for stmt in thatch_ddl(kind):
+            con.execute(stmt)
+    con.execute("INSERT INTO stores VALUES ('global')")
+    for s in stores:
+        con.execute("INSERT INTO stores VALUES (?)", (s,))
+        con.execute("INSERT INTO predictions (id, store, statement, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                    (f"p-{s}", s, f"learned in {s}", OLD, OLD))
+        con.execute("INSERT INTO prediction_matchers (id, store, description, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?)", (f"m-{s}", s, f"when in {s}", OLD, OLD))
+        con.execute("INSERT INTO prediction_edges (matcher_id, prediction_id, created_at) VALUES (?, ?, ?)",
+                    (f"m-{s}", f"p-{s}", OLD))
+    con.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY, body TEXT)")
+    con.execute("INSERT INTO entries (body) VALUES ('a memory')")
+    con.commit()
+    con.close()
+    return path
+
+
+def _export(tmp_path, store="repo-a", name="e.db", **kw):
+    vecs = {"writing tests": basis(0), "use pytest": basis(1)}
+    eng = PredictionEngine(LookupEmbedder(vecs, name="toy"), project_store=store)
+    eng.update("writing tests", "use pytest", "confirm", "x", now=T)
+    return export_sqlite(tmp_path / name, prediction=eng, overwrite=True, **kw).path
+
+
+def _dump(path):
+    con = sqlite3.connect(path)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+def _rows(path, sql):
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_every_merge_writes_its_own_backup_and_a_failed_one_loses_none(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    first_state = _dump(prod)
+    a = merge_into(_export(tmp_path), prod)
+    b = merge_into(_export(tmp_path, store="repo-b", name="f.db"), prod)
+    assert a.backup_path != b.backup_path and a.backup_path.exists() and b.backup_path.exists()
+    assert _dump(a.backup_path) == first_state
+    kept = {p: p.read_bytes() for p in tmp_path.glob("p.db.*.bak")}
+    # a merge that fails after its backup: the earlier backups stay exactly as they were
+    bad = _export(tmp_path, name="g.db")
+    con = sqlite3.connect(bad)
+    con.execute("ALTER TABLE predictions ADD COLUMN extra TEXT")
+    con.commit()
+    con.close()
+    (tmp_path / "g.manifest.json").unlink()
+    before = prod.read_bytes()
+    with pytest.raises(StoreSchemaError):
+        merge_into(bad, prod, verify_manifest=False)
+    assert prod.read_bytes() == before
+    assert {p: p.read_bytes() for p in kept} == kept
+    table = list_backups(prod)
+    assert len(table) >= 2 and table["intact"].all() and set(table["reason"]) == {"merge"}
+    assert table["taken_at"].is_monotonic_increasing
+    marker = json.loads((a.backup_path.parent / (a.backup_path.name + ".json")).read_text())
+    assert marker["production"] == str(prod.resolve()) and marker["tables"]["predictions"] == 2
+    # --no-backup writes none and touches none
+    n = len(list(tmp_path.glob("p.db.*.bak")))
+    merge_into(_export(tmp_path), prod, backup=False)
+    assert len(list(tmp_path.glob("p.db.*.bak"))) == n
+
+
+def test_prune_keeps_the_first_and_the_newest(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    paths = [merge_into(_export(tmp_path), prod).backup_path for _ in range(5)]
+    assert list(list_backups(prod)["path"]) == paths
+    removed = prune_backups(prod, keep=3)
+    assert removed == paths[1:3]
+    assert list(list_backups(prod)["path"]) == [paths[0], paths[3], paths[4]]
+    assert prune_backups(prod, keep=0) == [paths[3]]
+    assert list(list_backups(prod)["path"]) == [paths[0], paths[4]]
+
+
+def test_restore_refuses_anything_but_a_backup_of_this_file_and_takes_a_safety_copy(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    other = _production(tmp_path / "other.db")
+    export = _export(tmp_path)
+    res = merge_into(export, prod)
+    now = prod.read_bytes()
+    for backup, target, message in ((export, prod, "is a thatchlab export, not a backup"),
+                                    (prod, res.backup_path, "is itself a backup"),
+                                    (res.backup_path, other, "is a backup of .*p.db, not of")):
+        with pytest.raises(StoreSchemaError, match=message):
+            restore(backup, target)
+    assert prod.read_bytes() == now and res.backup_path.exists()
+    back = restore(res.backup_path, prod)
+    assert back.safety_path.exists() and back.safety_path != res.backup_path
+    assert _rows(back.safety_path, "SELECT COUNT(*) FROM predictions") == [(2,)]  # what was there before
+    assert _rows(prod, "SELECT statement FROM predictions ORDER BY id") == [("learned in repo-a",),
+                                                                          ("learned in repo-b",)]
+    # a backup edited after it was taken is refused
+    data = bytearray(res.backup_path.read_bytes())
+    data[data.index(b"learned in repo-b")] ^= 1  # still a valid database, another content
+    res.backup_path.write_bytes(bytes(data))
+    with pytest.raises(StoreSchemaError, match="changed since it was taken"):
+        restore(res.backup_path, prod)
+
+
+def test_production_triggers_never_fire_inside_a_merge(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute("CREATE TABLE prediction_tags (prediction_id TEXT, tag TEXT)")
+    con.executemany("INSERT INTO prediction_tags VALUES (?, ?)", [("p-repo-a", f"t{i}") for i in range(88)])
+    con.execute("CREATE TRIGGER clear_tags AFTER DELETE ON predictions BEGIN DELETE FROM prediction_tags; END")
+    con.commit()
+    con.close()
+    dry = merge_into(_export(tmp_path), prod, dry_run=True)
+    assert dry.triggers == ["clear_tags"]
+    res = merge_into(_export(tmp_path), prod)
+    assert res.triggers == ["clear_tags"] and "prediction_tags" in res.kept
+    assert _rows(prod, "SELECT COUNT(*) FROM prediction_tags") == [(88,)]
+    assert _rows(prod, "SELECT name FROM sqlite_master WHERE type = 'trigger'") == [("clear_tags",)]
+    # the trigger still works for production afterwards
+    con = sqlite3.connect(prod)
+    con.execute("DELETE FROM predictions WHERE store = 'repo-b'")
+    con.commit()
+    con.close()
+    assert _rows(prod, "SELECT COUNT(*) FROM prediction_tags") == [(0,)]
+
+
+def test_a_merge_replaces_only_the_stores_the_export_holds(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    res = merge_into(_export(tmp_path, store="repo-a"), prod)
+    assert res.stores == ["repo-a"]
+    got = _rows(prod, "SELECT store, statement FROM predictions ORDER BY store")
+    assert got == [("repo-a", "use pytest"), ("repo-b", "learned in repo-b")]
+    assert res.removed["predictions"] == 1 and res.added["predictions"] == 1 and res.kept_rows["predictions"] == 1
+    assert _rows(prod, "SELECT matcher_id FROM prediction_edges WHERE matcher_id = 'm-repo-b'") == [("m-repo-b",)]
+    everything = merge_into(_export(tmp_path, store="repo-a"), prod, all_stores=True)
+    assert _rows(prod, "SELECT store FROM predictions") == [("repo-a",)]
+    assert everything.all_stores and "repo-b" in everything.stores
+
+
+def test_rows_learned_after_the_log_ended_are_not_replaced_silently(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute("UPDATE predictions SET updated_at = '2026-03-01T12:00:00.000Z' WHERE store = 'repo-a'")
+    con.commit()
+    con.close()
+    export = _export(tmp_path, log_end="2026-02-15T00:00:00Z")
+    assert json.loads((tmp_path / "e.manifest.json").read_text())["log_end"] == "2026-02-15T00:00:00.000Z"
+    before = prod.read_bytes()
+    with pytest.raises(StoreConflictError, match=r"1 prediction row\(s\) .*repo-a.*2026-02-15") as err:
+        merge_into(export, prod)
+    assert err.value.count == 1 and prod.read_bytes() == before
+    with pytest.raises(StoreConflictError):
+        merge_into(export, prod, dry_run=True)
+    res = merge_into(export, prod, replace_newer=True)
+    assert res.newer == 1
+    # a newer row in a store the export does not hold is no conflict
+    con = sqlite3.connect(prod)
+    con.execute("UPDATE predictions SET updated_at = '2026-03-01T12:00:00Z' WHERE store = 'repo-b'")
+    con.commit()
+    con.close()
+    assert merge_into(export, prod).newer == 0
+    # without log_end the export records the newest change among its own rows
+    auto = json.loads(export_sqlite(tmp_path / "x.db", prediction=import_sqlite(export).prediction)
+                      .manifest_path.read_text())["log_end"]
+    assert auto.startswith("2026-02-01T10:00:00")
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("UPDATE predictions SET confidence = 5", r"column 'confidence' holds 5(\.0)?; expected a number in \[0, 1\]"),
+    ("UPDATE predictions SET confirm_count = -7", "column 'confirm_count' holds -7(.0)?; expected a number >= 0"),
+    ("UPDATE predictions SET created_at = 12345", "column 'created_at' holds '12345'; expected a UTC time"),
+    ("UPDATE predictions SET created_at = 'yesterday'", "column 'created_at' holds 'yesterday'; expected a UTC time"),
+    ("UPDATE predictions SET updated_at = '2026-13-45T10:00:00Z'", "column 'updated_at' .*expected a UTC time"),
+    ("UPDATE thatchlab_meta SET value = '99' WHERE key = 'schema_version'", "schema_version.*'99'|schema_version.*99"),
+    ("UPDATE thatchlab_meta SET value = '\"9.9.9\"' WHERE key = 'thatchlab_version'", "thatchlab_version.*9.9.9"),
+])
+def test_out_of_domain_cells_and_unknown_versions_are_refused_by_import_and_merge(tmp_path, sql, message):
+    prod = _production(tmp_path / "p.db")
+    export = _export(tmp_path)
+    (tmp_path / "e.manifest.json").unlink()
+    con = sqlite3.connect(export)
+    con.execute(sql)
+    con.commit()
+    con.close()
+    with pytest.raises(StoreSchemaError, match=message):
+        import_sqlite(export)
+    before = prod.read_bytes()
+    with pytest.raises(StoreSchemaError, match=message):
+        merge_into(export, prod, verify_manifest=False)
+    assert prod.read_bytes() == before
+
+
+def test_both_production_time_formats_are_accepted(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute("UPDATE predictions SET created_at = '2026-01-15T08:00:00.123Z' WHERE store = 'repo-b'")
+    con.commit()
+    con.close()
+    got = import_sqlite(prod).prediction.tables["items"]
+    assert sorted(got["created_at"].astype(str))[0].startswith("2026-01-15")
+    assert import_sqlite(prod).manifest is None  # a production file: no manifest, and that is fine

@@ -219,8 +219,9 @@ def test_out_of_domain_cells_and_unknown_versions_are_refused_by_import_and_merg
     with pytest.raises(StoreSchemaError, match=message):
         import_sqlite(export)
     before = prod.read_bytes()
-    with pytest.raises(StoreSchemaError, match=message):
+    with pytest.raises(StoreSchemaError, match=message) as err:
         merge_into(export, prod, verify_manifest=False)
+    assert str(err.value).startswith(str(export))  # the export's own path, not an in-memory copy's label
     assert prod.read_bytes() == before
 
 

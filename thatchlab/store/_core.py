@@ -637,7 +637,12 @@ def read_contents(conn, path, embedder=None) -> StoreContents:
                     else sec.read(conn))
         except StoreSchemaError as exc:
             msg = str(exc)
-            raise StoreSchemaError(msg if msg.startswith(prefixes) else f"{path}: {msg}") from None
+            own = str(path)
+            for other in prefixes:  # an in-memory copy's label: name the file instead
+                if other != own and msg.startswith(other + ":"):
+                    msg = own + msg[len(other):]
+                    break
+            raise StoreSchemaError(msg if msg.startswith(own) else f"{path}: {msg}") from None
         except sqlite3.DatabaseError as exc:
             raise StoreSchemaError(f"{path}: cannot read section {key!r} ({exc})") from None
         found.append(sec.ENGINE)

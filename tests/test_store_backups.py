@@ -234,3 +234,20 @@ def test_both_production_time_formats_are_accepted(tmp_path):
     got = import_sqlite(prod).prediction.tables["items"]
     assert sorted(got["created_at"].astype(str))[0].startswith("2026-01-15")
     assert import_sqlite(prod).manifest is None  # a production file: no manifest, and that is fine
+
+
+def test_a_ctrl_c_after_the_commit_is_held_back_and_said(tmp_path):
+    import os
+    import signal
+
+    from thatchlab.store._merge import _SigintDeferred
+
+    with _SigintDeferred() as held:
+        os.kill(os.getpid(), signal.SIGINT)  # delivered to the handler, not raised
+    assert held.hit and not held.active
+    with pytest.raises(KeyboardInterrupt):  # outside, Ctrl-C works as before
+        os.kill(os.getpid(), signal.SIGINT)
+        signal.sigtimedwait([], 0.05) if hasattr(signal, "sigtimedwait") else None
+        raise AssertionError("no KeyboardInterrupt")
+    prod = _production(tmp_path / "p.db")
+    assert merge_into(_export(tmp_path), prod).interrupted is False

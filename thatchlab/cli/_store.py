@@ -72,6 +72,21 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
     res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
                      timeout=timeout, allow_unreviewed=allow_unreviewed, all_stores=all_stores,
                      replace_newer=replace_newer)
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None  # the report, printed whole
+    try:
+        _merge_report(res)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, old)
+
+
+def _merge_report(res) -> None:
+    if res.interrupted:
+        typer.echo("  (Ctrl-C arrived after the merge committed: it stands)")
     for engine, values in res.unreviewed.items():
         typer.echo(f"  unreviewed ({engine}): " + ", ".join(f"{k}={v!r}" for k, v in values.items())
                    + " — no decision shipped these; merged because --allow-unreviewed was given")

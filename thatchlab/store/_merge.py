@@ -92,6 +92,7 @@ class MergeResult:
     newer: int = 0
     all_stores: bool = False
     replace_newer: bool = False
+    interrupted: bool = False
 
 
 @dataclass
@@ -184,7 +185,7 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     _check_production_path(production_db)
     result = MergeResult(path=production_db, backup_path=None, engines=engines, dry_run=dry_run,
                          unreviewed=unreviewed, log_end=log_end)
-    con = None
+    con = deferred = None
     try:
         if dry_run:
             con = sqlite3.connect(":memory:", isolation_level=None)
@@ -214,8 +215,12 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
             if dry_run:
                 con.execute("ROLLBACK")
             else:
+                deferred = _SigintDeferred()  # from COMMIT on, a Ctrl-C cannot make a success look failed
+                deferred.__enter__()
                 con.execute("COMMIT")
         except BaseException:
+            if deferred is not None:
+                deferred.__exit__(None, None, None)
             _rollback(con)
             raise
     except ThatchlabError:
@@ -229,7 +234,37 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     finally:
         if con is not None:
             con.close()
+        if deferred is not None and deferred.active:
+            deferred.__exit__(None, None, None)
+            result.interrupted = deferred.hit
     return result
+
+
+class _SigintDeferred:
+    """Hold back SIGINT (main thread only) and remember whether one arrived."""
+
+    def __init__(self):
+        self.hit, self.active, self._old = False, False, None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._note)
+            self.active = True
+        return self
+
+    def _note(self, signum, frame):
+        self.hit = True
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.active:
+            signal.signal(signal.SIGINT, self._old)
+            self.active = False
+        return False
 
 
 def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreResult:

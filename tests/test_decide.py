@@ -444,21 +444,28 @@ def test_log_loss_clips_at_machine_epsilon_like_scikit_learn():
     ("belief", "memory_log.jsonl", {"state": [30.0, 20.0], "plan": [30.0, 12.0]}, ["brier"]),
     ("calibration", "recall_log.jsonl", {"intercept": [0.5, 0.6], "age_penalty": [0.02, 0.05]},
      ["derived_log_loss", "derived_brier", "caller_log_loss", "caller_brier"]),
+    ("anticipation", "events.jsonl", {"min_conf": [0.5, 0.3], "k": [3, 5]},
+     ["hit_rate_at_k", "prefetch_precision", "recall_at_k", "round_trips_saved_per_session",
+      "false_prefetches_per_session"]),
 ])
-def test_belief_and_calibration_sweeps_record_per_memory_sums_and_decide_on_them(engine, log_name, space, metrics,
+def test_belief_calibration_and_anticipation_sweeps_record_cluster_sums_and_decide_on_them(engine, log_name, space, metrics,
                                                                                  repo_root):
     from thatchlab import logs
     from thatchlab.core.params.production import production_params
 
-    read = logs.read_memory_log if engine == "belief" else logs.read_recall_log
-    res = _quiet(sweep, read(repo_root / "data" / log_name), space, metrics, engine=engine,
-                 base=production_params(engine))
+    data = repo_root / "data"
+    if engine == "anticipation":
+        log = (logs.read_event_log(data / log_name), logs.read_recall_stream(data / "recalls.jsonl"))
+    else:
+        log = (logs.read_memory_log if engine == "belief" else logs.read_recall_log)(data / log_name)
+    res = _quiet(sweep, log, space, metrics, engine=engine, base=production_params(engine))
     stats = res.attrs["clusters"]
-    assert stats.unit == "memory"
+    unit = "session" if engine == "anticipation" else "memory"
+    assert stats.unit == unit
     for m in metrics:
         for seg in ("val", "test"):
             num, den = stats.sums(m, seg, res["config_id"].tolist())
             np.testing.assert_allclose(num.sum(axis=1) / den.sum(axis=1), res[f"{seg}_{m}"], rtol=1e-12)
     d = _quiet(decide, res, metrics[0], n_boot=200)
-    assert 0 < d.combined["n_clusters"] <= len(stats.labels["test"]) and d.cluster == "memory"
+    assert 0 < d.combined["n_clusters"] <= len(stats.labels["test"]) and d.cluster == unit
     assert d.combined_record()["parameter"] == "combined"

@@ -210,8 +210,11 @@ def _anticipation_prepare(log, base, embedder=None, params_list=None):
                          "{'events': ..., 'recalls': ...}")
     events = validate_event_log(log[0], source="events")
     recalls = _sorted(validate_recall_stream(log[1], source="recalls"))
-    # the recall stream is the time axis: sessions are judged at their first recall
-    return Prepared((events, recalls), _ns(recalls["ts"]), None, _anticipation_estimator())
+    # the recall stream is the time axis: sessions are judged at their first recall, and a
+    # session is the resampling unit (every recall row carries its session's code)
+    codes, labels = _memory_clusters(recalls["workspace"].astype(str) + "\x1f" + recalls["session"].astype(str))
+    return Prepared((events, recalls), _ns(recalls["ts"]), None, _anticipation_estimator(), clusters=codes,
+                    cluster_labels=labels, cluster_unit="session")
 
 
 def _anticipation_estimator():
@@ -222,9 +225,13 @@ def _anticipation_outputs(prepared, params_list):
     from thatchlab.replay.anticipation import run_anticipation
 
     events, recalls = prepared.data
+    keys = (recalls["workspace"].astype(str) + "\x1f" + recalls["session"].astype(str)).to_numpy(object)
+    first = pd.Series(np.arange(len(keys)), index=keys).groupby(level=0).min()
     for params in params_list:
         s = run_anticipation(events, recalls, params).sessions
+        skey = (s["workspace"].astype(str) + "\x1f" + s["session"].astype(str)).to_numpy(object)
         yield pd.DataFrame({"time_ns": _ns(s["t0"]) if len(s) else np.zeros(0, np.int64),
+                            "position": first.reindex(skey).to_numpy(np.int64) if len(s) else np.zeros(0, np.int64),
                             "useful": s["useful"].to_numpy(np.float64),
                             "n_prefetched": s["prefetched"].map(len).to_numpy(np.float64),
                             "n_later": s["later_facts"].map(len).to_numpy(np.float64),
@@ -248,12 +255,27 @@ def _anticipation_score(frame, prepared, params):
             "sessions": int(n)}
 
 
+def _anticipation_ratios(frame) -> dict:
+    """Per session (one row each): the per-session means as ratios of session sums."""
+    one = np.ones(len(frame))
+    useful = frame["useful"].to_numpy(np.float64)
+    return {"hit_rate_at_k": ((useful > 0).astype(np.float64), one),
+            "prefetch_precision": (useful, frame["n_prefetched"].to_numpy(np.float64)),
+            "recall_at_k": (useful / np.maximum(frame["n_later"].to_numpy(np.float64), 1.0), one),
+            "round_trips_saved_per_session": (frame["round_trips_saved"].to_numpy(np.float64), one),
+            "false_prefetches_per_session": (frame["false_prefetches"].to_numpy(np.float64), one)}
+
+
 def anticipation_spec() -> EngineSpec:
     from thatchlab.core.params.anticipation import AnticipationParams
 
     return EngineSpec("anticipation", AnticipationParams, _anticipation_prepare,
-                      frame_evaluator(_anticipation_outputs, _anticipation_score, where="time"),
+                      frame_evaluator(_anticipation_outputs, _anticipation_score, where="position",
+                                      ratios=_anticipation_ratios),
                       {"hit_rate_at_k": "max", "precision_at_k": "max", "prefetch_precision": "max",
                        "recall_at_k": "max", "round_trips_saved_per_session": "max",
                        "false_prefetches_per_session": "min"}, _anticipation_estimator(),
-                      extra_scores=("sessions",))
+                      extra_scores=("sessions",),
+                      ratio_metrics=("hit_rate_at_k", "prefetch_precision", "recall_at_k",
+                                     "round_trips_saved_per_session", "false_prefetches_per_session"),
+                      version="anticipation-2: sessions placed at their first recall's row; per-session sums")

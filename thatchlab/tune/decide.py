@@ -298,8 +298,9 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     results : DataFrame
         A :func:`~thatchlab.tune.sweep` result of the ``prediction`` or
         ``behavior`` engine (it records per-session sums in
-        ``attrs["clusters"]``), or of the ``belief`` or ``calibration`` engine
-        (per-memory sums), scored on ``metric``. A planted frame works
+        ``attrs["clusters"]``), of the ``belief`` or ``calibration`` engine
+        (per-memory sums) or of the ``anticipation`` engine (per-session sums),
+        scored on ``metric``. A planted frame works
         too (simulation studies): rows with the parameter columns, a
         ``config_id`` column (:func:`~thatchlab.tune.config_id` ``(engine,
         params)``), ``val_<metric>``/``test_<metric>`` columns, and attrs
@@ -313,8 +314,11 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         ``interruption_rate``, ``wrong_silent_follow_rate``, ``coverage``,
         ``nudge_net_rate``; belief ``brier`` (currency against
         ``still_true``); calibration ``derived_log_loss``, ``derived_brier``,
-        ``caller_log_loss``, ``caller_brier`` (ECE and AUC are not ratios of
-        cluster sums and are refused). Its direction is the registered one.
+        ``caller_log_loss``, ``caller_brier``; anticipation (per session)
+        ``hit_rate_at_k``, ``prefetch_precision``, ``recall_at_k``,
+        ``round_trips_saved_per_session``, ``false_prefetches_per_session``
+        (ECE and AUC are not ratios of cluster sums and are refused). Its
+        direction is the registered one.
     default : params, optional
         What production runs (default:
         :func:`~thatchlab.core.params.production.production_params`).
@@ -385,7 +389,8 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     stats = results.attrs.get("clusters")
     if not spec.ratio_metrics:
         raise InputError(f"decide: not supported for engine {spec.name!r} yet: its sweep records no "
-                         "per-cluster sums (supported engines: prediction, behavior, belief, calibration)")
+                         "per-cluster sums (supported engines: prediction, behavior, belief, calibration, "
+                         "anticipation)")
     if metric not in spec.ratio_metrics:
         raise InputError(f"decide: {metric!r} is not a ratio of per-cluster sums, so no paired cluster "
                          f"bootstrap; supported metrics: {', '.join(spec.ratio_metrics)}")

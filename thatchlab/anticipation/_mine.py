@@ -33,8 +33,24 @@ def in_lookback(df: pd.DataFrame, now, lookback) -> pd.DataFrame:
     """
     now = as_utc(now, what="now")
     ts = as_utc_series(df["ts"].reset_index(drop=True), what="ts")
-    mask = ((ts >= now - pd.Timedelta(lookback)) & (ts < now)).to_numpy()
+    start = lookback_start(now, lookback)
+    mask = ((ts < now) if start is None else (ts >= start) & (ts < now)).to_numpy()
     return df.reset_index(drop=True)[mask].reset_index(drop=True)
+
+
+def lookback_start(now, lookback):
+    """``now - lookback``, or None when that is before the earliest time pandas holds (1677):
+    the lookback then reaches back past every time a stream can hold.
+
+    >>> lookback_start(pd.Timestamp("2026-01-31", tz="UTC"), "30d")
+    Timestamp('2026-01-01 00:00:00+0000', tz='UTC')
+    >>> lookback_start(pd.Timestamp("1700-01-01", tz="UTC"), "36500d") is None
+    True
+    """
+    try:
+        return now - pd.Timedelta(lookback)
+    except (OverflowError, pd.errors.OutOfBoundsDatetime):
+        return None
 
 
 def event_recall_union(events: pd.DataFrame, recalls: pd.DataFrame) -> pd.DataFrame:

@@ -208,6 +208,9 @@ def _dense_codes(keys: np.ndarray, n_keys: int):
 def _windows(ts_s, ws_s, w_ns):
     """First follower index (strictly later) and window end (strictly before t + w) per event."""
     t0 = int(ts_s.min())
+    # a window longer than the events' span holds every later event either way; shortened to it,
+    # ``t + w`` stays an int64 however long the window given (``106751d`` overflowed)
+    w_ns = min(w_ns, int(ts_s.max()) - t0 + 1)
     span = int(ts_s.max()) - t0 + w_ns + 1
     n_ws = int(ws_s.max()) + 1
     if n_ws * span < (1 << 62):

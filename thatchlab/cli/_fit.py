@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from thatchlab.cli._inputs import SCORING, choice, epoch, get_embedder, parse_time
+from thatchlab.cli._inputs import SCORING, check_number, choice, epoch, get_embedder, parse_time
 from thatchlab.cli._io import check_out, is_sqlite, write_out
 
 __all__ = ["fit", "calibrate"]
@@ -55,13 +55,15 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
 
 
 def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-memory SQLite database"),
-              days: float = typer.Option(30.0, help="window in days (observed_at >= now - days)"),
+              days: float = typer.Option(30.0, help="window in days (observed_at >= now - days), "
+                                                    "0 to 36500"),
               now: str = typer.Option(None, help="aware ISO time closing the window (default: a recall log's "
                                                  "last replayed report; a database's last observation)"),
               json_: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Print the confidence calibration report of a recall log's replay or of an ai-memory database."""
-    from thatchlab.calibration import calibrate_from_shadow
+    from thatchlab.calibration import MAX_WINDOW_DAYS, calibrate_from_shadow
 
+    days = check_number("--days", days, 0, MAX_WINDOW_DAYS, "number of days")
     at = parse_time(now, "--now")
     if is_sqlite(input):
         from thatchlab.logs.ai_memory import read_shadow_observations

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from thatchlab.cli._io import read_mapping
 
-__all__ = ["SCORING", "REPLAY_ENGINES", "choice", "engine_params", "get_embedder", "load_log", "parse_time",
-           "epoch"]
+__all__ = ["SCORING", "REPLAY_ENGINES", "MAX_SECONDS", "choice", "check_seconds", "check_number", "check_count",
+           "engine_params", "get_embedder", "load_log", "parse_time", "epoch"]
 
 #: The two engines that replay an interaction log with an embedder.
 SCORING = ("prediction", "behavior")
@@ -30,6 +30,68 @@ def choice(option: str, value: str, allowed) -> str:
 
     if value not in allowed:
         raise InputError(f"{option}: expected one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+#: The longest wait a ``--timeout`` accepts: one day, in seconds.
+MAX_SECONDS = 86400.0
+
+
+def check_number(option: str, value, low: float, high: float, what: str = "number") -> float:
+    """``value`` as a float when it is finite and in ``[low, high]``, else an InputError naming
+    ``option``, the range and the value given.
+
+    ``nan``, ``inf`` and numbers too large for any use (``1e308``) are refused
+    here, before they reach code that would overflow on them.
+
+    >>> check_number("--days", 7, 0, 36500, "number of days")
+    7.0
+    >>> check_number("--days", float("nan"), 0, 36500, "number of days")
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --days: expected a finite number of days between 0 and 36500, got nan
+    """
+    import math
+
+    from thatchlab.core.errors import InputError
+
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        x = math.nan
+    if not (math.isfinite(x) and low <= x <= high):
+        raise InputError(f"{option}: expected a finite {what} between {low:g} and {high:g}, got {value!r}")
+    return x
+
+
+def check_seconds(option: str, value, max: float = MAX_SECONDS) -> float:
+    """``value`` when it is a finite number of seconds in ``[0, max]``, else an InputError naming ``option``.
+
+    >>> check_seconds("--timeout", 30.0)
+    30.0
+    >>> check_seconds("--timeout", float("nan"))
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --timeout: expected a finite number of seconds between 0 and 86400, got nan
+    """
+    return check_number(option, value, 0.0, max, "number of seconds")
+
+
+def check_count(option: str, value, low: int, high: int, what: str = "an integer") -> int:
+    """``value`` when it is an integer in ``[low, high]``, else an InputError naming ``option``,
+    the range and the value given.
+
+    >>> check_count("--size", 10, 1, 500000, "a number of sessions")
+    10
+    >>> check_count("--size", 10**12, 1, 500000, "a number of sessions")
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --size: expected a number of sessions between 1 and 500000, got 1000000000000
+    """
+    from thatchlab.core.errors import InputError
+
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{option}: expected {what} between {low} and {high}, got {value!r}")
     return value
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-__all__ = ["TABLE_SUFFIXES", "write_frame", "write_atomic", "write_out", "check_out", "read_mapping", "is_sqlite",
-           "fmt_value", "echo_pairs"]
+__all__ = ["TABLE_SUFFIXES", "write_frame", "write_atomic", "write_out", "check_out", "check_distinct",
+           "read_mapping", "is_sqlite", "fmt_value", "echo_pairs"]
 
 #: Suffixes of the tables the verbs write.
 TABLE_SUFFIXES = (".csv", ".parquet", ".json")
@@ -24,7 +24,9 @@ def write_frame(df, path: Path) -> None:
     ----------
     df : pandas.DataFrame
         The table. An ``embedding`` column is kept (as lists of floats) only
-        in Parquet; CSV and JSON drop it.
+        in Parquet; CSV and JSON drop it. CSV quotes every text field and
+        leaves numbers bare, so text holding line breaks (a lone ``\\r`` too),
+        quotes, commas or edge spaces reads back as written.
     path : Path
         The file to write; its parent directories are created.
 
@@ -33,6 +35,8 @@ def write_frame(df, path: Path) -> None:
     InputError
         When the suffix is not ``.csv``, ``.parquet`` or ``.json``.
     """
+    import csv
+
     from thatchlab.core.errors import InputError
 
     suffix = path.suffix.lower()
@@ -47,8 +51,8 @@ def write_frame(df, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(tmp):
-        if suffix == ".csv":
-            out.to_csv(tmp, index=False, encoding="utf-8")
+        if suffix == ".csv":  # every text field quoted: a lone \r, a line break or a quote reads back as written
+            out.to_csv(tmp, index=False, encoding="utf-8", quoting=csv.QUOTE_NONNUMERIC)
         elif suffix == ".parquet":
             out.to_parquet(tmp, index=False)
         else:
@@ -114,6 +118,40 @@ def check_out(*paths) -> None:
         if path is not None and Path(path).suffix.lower() not in TABLE_SUFFIXES:
             raise InputError(f"{path}: unknown output format {Path(path).suffix!r}; "
                              "expected .csv, .parquet or .json")
+
+
+def check_distinct(*options) -> None:
+    """Fail before any work when two output options name one file.
+
+    Parameters
+    ----------
+    *options : (str, Path or None)
+        ``(option, path)`` pairs; ``None`` (not given) is skipped. Paths are
+        compared once resolved (``./a.csv`` and ``a.csv``, a symlink and its
+        target), and by device and inode when both exist (a hard link).
+
+    >>> check_distinct(("--events-out", Path("a.csv")), ("--metrics-out", Path("./a.csv")))
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --events-out and --metrics-out both name a.csv; expected two different files (the second write would replace the first)
+    """
+    import os
+
+    from thatchlab.core.errors import InputError
+
+    seen = []
+    for option, path in options:
+        if path is None:
+            continue
+        p = Path(path)
+        for other, q in seen:
+            same = p.resolve() == q.resolve()
+            if not same and p.exists() and q.exists():
+                same = os.path.samefile(p, q)
+            if same:
+                raise InputError(f"{other} and {option} both name {path}; expected two different files "
+                                 "(the second write would replace the first)")
+        seen.append((option, p))
 
 
 def read_mapping(path: Path, what: str) -> dict:

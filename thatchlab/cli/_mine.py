@@ -38,7 +38,11 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
         at = epoch() if pd.isna(last) else last + pd.Timedelta(seconds=1)
     patterns = mine_all(ev, rc, at, params)
     counts = patterns["type"].value_counts()
-    typer.echo(f"patterns mined over [{(at - pd.Timedelta(lookback)).isoformat()}, {at.isoformat()}):")
+    try:
+        start = (at - pd.Timedelta(lookback)).isoformat()
+    except (OverflowError, pd.errors.OutOfBoundsDatetime):  # before 1677: mine() takes every earlier row
+        start = "the earliest time"
+    typer.echo(f"patterns mined over [{start}, {at.isoformat()}):")
     echo_pairs([(t, int(counts.get(t, 0))) for t in PATTERN_TYPES] + [("total", len(patterns))])
     if out is not None:
         patterns = patterns.copy()

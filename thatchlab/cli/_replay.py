@@ -11,14 +11,29 @@ import typer
 from thatchlab.cli._inputs import (
     REPLAY_ENGINES,
     SCORING,
+    check_count,
     choice,
     engine_params,
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import check_out, echo_pairs, read_mapping, write_atomic, write_out
+from thatchlab.cli._io import (
+    check_distinct,
+    check_out,
+    echo_pairs,
+    read_mapping,
+    write_atomic,
+    write_out,
+)
 
-__all__ = ["replay", "sweep", "decide", "parse_space"]
+__all__ = ["replay", "sweep", "decide", "parse_space", "MAX_SEED", "MAX_TRIALS", "MAX_BOOT"]
+
+#: The largest ``--seed`` of sweep and decide (optuna's samplers take seeds below 2**32).
+MAX_SEED = 2**32 - 1
+#: The most configurations ``sweep --n-trials`` draws.
+MAX_TRIALS = 100_000
+#: The most session resamples ``decide --n-boot`` draws (each is a row of the resample matrix).
+MAX_BOOT = 100_000
 
 
 def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet); for anticipation, the event stream"),
@@ -36,6 +51,7 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
 
     choice("--engine", engine, REPLAY_ENGINES)
     check_out(events_out, metrics_out)
+    check_distinct(("--events-out", events_out), ("--metrics-out", metrics_out))
     start = None
     if initial is not None:
         from thatchlab.core.errors import InputError
@@ -44,6 +60,10 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
         if engine not in SCORING:
             raise InputError(f"--initial: only the prediction and behavior engines start from a store, not {engine!r}")
         start = import_sqlite(initial)
+        if getattr(start, engine) is None:
+            raise InputError(f"--initial {initial}: holds none of the {engine} engine's tables "
+                             f"({', '.join(_engine_tables(engine))}), only {_held(start)}; expected a thatch "
+                             f"store or a thatchlab export of the {engine} engine to start the replay from")
     params = engine_params(engine, config)
     with warnings.catch_warnings(record=True) as caught:  # the reader's warnings too (e.g. time order)
         warnings.simplefilter("always", UserWarning)
@@ -73,6 +93,26 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
         write_out(events, events_out)
     if metrics_out is not None:
         _write_metrics(metrics, metrics_out)
+
+
+def _engine_tables(engine: str) -> list:
+    """The production tables of a scoring engine, as a thatch file names them."""
+    from thatchlab.core.schema import ENGINE_TABLES
+
+    t = ENGINE_TABLES[engine]
+    return ["stores", t["matchers"], t["items"], t["edges"], t["provenance"]]
+
+
+def _held(contents) -> str:
+    """What an imported file holds, in words (``the calibration engine's tables``)."""
+    names = {"prediction": "prediction", "behavior": "behavior", "beliefs": "belief", "calibration": "calibration",
+             "patterns": "anticipation"}
+    held = [names[k] for k in names if getattr(contents, k, None) is not None]
+    if not held:
+        return "no engine's tables"
+    if len(held) == 1:
+        return f"the {held[0]} engine's tables"
+    return f"the tables of the {', '.join(held[:-1])} and {held[-1]} engines"
 
 
 @contextlib.contextmanager
@@ -166,9 +206,10 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
                                               "(or {\"low\": a, \"high\": b, \"log\": true} for random/optuna)"),
           metric: str = typer.Option(..., help="the metric to optimise (direction taken from the engine)"),
           search: str = typer.Option("grid", help="grid, random or optuna"),
-          n_trials: int = typer.Option(None, help="configurations drawn by random or optuna search"),
+          n_trials: int = typer.Option(None, help="configurations drawn by random or optuna search "
+                                                  "(1 to 100000)"),
           holdout: float = typer.Option(0.2, help="fraction of the log in each of validation and test"),
-          seed: int = typer.Option(0, help="seed of random search and optuna"),
+          seed: int = typer.Option(0, help="seed of random search and optuna (0 to 4294967295)"),
           recalls: Path = typer.Option(None, help="anticipation: the recall stream"),
           config: Path = typer.Option(None, help="JSON/TOML base parameters for the fields not swept"),
           lookup: Path = typer.Option(None, help="prediction/behavior: table of text, embedding"),
@@ -181,6 +222,9 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
 
     choice("--engine", engine, REPLAY_ENGINES)
     choice("--search", search, ("grid", "random", "optuna"))
+    if n_trials is not None:
+        check_count("--n-trials", n_trials, 1, MAX_TRIALS, "a number of configurations")
+    check_count("--seed", seed, 0, MAX_SEED, "a seed")
     check_out(out)
     directions = get_engine(engine).metrics
     if metric not in directions:
@@ -215,10 +259,11 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
            default: Path = typer.Option(None, "--default",
                                         help="JSON/TOML parameters production runs (default: its own)"),
            alpha: float = typer.Option(0.05, help="family-wise error rate of the decision"),
-           n_boot: int = typer.Option(1000, help="session resamples"),
-           seed: int = typer.Option(0, help="seed of the resamples")):
+           n_boot: int = typer.Option(1000, help="session resamples (1 to 100000)"),
+           seed: int = typer.Option(0, help="seed of the resamples (0 to 4294967295)")):
     """Decide what to ship from a sweep: the candidate tested as a whole against production's default."""
     import json
+    import math
 
     from thatchlab.core.errors import InputError
     from thatchlab.tune import decide as run_decide
@@ -226,22 +271,28 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
 
     if out.suffix.lower() != ".json":
         raise InputError(f"--out {out}: expected a .json file")
-    results = load_sweep(rows)
-    engine = results.attrs.get("engine")
-    if engine not in SCORING:
-        raise InputError(f"{rows}: a sweep of engine {engine!r}; decide supports {', '.join(SCORING)}")
+    check_count("--n-boot", n_boot, 1, MAX_BOOT, "a number of resamples")
+    check_count("--seed", seed, 0, MAX_SEED, "a seed")
     rules = {}
     for text in constraint:
         for op in ("<=", ">=", "<", ">"):
             name, sep, value = text.partition(op)
             if sep:
                 try:
-                    rules[name.strip()] = (op, float(value))
+                    bound = float(value)
                 except ValueError:
                     raise InputError(f"--constraint {text!r}: expected METRIC{op}NUMBER") from None
+                if not math.isfinite(bound):
+                    raise InputError(f"--constraint {text!r}: expected METRIC{op}NUMBER with a finite "
+                                     f"number, got {value.strip()!r}")
+                rules[name.strip()] = (op, bound)
                 break
         else:
             raise InputError(f"--constraint {text!r}: expected METRIC<=VALUE or METRIC>=VALUE")
+    results = load_sweep(rows)
+    engine = results.attrs.get("engine")
+    if engine not in SCORING:
+        raise InputError(f"{rows}: a sweep of engine {engine!r}; decide supports {', '.join(SCORING)}")
     base = engine_params(engine, default) if default is not None else None
     d = run_decide(results, metric, default=base, constraint=rules or None, alpha=alpha, n_boot=n_boot, seed=seed)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import typer
 
-from thatchlab.cli._inputs import SCORING, choice, engine_params, get_embedder, load_log
+from thatchlab.cli._inputs import (
+    SCORING,
+    check_seconds,
+    choice,
+    engine_params,
+    get_embedder,
+    load_log,
+)
 from thatchlab.cli._io import echo_pairs, read_mapping, write_frame
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
@@ -39,12 +46,13 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
         obj = getattr(contents, key)
         if obj is None:
             continue
-        frames = obj if isinstance(obj, dict) else {key: getattr(obj, "frame", obj)}
-        for name, df in frames.items():
-            if hasattr(df, "to_csv"):
-                typer.echo(f"  {key}: {name} {len(df)}")
-                if out is not None:
-                    write_frame(df, out / f"{name}.{fmt}")
+        frames = obj if isinstance(obj, dict) else {key: obj} if hasattr(obj, "to_csv") else obj.tables
+        typer.echo(f"  {key}: " + ", ".join(f"{name} {len(df)}" for name, df in frames.items()))
+        if out is not None:
+            for name, df in frames.items():
+                write_frame(df, out / f"{name}.{fmt}")
+    if contents.manifest is None:
+        typer.echo("  no manifest beside it (a production file, or an export whose manifest was removed)")
     if out is not None:
         typer.echo(f"tables written to {out}")
 
@@ -69,6 +77,7 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
     """
     from thatchlab.store import merge_into
 
+    check_seconds("--timeout", timeout)
     res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
                      timeout=timeout, allow_unreviewed=allow_unreviewed, all_stores=all_stores,
                      replace_newer=replace_newer)
@@ -123,6 +132,7 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
     from thatchlab.store import list_backups
     from thatchlab.store import restore as restore_backup
 
+    check_seconds("--timeout", timeout)
     if list_:
         if production is not None:
             raise InputError("restore --list: give the production file only")

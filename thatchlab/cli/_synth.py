@@ -8,26 +8,37 @@ import typer
 
 from thatchlab.cli._inputs import choice
 
-__all__ = ["synth", "KINDS"]
+__all__ = ["synth", "KINDS", "SIZES"]
 
 #: The logs ``synth`` writes, one per world.
 KINDS = ("preference", "behavior", "belief", "recall", "patterns")
+#: Per kind: what ``--size`` counts and the largest size accepted, about a million rows each (a
+#: session is about 2 rows, a memory about 10, a day of patterns about 30), which a laptop holds
+#: in memory and writes within minutes.
+SIZES = {"preference": ("sessions", 500_000), "behavior": ("sessions", 500_000),
+         "belief": ("memories", 100_000), "recall": ("recall rows", 1_000_000), "patterns": ("days", 36_500)}
 
 
 def synth(kind: str = typer.Argument(..., help="preference, behavior, belief, recall or patterns"),
           out: Path = typer.Option(..., help="the log file (.jsonl, .csv or .parquet); patterns writes "
                                              "<stem>.events<suffix> and <stem>.recalls<suffix>"),
           seed: int = typer.Option(0, help="seed of the world's generator"),
-          size: int = typer.Option(None, help="sessions (preference, behavior), memories (belief), recall "
-                                              "rows (recall) or days (patterns)")):
+          size: int = typer.Option(None, help="sessions (preference, behavior; at most 500000), memories "
+                                              "(belief; at most 100000), recall rows (recall; at most 1000000) "
+                                              "or days (patterns; at most 36500)")):
     """Write a synthetic log from a seeded world with planted ground truth."""
     from thatchlab import logs
     from thatchlab import synth as worlds
     from thatchlab.core.errors import InputError
 
     choice("KIND", kind, KINDS)
-    if size is not None and size < 1:
-        raise InputError(f"--size: expected an integer >= 1, got {size}")
+    if size is not None:
+        unit, largest = SIZES[kind]
+        if size < 1:
+            raise InputError(f"--size: expected an integer >= 1, got {size}")
+        if size > largest:
+            raise InputError(f"--size: {kind} accepts at most {largest} {unit} (about a million rows), "
+                             f"got {size}")
     if seed < 0:
         raise InputError(f"--seed: expected an integer >= 0, got {seed}")
     logs.log_format(out)  # fail on an unknown suffix before generating anything

@@ -109,8 +109,8 @@ def connect_readonly(path, timeout: float = 5.0) -> sqlite3.Connection:
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         if is_busy(exc):
-            raise StoreWriteError(f"{p}: locked by another process for more than {timeout:g} s "
-                                  "(it holds an exclusive lock); try again when it is done") from None
+            raise StoreWriteError(f"{p}: the database is locked by another process (an exclusive lock held "
+                                  f"for more than {timeout:g} s); try again when it is done") from None
         raise StoreSchemaError(f"{p}: not a readable SQLite database ({exc})") from None
     return conn
 

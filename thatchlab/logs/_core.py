@@ -539,7 +539,11 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
     """Write a log atomically as JSONL, CSV or Parquet (chosen by suffix).
 
     Timestamps are written as ISO-8601 text with ``Z``; list/array cells as
-    JSON arrays in JSONL and CSV. The input frame is not modified.
+    JSON arrays in JSONL and CSV. CSV quotes every text field (numbers are
+    left bare), so any text reads back as written through :func:`read_table`:
+    line breaks (``\\n``, ``\\r``, ``\\r\\n``), quotes, commas, leading and
+    trailing spaces and NUL. An empty text reads back as null, as in every
+    CSV file. The input frame is not modified.
     """
     fmt = log_format(path, fmt)
     p = Path(path)
@@ -561,7 +565,8 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
             for col in dict.fromkeys(list(json_columns) + auto):  # each column encoded once
                 if col in out.columns:
                     out[col] = out[col].map(lambda v: None if _isnull(v) else json.dumps(_jsonable(v)))
-            out.to_csv(tmp, index=False)
+            # every text field quoted, numbers bare: a lone \r (a line end to a CSV reader) stays text
+            out.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC)
         else:
             out.to_parquet(tmp, index=False)
         os.replace(tmp, p)

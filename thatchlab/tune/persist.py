@@ -75,7 +75,9 @@ def save_sweep(results: pd.DataFrame, path) -> Path:
     rows.attrs = {}
     buf = io.BytesIO()
     if suffix == ".csv":
-        buf.write(rows.to_csv(index=False).encode("utf-8"))
+        import csv
+
+        buf.write(rows.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode("utf-8"))
     elif suffix == ".parquet":
         rows.to_parquet(buf, index=False)
     else:

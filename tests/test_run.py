@@ -144,6 +144,10 @@ def test_config_errors_are_clear(tmp_path):
 def test_missing_data_dir(tmp_path):
     with pytest.raises(InputError, match="no such data directory"):
         run_all(tmp_path / "nope", tmp_path / "out")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="holds none of the logs the main job reads"):
+        run_all(tmp_path / "empty", tmp_path / "out")
+    assert not (tmp_path / "out" / "index.html").exists()
 
 
 def test_report_links_every_metric_name_to_its_glossary_entry(result, repo_root):

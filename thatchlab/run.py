@@ -190,6 +190,10 @@ def run_all(data_dir="data", out_dir="reports/run", config=None, embedder=None,
             continue
         sections.append(sec)
         metrics[name] = state.get(f"{name}:metrics", {})
+    if not sections:
+        raise InputError(f"{data_dir}: holds none of the logs the main job reads (interactions.jsonl, "
+                         "behavior_interactions.jsonl, memory_log.jsonl, recall_log.jsonl, events.jsonl with "
+                         "recalls.jsonl); nothing was run")
     t0 = time.perf_counter()
     export_path, manifest_path = _export(ctx)
     timings["export"] = time.perf_counter() - t0

@@ -237,10 +237,24 @@ def test_both_production_time_formats_are_accepted(tmp_path):
 
 
 def test_a_ctrl_c_after_the_commit_is_held_back_and_said(tmp_path):
-    import os
     import signal
 
     from thatchlab.store._merge import _SigintDeferred
+
+    # Python's own Ctrl-C handler (a shell that starts the suite in the background may pass
+    # SIGINT down ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _check_deferred(_SigintDeferred)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    prod = _production(tmp_path / "p.db")
+    assert merge_into(_export(tmp_path), prod).interrupted is False
+
+
+def _check_deferred(_SigintDeferred):
+    import os
+    import signal
 
     with _SigintDeferred() as held:
         os.kill(os.getpid(), signal.SIGINT)  # delivered to the handler, not raised
@@ -249,5 +263,3 @@ def test_a_ctrl_c_after_the_commit_is_held_back_and_said(tmp_path):
         os.kill(os.getpid(), signal.SIGINT)
         signal.sigtimedwait([], 0.05) if hasattr(signal, "sigtimedwait") else None
         raise AssertionError("no KeyboardInterrupt")
-    prod = _production(tmp_path / "p.db")
-    assert merge_into(_export(tmp_path), prod).interrupted is False

@@ -46,7 +46,13 @@ from thatchlab.core.errors import (
 )
 from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
 from thatchlab.core.sqlite import connect_readonly, database_label
-from thatchlab.store._review import check_params_match, review
+from thatchlab.store._review import (
+    check_params_match,
+    log_end_text,
+    manifest_for,
+    newest_change,
+    review,
+)
 
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
            "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
@@ -247,7 +253,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
                 sec.create(conn)
             counts.update(sec.write(conn, obj, written[key]))
         conn.execute(META_DDL)
-        digest["log_end"] = _log_end_text(log_end, path) if log_end is not None else _newest_change(conn)
+        digest["log_end"] = log_end_text(log_end, path) if log_end is not None else newest_change(conn)
         meta = {
             "schema_version": str(SCHEMA_VERSION),
             "thatchlab_version": __version__,
@@ -276,45 +282,12 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
 
     atomic_sqlite(path, build, verify=verify)
     manifest_path = path.with_name(path.stem + ".manifest.json")
-    manifest = _manifest(path, model, given, sections, chosen, counts, account, constants, digest["sha256"])
+    manifest = manifest_for(path, model, [sections[k].ENGINE for k in given], given, chosen, counts, account,
+                            constants, digest["sha256"])
     manifest["log_end"] = digest["log_end"]
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
-
-
-_CHANGE_COLUMNS = ("updated_at", "created_at", "observed_at", "confidence_decayed_at", "ts")
-
-
-def _log_end_text(value, path) -> str:
-    """``value`` as ISO-8601 UTC text with milliseconds and ``Z`` (a typed error when it is no time)."""
-    import pandas as pd
-
-    try:
-        t = pd.Timestamp(value)
-    except (TypeError, ValueError):
-        t = None
-    if t is None or t is pd.NaT or t != t:
-        raise ThatchlabError(f"{path}: log_end: expected a timestamp, got {value!r}")
-    if t.tzinfo is None:
-        raise ThatchlabError(f"{path}: log_end: expected a timezone-aware timestamp (UTC), got {value!r}")
-    t = t.tz_convert("UTC")
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
-
-
-def _newest_change(conn) -> str | None:
-    """The newest change time among an export's own rows (None when no row carries one)."""
-    best, best_jd = None, None
-    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
-        cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-        for col in cols:
-            if col not in _CHANGE_COLUMNS:
-                continue
-            row = conn.execute(f'SELECT "{col}", julianday("{col}") AS jd FROM "{table}" '
-                               f'WHERE jd IS NOT NULL ORDER BY jd DESC LIMIT 1').fetchone()
-            if row is not None and (best_jd is None or row[1] > best_jd):
-                best, best_jd = row[0], row[1]
-    return best
 
 
 def _explicit_params(params, key, like):
@@ -399,50 +372,6 @@ def _production_constants(declared) -> dict:
         if not (v == v and v >= 0 and (name != "p0" or 0 < v < 1) and (name != "k" or v > 0)):
             raise ThatchlabError(f"production_constants: {name}={value!r} is not a valid value")
         out[name] = v
-    return out
-
-
-def _manifest(path, model, given, sections, chosen, counts, account, constants, sha256):
-    from thatchlab.core.jsfmt import js_number
-
-    notes = []
-    if any(k in given for k in _SCORING):
-        notes.append(
-            "Production hard-codes K=5, P0=0.5 and W_SOFT=0.25 in its scoring engine and reads "
-            "only the nudge thresholds from its environment. The exported "
-            f"confidence column was computed under K={js_number(constants['k'])}, "
-            f"P0={js_number(constants['p0'])}, the constants production applies to the next "
-            "signal.")
-    if account.recommended:
-        notes.append(
-            "The values under recommended_production_changes were shipped by a decision (its "
-            "evidence is under decisions); they reach production only by changing its code, and "
-            "are not baked into the rows.")
-    if account.unreviewed:
-        notes.append(
-            "The values under unreviewed differ from what production runs and no decision shipped "
-            "them: they are neither environment lines nor recommended changes, and a merge refuses "
-            "this export unless told to allow them (--allow-unreviewed).")
-    out = {
-        "file": path.name,
-        "sha256": sha256,
-        "schema_version": SCHEMA_VERSION,
-        "thatchlab_version": __version__,
-        "model": model,
-        "engines": [sections[k].ENGINE for k in given],
-        "params": {k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
-        "counts": counts,
-        "environment": account.environment,
-        "unreviewed": account.unreviewed,
-        "declared": account.declared,
-        "shipped": account.shipped,
-        "notes": notes,
-    }
-    if any(k in given for k in _SCORING):
-        out["production_constants"] = constants
-    out["recommended_production_changes"] = account.recommended
-    if account.records:
-        out["decisions"] = account.records
     return out
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.core.params.production import (
     differences,
     engine_key,
@@ -30,10 +30,10 @@ from thatchlab.core.params.production import (
     setting,
 )
 
-__all__ = ["Review", "review", "check_params_match", "DECIDABLE"]
+__all__ = ["Review", "review", "check_params_match", "SCORING_KEYS", "manifest_for", "log_end_text", "newest_change"]
 
-#: The export keywords a decision may be given for.
-DECIDABLE = ("prediction", "behavior")
+#: The scoring engines' export keywords (their K, P0 and soft weight are production constants).
+SCORING_KEYS = ("prediction", "behavior")
 
 
 @dataclasses.dataclass
@@ -105,7 +105,7 @@ def review(chosen: dict, decisions: dict, declared: dict, constants: dict | None
             reference = default if reference is None else reference
         if reference is None:
             reference = production_params(engine)
-            if constants and key in DECIDABLE:
+            if constants and key in SCORING_KEYS:
                 reference = reference.replace(**constants)
         theirs = differences(engine, reference)
         if theirs:
@@ -130,3 +130,84 @@ def review(chosen: dict, decisions: dict, declared: dict, constants: dict | None
         if ship:
             shipped_out[key] = {k: _json(v) for k, v in ship.items()}
     return Review(env, recommended, unreviewed, declared_out, shipped_out, records)
+
+
+_CHANGE_COLUMNS = ("updated_at", "created_at", "observed_at", "confidence_decayed_at", "ts")
+
+
+def log_end_text(value, path) -> str:
+    """``value`` as ISO-8601 UTC text with milliseconds and ``Z`` (a typed error when it is no time)."""
+    import pandas as pd
+
+    try:
+        t = pd.Timestamp(value)
+    except (TypeError, ValueError):
+        t = None
+    if t is None or t is pd.NaT or t != t:
+        raise ThatchlabError(f"{path}: log_end: expected a timestamp, got {value!r}")
+    if t.tzinfo is None:
+        raise ThatchlabError(f"{path}: log_end: expected a timezone-aware timestamp (UTC), got {value!r}")
+    t = t.tz_convert("UTC")
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def newest_change(conn) -> str | None:
+    """The newest change time among an export's own rows (None when no row carries one)."""
+    best, best_jd = None, None
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+        for col in cols:
+            if col not in _CHANGE_COLUMNS:
+                continue
+            row = conn.execute(f'SELECT "{col}", julianday("{col}") AS jd FROM "{table}" '
+                               f'WHERE jd IS NOT NULL ORDER BY jd DESC LIMIT 1').fetchone()
+            if row is not None and (best_jd is None or row[1] > best_jd):
+                best, best_jd = row[0], row[1]
+    return best
+
+
+def manifest_for(path, model, engines, given, chosen, counts, account, constants, sha256) -> dict:
+    """The ``<stem>.manifest.json`` of an export: what it holds, and the account of its values."""
+    from thatchlab import __version__
+    from thatchlab.core.jsfmt import js_number
+    from thatchlab.core.schema import SCHEMA_VERSION
+
+    notes = []
+    if any(k in given for k in SCORING_KEYS):
+        notes.append(
+            "Production hard-codes K=5, P0=0.5 and W_SOFT=0.25 in its scoring engine and reads "
+            "only the nudge thresholds from its environment. The exported "
+            f"confidence column was computed under K={js_number(constants['k'])}, "
+            f"P0={js_number(constants['p0'])}, the constants production applies to the next "
+            "signal.")
+    if account.recommended:
+        notes.append(
+            "The values under recommended_production_changes were shipped by a decision (its "
+            "evidence is under decisions); they reach production only by changing its code, and "
+            "are not baked into the rows.")
+    if account.unreviewed:
+        notes.append(
+            "The values under unreviewed differ from what production runs and no decision shipped "
+            "them: they are neither environment lines nor recommended changes, and a merge refuses "
+            "this export unless told to allow them (--allow-unreviewed).")
+    out = {
+        "file": path.name,
+        "sha256": sha256,
+        "schema_version": SCHEMA_VERSION,
+        "thatchlab_version": __version__,
+        "model": model,
+        "engines": engines,
+        "params": {k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
+        "counts": counts,
+        "environment": account.environment,
+        "unreviewed": account.unreviewed,
+        "declared": account.declared,
+        "shipped": account.shipped,
+        "notes": notes,
+    }
+    if any(k in given for k in SCORING_KEYS):
+        out["production_constants"] = constants
+    out["recommended_production_changes"] = account.recommended
+    if account.records:
+        out["decisions"] = account.records
+    return out

@@ -179,8 +179,10 @@ def test_replay_other_engines(engine, argv, tmp_path, capsys):
     if engine == "belief":
         want = replay.run_belief(logs.read_memory_log(DATA / argv[0])).metrics
         assert _pairs(out)["time_only_transitions"] == "0"
-    elif engine == "calibration":
-        want = replay.run_calibration(logs.read_recall_log(DATA / argv[0])).metrics
+    elif engine == "calibration":  # the command line replays what production runs (decay on recall off)
+        from thatchlab.core.params.production import production_params
+
+        want = replay.run_calibration(logs.read_recall_log(DATA / argv[0]), production_params("calibration")).metrics
     else:
         want = replay.run_anticipation(logs.read_event_log(DATA / argv[0]),
                                        logs.read_recall_stream(DATA / "recalls.jsonl")).metrics

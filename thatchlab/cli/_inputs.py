@@ -112,17 +112,17 @@ def engine_params(engine: str, path: Path | None):
         The engine's parameter dataclass.
     """
     from thatchlab.core.errors import ParamsError
-    from thatchlab.run import _PARAMS
+    from thatchlab.core.params.production import ENGINE_PARAMS, production_params
 
-    cls = _PARAMS[engine]
+    cls = ENGINE_PARAMS[engine]
     if path is None:
-        return cls()
+        return production_params(engine)
     cfg = read_mapping(path, "config")
-    sections = set(_PARAMS) | {"sweep"}
+    sections = set(ENGINE_PARAMS) | {"sweep"}
     if set(cfg) <= sections and all(isinstance(v, dict) for v in cfg.values()):
         cfg = cfg.get(engine, {})
-    try:
-        return cls.from_dict(cfg)
+    try:  # the fields not given are what production runs
+        return cls.from_dict({**production_params(engine).to_dict(), **cfg})
     except ParamsError as exc:
         raise ParamsError(f"{path}: {exc}") from None
 

@@ -1,0 +1,91 @@
+"""The main job: every engine replayed on the sample logs, a sweep, the fits, a report, an export.
+
+``thatchlab run`` (and :func:`run_all`) does a researcher's whole loop on
+one data directory: replay each engine under production defaults, run a
+small honest holdout sweep of the prediction engine, fit the prior, the
+belief half-lives and the derive coefficients, write an HTML report with
+figures, and export the tuned state as a SQLite store with its manifest.
+Each log that is absent from the data directory is skipped and the report
+says so.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from thatchlab.core.errors import InputError
+from thatchlab.core.progress import progress
+from thatchlab.run._common import (  # noqa: F401
+    ALPHA,
+    DECISIONS,
+    DEFAULT_SWEEP_SPACE,
+    FORECAST_METRIC,
+    GLOSSARY,
+    GUARD_METRIC,
+    LEVEL,
+    REGIME_METRICS,
+    SWEEP_METRICS,
+    THRESHOLD_METRIC,
+    RunResult,
+    Section,
+    load_config,
+)
+from thatchlab.run._report import _write_report, what_ships
+from thatchlab.run._steps import (
+    _anticipation,
+    _behavior,
+    _belief,
+    _calibration,
+    _export,
+    _prediction,
+    _prior,
+    _sweep,
+)
+
+__all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config", "what_ships", "Section"]
+
+
+def run_all(data_dir="data", out_dir="reports/run", config=None, embedder=None,
+            sweep_space=None, show_progress=None) -> RunResult:
+    """Run the main job on ``data_dir`` and write the report and export to ``out_dir``.
+
+    ``config`` is a path (JSON/TOML) or a dict of per-engine parameters and
+    ``{"sweep": {"space": {...}, "holdout": 0.2}}``. The previous output of a
+    run in ``out_dir`` is replaced.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    if not data_dir.is_dir():
+        raise InputError(f"{data_dir}: no such data directory")
+    cfg = config if isinstance(config, dict) else load_config(config)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections, timings, metrics, skipped = [], {}, {}, []
+    state: dict = {}
+    steps = [("prediction replay", _prediction), ("behavior replay", _behavior),
+             ("prediction sweep", _sweep), ("prior fit", _prior), ("belief replay and fit", _belief),
+             ("calibration replay and fit", _calibration), ("anticipation replay", _anticipation)]
+    ctx = dict(data=data_dir, out=out_dir, cfg=cfg, embedder=embedder, state=state,
+               sweep_space=sweep_space)
+    for name, step in progress(steps, desc="thatchlab run", enabled=show_progress):
+        t0 = time.perf_counter()
+        sec = step(ctx)
+        timings[name] = time.perf_counter() - t0
+        if sec is None:
+            skipped.append(name)
+            continue
+        sections.append(sec)
+        metrics[name] = state.get(f"{name}:metrics", {})
+    if not sections:
+        raise InputError(f"{data_dir}: holds none of the logs the main job reads (interactions.jsonl, "
+                         "behavior_interactions.jsonl, memory_log.jsonl, recall_log.jsonl, events.jsonl with "
+                         "recalls.jsonl); nothing was run")
+    t0 = time.perf_counter()
+    export_path, manifest_path = _export(ctx)
+    timings["export"] = time.perf_counter() - t0
+    report_path = _write_report(out_dir, sections, timings, skipped, ctx, export_path)
+    return RunResult(out_dir, report_path, export_path, manifest_path, metrics, timings, sections, skipped)
+
+

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tests._ingest import cli as run
+from tests._stores import toy_export_and_production
 from thatchlab import logs
 
 
@@ -53,34 +54,8 @@ def test_every_verb_has_help(verb):
     assert proc.returncode == 0 and "Usage" in proc.stdout
 
 
-def _toy_export_and_production(tmp_path):
-    import sqlite3
-
-    from thatchlab.core.schema import STORES_DDL, thatch_ddl
-    from thatchlab.embed import LookupEmbedder
-    from thatchlab.scoring import PredictionEngine
-    from thatchlab.store import export_sqlite
-
-    eng = PredictionEngine(LookupEmbedder({"writing tests": np.eye(8)[0], "use pytest": np.eye(8)[1]}, name="toy"),
-                           project_store="repo")
-    eng.update("writing tests", "use pytest", "confirm", "x", now="2026-02-01T10:00:00Z")
-    export = export_sqlite(tmp_path / "export.db", prediction=eng).path
-    prod = tmp_path / "prod #1.db"
-    con = sqlite3.connect(prod)
-    con.execute(STORES_DDL)
-    for kind in ("prediction", "behavior"):
-        for stmt in thatch_ddl(kind):
-            con.execute(stmt)
-    con.execute("INSERT INTO stores VALUES ('global')")
-    con.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY, body TEXT)")
-    con.execute("INSERT INTO entries (body) VALUES ('a memory')")
-    con.commit()
-    con.close()
-    return export, prod
-
-
 def test_merge_dry_run_then_merge_then_restore(tmp_path, capsys):
-    export, prod = _toy_export_and_production(tmp_path)
+    export, prod = toy_export_and_production(tmp_path, "prod #1.db")
     before = prod.read_bytes()
     code, out, _ = run(["merge", str(export), str(prod), "--dry-run"], capsys)
     assert code == 0 and "predictions: 0 rows would be replaced by 1" in out
@@ -112,7 +87,7 @@ def test_merge_dry_run_then_merge_then_restore(tmp_path, capsys):
 
 
 def test_merge_and_restore_errors_are_one_line(tmp_path, capsys):
-    export, prod = _toy_export_and_production(tmp_path)
+    export, prod = toy_export_and_production(tmp_path, "prod #1.db")
     data = bytearray(export.read_bytes())
     data[data.index(b"use pytest")] ^= 1
     export.write_bytes(bytes(data))

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from tests._ingest import cli as run
+from tests._stores import toy_export_and_production
 from thatchlab import logs
 from thatchlab.core.errors import InputError, ParamsError
 
@@ -126,34 +127,12 @@ def test_check_seconds_passes_what_a_wait_can_be():
             check_count("--size", bad, 1, 5)
 
 
-def _export_and_production(tmp_path):
-    from thatchlab.core.schema import STORES_DDL, thatch_ddl
-    from thatchlab.embed import LookupEmbedder
-    from thatchlab.scoring import PredictionEngine
-    from thatchlab.store import export_sqlite
-
-    eng = PredictionEngine(LookupEmbedder({"writing tests": np.eye(8)[0], "use pytest": np.eye(8)[1]}, name="toy"),
-                           project_store="repo")
-    eng.update("writing tests", "use pytest", "confirm", "x", now="2026-02-01T10:00:00Z")
-    export = export_sqlite(tmp_path / "export.db", prediction=eng).path
-    prod = tmp_path / "prod.db"
-    con = sqlite3.connect(prod)
-    con.execute(STORES_DDL)
-    for kind in ("prediction", "behavior"):
-        for stmt in thatch_ddl(kind):
-            con.execute(stmt)
-    con.execute("INSERT INTO stores VALUES ('global')")
-    con.commit()
-    con.close()
-    return export, prod
-
-
 BAD_TIMEOUTS = ["nan", "inf", "1e308", "-1"]
 
 
 @pytest.mark.parametrize("timeout", BAD_TIMEOUTS)
 def test_merge_and_restore_refuse_a_timeout_that_is_no_number_of_seconds(timeout, tmp_path, capsys):
-    export, prod = _export_and_production(tmp_path)
+    export, prod = toy_export_and_production(tmp_path)
     backup = tmp_path / "prod.bak.db"
     backup.write_bytes(prod.read_bytes())
     before = prod.read_bytes()
@@ -176,7 +155,7 @@ def test_merge_and_restore_refuse_a_timeout_that_is_no_number_of_seconds(timeout
 def test_the_store_layer_refuses_the_same_timeouts(timeout, tmp_path):
     from thatchlab.store import merge_into, restore
 
-    export, prod = _export_and_production(tmp_path)
+    export, prod = toy_export_and_production(tmp_path)
     backup = tmp_path / "prod.bak.db"
     backup.write_bytes(prod.read_bytes())
     before = prod.read_bytes()

@@ -226,11 +226,8 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     except ThatchlabError:
         raise
     except (OSError, sqlite3.Error) as exc:
-        if is_busy(exc):
-            raise StoreWriteError(f"{production_db}: production is busy: another connection held its "
-                                  f"write lock for more than {timeout:g} s; nothing was changed") from None
-        raise StoreWriteError(f"{production_db}: merge failed ({type(exc).__name__}: {exc}); the "
-                              "transaction was rolled back and production was left as it was") from None
+        raise _write_error(production_db, exc, timeout, "merge failed", "the transaction was rolled back and "
+                           "production was left as it was") from None
     finally:
         if con is not None:
             con.close()
@@ -238,6 +235,14 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
             deferred.__exit__(None, None, None)
             result.interrupted = deferred.hit
     return result
+
+
+def _write_error(production, exc, timeout, what: str, after: str) -> StoreWriteError:
+    """The typed error of a merge or restore that SQLite or the OS stopped: busy, or failed."""
+    if is_busy(exc):
+        return StoreWriteError(f"{production}: production is busy: another connection held its write lock "
+                               f"for more than {timeout:g} s; nothing was changed")
+    return StoreWriteError(f"{production}: {what} ({type(exc).__name__}: {exc}); {after}")
 
 
 class _SigintDeferred:
@@ -312,11 +317,7 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
     except ThatchlabError:
         raise
     except (OSError, sqlite3.Error) as exc:
-        if is_busy(exc):
-            raise StoreWriteError(f"{production}: production is busy: another connection held its write lock "
-                                  f"for more than {timeout:g} s; nothing was changed") from None
-        raise StoreWriteError(f"{production}: restore failed ({type(exc).__name__}: {exc}); "
-                              "production was left as it was") from None
+        raise _write_error(production, exc, timeout, "restore failed", "production was left as it was") from None
     return RestoreResult(path=production, backup_path=backup, counts=counts, safety_path=safety)
 
 

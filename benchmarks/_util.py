@@ -1,22 +1,119 @@
-"""Shared helpers of the benchmark scripts (timing, argument parsing)."""
+"""Shared helpers of the benchmark scripts: fair clocks, argument parsing, RESULT lines.
+
+Fair clocks, the same for every benchmark and for both sides of each:
+
+* **Threads are pinned before any pool starts.** Importing this module sets
+  ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` and
+  ``POLARS_MAX_THREADS`` to ``THATCHLAB_BENCH_THREADS`` (default 1) unless
+  they are already set, so it must be imported before numpy, polars or
+  DuckDB. :func:`pin_threads` then limits BLAS and OpenMP with threadpoolctl
+  and :func:`duckdb_connect` opens DuckDB with the same count; the counts in
+  force are printed (:func:`describe_threads`).
+* **Both sides are warmed the same way and timed best-of-N with the same N**
+  (:func:`best_of`).
+* **RESULT values are plain decimals** (``%.3f``; :func:`result` refuses
+  ``inf``, ``nan`` and never prints exponents).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import time
 
+THREADS = int(os.environ.get("THATCHLAB_BENCH_THREADS", "1"))
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "POLARS_MAX_THREADS"):
+    os.environ.setdefault(_var, str(THREADS))
 
-def parse(description: str):
+_LIMITER = None
+
+
+def pin_threads(threads: int = THREADS):
+    """Limit BLAS and OpenMP pools to ``threads`` for the rest of the process; returns the limiter."""
+    global _LIMITER
+    from threadpoolctl import threadpool_limits
+
+    _LIMITER = threadpool_limits(limits=threads)
+    return _LIMITER
+
+
+def duckdb_connect(threads: int = THREADS):
+    """A DuckDB in-memory connection whose pool has ``threads`` threads."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {int(threads)}")
+    return con
+
+
+def describe_threads(con=None) -> str:
+    """One line naming the thread counts in force (BLAS/OpenMP, polars, DuckDB), printed by each benchmark."""
+    from threadpoolctl import threadpool_info
+
+    pools = sorted({f"{p['user_api']}={p['num_threads']}" for p in threadpool_info()})
+    parts = [f"threads pinned: {THREADS}"] + pools
+    try:
+        import polars
+
+        parts.append(f"polars={polars.thread_pool_size()}")
+    except ImportError:  # pragma: no cover - polars is a dev dependency
+        pass
+    if con is not None:
+        parts.append(f"duckdb={con.execute('SELECT current_setting(' + repr('threads') + ')').fetchone()[0]}")
+    return ", ".join(parts)
+
+
+def parse(description: str, **extra):
+    """Parse ``--ci`` (and ``--repeat``); ``extra`` maps further option names to their defaults."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--ci", action="store_true", help="run the small size CI uses (seconds)")
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per side (best kept; same N both sides)")
+    for name, default in extra.items():
+        ap.add_argument(f"--{name.replace('_', '-')}", type=type(default) if default is not None else int,
+                        default=default)
     return ap.parse_args()
 
 
-def timed(fn, *args, repeat: int = 1, **kw):
-    """Best wall time of ``repeat`` runs and the last result."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
+def best_of(fn, *args, repeat: int = 3, warmup: int = 1, **kw):
+    """Best wall time of ``repeat`` runs after ``warmup`` untimed runs, and the last result.
+
+    Every side of a benchmark is timed through this with the same
+    ``repeat`` and ``warmup``, so caches, imports and JIT work are paid the
+    same way on both sides.
+    """
+    out = None
+    for _ in range(warmup):
+        out = fn(*args, **kw)
+    best = float("inf")
+    for _ in range(max(1, repeat)):
         t0 = time.perf_counter()
         out = fn(*args, **kw)
         best = min(best, time.perf_counter() - t0)
     return best, out
+
+
+def timed(fn, *args, repeat: int = 1, **kw):
+    """Best wall time of ``repeat`` runs (no warm-up) and the last result."""
+    return best_of(fn, *args, repeat=repeat, warmup=0, **kw)
+
+
+def number(x) -> str:
+    """``x`` as a plain decimal with three places; refuses ``inf`` and ``nan``."""
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"a RESULT value must be finite, got {x}")
+    return f"{x:.3f}"
+
+
+def result(bench: str, **fields) -> str:
+    """The ``RESULT bench=<name> k=v ...`` line: ints as ints, other numbers through :func:`number`."""
+    parts = [f"RESULT bench={bench}"]
+    for key, value in fields.items():
+        if isinstance(value, bool) or isinstance(value, str):
+            parts.append(f"{key}={value}")
+        elif isinstance(value, int):
+            parts.append(f"{key}={value}")
+        else:
+            parts.append(f"{key}={number(value)}")
+    return " ".join(parts)

@@ -15,7 +15,8 @@ at one ``now`` two ways in the same run:
 Bands must be identical and currencies equal to 1e-12 relative; both are
 also checked against the plain-Python reference (``currency_reference`` +
 ``band_reference``) on a 20,000-row sample. Exit 1 otherwise. Times are the
-best of five runs each, interleaved.
+best of five runs each, interleaved, after one untimed run of each; threads
+are pinned the same for both (``_util``, printed).
 
     python benchmarks/bench_belief.py          # 1,000,000 rows
     python benchmarks/bench_belief.py --ci     # 20,000 rows
@@ -28,6 +29,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins threads before numpy starts its pools)
 
 import numpy as np
 import pandas as pd
@@ -106,6 +111,10 @@ def main(argv=None) -> int:
     n = args.rows or (20_000 if args.ci else 1_000_000)
     last, now, hl, valid_to = make_rows(n)
     print(f"rows={n}")
+    _util.pin_threads()
+    print(_util.describe_threads())
+    ours(last, now, hl, valid_to)  # one untimed run of each side
+    floor(last, now, hl, valid_to)
 
     ours_s = floor_s = float("inf")
     for _ in range(5):
@@ -130,7 +139,7 @@ def main(argv=None) -> int:
     if not (ok_floor and ok_ref):
         print("MISMATCH between thatchlab, the floor and the reference", file=sys.stderr)
         return 1
-    print(f"RESULT bench=belief rows={n} floor_ratio={ours_s / floor_s:.2f}")
+    print(_util.result("belief", rows=n, floor_ratio=ours_s / floor_s))
     return 0
 
 

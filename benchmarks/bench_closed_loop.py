@@ -6,7 +6,9 @@ simulated closed loop — each configuration's simulated user answers that
 configuration's own nudges — under 100 configurations (threshold × K × P0 ×
 strong-evidence grid) by one ``synth.simulate_many`` call. The baseline,
 measured in the same run, is one ``synth.simulate`` of the same world under
-one configuration (best of three). Every configuration's log must equal
+one configuration. Fair clocks: threads pinned the same for both sides
+(``_util``, printed); both sides warmed once on 5 sessions, then timed best
+of ``--repeat`` (the same N, default 3). Every configuration's log must equal
 ``simulate``'s for that configuration frame for frame (exit 1 otherwise);
 those reference runs are not timed.
 
@@ -18,10 +20,12 @@ Last line: ``RESULT bench=closed_loop configs=100 sessions=<n> ratio=<many_s / o
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins threads before numpy starts its pools)
 
 import pandas as pd
 
@@ -36,24 +40,22 @@ def configs() -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ci", action="store_true", help="small size for CI")
-    args = ap.parse_args(argv)
+    args = _util.parse(__doc__.splitlines()[0])
+    _util.pin_threads()
+    print(_util.describe_threads())
+    repeat = args.repeat or 3
     n_sessions = 40 if args.ci else 400
     world = PreferenceWorld(n_users=5, n_situations=12, phrasings_per_situation=4, drift_rate=0.01,
                             noise=0.05, seed=3)
     emb = world.lookup_embedder()
     params = configs()
-    simulate(world, params[0], n_sessions=5, seed=1, embedder=emb)       # warm imports
+    simulate(world, params[0], n_sessions=5, seed=1, embedder=emb)       # warm both the same way
+    simulate_many(world, params, n_sessions=5, seed=1, embedder=emb)
 
-    one_s = float("inf")
-    for _ in range(3):
-        t = time.perf_counter()
-        simulate(world, params[len(params) // 2], n_sessions=n_sessions, seed=1, embedder=emb)
-        one_s = min(one_s, time.perf_counter() - t)
-    t = time.perf_counter()
-    logs = simulate_many(world, params, n_sessions=n_sessions, seed=1, embedder=emb)
-    many_s = time.perf_counter() - t
+    one_s, _ = _util.best_of(simulate, world, params[len(params) // 2], n_sessions=n_sessions, seed=1,
+                             embedder=emb, repeat=repeat, warmup=0)
+    many_s, logs = _util.best_of(simulate_many, world, params, n_sessions=n_sessions, seed=1, embedder=emb,
+                                 repeat=repeat, warmup=0)
 
     regimes: dict = {}
     for p, log in zip(params, logs):
@@ -70,8 +72,9 @@ def main(argv=None) -> int:
             regimes[r] = regimes.get(r, 0) + int(v)
     print(f"sessions={n_sessions} configs={len(params)} regimes over all configs: {regimes}")
     print(f"one simulate: {one_s:.3f} s; simulate_many over {len(params)} configurations: {many_s:.3f} s "
-          f"({1000 * many_s / len(params):.1f} ms per configuration); every log identical to simulate's")
-    print(f"RESULT bench=closed_loop configs={len(params)} sessions={n_sessions} ratio={many_s / one_s:.2f}")
+          f"({1000 * many_s / len(params):.1f} ms per configuration), best of {repeat} each; "
+          "every log identical to simulate's")
+    print(_util.result("closed_loop", configs=len(params), sessions=n_sessions, ratio=many_s / one_s))
     return 0
 
 

@@ -14,14 +14,21 @@ another order); exit 1 otherwise.
     python benchmarks/bench_sweep.py          # 50,000 events, 1,000 configurations
     python benchmarks/bench_sweep.py --ci     # 3,000 events, 1,000 configurations
 
+Fair clocks: BLAS/OpenMP threads are pinned to the same count for both sides
+(``benchmarks/_util.py``, printed); both the single replay and the sweep
+start from the same in-memory log and embedder, are run once untimed to
+warm caches and imports, then timed best of ``--repeat`` (the same N).
+
 Last line: ``RESULT bench=sweep configs=<n> ratio=<sweep_s / single_s>``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins threads before numpy starts its pools)
 
 import numpy as np
 import pandas as pd
@@ -70,9 +77,10 @@ def make_log(n_events: int, n_situations: int = 200, dim: int = 64, seed: int = 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ci", action="store_true", help="small size for CI")
-    args = ap.parse_args(argv)
+    args = _util.parse(__doc__.splitlines()[0])
+    _util.pin_threads()
+    print(_util.describe_threads())
+    repeat = args.repeat or 2
     n_events = 3_000 if args.ci else 50_000
     space = {"k": list(np.geomspace(0.5, 50.0, 10)), "p0": list(np.linspace(0.2, 0.8, 10)),
              "soft_weight": list(np.linspace(0.0, 1.0, 10))}
@@ -81,15 +89,12 @@ def main(argv=None) -> int:
     print(f"events={len(log)} messages={int((log['kind'] == 'message').sum())} "
           f"updates={int((log['kind'] == 'prediction_update').sum())} configs={n_configs}")
 
-    t = time.perf_counter()
-    single = run(log, "prediction", ScoringParams(), embedder=emb)
-    single_s = time.perf_counter() - t
-    print(f"single replay: {single_s:.3f} s (log_loss={single.metrics['log_loss']:.6f})")
+    single_s, single = _util.best_of(run, log, "prediction", ScoringParams(), embedder=emb, repeat=repeat)
+    print(f"single replay: {single_s:.3f} s, best of {repeat} after 1 warm-up "
+          f"(log_loss={single.metrics['log_loss']:.6f})")
 
-    t = time.perf_counter()
-    res = sweep(log, space, "log_loss", embedder=emb, holdout=0.2)
-    sweep_s = time.perf_counter() - t
-    print(f"sweep: {sweep_s:.3f} s for {len(res)} configurations "
+    sweep_s, res = _util.best_of(sweep, log, space, "log_loss", embedder=emb, holdout=0.2, repeat=repeat)
+    print(f"best of {repeat} after 1 warm-up; "f"sweep: {sweep_s:.3f} s for {len(res)} configurations "
           f"({1000 * sweep_s / len(res):.2f} ms per configuration)")
 
     # identical to one replay per configuration, on a sample
@@ -119,7 +124,8 @@ def main(argv=None) -> int:
                     print(f"MISMATCH config {i} {seg}_{m}: sweep {row[f'{seg}_{m}']!r} vs replay {ref[m]!r}")
                     return 1
     print("forecasts bit-identical and scores equal (rtol 1e-12) on 5 sampled configurations")
-    print(f"RESULT bench=sweep configs={len(res)} ratio={sweep_s / single_s:.3f}")
+    print(_util.result("sweep", configs=len(res), events=len(log), single_s=single_s, sweep_s=sweep_s,
+                       ratio=sweep_s / single_s))
     return 0
 
 

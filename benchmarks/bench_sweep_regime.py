@@ -18,16 +18,22 @@ memory of the per-session sums (``attrs["clusters"]``).
     python benchmarks/bench_sweep_regime.py          # 50,000 messages, 1,000 configurations
     python benchmarks/bench_sweep_regime.py --ci     # 2,000 messages, 1,000 configurations
 
+Fair clocks: threads pinned the same for both sides (``_util``, printed);
+both sides warmed on the same small log, then timed best of ``--repeat``
+(the same N, default 2) from the same in-memory log and embedder.
+
 Last line: ``RESULT bench=sweep_regime configs=<n> ratio=<sweep_s / single_s>``.
 """
 
 from __future__ import annotations
 
-import argparse
 import resource
 import sys
-import time
 import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins threads before numpy starts its pools)
 
 import numpy as np
 from bench_sweep import make_log
@@ -54,9 +60,10 @@ def _peak_rss_mb() -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ci", action="store_true", help="small size for CI")
-    args = ap.parse_args(argv)
+    args = _util.parse(__doc__.splitlines()[0])
+    _util.pin_threads()
+    print(_util.describe_threads())
+    repeat = args.repeat or 2
     n_messages = 2_000 if args.ci else 50_000
     n_configs = int(np.prod([len(v) for v in SPACE.values()]))
     log, emb = make_log(int(n_messages * 1.4) + 1)
@@ -70,14 +77,16 @@ def main(argv=None) -> int:
         run(small, "prediction", ScoringParams(), embedder=small_emb)
     _sweep(small, small_emb, {"threshold": [0.5, 0.6], "strong_confidence": [0.6, 0.7]})
 
-    t = time.perf_counter()
-    single = run(log, "prediction", ScoringParams(), embedder=emb)
-    single_s = time.perf_counter() - t
-    print(f"single replay: {single_s:.3f} s (interruption_rate={single.metrics['interruption_rate']:.6f})")
+    def _single():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return run(log, "prediction", ScoringParams(), embedder=emb)
 
-    t = time.perf_counter()
-    res = _sweep(log, emb)
-    sweep_s = time.perf_counter() - t
+    single_s, single = _util.best_of(_single, repeat=repeat, warmup=0)
+    print(f"single replay: {single_s:.3f} s, best of {repeat} "
+          f"(interruption_rate={single.metrics['interruption_rate']:.6f})")
+
+    sweep_s, res = _util.best_of(_sweep, log, emb, repeat=repeat, warmup=0)
     print(f"sweep: {sweep_s:.3f} s for {len(res)} configurations "
           f"({1000 * sweep_s / len(res):.2f} ms per configuration)")
     stats = res.attrs["clusters"]
@@ -104,7 +113,8 @@ def main(argv=None) -> int:
                     print(f"MISMATCH config {i} {seg}_{m}: sweep {got!r} vs replay {want!r}")
                     return 1
     print("rates and message counts equal to plan.run on 5 sampled configurations")
-    print(f"RESULT bench=sweep_regime configs={len(res)} ratio={sweep_s / single_s:.3f}")
+    print(_util.result("sweep_regime", configs=len(res), single_s=single_s, sweep_s=sweep_s,
+                       ratio=sweep_s / single_s))
     return 0
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 BENCH = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("bench_*.py"))
-_NUM = r"[0-9.]+(e[+-]?\d+)?"
+#: a plain decimal: no sign, exponent, ``inf`` or ``nan`` (the issue's "fair clocks" rule)
+_NUM = r"[0-9]+(\.[0-9]+)?"
 #: ``RESULT bench=<name>`` then fields; at least one ratio (``ratio`` or ``<what>_ratio``).
 RESULT = re.compile(rf"^RESULT bench=(\w+)( \w+=\S+)* (\w+_)?ratio={_NUM}( \w+=\S+)*$")
 #: Fields each benchmark's RESULT line must carry, by script name (numbers unless given).
@@ -52,6 +53,8 @@ def test_benchmark_ci_size(script):
     assert RESULT.match(last), last
     assert f"bench={script.stem.removeprefix('bench_')}" in last
     fields = _fields(last)
+    for key, value in fields.items():  # every value a plain decimal or a word, never inf/nan/1e-05
+        assert re.fullmatch(_NUM, value) or not re.search(r"\d|inf|nan", value), f"{key}={value} in {last}"
     for key in RESULT_KEYS.get(script.stem, ()):
         assert key in fields, f"{key} missing from {last}"
         assert re.fullmatch(_NUM, fields[key]), last
@@ -66,3 +69,19 @@ def test_result_pattern():
     assert RESULT.match("RESULT bench=sweep configs=1000 ratio=1.2")
     assert not RESULT.match("RESULT bench=nudge matchers=100000")
     assert _fields("RESULT bench=x a=1 ratio=2") == {"bench": "x", "a": "1", "ratio": "2"}
+
+
+def test_result_values_are_plain_decimals():
+    sys.path.insert(0, str(BENCH[0].parent))
+    try:
+        import _util
+    finally:
+        sys.path.pop(0)
+    line = _util.result("x", rows=1_000_000, ratio=1.23456, tiny=1e-7)
+    assert line == "RESULT bench=x rows=1000000 ratio=1.235 tiny=0.000"
+    assert RESULT.match(line)
+    for bad in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="finite"):
+            _util.result("x", ratio=bad)
+    seconds, out = _util.best_of(lambda: 7, repeat=2, warmup=1)
+    assert out == 7 and seconds >= 0.0

@@ -552,3 +552,13 @@ def test_the_decided_path_from_the_command_line(small_interactions, tmp_path, ca
     code, _, err = run(["decide", str(tmp_path / "nope.csv"), "--metric", "log_loss", "--out",
                         str(tmp_path / "x.json")], capsys)
     assert code == 2 and "no such sweep file" in err
+
+
+def test_version_flag_prints_the_package_version():
+    from typer.testing import CliRunner
+
+    from thatchlab import __version__
+    from thatchlab.cli import app
+
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == f"thatchlab {__version__}"

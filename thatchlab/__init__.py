@@ -48,7 +48,7 @@ _NAMES = {
     "DeriveWeightsFitter": "thatchlab.tune",
 }
 
-_SUBPACKAGES = ("core", "embed", "logs", "scoring", "belief", "calibration", "anticipation",
+_SUBPACKAGES = ("core", "embed", "logs", "datasets", "scoring", "belief", "calibration", "anticipation",
                 "replay", "synth", "metrics", "tune", "store", "plots", "report", "cli")
 
 __all__ = sorted(_NAMES) + list(_SUBPACKAGES) + ["__version__"]

@@ -26,8 +26,17 @@ _HELP = "thatchlab: replay, measure, tune and export the math behind agent memor
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=_HELP)
 
 
+def _print_version(value: bool):
+    if value:
+        from thatchlab import __version__
+
+        typer.echo(f"thatchlab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root():
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="print the version and exit")):
     """thatchlab: replay, measure, tune and export the math behind agent memory."""
 
 

@@ -9,7 +9,8 @@ import typer
 __all__ = ["run", "demo"]
 
 
-def run(data: Path = typer.Option(Path("data"), help="directory holding the sample logs"),
+def run(data: Path = typer.Option(None, help="directory holding the logs (default: the samples bundled "
+                                              "with thatchlab, thatchlab.datasets)"),
         out: Path = typer.Option(Path("reports/run"), help="directory for the report and the export"),
         config: Path = typer.Option(None, help="JSON or TOML file of per-engine parameters")):
     """The main job: replay every engine, sweep, fit, report and export."""

@@ -46,9 +46,13 @@ from thatchlab.run._steps import (
 __all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config", "what_ships", "Section"]
 
 
-def run_all(data_dir="data", out_dir="reports/run", config=None, embedder=None,
+def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
             sweep_space=None, show_progress=None) -> RunResult:
     """Run the main job on ``data_dir`` and write the report and export to ``out_dir``.
+
+    ``data_dir`` defaults to the samples bundled with the package
+    (:func:`thatchlab.datasets.samples_dir`), so the job runs wherever
+    thatchlab is installed.
 
     ``config`` is a path (JSON/TOML) or a dict of per-engine parameters and
     ``{"sweep": {"space": {...}, "holdout": 0.2}}``. The previous output of a
@@ -57,6 +61,10 @@ def run_all(data_dir="data", out_dir="reports/run", config=None, embedder=None,
     import matplotlib
 
     matplotlib.use("Agg", force=False)
+    if data_dir is None:
+        from thatchlab.datasets import samples_dir
+
+        data_dir = samples_dir()
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     if not data_dir.is_dir():
         raise InputError(f"{data_dir}: no such data directory")

@@ -1,0 +1,191 @@
+"""Bundled sample logs, loaded as validated DataFrames (like ``sklearn.datasets``).
+
+The samples ship inside the package, so they load wherever thatchlab is
+installed — from a wheel, outside any checkout. Each loader reads one file
+through the same validating reader a researcher uses on their own logs and
+returns its DataFrame (``attrs`` carry what the reader reports); each one's
+docstring ends with the file's data card. :func:`samples_dir` is the
+directory itself (what ``thatchlab run`` reads when given no ``--data``).
+
+==============================  ===================================  ==================
+loader                          file                                 engine
+==============================  ===================================  ==================
+:func:`load_interactions`       ``interactions.jsonl``               prediction
+:func:`load_behavior_interactions`  ``behavior_interactions.jsonl``  behavior
+:func:`load_memory_log`         ``memory_log.jsonl``                 belief
+:func:`load_recall_log`         ``recall_log.jsonl``                 calibration
+:func:`load_events`             ``events.jsonl``                     anticipation
+:func:`load_recalls`            ``recalls.jsonl``                    anticipation
+:func:`load_claude_code`        ``ingest/claude-code/``              prediction (ingest)
+:func:`load_opencode`           ``ingest/opencode/``                 prediction (ingest)
+:func:`load_omi_memories`       ``ingest/omi_memories.json``         belief (ingest)
+:func:`load_ai_memory`          ``ingest/ai-memory.db``              calibration (ingest)
+:func:`load_mnemo`              ``ingest/mnemo_*.csv``               anticipation (ingest)
+==============================  ===================================  ==================
+
+Examples
+--------
+>>> from thatchlab import datasets
+>>> log = datasets.load_interactions()
+>>> sorted(log["kind"].unique())
+['message', 'prediction_update']
+>>> datasets.load_recall_log()["memory_id"].nunique()
+148
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["samples_dir", "data_card", "load_interactions", "load_behavior_interactions",
+           "load_memory_log", "load_recall_log", "load_events", "load_recalls", "load_claude_code",
+           "load_opencode", "load_omi_memories", "load_ai_memory", "load_mnemo"]
+
+
+def samples_dir() -> Path:
+    """The directory holding the bundled samples (inside the installed package).
+
+    >>> (samples_dir() / "interactions.jsonl").is_file()
+    True
+    """
+    return Path(str(resources.files("thatchlab.datasets") / "samples"))
+
+
+@cache
+def _cards() -> dict[str, str]:
+    """Each ``## `file` ...`` section of the two data cards, by the first file it names."""
+    cards = {}
+    for card in (samples_dir() / "README.md", samples_dir() / "ingest" / "README.md"):
+        if not card.is_file():
+            continue
+        for section in re.split(r"^(?=## )", card.read_text(encoding="utf-8"), flags=re.M):
+            names = re.findall(r"`([^`]+)`", section.splitlines()[0]) if section.startswith("## ") else []
+            for name in names:
+                cards.setdefault(name, section.strip())
+    return cards
+
+
+def data_card(name: str) -> str:
+    """The data card section of one bundled file (``"interactions.jsonl"``, ``"ai-memory.db"``, ...).
+
+    >>> data_card("recall_log.jsonl").splitlines()[0]
+    '## `recall_log.jsonl` — recall log (ai-memory confidence calibration)'
+    """
+    cards = _cards()
+    if name not in cards:
+        from thatchlab.core.errors import InputError
+
+        raise InputError(f"no data card for {name!r}; the bundled files are {sorted(cards)}")
+    return cards[name]
+
+
+def _with_card(name: str):
+    """Append the data card of ``name`` to the decorated loader's docstring (as a literal block)."""
+    def attach(fn):
+        try:
+            card = data_card(name)
+        except Exception:  # a stripped install without the README keeps its short docstring
+            return fn
+        body = "\n".join(("    " + line) if line else "" for line in card.splitlines())
+        fn.__doc__ = f"{fn.__doc__.rstrip()}\n\nData card::\n\n{body}\n"
+        return fn
+    return attach
+
+
+@_with_card("interactions.jsonl")
+def load_interactions():
+    """The sample interaction log of the prediction engine (validated, sorted by ``ts``).
+
+    Read with :func:`thatchlab.logs.read_interaction_log`.
+    """
+    from thatchlab.logs import read_interaction_log
+
+    return read_interaction_log(samples_dir() / "interactions.jsonl")
+
+
+@_with_card("behavior_interactions.jsonl")
+def load_behavior_interactions():
+    """The sample interaction log of the behavior engine (validated, sorted by ``ts``)."""
+    from thatchlab.logs import read_interaction_log
+
+    return read_interaction_log(samples_dir() / "behavior_interactions.jsonl")
+
+
+@_with_card("memory_log.jsonl")
+def load_memory_log():
+    """The sample memory log of omi's belief model (validated, sorted by ``ts``)."""
+    from thatchlab.logs import read_memory_log
+
+    return read_memory_log(samples_dir() / "memory_log.jsonl")
+
+
+@_with_card("recall_log.jsonl")
+def load_recall_log():
+    """The sample recall log of ai-memory's confidence calibration (validated, sorted by ``ts``)."""
+    from thatchlab.logs import read_recall_log
+
+    return read_recall_log(samples_dir() / "recall_log.jsonl")
+
+
+@_with_card("events.jsonl")
+def load_events():
+    """The sample event stream mined by the anticipation engine (validated, sorted by ``ts``)."""
+    from thatchlab.logs import read_event_log
+
+    return read_event_log(samples_dir() / "events.jsonl")
+
+
+@_with_card("recalls.jsonl")
+def load_recalls():
+    """The sample recall stream the anticipation engine prefetches for (validated, sorted by ``ts``)."""
+    from thatchlab.logs import read_recall_stream
+
+    return read_recall_stream(samples_dir() / "recalls.jsonl")
+
+
+@_with_card("claude-code/-home-dev-weather-app/")
+def load_claude_code(**kw):
+    """Sample Claude Code transcripts read by :func:`thatchlab.logs.ingest.claude_code`.
+
+    Returns its :class:`~thatchlab.logs.ingest.IngestResult` (``.log`` is the
+    interaction log); keyword arguments go to the adapter.
+    """
+    from thatchlab.logs.ingest import claude_code
+
+    return claude_code(samples_dir() / "ingest" / "claude-code", **kw)
+
+
+@_with_card("opencode/")
+def load_opencode(**kw):
+    """A sample opencode data directory read by :func:`thatchlab.logs.ingest.opencode` (an ``IngestResult``)."""
+    from thatchlab.logs.ingest import opencode
+
+    return opencode(samples_dir() / "ingest" / "opencode", **kw)
+
+
+@_with_card("omi_memories.json")
+def load_omi_memories():
+    """A sample omi ``/v3/memories`` export read by :func:`thatchlab.logs.ingest.omi_memories` (an ``IngestResult``)."""
+    from thatchlab.logs.ingest import omi_memories
+
+    return omi_memories(samples_dir() / "ingest" / "omi_memories.json")
+
+
+@_with_card("ai-memory.db")
+def load_ai_memory():
+    """A sample ai-memory database read (read-only) by :func:`thatchlab.logs.ingest.ai_memory` (an ``IngestResult``)."""
+    from thatchlab.logs.ingest import ai_memory
+
+    return ai_memory(samples_dir() / "ingest" / "ai-memory.db")
+
+
+@_with_card("mnemo_events.csv")
+def load_mnemo(**kw):
+    """Sample mnemo dumps read by :func:`thatchlab.logs.ingest.mnemo_events` (an ``IngestResult``)."""
+    from thatchlab.logs.ingest import mnemo_events
+
+    ingest = samples_dir() / "ingest"
+    return mnemo_events(ingest / "mnemo_events.csv", ingest / "mnemo_recalls.csv", **kw)

@@ -1,23 +1,50 @@
-"""Progress bars for long work (tqdm), switched off by ``TQDM_DISABLE=1``.
+"""Progress bars for long work (tqdm): on at a terminal and in Jupyter, off elsewhere.
 
-Notebooks and tests set ``TQDM_DISABLE=1`` so stored outputs re-run identically.
+By default a bar is drawn only where someone watches it: when stderr is a
+terminal, or inside a Jupyter kernel. Piped or redirected output (CI logs,
+``2> file``) gets no bar. ``TQDM_DISABLE=1`` switches bars off everywhere
+(notebooks and tests set it, so stored outputs re-run identically) and
+``enabled=True``/``False`` overrides both.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["progress", "progress_enabled"]
 
 
+def _in_jupyter() -> bool:
+    shell = sys.modules.get("IPython")
+    try:
+        ip = shell.get_ipython() if shell is not None else None
+    except Exception:  # pragma: no cover - an unusual IPython
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
 def progress_enabled(flag=None) -> bool:
+    """Whether a progress bar is drawn: ``flag`` if given, else not under ``TQDM_DISABLE``, and only
+    at a terminal or in Jupyter.
+
+    >>> progress_enabled(True), progress_enabled(False)
+    (True, False)
+    """
     if flag is not None:
         return bool(flag)
-    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("1", "true", "yes")
+    if os.environ.get("TQDM_DISABLE", "").strip().lower() in ("1", "true", "yes"):
+        return False
+    stream = sys.stderr
+    try:
+        tty = stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream
+        tty = False
+    return tty or _in_jupyter()
 
 
 def progress(iterable=None, *, total=None, desc=None, enabled=None, **kw):
-    """Wrap ``iterable`` in a tqdm bar unless progress bars are off.
+    """Wrap ``iterable`` in a tqdm bar unless progress bars are off (see :func:`progress_enabled`).
 
     The plain text bar is used everywhere (it renders in notebooks too and
     needs no widget library).

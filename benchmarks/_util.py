@@ -60,7 +60,8 @@ def describe_threads(con=None) -> str:
     except ImportError:  # pragma: no cover - polars is a dev dependency
         pass
     if con is not None:
-        parts.append(f"duckdb={con.execute('SELECT current_setting(' + repr('threads') + ')').fetchone()[0]}")
+        (threads,), = con.execute("SELECT current_setting('threads')").fetchall()  # no result left open
+        parts.append(f"duckdb={threads}")
     return ", ".join(parts)
 
 

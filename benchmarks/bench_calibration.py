@@ -1,25 +1,46 @@
-"""Benchmark: calibrate_from_shadow against a pandas groupby and DuckDB on the same data.
+"""Benchmark: calibrate_from_shadow against DuckDB's MEDIAN, polars and pandas on one frame.
 
-Random shadow observations (no model) are aggregated into the calibration
-report three ways in the same run, all on the same in-memory DataFrame:
+Random shadow observations (no model; 1,000,000 at full size) are
+aggregated into the calibration report four ways in the same run, every
+side starting from the same in-memory pandas DataFrame:
 
 * **ours**: ``thatchlab.calibration.calibrate_from_shadow``;
-* **pandas**: what a pandas user writes: filter the window, ``groupby``
-  (namespace, source) for count, median and mean, a second ``groupby`` with
-  the bucket for the histogram, two sums for the consumption utility;
-* **DuckDB**: one SQL query (window filter, per-(namespace, source) count,
-  median by row numbers, mean, 10 buckets, consumption utility) — the query
-  an ai-memory operator would run on the SQLite store, in DuckDB's dialect —
-  over the DataFrame registered as a table.
+* **DuckDB**: the query a DuckDB user writes, over the frame registered as a
+  view (registration and DuckDB's scan of the pandas columns timed): window
+  filter, then per (namespace, source) ``COUNT(*)``, ``MEDIAN``, ``AVG``, ten
+  ``COUNT(*) FILTER`` buckets and the consumption utility;
+* **polars**: ``pl.from_pandas`` of the five columns the report reads
+  (conversion timed), ``filter`` on the window, ``group_by(["namespace",
+  "source"]).agg(len, median, mean, ten bucket counts, utility)``, sorted;
+* **pandas**: what a pandas user writes: filter, ``groupby`` for count,
+  median and mean, a second ``groupby`` with the bucket, two sums for the
+  utility (for reference).
 
-Rows must agree (counts, buckets and utilities exactly; medians exactly
-against pandas, to 1e-12 relative against DuckDB; means to 1e-12 relative,
-since the engines sum in different orders) or the script exits non-zero.
-Times are the best of ``--repeat`` runs each.
+Rows must agree with ours (counts, buckets and utilities exactly; means to
+1e-12 relative, since the engines sum in different orders; medians exactly
+against pandas and to 1e-12 relative against DuckDB and polars, which
+interpolate ``lo + (hi − lo)/2``) or the script exits non-zero.
 
-Usage: ``python benchmarks/bench_calibration.py [--ci] [--rows N]``
+Fair clocks (``benchmarks/_util.py``): one thread everywhere (BLAS/OpenMP
+pinned, ``POLARS_MAX_THREADS=1``, DuckDB ``SET threads = 1``; the counts in
+force are printed); each side is timed with ``_util.best_of`` with the same
+``--repeat`` and one warm-up, in ``--rounds`` interleaved rounds (ours,
+DuckDB, polars, pandas, again), keeping each side's best, so a noisy spell on
+the shared machine hits every side alike.
 
-Last line: ``RESULT bench=calibration rows=<n> ratio=<pandas_s/ours_s> duckdb_ratio=<duckdb_s/ours_s>``.
+The frame's text cells share their string objects, as in a frame pandas
+builds from Arrow, Parquet or polars (``to_pandas`` deduplicates objects) or
+by indexing a few labels; ours hashes each distinct object once. A frame
+with a fresh string object in every cell (rows fetched one by one, e.g. from
+``sqlite3``) is slower for us: the run also times ours and DuckDB on such a
+copy and prints ``distinct_duckdb_ratio`` (DuckDB / ours there) so the
+weakness is on the record.
+
+Usage: ``python benchmarks/bench_calibration.py [--ci] [--rows N] [--repeat N] [--rounds N]``
+
+Last line: ``RESULT bench=calibration rows=<n> ratio=<min(duckdb_s, polars_s) / ours_s>
+duckdb_ratio=<duckdb_s / ours_s> polars_ratio=<polars_s / ours_s> pandas_ratio=<pandas_s / ours_s>
+distinct_duckdb_ratio=<the same on fresh string objects>``.
 """
 
 from __future__ import annotations
@@ -28,39 +49,32 @@ import argparse
 import sys
 from pathlib import Path
 
-import duckdb
-import numpy as np
-import pandas as pd
-
-from thatchlab.calibration import calibrate_from_shadow
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import timed  # noqa: E402
+import _util  # noqa: E402  (before numpy, polars and DuckDB: it pins their threads)
+import duckdb  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import polars as pl  # noqa: E402
 
+from thatchlab.calibration import calibrate_from_shadow  # noqa: E402
+
+COLUMNS = ["namespace", "source", "observed_at", "derived_confidence", "recall_outcome"]
 SQL = """
-WITH w AS (
-    SELECT namespace, source, derived_confidence AS v, recall_outcome AS o
-    FROM obs WHERE observed_at >= $cutoff
-), r AS (
-    SELECT namespace, source, v, o,
-           ROW_NUMBER() OVER (PARTITION BY namespace, source ORDER BY v) AS rn,
-           COUNT(*) OVER (PARTITION BY namespace, source) AS n,
-           LEAST(CAST(FLOOR(GREATEST(LEAST(v, 1.0), 0.0) * 10) AS INTEGER), 9) AS b
-    FROM w
-)
-SELECT namespace, source, COUNT(*) AS count,
-       AVG(CASE WHEN rn IN ((n + 1) // 2, (n + 2) // 2) THEN v END) AS median,
-       SUM(v) / COUNT(*) AS mean,
+SELECT namespace, source, COUNT(*), MEDIAN(v), AVG(v),
        COUNT(*) FILTER (b = 0), COUNT(*) FILTER (b = 1), COUNT(*) FILTER (b = 2),
        COUNT(*) FILTER (b = 3), COUNT(*) FILTER (b = 4), COUNT(*) FILTER (b = 5),
        COUNT(*) FILTER (b = 6), COUNT(*) FILTER (b = 7), COUNT(*) FILTER (b = 8),
        COUNT(*) FILTER (b = 9),
-       CASE WHEN COUNT(o) > 0 THEN COUNT(*) FILTER (o = 'consumed') / COUNT(o) END AS util
-FROM r GROUP BY namespace, source ORDER BY namespace, source
+       COUNT(*) FILTER (o = 'consumed') / NULLIF(COUNT(o), 0)
+FROM (SELECT namespace, source, derived_confidence AS v, recall_outcome AS o,
+             LEAST(CAST(FLOOR(GREATEST(LEAST(derived_confidence, 1.0), 0.0) * 10) AS INTEGER), 9) AS b
+      FROM obs WHERE observed_at >= $cutoff)
+GROUP BY namespace, source ORDER BY namespace, source
 """
 
 
-def make_observations(n: int, seed: int = 0) -> pd.DataFrame:
+def make_observations(n: int, seed: int = 0):
+    """``n`` shadow observations over 60 days before ``now`` (24 namespaces × 5 sources), and ``now``."""
     rng = np.random.default_rng(seed)
     now = pd.Timestamp("2026-06-01T00:00:00Z")
     namespaces = np.array([f"ns-{i:02d}" for i in range(24)], dtype=object)
@@ -79,8 +93,8 @@ def make_observations(n: int, seed: int = 0) -> pd.DataFrame:
     }), now
 
 
-def pandas_report(obs: pd.DataFrame, cutoff) -> pd.DataFrame:
-    """The report as a pandas user writes it (rows sorted by namespace, source)."""
+def pandas_report(obs: pd.DataFrame, cutoff) -> list:
+    """The report as a pandas user writes it: ``(ns, src, count, median, mean, buckets, util)`` rows."""
     w = obs[obs["observed_at"] >= cutoff]
     keys = [w["namespace"], w["source"]]
     v = w["derived_confidence"]
@@ -92,18 +106,44 @@ def pandas_report(obs: pd.DataFrame, cutoff) -> pd.DataFrame:
     judged = outcome.notna().groupby(keys).sum()
     consumed = (outcome == "consumed").groupby(keys).sum()
     out["buckets"] = hist.to_numpy().tolist()
-    out["consumption_utility"] = (consumed / judged).where(judged > 0)
-    return out.reset_index(names=["namespace", "source"])
+    out["util"] = (consumed / judged).where(judged > 0)
+    out = out.reset_index(names=["namespace", "source"])
+    return [tuple(r) for r in out[["namespace", "source", "count", "median", "mean", "buckets", "util"]]
+            .itertuples(index=False)]
 
 
+def duckdb_report(con, obs: pd.DataFrame, cutoff) -> list:
+    """DuckDB's ``MEDIAN`` query over the frame registered as ``obs`` (registration included)."""
+    con.register("obs", obs)
+    try:
+        rows = con.execute(SQL, {"cutoff": cutoff.to_pydatetime()}).fetchall()
+    finally:
+        con.unregister("obs")
+    return [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in rows]
 
 
-def compare(ours: pd.DataFrame, other, label: str, median_rtol: float) -> list:
-    """Differences between our rows and another engine's ``(ns, src, count, median,
-    mean, buckets, util)`` tuples."""
-    problems = []
+def polars_report(obs: pd.DataFrame, cutoff) -> list:
+    """polars from the pandas frame: convert, filter the window, one ``group_by(...).agg``."""
+    df = pl.from_pandas(obs[COLUMNS])
+    v, o = pl.col("derived_confidence"), pl.col("recall_outcome")
+    bucket = (v.clip(0.0, 1.0) * 10).floor().cast(pl.Int64).clip(upper_bound=9)
+    judged = o.count()
+    out = (df.filter(pl.col("observed_at") >= cutoff.to_pydatetime())
+             .with_columns(bucket.alias("b"))
+             .group_by(["namespace", "source"])
+             .agg(pl.len().alias("count"), v.median().alias("median"), v.mean().alias("mean"),
+                  *[(pl.col("b") == i).sum().alias(f"b{i}") for i in range(10)],
+                  pl.when(judged > 0).then((o == "consumed").sum() / judged).alias("util"))
+             .sort(["namespace", "source"], nulls_last=True))
+    return [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in out.iter_rows()]
+
+
+def compare(ours: pd.DataFrame, other: list, label: str, median_rtol: float) -> tuple:
+    """(problems, exact medians) of another engine's ``(ns, src, count, median, mean, buckets, util)``
+    rows against ours."""
     if len(ours) != len(other):
-        return [f"{label}: {len(ours)} groups vs {len(other)}"]
+        return [f"{label}: {len(ours)} groups vs {len(other)}"], 0
+    problems, exact = [], 0
     for (ns, src, c, med, mu, buckets, util), row in zip(
             ours[["namespace", "source", "count", "median", "mean", "buckets", "consumption_utility"]]
             .itertuples(index=False), other, strict=True):
@@ -114,51 +154,72 @@ def compare(ours: pd.DataFrame, other, label: str, median_rtol: float) -> list:
             problems.append(f"{label} median {ns}/{src}: {med!r} vs {row[3]!r}")
         if abs(mu - row[4]) > 1e-12 * abs(row[4]):
             problems.append(f"{label} mean {ns}/{src}: {mu!r} vs {row[4]!r}")
-    return problems
+        exact += med == row[3]
+    return problems, exact
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ci", action="store_true", help="small size for CI")
+    ap.add_argument("--ci", action="store_true", help="small size for CI (seconds)")
     ap.add_argument("--rows", type=int, default=None)
-    ap.add_argument("--repeat", type=int, default=None, help="timed runs per engine (best kept)")
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per side per round (same N all sides)")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds; each side keeps its best")
     args = ap.parse_args(argv)
+    _util.pin_threads()
     n = args.rows or (20_000 if args.ci else 1_000_000)
-    repeat = args.repeat or (5 if args.ci else 3)
+    repeat = args.repeat or (3 if args.ci else 5)
+    rounds = args.rounds or (1 if args.ci else 3)
     days = 30
     obs, now = make_observations(n)
     cutoff = now - pd.Timedelta(days=days)
     print(f"observations: {n:,}; groups: up to {obs['namespace'].nunique() * obs['source'].nunique()}; "
           f"window: {days} days")
+    con = _util.duckdb_connect()
+    print(_util.describe_threads(con))
 
-    con = duckdb.connect()
-    con.register("obs", obs)
-
-    def run_duckdb():
-        return con.execute(SQL, {"cutoff": cutoff.to_pydatetime()}).fetchall()
-
-    run_duckdb()  # warm DuckDB's scan of the frame
-    ours_s, report = timed(lambda: calibrate_from_shadow(obs, now, days=days), repeat=repeat)
-    pandas_s, pd_rows = timed(lambda: pandas_report(obs, cutoff), repeat=repeat)
-    duck_s, duck_rows = timed(run_duckdb, repeat=repeat)
+    sides = {
+        "ours": lambda: calibrate_from_shadow(obs, now, days=days),
+        "duckdb": lambda: duckdb_report(con, obs, cutoff),
+        "polars": lambda: polars_report(obs, cutoff),
+        "pandas": lambda: pandas_report(obs, cutoff),
+    }
+    best, out = dict.fromkeys(sides, float("inf")), {}
+    for _ in range(rounds):
+        for name, fn in sides.items():
+            seconds, out[name] = _util.best_of(fn, repeat=repeat, warmup=1)
+            best[name] = min(best[name], seconds)
+    # the same frame with a fresh object in every text cell (rows as sqlite3 returns them)
+    fresh = obs.copy()
+    for col in ("namespace", "source", "recall_outcome"):
+        fresh[col] = np.array([None if v is None else "".join(v) for v in obs[col]], dtype=object)
+    distinct = {name: _util.best_of(fn, repeat=repeat, warmup=1)[0] for name, fn in (
+        ("ours", lambda: calibrate_from_shadow(fresh, now, days=days)),
+        ("duckdb", lambda: duckdb_report(con, fresh, cutoff)))}
     con.close()
 
+    report = out["ours"]
     ours = report.rows
-    pd_tuples = [tuple(r) for r in pd_rows[["namespace", "source", "count", "median", "mean", "buckets",
-                                            "consumption_utility"]].itertuples(index=False)]
-    duck_tuples = [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in duck_rows]
-    problems = compare(ours, pd_tuples, "pandas", 0.0) + compare(ours, duck_tuples, "duckdb", 1e-12)
+    problems, exact = [], {}
+    for name, rtol in (("pandas", 0.0), ("duckdb", 1e-12), ("polars", 1e-12)):
+        found, exact[name] = compare(ours, out[name], name, rtol)
+        problems += found
     in_window = int((obs["observed_at"] >= cutoff).sum())
     if report.total_observations != in_window:
         problems.append(f"total {report.total_observations} vs {in_window}")
     if problems:
         print("MISMATCH:", *problems[:5], sep="\n  ")
         return 1
-    print(f"groups: {len(ours)}; in window: {report.total_observations:,}; rows identical across the three "
-          f"(means within 1e-12 relative, DuckDB's medians too)")
-    print(f"calibrate_from_shadow: {ours_s:.3f} s; pandas groupby: {pandas_s:.3f} s; "
-          f"DuckDB {duckdb.__version__}: {duck_s:.3f} s (best of {repeat})")
-    print(f"RESULT bench=calibration rows={n} ratio={pandas_s / ours_s:.2f} duckdb_ratio={duck_s / ours_s:.2f}")
+    print(f"groups: {len(ours)}; in window: {report.total_observations:,}; counts, buckets and utilities "
+          f"identical across the four; means within 1e-12 relative; medians bit-identical in "
+          + ", ".join(f"{exact[k]}/{len(ours)} ({k})" for k in exact) + " (any other within 1e-12 relative)")
+    print(f"calibrate_from_shadow: {best['ours']:.4f} s; DuckDB {duckdb.__version__} MEDIAN: "
+          f"{best['duckdb']:.4f} s; polars {pl.__version__}: {best['polars']:.4f} s; pandas "
+          f"{pd.__version__}: {best['pandas']:.4f} s (best of {repeat} × {rounds} rounds, 1 warm-up each)")
+    print(f"a fresh string object in every cell: ours {distinct['ours']:.4f} s, DuckDB {distinct['duckdb']:.4f} s")
+    ratios = {k: best[k] / best["ours"] for k in ("duckdb", "polars", "pandas")}
+    print(_util.result("calibration", rows=n, ratio=min(ratios["duckdb"], ratios["polars"]),
+                       duckdb_ratio=ratios["duckdb"], polars_ratio=ratios["polars"],
+                       pandas_ratio=ratios["pandas"], distinct_duckdb_ratio=distinct["duckdb"] / distinct["ours"]))
     return 0
 
 

@@ -19,7 +19,8 @@ RESULT = re.compile(rf"^RESULT bench=(\w+)( \w+=\S+)* (\w+_)?ratio={_NUM}( \w+=\
 RESULT_KEYS = {
     "bench_nudge": ("matchers", "floor_ratio", "peer_ratio"),
     "bench_belief": ("rows", "floor_ratio"),
-    "bench_calibration": ("rows", "ratio", "duckdb_ratio"),
+    "bench_calibration": ("rows", "ratio", "duckdb_ratio", "polars_ratio", "pandas_ratio",
+                          "distinct_duckdb_ratio"),
     "bench_anticipation": ("events", "ratio", "duckdb_ratio", "polars_ratio"),
     "bench_fit_halflife": ("classes", "ratio"),
     "bench_fit_prior": ("items", "ratio"),

@@ -123,3 +123,23 @@ def test_docs_build_warnings_as_errors(tmp_path):
     for page in ("index", "getting_started", "glossary", "parameters", "api/index",
                  "user_guide/scoring", "notebooks/00_quickstart"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page
+
+
+def test_the_getting_started_tour_runs_and_writes_nothing_where_it_runs(tmp_path):
+    """Every ```python block of the page, in order, as a newcomer pastes them, from an empty directory."""
+    import shutil
+    from pathlib import Path
+
+    page = (ROOT / "docs" / "getting_started.md").read_text(encoding="utf-8")
+    code = "\n".join(re.findall(r"```python\n(.*?)```", page, re.S))
+    assert "prior_signals()" in code and "rename(columns" not in code  # the README's fitter glue
+    script = tmp_path / "tour.py"
+    script.write_text(code + "\nprint('OUT', out_dir)\n", encoding="utf-8")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    proc = subprocess.run([sys.executable, str(script)], cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out_dir = Path(proc.stdout.strip().splitlines()[-1].split(" ", 1)[1])
+    assert (out_dir / "thatch.db").is_file()
+    assert list(cwd.iterdir()) == []
+    shutil.rmtree(out_dir)

@@ -5,6 +5,7 @@ A report holds the window, the number of observations in it and one row per
 confidence and the consumption utility. ``to_ascii`` reproduces the operator
 table byte for byte — ``n/a`` for a utility nothing was judged for, ``0.00``
 for a negative zero — and ``to_json`` the report envelope's keys.
+:func:`report_rows` aggregates the rows of a window in a few vector passes.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["CalibrationReport", "REPORT_COLUMNS", "empty_rows"]
+__all__ = ["CalibrationReport", "REPORT_COLUMNS", "empty_rows", "report_rows"]
 
 #: Columns of :attr:`CalibrationReport.rows`, in order.
 REPORT_COLUMNS = ("namespace", "source", "count", "median", "mean", "buckets", "consumption_utility")
@@ -127,3 +129,127 @@ class CalibrationReport:
 
     def __str__(self) -> str:
         return self.to_ascii()
+
+
+# ---------------------------------------------------------------- aggregation
+
+
+class _References:
+    """An object array's reference slots seen as pointer-sized integers (array interface).
+
+    Holds the array, so the view (whose base this is) keeps every object alive;
+    CPython never moves an object, so equal integers mean the same object.
+    """
+
+    def __init__(self, objects: np.ndarray):
+        self.objects = objects
+        self.__array_interface__ = {"version": 3, "shape": objects.shape, "strides": objects.strides,
+                                    "typestr": np.dtype(np.intp).str,
+                                    "data": (objects.__array_interface__["data"][0], True)}
+
+
+def _codes(column: pd.Series, rows: np.ndarray, *, sort: bool, na_sentinel: bool):
+    """``pd.factorize(column.to_numpy(object)[rows], sort=sort, use_na_sentinel=na_sentinel)``,
+    hashing each distinct *object* once instead of each row.
+
+    Rows that hold the same object (a column built from a few strings, a
+    categorical) are grouped first by reference, an integer hash; one object
+    of each reference is then factorized as the full column would be, so
+    equal values held by distinct objects still merge, and codes and uniques
+    (the first row's object of each value, sorted when asked) are the same.
+    """
+    objects = column.to_numpy(object)
+    ref_codes, distinct = pd.factorize(np.asarray(_References(objects)).take(rows))
+    one_row = np.empty(len(distinct), dtype=np.intp)
+    one_row[ref_codes] = rows           # any row of each reference: they hold the same object
+    labels, uniques = pd.factorize(objects.take(one_row), sort=sort, use_na_sentinel=na_sentinel)
+    return labels.take(ref_codes), uniques
+
+
+def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each group's median of ``v`` (the mean of the two middle values for an even
+    count; NaN sorts last, as in a sort).
+
+    The rows are put group by group in row order with one stable counting sort
+    of the group codes; each group then selects its middle values
+    (``partition``) instead of sorting them. With ``-0.0`` beside ``0.0`` which
+    one is "the middle" follows row order, so the groups are sorted stably.
+    """
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
+    small = np.uint16 if len(counts) <= 2**16 else np.int64    # 16-bit keys sort by radix
+    vs = v.take(np.argsort(g.astype(small), kind="stable"))
+    stable = bool((np.signbit(v) & (v == 0)).any())
+    lo_rank, hi_rank = ((counts - 1) // 2).tolist(), (counts // 2).tolist()
+    lo, hi = np.empty(len(counts)), np.empty(len(counts))
+    for j, (a, c) in enumerate(zip(starts, counts.tolist())):
+        part = vs[a: a + c]            # a view: vs is ours to reorder
+        if stable:
+            part.sort(kind="stable")
+        elif c > 2:                     # two values: their sum does not depend on the order
+            part.partition((lo_rank[j], hi_rank[j]))
+        lo[j], hi[j] = part[lo_rank[j]], part[hi_rank[j]]
+    return (lo + hi) / 2.0
+
+
+def report_rows(obs: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """The report's rows over the observations ``obs.iloc[rows]`` (``rows`` ascending, not empty).
+
+    One group per (namespace, source) present, sorted by namespace then
+    source (a missing key is a group of its own, last); over
+    ``derived_confidence``: count, median (:func:`_group_medians`), mean (a
+    sum in row order over the count), the 10 buckets ``min(int(clamp(v, 0,
+    1)·10), 9)`` (NaN in bucket 0) and ``consumed / judged`` with every
+    non-null ``recall_outcome`` judged (None when nothing is).
+
+    Each key column is factorized once over its distinct objects
+    (:func:`_codes`); counts, sums, buckets and outcomes are ``bincount``
+    passes, the buckets and outcomes one joint tally.
+    """
+    ns_codes, ns_uni = _codes(obs["namespace"], rows, sort=True, na_sentinel=False)
+    src_codes, src_uni = _codes(obs["source"], rows, sort=True, na_sentinel=False)
+    v = obs["derived_confidence"].to_numpy(np.float64).take(rows)
+    n_src = max(len(src_uni), 1)
+    key = ns_codes * n_src + src_codes
+    # groups are the (namespace, source) pairs present, in key order: a count per key, no sort
+    per_key = np.bincount(key, minlength=len(ns_uni) * n_src)
+    groups = np.flatnonzero(per_key)
+    n_groups = len(groups)
+    counts = per_key[groups]
+    if n_groups == per_key.size:
+        g = key
+    else:
+        renumber = np.zeros(per_key.size, dtype=np.intp)
+        renumber[groups] = np.arange(n_groups)
+        g = renumber.take(key)
+    median = _group_medians(v, g, counts)
+    mean = np.bincount(g, weights=v, minlength=n_groups) / counts
+    # bucket: clamp to [0, 1] with NaN to 0 (minimum keeps NaN, fmax drops it), ×10, floor, at most 9
+    scaled = np.fmax(np.minimum(v, 1.0), 0.0)
+    scaled *= 10.0
+    cell = scaled.astype(np.intp)
+    np.minimum(cell, 9, out=cell)
+    cell += g * 10
+    cell *= 3                           # outcome state: 0 null, 1 judged, 2 judged and consumed
+    if "recall_outcome" in obs.columns:
+        codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)
+        cell += codes >= 0              # every non-null outcome, legacy recalled/skipped included
+        hit = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "consumed"]
+        if hit:
+            cell += codes == hit[0]
+    tally = np.bincount(cell, minlength=n_groups * 30).reshape(n_groups, 10, 3)
+    hist = tally.sum(axis=2)
+    n_consumed = tally[:, :, 2].sum(axis=1)
+    n_judged = n_consumed + tally[:, :, 1].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        util = n_consumed / n_judged
+    return pd.DataFrame({
+        "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
+                               dtype=object).to_numpy()[groups // n_src],
+        "source": np.asarray(src_uni, dtype=object)[groups % n_src],
+        "count": counts.astype(np.int64),
+        "median": median,
+        "mean": mean,
+        "buckets": hist.tolist(),
+        "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
+                                         dtype=object),
+    })

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from thatchlab.calibration._report import CalibrationReport, empty_rows
+from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
@@ -261,7 +261,10 @@ def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
     compared directly and give the same answer.
     """
     col = obs["observed_at"]
-    parsed = utc_column(col, "observations.observed_at").array.asi8     # validates every row
+    if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
+        parsed = col.array.asi8         # UTC nanoseconds already, each in range by construction
+    else:
+        parsed = utc_column(col, "observations.observed_at").array.asi8     # validates every row
     present = parsed != np.iinfo(np.int64).min
     has_text = OBSERVED_AT_TEXT in obs.columns
     if isinstance(col.dtype, pd.DatetimeTZDtype) and not has_text:
@@ -324,69 +327,8 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
     n = int(mask.sum())
     if n == 0:
         return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows())
-    ns_codes, ns_uni = pd.factorize(obs["namespace"].to_numpy(object)[mask], sort=True, use_na_sentinel=False)
-    src_codes, src_uni = pd.factorize(obs["source"].to_numpy(object)[mask], sort=True, use_na_sentinel=False)
-    v = obs["derived_confidence"].to_numpy(np.float64)[mask]
-    n_src = max(len(src_uni), 1)
-    key = ns_codes.astype(np.int64) * n_src + src_codes
-    # groups are the (namespace, source) pairs present, in key order: a count per key, no sort
-    per_key = np.bincount(key, minlength=len(ns_uni) * n_src)
-    groups = np.flatnonzero(per_key)
-    n_groups = len(groups)
-    counts = per_key[groups]
-    renumber = np.zeros(per_key.size, dtype=np.int64)
-    renumber[groups] = np.arange(n_groups)
-    g = renumber[key]
-    median = _group_medians(v, g, counts)
-    mean = np.bincount(g, weights=v, minlength=n_groups) / counts
-    clamped = np.nan_to_num(np.clip(v, 0.0, 1.0), nan=0.0)
-    bucket = np.minimum((clamped * 10.0).astype(np.int64), 9)
-    hist = np.bincount(g * 10 + bucket, minlength=n_groups * 10).reshape(n_groups, 10)
-    if "recall_outcome" in obs.columns:
-        # one hash pass: -1 is a null outcome, the others are judged
-        codes, uniques = pd.factorize(obs["recall_outcome"].to_numpy(object)[mask], use_na_sentinel=True)
-        judged = codes >= 0    # every non-null outcome, legacy recalled/skipped included
-        hit = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "consumed"]
-        consumed = codes == hit[0] if hit else np.zeros(n, dtype=bool)
-    else:
-        consumed = judged = np.zeros(n, dtype=bool)
-    n_consumed = np.bincount(g, weights=consumed.astype(np.float64), minlength=n_groups)
-    n_judged = np.bincount(g, weights=judged.astype(np.float64), minlength=n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        util = n_consumed / n_judged
-    rows = pd.DataFrame({
-        "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
-                               dtype=object).to_numpy()[groups // n_src],
-        "source": np.asarray(src_uni, dtype=object)[groups % n_src],
-        "count": counts.astype(np.int64),
-        "median": median,
-        "mean": mean,
-        "buckets": [list(map(int, h)) for h in hist.tolist()],
-        "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
-                                         dtype=object),
-    })
+    rows = report_rows(obs, np.flatnonzero(mask))
     return CalibrationReport(window_days=window_days, total_observations=n, rows=rows)
-
-
-def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Each group's median of ``v`` (the mean of the two middle values for an even
-    count; NaN sorts last, as in a sort): the rows are put group by group with one
-    stable counting pass, then each group selects its middle values (``partition``)
-    instead of sorting them."""
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    if (np.signbit(v) & (v == 0)).any():
-        # -0.0 beside 0.0: which one is "the middle" follows row order, so sort (stable)
-        vs = v[np.lexsort((v, g))]
-        return (vs[starts + (counts - 1) // 2] + vs[starts + counts // 2]) / 2.0
-    small = np.uint16 if len(counts) <= 2**16 else np.int64    # 16-bit keys sort by radix
-    vs = v[np.argsort(g.astype(small), kind="stable")]
-    lo_rank, hi_rank = (counts - 1) // 2, counts // 2
-    lo, hi = np.empty(len(counts)), np.empty(len(counts))
-    for j, (a, c) in enumerate(zip(starts.tolist(), counts.tolist())):
-        part = vs[a: a + c]
-        kth = np.partition(part, (lo_rank[j], hi_rank[j])) if c > 1 else part
-        lo[j], hi[j] = kth[lo_rank[j]], kth[hi_rank[j]]
-    return (lo + hi) / 2.0
 
 
 def gc_observations(obs: pd.DataFrame, now, retention_days):

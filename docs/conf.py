@@ -54,7 +54,13 @@ html_title = f"thatchlab {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the parameter and glossary tables take the right-hand column's width
+    "secondary_sidebar_items": {"**": ["page-toc"], "parameters": [], "glossary": []},
 }
-html_static_path: list[str] = []
+# Every section page has its children in the left navigation; the one page
+# with no section around it shows the page's own contents instead of an
+# empty left column.
+html_sidebars = {"getting_started": []}
+html_static_path = ["_static"]
+html_css_files = ["thatchlab.css"]
 html_show_sourcelink = False

@@ -123,6 +123,13 @@ def test_docs_build_warnings_as_errors(tmp_path):
     for page in ("index", "getting_started", "glossary", "parameters", "api/index",
                  "user_guide/scoring", "notebooks/00_quickstart"):
         assert (tmp_path / "html" / f"{page}.html").is_file(), page
+    # the left navigation lists the section's pages wherever it is shown
+    for page in ("glossary", "parameters", "api/tune", "user_guide/scoring", "notebooks/02_tuning"):
+        html = (tmp_path / "html" / f"{page}.html").read_text(encoding="utf-8")
+        nav = html.split('class="bd-docs-nav', 1)[1].split("</nav>", 1)[0]
+        assert nav.count("toctree-l1") >= 3, page
+    assert 'class="bd-docs-nav' not in (tmp_path / "html" / "getting_started.html").read_text(encoding="utf-8")
+    assert (tmp_path / "html" / "_static" / "thatchlab.css").is_file()
 
 
 def test_the_getting_started_tour_runs_and_writes_nothing_where_it_runs(tmp_path):

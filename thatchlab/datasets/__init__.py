@@ -7,21 +7,21 @@ returns its DataFrame (``attrs`` carry what the reader reports); each one's
 docstring ends with the file's data card. :func:`samples_dir` is the
 directory itself (what ``thatchlab run`` reads when given no ``--data``).
 
-==============================  ===================================  ==================
-loader                          file                                 engine
-==============================  ===================================  ==================
-:func:`load_interactions`       ``interactions.jsonl``               prediction
+==================================  ===============================  =====================
+loader                              file                             engine
+==================================  ===============================  =====================
+:func:`load_interactions`           ``interactions.jsonl``           prediction
 :func:`load_behavior_interactions`  ``behavior_interactions.jsonl``  behavior
-:func:`load_memory_log`         ``memory_log.jsonl``                 belief
-:func:`load_recall_log`         ``recall_log.jsonl``                 calibration
-:func:`load_events`             ``events.jsonl``                     anticipation
-:func:`load_recalls`            ``recalls.jsonl``                    anticipation
-:func:`load_claude_code`        ``ingest/claude-code/``              prediction (ingest)
-:func:`load_opencode`           ``ingest/opencode/``                 prediction (ingest)
-:func:`load_omi_memories`       ``ingest/omi_memories.json``         belief (ingest)
-:func:`load_ai_memory`          ``ingest/ai-memory.db``              calibration (ingest)
-:func:`load_mnemo`              ``ingest/mnemo_*.csv``               anticipation (ingest)
-==============================  ===================================  ==================
+:func:`load_memory_log`             ``memory_log.jsonl``             belief
+:func:`load_recall_log`             ``recall_log.jsonl``             calibration
+:func:`load_events`                 ``events.jsonl``                 anticipation
+:func:`load_recalls`                ``recalls.jsonl``                anticipation
+:func:`load_claude_code`            ``ingest/claude-code/``          prediction (ingest)
+:func:`load_opencode`               ``ingest/opencode/``             prediction (ingest)
+:func:`load_omi_memories`           ``ingest/omi_memories.json``     belief (ingest)
+:func:`load_ai_memory`              ``ingest/ai-memory.db``          calibration (ingest)
+:func:`load_mnemo`                  ``ingest/mnemo_*.csv``           anticipation (ingest)
+==================================  ===============================  =====================
 
 Examples
 --------

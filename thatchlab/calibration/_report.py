@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.display import RichDisplay
+
 __all__ = ["CalibrationReport", "REPORT_COLUMNS", "empty_rows", "report_rows"]
 
 #: Columns of :attr:`CalibrationReport.rows`, in order.
@@ -51,7 +53,7 @@ def _two_places(v) -> str:
 
 
 @dataclass
-class CalibrationReport:
+class CalibrationReport(RichDisplay):
     """Per-(namespace, source) calibration baselines over a window of shadow observations.
 
     Attributes
@@ -66,6 +68,11 @@ class CalibrationReport:
     window_days: float = 30
     total_observations: int = 0
     rows: pd.DataFrame = field(default_factory=empty_rows)
+
+    def _display_(self):
+        return ("Calibration report", {"window (days)": self.window_days,
+                                       "observations": f"{int(self.total_observations):,}",
+                                       "groups": len(self.rows)}, {"": self.to_frame(wide=True)})
 
     def to_frame(self, wide: bool = False) -> pd.DataFrame:
         """The rows as a DataFrame (a copy); ``wide=True`` spreads ``buckets`` into

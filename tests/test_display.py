@@ -1,0 +1,25 @@
+"""Result objects show as tables in a notebook (``_repr_html_``), like a DataFrame."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from thatchlab.calibration import calibrate_from_shadow
+
+
+def _shadow():
+    now = pd.Timestamp("2026-03-01T00:00:00Z")
+    return pd.DataFrame({
+        "memory_id": ["m1", "m2", "m3"], "namespace": ["work", "work", "ops"],
+        "source": ["user", "user", "api"],
+        "observed_at": [now - pd.Timedelta(days=d) for d in (1, 2, 3)],
+        "derived_confidence": [0.7, 0.9, 0.4], "recall_outcome": ["consumed", None, "unconsumed"],
+    }), now
+
+
+def test_a_calibration_report_shows_its_rows_as_a_table():
+    obs, now = _shadow()
+    html = calibrate_from_shadow(obs, now, days=30)._repr_html_()
+    assert "<h4>Calibration report</h4>" in html
+    assert "<b>observations</b>: 3" in html and "<b>groups</b>: 2" in html
+    assert "<th>bucket_9</th>" in html and "<td>work</td>" in html and "<td>ops</td>" in html

@@ -1,0 +1,55 @@
+"""Rich display in notebooks: result objects show as a titled block of facts and tables.
+
+A class mixes in :class:`RichDisplay` and says what it shows in
+``_display_()``: a title, a mapping of one-line facts, and named
+DataFrames. Jupyter calls ``_repr_html_`` (as it does for a DataFrame); long
+tables are cut to ``max_rows`` rows with pandas' own ellipsis.
+
+>>> import pandas as pd
+>>> class Box(RichDisplay):
+...     def _display_(self):
+...         return "A box", {"size": 2}, {"contents": pd.DataFrame({"x": [1, 2]})}
+>>> html = Box()._repr_html_()
+>>> "<h4>A box</h4>" in html and "<b>size</b>: 2" in html and "<th>x</th>" in html
+True
+"""
+
+from __future__ import annotations
+
+import html
+
+__all__ = ["RichDisplay", "html_block"]
+
+
+def html_block(title: str, facts: dict | None = None, tables: dict | None = None, *,
+               max_rows: int = 20) -> str:
+    """HTML of a title, one line of ``facts`` and each of ``tables`` (name → DataFrame) under its name."""
+    parts = [f"<div class='thatchlab-display'><h4>{html.escape(str(title))}</h4>"]
+    if facts:
+        line = " · ".join(f"<b>{html.escape(str(k))}</b>: {html.escape(_text(v))}" for k, v in facts.items())
+        parts.append(f"<p>{line}</p>")
+    for name, frame in (tables or {}).items():
+        if frame is None:
+            continue
+        if name:
+            parts.append(f"<p><i>{html.escape(str(name))}</i> ({len(frame):,} rows)</p>")
+        parts.append(frame.to_html(max_rows=max_rows, notebook=True, border=0))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+class RichDisplay:
+    """Mixin: ``_repr_html_`` from ``_display_() -> (title, facts, tables)``."""
+
+    def _display_(self):  # pragma: no cover - every user overrides it
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        title, facts, tables = self._display_()
+        return html_block(title, facts, tables)

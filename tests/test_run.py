@@ -1,19 +1,21 @@
 """The main job on the bundled data: every engine replayed, a sweep, the fits, a report, an export."""
 
 import json
+import shutil
 import sqlite3
 
 import pytest
 
+from tests._main_job import main_job
 from thatchlab.core.errors import InputError
 from thatchlab.run import load_config, run_all
 from thatchlab.store import import_sqlite
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory, repo_root, real_embedder):
-    out = tmp_path_factory.mktemp("run")
-    return run_all(repo_root / "data", out, embedder=real_embedder)
+def result(tmp_path_factory, real_embedder):
+    """The main job on the bundled samples, run once per session (shared with test_run_notebook.py)."""
+    return main_job(tmp_path_factory, real_embedder)
 
 
 def test_every_engine_ran_and_nothing_was_skipped(result):
@@ -63,7 +65,7 @@ def test_export_holds_every_engine_and_ships_only_what_the_decision_shipped(resu
 def test_the_bundled_data_ships_exactly_the_planted_change(result):
     """data/README.md: the sample world plants K = 5 (production's: right) and P0 = 0.2
     (production's 0.5: wrong); the main job ships p0 near 0.2 with its evidence, and keeps K."""
-    from thatchlab.synth.preference import SAMPLE_PRIOR
+    from thatchlab.synth.samples import SAMPLE_PRIOR
 
     manifest = json.loads(result.manifest_path.read_text())
     assert manifest["shipped"] == {"prediction": {"p0": pytest.approx(SAMPLE_PRIOR[1], abs=0.03)}}
@@ -103,6 +105,34 @@ def test_the_report_opens_with_what_ships_and_why(result):
     assert "as a whole it changes held-out log_loss by" in head
 
 
+def _header_rows(text: str) -> dict:
+    """``{engine: (ran with, values)}`` from the report's header table, unescaped."""
+    import html
+    import re
+
+    head = text[:text.index("<h2>")]
+    cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td><code>(.*?)</code></td></tr>", head)
+    return {html.unescape(e): (html.unescape(r), html.unescape(v)) for e, r, v in cells}
+
+
+def test_the_header_names_what_each_engine_ran_from_productions_values(result):
+    """The header lists the values each engine ran, from production_params: production's, and says where
+    production's values differ from thatchlab's class defaults (decay on recall off, no retention)."""
+    from thatchlab.core.params.production import production_params
+
+    text = result.report_path.read_text()
+    rows = _header_rows(text)
+    assert list(rows) == ["prediction", "behavior", "belief", "calibration", "anticipation"]
+    for engine, (ran, values) in rows.items():
+        assert ran.startswith("production's values")
+        for name, value in production_params(engine).to_dict().items():
+            assert f"{name} = {value:g}" in values if isinstance(value, float) else f"{name} = {value}" in values
+    assert rows["calibration"][0] == ("production's values; retention_days = 0, decay_on_recall = False are "
+                                      "production's, where thatchlab's CalibrationParams() differs")
+    assert "decay_on_recall = False" in rows["calibration"][1]
+    assert "production default" not in text and "replayed under production&#39;s values" in text
+
+
 def test_run_with_a_config_compares_against_the_configured_values(tmp_path, repo_root, real_embedder):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"prediction": {"threshold": 0.5}, "calibration": {"decay_on_recall": True}}))
@@ -116,14 +146,23 @@ def test_run_with_a_config_compares_against_the_configured_values(tmp_path, repo
         assert manifest["environment"] == [f"THATCH_PREDICTION_THRESHOLD={records['threshold']['candidate']:g}"]
     else:
         assert manifest["params"]["prediction"]["threshold"] == 0.5 and manifest["environment"] == []
-    assert "The configured values of prediction, calibration are taken as what production runs" in \
-        res.report_path.read_text()
+    text = res.report_path.read_text()
+    assert "The configured values of prediction, calibration are taken as what production runs" in text
+    rows = _header_rows(text)  # the header names what ran, production's only where it is
+    assert rows["prediction"][0] == "configured: threshold = 0.5 (production: 0.6); every other value is production's"
+    assert rows["calibration"][0].startswith("configured: decay_on_recall = True (production: False); every "
+                                             "other value is production's; retention_days = 0 is production's")
+    assert "decay_on_recall = True" in rows["calibration"][1] and "threshold = 0.5" in rows["prediction"][1]
+    assert rows["belief"][0] == "production's values"
 
 
-def test_rerun_replaces_its_own_output(result, repo_root, real_embedder):
-    again = run_all(repo_root / "data", result.out_dir, embedder=real_embedder,
-                    sweep_space={"k": [5.0], "threshold": [0.6]})
-    assert again.export_path == result.export_path and again.report_path == result.report_path
+def test_rerun_replaces_its_own_output(result, tmp_path, repo_root, real_embedder):
+    out = shutil.copytree(result.out_dir, tmp_path / "run")  # the shared run stays as it is
+    again = run_all(repo_root / "data", out, embedder=real_embedder, sweep_space={"k": [5.0], "threshold": [0.6]})
+    assert again.export_path == out / result.export_path.name and again.report_path == out / "index.html"
+    assert again.notebook_path == out / "run.ipynb"
+    job = json.loads((out / "results" / "job.json").read_text())
+    assert job["sweep"]["space"] == {"k": [5.0], "threshold": [0.6]}  # this run's, not the copied one's
 
 
 def test_config_errors_are_clear(tmp_path):

@@ -1,4 +1,8 @@
-"""HTML reports: notebook renderings and the report of ``thatchlab run``.
+"""HTML reports: notebook renderings, and the report and notebook of ``thatchlab run``.
+
+The main job's report is rendered from the Jinja2 template
+``templates/run.html.j2`` (:func:`render_run_report`) over plain data, and its
+``run.ipynb`` is written with nbformat (:func:`write_run_notebook`).
 
 A notebook rendering carries a hash of the notebook it was made from
 (its cells' sources and stored outputs), so a test can tell a stale
@@ -12,7 +16,11 @@ import html
 import json
 from pathlib import Path
 
-__all__ = ["notebook_hash", "render_notebook", "render_all_notebooks", "rendering_hash", "HASH_META"]
+from thatchlab.report._notebook import RESULT_FILES, write_run_notebook
+from thatchlab.report._run import GLOSSARY, render_run_report, table_html
+
+__all__ = ["notebook_hash", "render_notebook", "render_all_notebooks", "rendering_hash", "HASH_META",
+           "render_run_report", "table_html", "GLOSSARY", "write_run_notebook", "RESULT_FILES"]
 
 HASH_META = "thatchlab-notebook-sha256"
 

@@ -1,12 +1,14 @@
 """The main job: every engine replayed on the sample logs, a sweep, the fits, a report, an export.
 
 ``thatchlab run`` (and :func:`run_all`) does a researcher's whole loop on
-one data directory: replay each engine under production defaults, run a
+one data directory: replay each engine under what production runs, run a
 small honest holdout sweep of the prediction engine, fit the prior, the
-belief half-lives and the derive coefficients, write an HTML report with
-figures, and export the tuned state as a SQLite store with its manifest.
-Each log that is absent from the data directory is skipped and the report
-says so.
+belief half-lives and the derive coefficients, decide what ships
+(:mod:`thatchlab.tune.policy`), write an HTML report with figures
+(:mod:`thatchlab.report`), export the tuned state as a SQLite store with its
+manifest, and save the results (``results/``) with a notebook that reloads
+them (``run.ipynb``). Each log that is absent from the data directory is
+skipped and the report says so.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from thatchlab.run._common import (  # noqa: F401
     load_config,
 )
 from thatchlab.run._report import _write_report, what_ships
+from thatchlab.run._results import decisions_of, save_results, write_notebook
 from thatchlab.run._steps import (
     _anticipation,
     _behavior,
@@ -56,7 +59,8 @@ def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
 
     ``config`` is a path (JSON/TOML) or a dict of per-engine parameters and
     ``{"sweep": {"space": {...}, "holdout": 0.2}}``. The previous output of a
-    run in ``out_dir`` is replaced.
+    run in ``out_dir`` is replaced: ``index.html`` and ``figures/``, the export
+    ``thatch.db`` with its manifest, ``results/`` and ``run.ipynb``.
     """
     import matplotlib
 
@@ -93,7 +97,10 @@ def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
     t0 = time.perf_counter()
     export_path, manifest_path = _export(ctx)
     timings["export"] = time.perf_counter() - t0
+    results = save_results(ctx, metrics)
     report_path = _write_report(out_dir, sections, timings, skipped, ctx, export_path)
-    return RunResult(out_dir, report_path, export_path, manifest_path, metrics, timings, sections, skipped)
+    notebook_path = write_notebook(ctx, results, export_path, manifest_path)
+    return RunResult(out_dir, report_path, export_path, manifest_path, metrics, timings, sections, skipped,
+                     decisions_of(state), notebook_path, results)
 
 

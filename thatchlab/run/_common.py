@@ -1,4 +1,4 @@
-"""What the main job's steps and report share: its constants, config, sections, tables and figures."""
+"""What the main job's steps and report share: its constants (from thatchlab.tune.policy), config, sections, figures."""
 
 from __future__ import annotations
 
@@ -10,25 +10,21 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
+from thatchlab.report import GLOSSARY  # noqa: F401
+from thatchlab.tune.policy import (  # noqa: F401
+    ALPHA,
+    DEFAULT_SWEEP_SPACE,
+    FORECAST_METRIC,
+    GUARD_METRIC,
+    REGIME_METRICS,
+    RULES,
+    SWEEP_METRICS,
+    THRESHOLD_METRIC,
+)
 
-#: The small sweep the main job runs on the prediction engine (holdout 0.2). The prior
-#: (K, P0) is decided on log-loss, with the empirical-Bayes fit on the log before the test
-#: stretch as the candidate (the grid's validation winner when the fit is unusable); the
-#: nudge threshold on nudge_net_rate (which items surface), constrained to wrong silent
-#: follows no worse than production's on validation. Every list gains the value production
-#: runs (and the fitted values), so each change can be compared with it alone.
-DEFAULT_SWEEP_SPACE = {"k": [2.0, 5.0, 10.0], "p0": [0.2, 0.35, 0.5], "threshold": [0.5, 0.55, 0.6, 0.65]}
-#: The metrics the two decisions use, and the constraint's.
-FORECAST_METRIC = "log_loss"
-THRESHOLD_METRIC = "nudge_net_rate"
-GUARD_METRIC = "wrong_silent_follow_rate"
-REGIME_METRICS = ("interruption_rate", GUARD_METRIC)
-SWEEP_METRICS = (FORECAST_METRIC, THRESHOLD_METRIC, *REGIME_METRICS)
-#: Family-wise error over the main job's decisions (Bonferroni): each of the
-#: DECISIONS is made at ALPHA / DECISIONS.
-ALPHA = 0.05
-#: The prior and the threshold (prediction), the derive coefficients (calibration), the half-lives (belief).
-DECISIONS = 4
+#: The main job's decision policy lives in thatchlab.tune.policy; its constants are kept here
+#: for the steps and for ``from thatchlab.run import LEVEL``.
+DECISIONS = len(RULES)
 LEVEL = ALPHA / DECISIONS
 
 _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": BeliefParams,
@@ -37,16 +33,36 @@ _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": Bel
 
 @dataclass
 class Section:
-    """One part of the report: a title, text, tables and figure files."""
+    """One part of the report: a title, a paragraph, text shown as is, tables and figure files."""
 
     title: str
     text: str = ""
     tables: list = field(default_factory=list)     # (caption, DataFrame)
     figures: list = field(default_factory=list)    # (caption, relative PNG path)
+    preformatted: list = field(default_factory=list)  # text shown as is (production's own reports)
+
+    @property
+    def paragraphs(self) -> list:
+        """The section's text as paragraphs (one per blank-line-separated block)."""
+        return [p for p in self.text.split("\n\n") if p.strip()]
 
 
 @dataclass
 class RunResult:
+    """What the main job wrote and found.
+
+    Attributes
+    ----------
+    out_dir, report_path, export_path, manifest_path : where the report and the export are.
+    metrics : ``{step: {metric: value}}``, as saved in ``results/metrics.json``.
+    timings : seconds per step.
+    sections : the report's sections (:class:`Section`), tables as DataFrames.
+    skipped : the steps that had no log.
+    decisions : ``{key: Decision}`` (keys as in the manifest: ``prediction``, ``beliefs``, ``calibration``).
+    notebook_path : ``run.ipynb`` beside the report.
+    results : ``{key: path}`` of the saved results (``results/*.json|parquet``).
+    """
+
     out_dir: Path
     report_path: Path
     export_path: Path | None
@@ -55,6 +71,9 @@ class RunResult:
     timings: dict
     sections: list
     skipped: list
+    decisions: dict = field(default_factory=dict)
+    notebook_path: Path | None = None
+    results: dict = field(default_factory=dict)
 
 
 def load_config(path) -> dict:
@@ -91,39 +110,6 @@ def _params(cfg, engine):
     base = production_params(engine)
     return _PARAMS[engine].from_dict({**base.to_dict(), **cfg[engine]}) if cfg.get(engine) else base
 
-
-
-#: Where the report links metric names: the docs' glossary, built with
-#: ``python -m sphinx -b html docs docs/_build/html`` (anchors ``#term-<metric>``).
-GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "_build" / "html" / "glossary.html"
-_METRIC_COLUMNS = ("metric",)  # columns whose cells are metric names
-
-
-def _glossary_link(name: str, out_dir: Path | None) -> str:
-    import html
-    import os
-
-    base = GLOSSARY.as_uri() if out_dir is None else os.path.relpath(GLOSSARY, out_dir)
-    return f'<a href="{html.escape(base)}#term-{html.escape(name)}">{html.escape(name)}</a>'
-
-
-def _fmt_table(df: pd.DataFrame, out_dir: Path | None = None, metric_names: bool = False) -> str:
-    """An HTML table with no empty index row: a plain row number is dropped, a named index
-    (metric names, parameter names) becomes the first column. With ``metric_names`` the
-    metric names link to their glossary entries."""
-    import html
-
-    metric_cols = _METRIC_COLUMNS + (("",) if df.attrs.get("index_is_metric") else ())
-    if not (isinstance(df.index, pd.RangeIndex) and df.index.name is None):
-        df = df.reset_index().rename(columns={"index": ""})
-    fmt = {}
-    for col in df.columns:
-        if metric_names and col in metric_cols:
-            fmt[col] = lambda v: _glossary_link(str(v), out_dir)
-        elif df[col].dtype == object:
-            fmt[col] = lambda v: "–" if v is None or v != v else html.escape(str(v))
-    return df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–", index=False,
-                      escape=False, formatters=fmt)
 
 
 def _metrics_frame(metrics: dict) -> pd.DataFrame:

@@ -1,8 +1,7 @@
-"""The main job's HTML report, opening with what ships and why."""
+"""The data of the main job's report (what ships and why, what each engine ran); thatchlab.report renders it."""
 
 from __future__ import annotations
 
-import json
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -10,19 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from thatchlab import __version__
-from thatchlab.run._common import _PARAMS, _fmt_table, _params  # noqa: F401
-from thatchlab.run._steps import _prior_verdict  # noqa: F401
-
-_CSS = """
-body { font: 15px/1.45 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1080px;
-       margin: 2em auto; color: #222; padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
-table.t { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 13px; }
-table.t th, table.t td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
-figure { margin: 1em 0; } figcaption { color: #555; font-size: 13px; }
-pre { background: #f6f8fa; padding: .8em; overflow-x: auto; font-size: 12px; }
-.meta td { text-align: left; }
-"""
+from thatchlab.run._common import _PARAMS, _params
+from thatchlab.run._steps import _policy, _prior_verdict
 
 
 def _versions() -> dict:
@@ -75,7 +63,8 @@ def what_ships(ctx) -> pd.DataFrame:
         s = prior.summary_
         early = st.get("prior candidate") or {}
         tested = f"; {early['k']:g}, {early['p0']:g} before the test stretch (tested)" if early else ""
-        rows.append({"engine": "prediction", "parameter": "prior fit (K, P0)", "production": "5, 0.5",
+        base = _params(ctx["cfg"], "prediction")
+        rows.append({"engine": "prediction", "parameter": "prior fit (K, P0)", "production": f"{base.k:g}, {base.p0:g}",
                      "candidate": f"{prior.k_:.3g}, {prior.p0_:.3g} on the whole log{tested}", "ships": False,
                      "metric": "likelihood",
                      "interval": f"K {_interval(s.loc['k', 'ci_lower'], s.loc['k', 'ci_upper'])}, P0 "
@@ -116,52 +105,75 @@ def what_ships(ctx) -> pd.DataFrame:
                                        "interval", "goes to", "why"])
 
 
+def _value(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _pairs(values: dict) -> str:
+    return ", ".join(f"{k} = {_value(v)}" for k, v in values.items())
+
+
+def engines_ran(ctx) -> list:
+    """What each engine the job ran was run with: ``{"engine", "ran", "values"}`` rows for the header.
+
+    The values are the configured ones where a config sets them, else what production runs
+    (:func:`~thatchlab.core.params.production.production_params`); the words call them production's
+    only where they are, and name production's values that differ from thatchlab's class defaults.
+    """
+    from thatchlab.core.params.production import ENGINE_PARAMS, differences, production_params
+
+    rows = []
+    for engine in _PARAMS:
+        if engine not in ctx["state"]:
+            continue
+        params = _params(ctx["cfg"], engine)
+        changed = differences(engine, params)  # against what production runs
+        not_class = differences(engine, production_params(engine), reference=ENGINE_PARAMS[engine]())
+        if changed:
+            prod = production_params(engine)
+            each = [f"{k} = {_value(v)} (production: {_value(getattr(prod, k))})" for k, v in changed.items()]
+            ran = f"configured: {', '.join(each)}; every other value is production's"
+        else:
+            ran = "production's values" + (" (as configured)" if ctx["cfg"].get(engine) else "")
+        kept = {k: v for k, v in not_class.items() if k not in changed}
+        if kept:
+            ran += (f"; {_pairs(kept)} {'is' if len(kept) == 1 else 'are'} production's, where thatchlab's "
+                    f"{ENGINE_PARAMS[engine].__name__}() differs")
+        rows.append({"engine": engine, "ran": ran, "values": _pairs(params.to_dict())})
+    return rows
+
+
 def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -> Path:
-    import html
+    from thatchlab.report import render_run_report
 
     emb = ctx["embedder"]
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>thatchlab run</title>"
-             f"<style>{_CSS}</style></head><body>",
-             "<h1>thatchlab run</h1>",
-             f"<p>Data: <code>{html.escape(str(ctx['data']))}</code> · embedder: "
-             f"<code>{html.escape(getattr(emb, 'name', str(emb)) if emb is not None else 'none')}</code>"
-             + (f" · export: <code>{html.escape(export_path.name)}</code> (and its manifest)" if export_path else "")
-             + "</p>"]
-    if skipped:
-        parts.append(f"<p>Skipped (no log in the data directory): {html.escape(', '.join(skipped))}.</p>")
+    facts = [{"label": "Data", "value": str(ctx["data"])},
+             {"label": "embedder", "value": getattr(emb, "name", str(emb)) if emb is not None else "none"}]
+    if export_path:
+        facts.append({"label": "export", "value": export_path.name, "note": "(and its manifest)"})
+    facts.append({"label": "notebook", "value": "run.ipynb", "note": "(the saved results in results/)"})
     ships = what_ships(ctx)
     shipped = ships[ships["ships"] & (ships["parameter"] != "combined")]
     lead = ("; ".join(f"{r.engine} {r.parameter} = {r.candidate} ({r['goes to']})" for _, r in shipped.iterrows())
             if len(shipped) else "nothing: production's values stay")
     configured = [e for e in _PARAMS if ctx["cfg"].get(e)]
-    parts.append("<h2>What ships, and why</h2>"
-                 f"<p>Ships: {html.escape(lead)}. "
-                 + (f"The configured values of {html.escape(', '.join(configured))} are taken as what "
-                    "production runs: every comparison is against them. " if configured else
-                    "Every comparison is against what production runs (its defaults). ")
-                 + "Every other row is kept, with the reason.</p>"
-                 + _fmt_table(ships, out_dir))
-    for sec in sections:
-        parts.append(f"<h2>{html.escape(sec.title)}</h2>")
-        if sec.text:
-            if "\n" in sec.text:
-                head, _, rest = sec.text.partition("\n\n")
-                parts.append(f"<p>{html.escape(head)}</p><pre>{html.escape(rest)}</pre>")
-            else:
-                parts.append(f"<p>{html.escape(sec.text)}</p>")
-        for caption, df in sec.tables:
-            parts.append(f"<h3>{html.escape(caption)}</h3>{_fmt_table(df, out_dir, metric_names=True)}")
-        for caption, rel in sec.figures:
-            parts.append(f"<figure><img src='{rel}' alt='{html.escape(caption)}' style='max-width:100%'>"
-                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-    params = {name: _params(ctx["cfg"], name).to_dict() for name in _PARAMS}
+    text = (f"Ships: {lead}. "
+            + (f"The configured values of {', '.join(configured)} are taken as what production runs: every "
+               "comparison is against them. " if configured else
+               "Every comparison is against what production runs (its values, listed above). ")
+            + "Every other row is kept, with the reason.")
+    policy = _policy(ctx)
+    rules = policy.table().rename(columns={"name": "decision"})
+    ships_part = {"paragraphs": [text], "tables": [("", ships), (
+        f"How the main job decides: {len(policy.rules)} decisions at α = {policy.level:g} each "
+        f"({policy.alpha:g} over all, Bonferroni)", rules)]}
+    values = {name: _params(ctx["cfg"], name).to_dict() for name in _PARAMS}
     if "best_params" in ctx["state"]:
-        params["prediction (exported: production's defaults with the shipped changes)"] = \
-            ctx["state"]["best_params"].to_dict()
-    parts.append("<h2>Parameters</h2><pre>" + html.escape(json.dumps(params, indent=1, default=str)) + "</pre>")
-    parts.append("<h2>Versions</h2>" + _fmt_table(pd.DataFrame({"version": pd.Series(_versions())})))
-    parts.append("<h2>Timings</h2>" + _fmt_table(pd.DataFrame({"seconds": pd.Series(timings)})))
-    parts.append("</body></html>")
-    path = out_dir / "index.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+        base = "the configured values" if ctx["cfg"].get("prediction") else "production's values"
+        values[f"prediction (exported: {base} with the shipped changes)"] = ctx["state"]["best_params"].to_dict()
+    parameters = {"paragraphs": ["Each engine's values: production's (thatchlab.core.params.production) "
+                                 "except where the config sets them (see the top of the report)."],
+                  "values": values}
+    return render_run_report(out_dir / "index.html", facts=facts, engines=engines_ran(ctx), ships=ships_part,
+                             sections=sections, parameters=parameters, versions=_versions(), timings=timings,
+                             skipped=skipped)

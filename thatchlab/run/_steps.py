@@ -1,28 +1,31 @@
-"""The main job's steps: each replays, sweeps, fits or decides one engine and returns its report section."""
+"""The main job's steps: each replays, sweeps or fits one engine, has thatchlab.tune.policy decide, and returns
+its report section."""
 
 from __future__ import annotations
 
-import pandas as pd
-
-from thatchlab.core.errors import InputError, ThatchlabError
-from thatchlab.run._common import (  # noqa: F401
+from thatchlab.run._common import (
     _PARAMS,
-    ALPHA,
-    DECISIONS,
-    DEFAULT_SWEEP_SPACE,
     FORECAST_METRIC,
     GUARD_METRIC,
-    LEVEL,
     REGIME_METRICS,
-    SWEEP_METRICS,
     THRESHOLD_METRIC,
     Section,
     _embedder,
-    _fmt_table,
     _metrics_frame,
     _params,
     _save,
 )
+from thatchlab.tune.policy import HOLDOUT, MainJobPolicy, row_at, rows_at
+
+
+def _policy(ctx) -> MainJobPolicy:
+    """The decision policy in force: thatchlab.tune.policy with the configured holdout."""
+    return MainJobPolicy(holdout=ctx["cfg"].get("sweep", {}).get("holdout", HOLDOUT))
+
+
+def _ran_under(ctx, engine) -> str:
+    """Words for the parameters ``engine`` ran with: production's values, or the configured ones."""
+    return "the configured parameters" if ctx["cfg"].get(engine) else "production's values"
 
 
 def _scoring(ctx, engine, filename):
@@ -40,8 +43,8 @@ def _scoring(ctx, engine, filename):
     ctx["state"][f"{engine}:log"] = log
     ctx["state"][f"{engine} replay:metrics"] = res.metrics
     sec = Section(f"{engine.capitalize()} engine: replay of {filename}",
-                  f"{len(log)} events replayed under {'the configured' if ctx['cfg'].get(engine) else 'production default'}"
-                  f" parameters with the {res.embedder} embedder.")
+                  f"{len(log)} events replayed under {_ran_under(ctx, engine)} (listed at the top) with the "
+                  f"{res.embedder} embedder.")
     sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
     regimes = res.events.loc[res.events["kind"] == "message", "regime"].value_counts().rename("messages")
     sec.tables.append(("Nudge regimes", regimes.to_frame()))
@@ -59,115 +62,55 @@ def _behavior(ctx):
     return _scoring(ctx, "behavior", "behavior_interactions.jsonl")
 
 
-def _split_space(space: dict) -> tuple[dict, dict]:
-    """The parameters a forecast metric can see, and the rest (decided on which items surface)."""
-    from thatchlab.tune import get_engine
-
-    forecast = set(get_engine("prediction").sensitivity[FORECAST_METRIC])
-    return ({k: v for k, v in space.items() if k in forecast},
-            {k: v for k, v in space.items() if k not in forecast})
-
-
-def _with_values(space: dict, params, extra: dict) -> dict:
-    """Each list of ``space`` with ``params``' value (what production runs) and ``extra``'s added."""
-    out = {}
-    for name, values in space.items():
-        vals = list(values) + [getattr(params, name)] + ([extra[name]] if name in extra else [])
-        out[name] = sorted(set(vals), key=lambda v: (str(type(v)), v))
-    return out
-
-
-def _before_test(log: pd.DataFrame, holdout) -> pd.DataFrame:
-    """The rows of the time-sorted log before the sweep's test stretch (training and validation)."""
-    from thatchlab.tune import holdout_segments
-
-    ordered = log.sort_values("ts", kind="stable").reset_index(drop=True)
-    ts = pd.to_datetime(ordered["ts"], utc=True).astype("int64").to_numpy()
-    test = holdout_segments(ts, holdout)[-1]
-    return ordered.iloc[:test.lo]
-
-
-def _fit_prior(log, params, embedder):
-    """PriorFitter on a replay of ``log``'s prediction signals (None without any)."""
-    from thatchlab.replay import run
-    from thatchlab.tune import PriorFitter
-
-    res = run(log, engine="prediction", params=params, embedder=embedder)
-    prov = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})
-    if not len(prov):
-        return None
-    return PriorFitter(soft_weight=params.soft_weight).fit(prov[["item_id", "signal"]])
-
-
 def _sweep(ctx):
     import warnings
 
     from thatchlab.plots import decision_forest, metric_heatmap, pareto_plot
-    from thatchlab.tune import combine_decisions, decide, pareto, sweep
+    from thatchlab.tune import pareto
 
     log = ctx["state"].get("prediction:log")
     if log is None:
         return None
-    scfg = ctx["cfg"].get("sweep", {})
-    space = dict(ctx["sweep_space"] or scfg.get("space") or DEFAULT_SWEEP_SPACE)
-    holdout = scfg.get("holdout", 0.2)
+    policy = _policy(ctx)
+    holdout = policy.holdout
     base = _params(ctx["cfg"], "prediction")  # what production runs: the comparison's default
-    forecast_space, nudge_space = _split_space(space)
-    decisions, tables, figures, notes = [], [], [], []
+    space = ctx["sweep_space"] or ctx["cfg"].get("sweep", {}).get("space")
+    out = policy.decide_prediction(log, base, space=space, embedder=_embedder(ctx))
+    res, decision, decisions, fitted = out.sweep, out.decision, out.parts, out.candidate
+    ctx["state"].update({"sweep": res, "prediction outcome": out, "prior before test": out.prior_fit,
+                         "prior candidate": fitted, "decision": decision, "best_params": decision.params})
+    tables, figures, notes = [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the report states ties and unidentified parameters
-        fit = _fit_prior(_before_test(log, holdout), base, _embedder(ctx)) if forecast_space else None
-        fitted = {}
-        if fit is not None and not fit.boundary_ and {"k", "p0"} <= set(forecast_space):
-            fitted = {"k": round(float(fit.k_), 2), "p0": round(float(fit.p0_), 3)}
-        ctx["state"]["prior before test"] = fit
-        ctx["state"]["prior candidate"] = fitted
-        space = _with_values(space, base, fitted)
-        forecast_space, nudge_space = _split_space(space)
-        res = sweep(log, space, list(SWEEP_METRICS), engine="prediction", holdout=holdout,
-                    embedder=_embedder(ctx), base=base)
-        ctx["state"]["sweep"] = res
-        if forecast_space:
-            cand = base.replace(**fitted) if fitted else None
-            decisions.append(decide(res, FORECAST_METRIC, default=base, alpha=LEVEL, candidate=cand))
-            keys = list(forecast_space)
-            if len(keys) >= 2:
-                at_base = _rows_at(res, nudge_space, base)
-                figures.append((f"Validation log-loss over {keys[0]} and {keys[1]} (production's threshold)",
-                                _save(metric_heatmap(at_base, keys[0], keys[1], FORECAST_METRIC),
-                                      ctx["out"], "sweep_heatmap")))
-        if nudge_space:
-            sub = _rows_at(res, forecast_space, base)  # the forecast parameters at production's values
-            default = _default_row(res, space, base)
-            bar = float(default[f"val_{GUARD_METRIC}"])
-            # no silent follow with an outcome on validation: nothing to hold the guard to
-            constraint = {GUARD_METRIC: ("<=", bar)} if bar == bar else None
-            dec_t = decide(sub, THRESHOLD_METRIC, default=base, alpha=LEVEL, constraint=constraint)
-            decisions.append(dec_t)
-            notes.append(f"The nudge parameters ({', '.join(nudge_space)}) are decided on {THRESHOLD_METRIC} "
+        keys = list(out.forecast_space)
+        if out.prior is not None and len(keys) >= 2:
+            figures.append((f"Validation log-loss over {keys[0]} and {keys[1]} (production's threshold)",
+                            _save(metric_heatmap(rows_at(res, out.nudge_space, base), keys[0], keys[1],
+                                                 FORECAST_METRIC), ctx["out"], "sweep_heatmap")))
+        if out.nudge is not None:
+            sub = rows_at(res, out.forecast_space, base)  # the forecast parameters at production's values
+            default = row_at(res, out.space, base)
+            notes.append(f"The nudge parameters ({', '.join(out.nudge_space)}) are decided on {THRESHOLD_METRIC} "
                          f"(which items surface), with K, P0 and the soft weight at production's values, "
-                         + (f"subject to {GUARD_METRIC} ≤ {bar:.4f} (production's on validation)."
-                            if constraint else f"unconstrained: no strong message had an outcome on "
+                         + (f"subject to {GUARD_METRIC} ≤ {out.guard:.4f} (production's on validation)."
+                            if out.guard is not None else f"unconstrained: no strong message had an outcome on "
                             f"validation under production's values, so {GUARD_METRIC} is undefined there."))
             front = pareto(sub, list(REGIME_METRICS))
-            shown = front[list(nudge_space) + [f"val_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]
+            shown = front[list(out.nudge_space) + [f"val_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]
                           + [f"test_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]]
             tables.append(("Pareto front of interruptions and wrong silent follows (validation, production's "
                            "K and P0)", shown.reset_index(drop=True)))
-            chosen = _default_row(res, space, dec_t.params)
+            chosen = row_at(res, out.space, out.nudge.params)
             figures.append(("Interruptions against wrong silent follows: every configuration at production's "
                             "K and P0, the Pareto front, production's default and what the threshold decision "
                             "ships", _save(pareto_plot(sub, front, *REGIME_METRICS, default=default, chosen=chosen),
                                            ctx["out"], "sweep_pareto")))
-    decision = combine_decisions(decisions, results=res)
-    ctx["state"]["decision"] = decision
-    ctx["state"]["best_params"] = decision.params
     shipped = decision.shipped_parameters()
     ctx["state"]["prediction sweep:metrics"] = {
         "n_configs": len(res), "shipped": ", ".join(shipped) or "nothing",
         **{f"optimism_{d.metric}": d.optimism for d in decisions}}
     unidentified = decision.unidentified
-    configured = "the configured parameters" if ctx["cfg"].get("prediction") else "production's defaults"
+    configured = "the configured parameters" if ctx["cfg"].get("prediction") else "production's values"
     sec = Section(
         "Prediction engine: holdout sweep and decision",
         f"{len(res)} configurations scored on a time-based holdout of {holdout:g} (validation = "
@@ -179,7 +122,8 @@ def _sweep(ctx):
         f"{FORECAST_METRIC} with the prior fitted on the log before the test stretch as the candidate"
         + (f" (K = {fitted['k']:g}, P0 = {fitted['p0']:g})" if fitted else
            " (the fit was unusable here, so the validation winner is the candidate)")
-        + f"; the main job's {DECISIONS} decisions are made at α = {LEVEL:g} each ({ALPHA:g} over all), and the "
+        + f"; the main job's {len(policy.rules)} decisions are made at α = {policy.level:g} each "
+        f"({policy.alpha:g} over all), and the "
         "threshold decision's change is added only if the joint configuration improves both metrics on "
         "test. "
         + (f"Shipped: {', '.join(f'{p} = {getattr(decision.params, p)!r}' for p in shipped)}. "
@@ -198,26 +142,8 @@ def _sweep(ctx):
     return sec
 
 
-def _rows_at(results, names, params):
-    """The sweep rows whose parameters ``names`` equal ``params``' values (attrs kept)."""
-    mask = pd.Series(True, index=results.index)
-    for name in names:
-        mask &= results[name] == getattr(params, name)
-    out = results[mask]
-    out.attrs.update(results.attrs)
-    return out
-
-
-def _default_row(results, space, params):
-    """The sweep row whose swept parameters equal ``params``' values."""
-    rows = _rows_at(results, space, params)
-    if not len(rows):
-        raise InputError(f"sweep: no configuration with {params} in {space}; include production's "
-                         "default values in every list of the space")
-    return rows.iloc[0]
-
-
 def _prior(ctx):
+    from thatchlab.core.params.production import production_params
     from thatchlab.plots import prior_profile
     from thatchlab.tune import PriorFitter
 
@@ -228,13 +154,14 @@ def _prior(ctx):
     fit = PriorFitter(soft_weight=res.params.soft_weight).fit(prov[["item_id", "signal"]])
     ctx["state"]["prior"] = fit
     ctx["state"]["prior fit:metrics"] = {"k": fit.k_, "p0": fit.p0_, "log_likelihood": fit.log_likelihood_}
+    prod = production_params("prediction")
     sec = Section("Prediction engine: empirical-Bayes prior",
                   ("K and P0 fitted by the weighted prequential log score of every prediction's signals "
                    "(soft signals as disconfirms of weight soft_weight, the sweep's own objective)"
                    if fit.objective_ == "prequential" else
                    "K and P0 fitted by the beta-binomial marginal likelihood of every prediction's "
                    "confirm/disconfirm counts") + f" ({fit.assumption_}), with profile-likelihood intervals, "
-                  "on the whole log. Production hard-codes K = 5 and P0 = 0.5. " + _prior_verdict(ctx))
+                  f"on the whole log. Production hard-codes K = {prod.k:g} and P0 = {prod.p0:g}. " + _prior_verdict(ctx))
     sec.tables.append(("Fitted prior", fit.summary_))
     if fit.k_ not in (0.0, float("inf")):
         sec.figures.append(("Profile likelihood of K", _save(prior_profile(fit, "k"), ctx["out"], "prior_profile")))
@@ -264,56 +191,6 @@ def _prior_verdict(ctx) -> str:
     return head + ": not shipped."
 
 
-def _half_lives(log) -> dict:
-    """Half-lives (days) HalfLifeFitter finds for the belief classes production has a prior for."""
-    import math
-
-    from thatchlab.tune import HalfLifeFitter
-
-    fit = HalfLifeFitter().fit_from_log(log)
-    fields = set(_PARAMS["belief"]().to_dict())
-    out = {}
-    for cls, value in fit.half_life_.items():
-        if cls in fields:
-            out[cls] = None if not math.isfinite(value) else round(float(value), 1)
-    return out
-
-
-def _derive_coefficients(log) -> dict:
-    """The derive coefficients DeriveWeightsFitter finds, where the data identify them."""
-    from thatchlab.tune import DeriveWeightsFitter
-
-    s = DeriveWeightsFitter().fit(log).summary_
-    return {name: round(float(r["coef"]), 3) for name, r in s.iterrows() if bool(r["identified"])}
-
-
-def _decide_fit(ctx, engine, log, metric, fit_values):
-    """A fit made on the log before the test stretch, tested against what production runs on it.
-
-    The fitted values are the candidate of :func:`~thatchlab.tune.decide`; the sweep scores every
-    combination of production's and the fitted value of each parameter the fit changes (so the
-    reduction family is complete). None when the fit changes nothing.
-    """
-    import warnings
-
-    from thatchlab.tune import decide, sweep
-
-    holdout = ctx["cfg"].get("sweep", {}).get("holdout", 0.2)
-    base = _params(ctx["cfg"], engine)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            fitted = fit_values(_before_test(log, holdout))
-        except ThatchlabError:
-            return None
-        fitted = {k: v for k, v in fitted.items() if v != getattr(base, k)}
-        if not fitted:
-            return None
-        space = {k: [getattr(base, k), v] for k, v in fitted.items()}
-        res = sweep(log, space, metric, engine=engine, holdout=holdout, base=base)
-        return decide(res, metric, default=base, alpha=LEVEL, candidate=base.replace(**fitted))
-
-
 def _belief(ctx):
     from thatchlab.logs import read_memory_log
     from thatchlab.plots import currency_curves
@@ -328,7 +205,7 @@ def _belief(ctx):
     fit = HalfLifeFitter().fit_from_log(log)
     ctx["state"]["belief"] = res
     ctx["state"]["belief fit"] = fit
-    ctx["state"]["belief decision"] = _decide_fit(ctx, "belief", log, "brier", _half_lives)
+    ctx["state"]["belief decision"] = _policy(ctx).decide_half_lives(log, _params(ctx["cfg"], "belief"))
     ctx["state"]["belief replay and fit:metrics"] = res.metrics
     sec = Section("Belief model: currency against truth, fitted half-lives",
                   f"{len(log)} memory-log events; currency and band recorded at each labelled read. "
@@ -355,11 +232,12 @@ def _calibration(ctx):
     fit = DeriveWeightsFitter().fit(log)
     ctx["state"]["calibration"] = res
     ctx["state"]["derive fit"] = fit
-    ctx["state"]["calibration decision"] = _decide_fit(ctx, "calibration", log, "derived_log_loss",
-                                                        _derive_coefficients)
+    ctx["state"]["calibration decision"] = _policy(ctx).decide_derive_coefficients(
+        log, _params(ctx["cfg"], "calibration"))
     ctx["state"]["calibration replay and fit:metrics"] = res.metrics
     sec = Section("Confidence calibration: shadow report, reliability, fitted derive coefficients",
-                  "The last window's calibration report, as production prints it:\n\n" + res.report.to_ascii())
+                  "The last window's calibration report, as production prints it:",
+                  preformatted=[res.report.to_ascii()])
     sec.tables.append(("Reliability of caller vs derived confidence", _metrics_frame(res.metrics)))
     sec.tables.append(("Derive coefficients by maximum likelihood of consumption", fit.summary_))
     sec.figures.append(("Reliability diagram", _save(reliability_diagram(res.reliability), ctx["out"],

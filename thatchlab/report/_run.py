@@ -1,0 +1,115 @@
+"""The HTML report of ``thatchlab run``, rendered from the Jinja2 template ``templates/run.html.j2``.
+
+The caller passes plain data (strings, DataFrames, figure file names);
+every piece of HTML is made here: the template autoescapes text, and the
+tables this module builds with :meth:`DataFrame.to_html` enter it as
+:class:`markupsafe.Markup`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+from markupsafe import Markup
+
+__all__ = ["GLOSSARY", "table_html", "render_run_report"]
+
+#: Where the report links metric names: the docs' glossary, built with
+#: ``python -m sphinx -b html docs docs/_build/html`` (anchors ``#term-<metric>``).
+GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "_build" / "html" / "glossary.html"
+_METRIC_COLUMNS = ("metric",)  # columns whose cells are metric names
+
+
+def _environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    return Environment(loader=PackageLoader("thatchlab.report", "templates"), autoescape=True,
+                       undefined=StrictUndefined, keep_trailing_newline=True)
+
+
+def _glossary_link(name: str, out_dir: Path | None) -> str:
+    base = GLOSSARY.as_uri() if out_dir is None else os.path.relpath(GLOSSARY, out_dir)
+    return f'<a href="{html.escape(base)}#term-{html.escape(name)}">{html.escape(name)}</a>'
+
+
+def table_html(df: pd.DataFrame, out_dir=None, metric_names: bool = False) -> Markup:
+    """``df`` as an HTML table (class ``t``), safe to place in the template.
+
+    A plain row number is dropped and a named index (metric names, parameter
+    names) becomes the first column; numbers print with 4 significant digits,
+    missing values as "–", text escaped. With ``metric_names`` the cells of a
+    ``metric`` column (and the index when ``df.attrs["index_is_metric"]``) link
+    to their glossary entries, relative to ``out_dir``.
+
+    >>> str(table_html(pd.DataFrame({"a": ["<b>"]}))).count("&lt;b&gt;")
+    1
+    """
+    out_dir = None if out_dir is None else Path(out_dir)
+    metric_cols = _METRIC_COLUMNS + (("",) if df.attrs.get("index_is_metric") else ())
+    if not (isinstance(df.index, pd.RangeIndex) and df.index.name is None):
+        df = df.reset_index().rename(columns={"index": ""})
+    fmt = {}
+    for col in df.columns:
+        if metric_names and col in metric_cols:
+            fmt[col] = lambda v: _glossary_link(str(v), out_dir)
+        elif df[col].dtype == object:
+            fmt[col] = lambda v: "–" if v is None or v != v else html.escape(str(v))
+    return Markup(df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–",
+                             index=False, escape=False, formatters=fmt))
+
+
+def _section(sec, out_dir, metric_names: bool) -> dict:
+    """A section for the template: tables given as DataFrames become Markup tables."""
+    get = sec.get if isinstance(sec, dict) else (lambda k, d=None: getattr(sec, k, d))
+    tables = []
+    for caption, table in get("tables") or ():
+        if isinstance(table, pd.DataFrame):
+            table = table_html(table, out_dir, metric_names=metric_names)
+        elif not hasattr(table, "__html__"):
+            raise TypeError(f"table {caption!r}: expected a DataFrame or Markup, got {type(table).__name__}")
+        tables.append((caption, table))
+    return {"title": get("title", ""), "paragraphs": list(get("paragraphs") or ()),
+            "preformatted": list(get("preformatted") or ()), "tables": tables,
+            "figures": [(caption, str(src)) for caption, src in get("figures") or ()]}
+
+
+def render_run_report(path, *, facts, engines, ships, sections, parameters, versions, timings,
+                      skipped=(), title: str = "thatchlab run") -> Path:
+    """Write the main job's report to ``path`` from ``templates/run.html.j2``.
+
+    Parameters
+    ----------
+    path : the HTML file to write; figure paths and glossary links are relative to its folder.
+    facts : list of ``{"label", "value", "note"}``: the header line (data, embedder, export...).
+    engines : list of ``{"engine", "ran", "values"}``: what each engine ran, in words and values.
+    ships : the "What ships, and why" section: ``{"paragraphs", "tables"}``.
+    sections : the job's sections, each a mapping or an object with ``title``,
+        ``paragraphs``, ``preformatted`` (text shown as is), ``tables``
+        (``(caption, DataFrame)``; metric names link to the glossary) and
+        ``figures`` (``(caption, relative PNG path)``).
+    parameters : ``{"paragraphs": [...], "values": {name: {field: value}}}``, shown as JSON.
+    versions, timings : ``{name: value}``, shown as tables.
+    skipped : the steps that had no log.
+    """
+    path = Path(path)
+    out_dir = path.parent
+    context = {
+        "title": title,
+        "facts": [{"label": f["label"], "value": f["value"], "note": f.get("note", "")} for f in facts],
+        "engines": list(engines),
+        "skipped": list(skipped),
+        "ships": _section({"title": "", **ships}, out_dir, metric_names=False),
+        "sections": [_section(s, out_dir, metric_names=True) for s in sections],
+        "parameters": _section({"paragraphs": parameters.get("paragraphs", ()),
+                                "preformatted": [json.dumps(parameters["values"], indent=1, default=str)]},
+                               out_dir, metric_names=False),
+        "versions": table_html(pd.DataFrame({"version": pd.Series(versions, dtype=object)})),
+        "timings": table_html(pd.DataFrame({"seconds": pd.Series(timings, dtype="float64")})),
+    }
+    text = _environment().get_template("run.html.j2").render(**context)
+    path.write_text(text, encoding="utf-8")
+    return path

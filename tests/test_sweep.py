@@ -337,7 +337,7 @@ def test_an_exported_sweep_winner_is_unreviewed_until_decided(world, tmp_path):
 
 
 def test_behavior_engine_forecasts_match_replay():
-    from thatchlab.synth.preference import BehaviorWorld
+    from thatchlab.synth.behavior import BehaviorWorld
 
     w = BehaviorWorld(seed=0)
     log, emb = w.log(150), w.lookup_embedder()

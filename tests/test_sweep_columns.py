@@ -46,7 +46,7 @@ def _quiet(fn, *args, **kw):
 @pytest.fixture(scope="module")
 def logs():
     from thatchlab.synth import BeliefWorld, PatternWorld, RecallWorld
-    from thatchlab.synth.preference import BehaviorWorld
+    from thatchlab.synth.behavior import BehaviorWorld
 
     pred, emb = interaction_log(n_events=300, seed=1)
     bw = BehaviorWorld(seed=0)

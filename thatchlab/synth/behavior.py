@@ -1,8 +1,8 @@
 """A world of codified agent behaviors with planted relevance (thatch's behavior engine).
 
 Built on a :class:`~thatchlab.synth.preference.PreferenceWorld`'s situations,
-texts and timing; re-exported by :mod:`thatchlab.synth.preference` and
-:mod:`thatchlab.synth`.
+texts, matcher phrasings (through its :meth:`~thatchlab.synth.PreferenceWorld.draw_matcher`
+hook) and session spacing; re-exported by :mod:`thatchlab.synth`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.synth.preference import _GAP, PreferenceWorld, _finish
+from thatchlab.synth._sessions import SESSION_GAP, finish_log
+from thatchlab.synth.preference import PreferenceWorld
 
 __all__ = ["BehaviorWorld"]
 
@@ -58,11 +59,11 @@ class BehaviorWorld:
         t0 = w.start - pd.Timedelta(days=1)
         for j, r in enumerate(self.links.itertuples()):
             rows.append({"ts": t0 + pd.Timedelta(minutes=j), "session": "setup", "store": store,
-                         "kind": "behavior_codify", "matcher": w._matcher(rng, r.situation),
+                         "kind": "behavior_codify", "matcher": w.draw_matcher(rng, r.situation),
                          "statement": r.behavior, "rationale": "learned from a past session"})
         for k in range(int(n_sessions)):
             s = int(rng.integers(w.n_situations))
-            t = w.start + k * _GAP
+            t = w.start + k * SESSION_GAP
             sess = f"b{k:05d}"
             rows.append({"ts": t, "session": sess, "store": store, "kind": "message",
                          "text": w.prompts[s][int(rng.integers(len(w.prompts[s])))]})
@@ -73,4 +74,4 @@ class BehaviorWorld:
                                  "kind": "behavior_feedback", "statement": r.behavior, "relevant": rel,
                                  "text": "it fit the task" if rel else "not useful here",
                                  "p_true": r.relevance})
-        return _finish(rows)
+        return finish_log(rows)

@@ -72,7 +72,7 @@ from thatchlab import tune
 from thatchlab.core.params import ScoringParams
 from thatchlab.synth import PreferenceWorld
 from thatchlab.tune._testing import improvement_pvalue, paired_difference
-from thatchlab.tune.registry import cluster_resamples, segment_stream
+from thatchlab.tune.resampling import cluster_resamples, segment_stream
 
 PRIOR = (20.0, 0.3)
 SPACE = {"k": [5.0, 20.0], "p0": [0.3, 0.5]}

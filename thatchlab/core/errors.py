@@ -8,6 +8,7 @@ column involved (when there is one) and what was expected instead.
 from __future__ import annotations
 
 __all__ = [
+    "warn",
     "ThatchlabError",
     "InputError",
     "TimeError",
@@ -118,3 +119,29 @@ class StoreConflictError(ThatchlabError):
         super().__init__(message)
         self.count = count
         self.log_end = log_end
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Issue a warning attributed to the first caller outside thatchlab (the user's own line).
+
+    A fixed ``stacklevel`` is right only for one call depth; this walks out
+    of the package's frames instead, so a warning raised deep inside a
+    replay points at the notebook cell or script line that asked for it.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn("look here")
+    >>> caught[0].filename.endswith("errors.py")
+    False
+    """
+    import inspect
+    import os
+    import warnings
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = inspect.currentframe().f_back, 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    del frame
+    warnings.warn(message, category, stacklevel=level)

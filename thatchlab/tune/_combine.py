@@ -1,7 +1,8 @@
 """Decisions on several metrics of one engine joined into one, the joint change checked on each.
 
 :func:`combine_decisions` is re-exported by :mod:`thatchlab.tune.decide` and
-:mod:`thatchlab.tune`.
+:mod:`thatchlab.tune`; the :class:`~thatchlab.tune.Decision` it builds lives in
+:mod:`thatchlab.tune._decision`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.tune._decision import EVIDENCE_COLUMNS, Decision
 from thatchlab.tune._picking import _direction, _spec_of
 from thatchlab.tune._testing import (
     check_constraint,
@@ -21,8 +23,7 @@ from thatchlab.tune._testing import (
     paired_difference,
     span,
 )
-from thatchlab.tune.decide import EVIDENCE_COLUMNS, Decision
-from thatchlab.tune.registry import cluster_resamples, segment_stream
+from thatchlab.tune.resampling import cluster_resamples, segment_stream
 from thatchlab.tune.sweep import config_id
 
 __all__ = ["combine_decisions"]

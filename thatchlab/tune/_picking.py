@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
-from thatchlab.tune.registry import EngineSpec, get_engine, metric_list
+from thatchlab.core.params.production import setting
+from thatchlab.tune.registry import EngineSpec, engines, get_engine, metric_list
 
-__all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction"]
+__all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction", "never_shipped",
+           "pick_candidate", "n_competitors"]
 
 _OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
@@ -45,8 +47,6 @@ def metric_direction(metric: str, engine=None) -> str:
     >>> metric_direction("auc"), metric_direction("log_loss", "prediction")
     ('max', 'min')
     """
-    from thatchlab.tune.registry import engines
-
     if engine is not None:
         spec = get_engine(engine)
         if metric in spec.metrics:
@@ -324,3 +324,36 @@ def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) ->
         lt = (X[None, :, :] < blk[:, None, :]).any(axis=2)
         keep[lo:lo + 512] = ~(le & lt).any(axis=1)
     return results.iloc[idx[keep]]
+
+
+# -- the candidate decide tests (in the order decide calls these) ----------------------------------
+def never_shipped(spec) -> list:
+    """The fields production has no setting for: studied in sweeps, never shipped."""
+    return [f.name for f in dataclasses.fields(spec.params_class) if setting(spec.name, f.name).kind == "none"]
+
+
+def pick_candidate(results, metric, spec, default, fixed, candidate, constraint):
+    """The configuration to test: ``candidate`` if given, else the best on validation, either
+    with the ``fixed`` fields at the default."""
+    pool = results
+    for f in fixed:
+        if f in results.columns:
+            pool = pool[pool[f] == getattr(default, f)]
+    pool.attrs.update(results.attrs)
+    try:
+        if candidate is not None:
+            if not isinstance(candidate, spec.params_class):
+                raise InputError(f"candidate: expected {spec.params_class.__name__}, got {type(candidate).__name__}")
+            return candidate.replace(**{f: getattr(default, f) for f in fixed})
+        return best(pool if len(pool) else results, metric, constraint=constraint).params
+    except InputError as err:
+        held = [f for f in fixed if f in results.columns and results[f].nunique() > 1]
+        raise InputError(f"{err}" + (f" among the configurations keeping {', '.join(held)} at production's "
+                                      "default (production has no setting for them, so they never ship)"
+                                      if held else "")) from None
+
+
+def n_competitors(results, metric, constraint) -> int:
+    """Configurations that competed on validation: a finite score, the constraint satisfied."""
+    vals = pd.to_numeric(results[f"val_{metric}"], errors="coerce").to_numpy(np.float64)
+    return int(np.count_nonzero(np.isfinite(vals) & _constraint_mask(results, constraint)))

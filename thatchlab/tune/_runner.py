@@ -7,7 +7,7 @@ so a crashed sweep loses at most the chunks in flight (each row with a
 record of the scores its request filled, :data:`SCORED_COLUMN`); the configurations'
 per-cluster sums go to a NumPy sidecar beside it
 (``<file>.<sweep_id>.clusters.npz``, each distinct row stored once as in
-:class:`~thatchlab.tune.registry.ClusterStats`), so a resumed sweep keeps them too.
+:class:`~thatchlab.tune.resampling.ClusterStats`), so a resumed sweep keeps them too.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune.registry import ClusterStats, EngineSpec
+from thatchlab.tune.registry import EngineSpec
+from thatchlab.tune.resampling import ClusterStats
 
 __all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk", "SIDECAR_FORMAT",
            "SCORED_COLUMN"]

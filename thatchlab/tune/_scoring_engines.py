@@ -29,14 +29,11 @@ import pandas as pd
 
 from thatchlab.metrics.calibration import clip_eps
 from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT
-from thatchlab.tune.registry import (
-    CLUSTERS_KEY,
-    EngineSpec,
-    Prepared,
+from thatchlab.tune.registry import CLUSTERS_KEY, EngineSpec, Prepared, metric_list
+from thatchlab.tune.resampling import (
     bootstrap_interval,
     cluster_resamples,
     cluster_sums,
-    metric_list,
     percentile_interval,
     ratio_resamples,
     segment_clusters,

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.tune._picking import _OPERATORS
-from thatchlab.tune.registry import ratio_resamples
+from thatchlab.tune.resampling import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
@@ -120,7 +120,7 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
 
     ``m = Σ_c num_c / Σ_c den_c`` over the same clusters ``c`` for both
     configurations; ``weights`` ``(B, n_clusters)`` are cluster resamples
-    (:func:`~thatchlab.tune.registry.cluster_resamples`) applied to *both*,
+    (:func:`~thatchlab.tune.resampling.cluster_resamples`) applied to *both*,
     so ``δ*_b = m*_b(b) − m*_b(a)`` keeps the within-cluster correlation.
 
     With ``G`` clusters holding data for either configuration, the standard
@@ -140,7 +140,7 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
 
     Examples
     --------
-    >>> from thatchlab.tune.registry import cluster_resamples
+    >>> from thatchlab.tune.resampling import cluster_resamples
     >>> W = cluster_resamples(3, 200, seed=0)
     >>> out = paired_difference([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], W)
     >>> out["delta"], out["ci_lower"], out["ci_upper"], out["df"]
@@ -188,7 +188,7 @@ def improvement_pvalue(r: dict, lower: bool) -> float:
 def ratio_interval(num, den, weights, alpha: float = 0.05) -> dict:
     """One configuration's ratio metric with its studentized cluster-bootstrap interval.
 
-    >>> from thatchlab.tune.registry import cluster_resamples
+    >>> from thatchlab.tune.resampling import cluster_resamples
     >>> out = ratio_interval([1.0, 1.0], [2.0, 2.0], cluster_resamples(2, 50))
     >>> out["value"], out["ci_lower"], out["ci_upper"]
     (0.5, 0.5, 0.5)

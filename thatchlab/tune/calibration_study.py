@@ -28,7 +28,7 @@ import pandas as pd
 
 from thatchlab.core.params import ScoringParams
 from thatchlab.tune.decide import decide, paired_difference
-from thatchlab.tune.registry import ClusterStats, cluster_resamples, percentile_interval
+from thatchlab.tune.resampling import ClusterStats, cluster_resamples, percentile_interval
 from thatchlab.tune.sweep import config_id
 
 __all__ = ["planted_sweep", "decide_calibration"]

@@ -108,7 +108,7 @@ def load_sweep(path) -> pd.DataFrame:
 
     Without the sidecar the rows load but carry no sums, and ``decide`` says so.
     """
-    from thatchlab.tune.registry import ClusterStats
+    from thatchlab.tune.resampling import ClusterStats
 
     path = Path(path)
     suffix = _suffix(path)

@@ -43,15 +43,14 @@ from thatchlab.tune._runner import (
 from thatchlab.tune._space import check_space, grid_configs, optuna_suggest, random_configs
 from thatchlab.tune.registry import (
     CLUSTERS_KEY,
-    ClusterStats,
     EngineSpec,
     Prepared,
     Segment,
     get_engine,
     metric_list,
     register_engine,
-    segment_clusters,
 )
+from thatchlab.tune.resampling import ClusterStats, segment_clusters
 
 __all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id", "pareto", "identification",
            "metric_direction"]
@@ -305,7 +304,7 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     metrics can see, see :func:`identification`; a ``UserWarning`` names
     them); ``identification`` (metric → its unidentified parameters);
     ``clusters`` (engines with clusters: a
-    :class:`~thatchlab.tune.registry.ClusterStats` of per-cluster sums of
+    :class:`~thatchlab.tune.resampling.ClusterStats` of per-cluster sums of
     every ratio metric, configuration and segment, for paired cluster
     bootstraps such as :func:`thatchlab.tune.decide`).
 

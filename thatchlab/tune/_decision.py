@@ -1,0 +1,242 @@
+"""The record :func:`~thatchlab.tune.decide` returns: what ships, the evidence, and its JSON form.
+
+:class:`Decision` holds the shipped parameters, one evidence row per
+parameter considered (columns :data:`EVIDENCE_COLUMNS`) and the test of the
+shipped configuration as a whole; :meth:`Decision.to_dict` and
+:meth:`Decision.from_dict` write and read it as JSON (``thatchlab decide
+--out``). Both are re-exported by :mod:`thatchlab.tune.decide`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from thatchlab.core.errors import InputError
+
+__all__ = ["Decision", "EVIDENCE_COLUMNS"]
+
+#: The columns of :attr:`Decision.evidence`, in order (also the keys of :meth:`Decision.to_records`).
+EVIDENCE_COLUMNS = ("parameter", "default", "candidate", "shipped", "reason", "metric", "delta",
+                    "ci_lower", "ci_upper", "n_clusters", "detectable")
+
+
+@dataclass
+class Decision:
+    """What to ship, parameter by parameter, and the evidence for it (see :func:`decide`).
+
+    Attributes
+    ----------
+    engine, metric : the engine and the metric decided on (``"a + b"`` for merged decisions).
+    params : production's default with only the shipped values changed: what to ship.
+    default : production's parameters.
+    candidate : the best configuration on validation (under the constraint);
+        unidentified parameters at their default.
+    evidence : DataFrame, one row per parameter considered, columns
+        :data:`EVIDENCE_COLUMNS`: ``parameter`` (bare field name), ``default``,
+        ``candidate``, ``shipped``, ``reason`` (words), ``metric``,
+        ``delta`` (test metric of the default with this parameter alone
+        changed, minus the default's), ``ci_lower``/``ci_upper`` (its
+        interval: at ``α`` when it is the only change, else at its Holm level
+        in the reduction family), ``n_clusters`` (test clusters with data),
+        ``detectable`` (the smallest difference detectable with 80 % power
+        at that level). ``shipped`` is true exactly for the parameters the
+        shipped configuration changes.
+    combined : the shipped configuration against the default: ``config_id``
+        and ``params`` (its changed fields; None and ``{}`` when nothing
+        ships, and then the other keys describe the candidate's gate test),
+        ``delta``, ``ci_lower``, ``ci_upper`` (its own ``1 − α`` interval),
+        ``p_value`` (directional, unadjusted), ``detectable``, ``n_clusters``,
+        ``df``; ``candidate_config_id``, ``gate`` (the joint test), ``family``
+        (the reduction family: one dict per subset), ``constraint`` (per
+        constrained metric: rule, the shipped or candidate configuration's
+        test ``value`` and interval, ``holds``) and ``procedure`` (words).
+    optimism : the candidate's advantage over the default on validation minus
+        its advantage on test, each advantage signed so that positive means
+        better: ``s·(val₀ − val_c) − s·(test₀ − test_c)`` with ``s = +1`` for
+        a minimised metric, ``−1`` for a maximised one. Positive: validation
+        flattered the winner (selection among ``n_configs`` configurations).
+    n_configs : configurations that competed for the candidate (finite
+        validation score, constraint satisfied); 1 when the candidate was
+        given (chosen without the sweep's validation scores).
+    unidentified : swept parameters the metric cannot see (never shipped).
+    """
+
+    engine: str
+    metric: str
+    params: object
+    default: object
+    candidate: object
+    evidence: pd.DataFrame
+    combined: dict
+    optimism: float
+    n_configs: int
+    unidentified: list
+    alpha: float = 0.05
+    n_boot: int = 1000
+    cluster: str = "session"
+    seed: int = 0
+    constraint: dict | None = None
+    parts: list = field(default_factory=list)
+
+    def shipped_parameters(self) -> list:
+        """Names of the parameters whose candidate value ships."""
+        ev = self.evidence
+        return ev.loc[ev["shipped"].astype(bool), "parameter"].tolist()
+
+    def to_records(self) -> list:
+        """The evidence as JSON-safe dicts (keys: :data:`EVIDENCE_COLUMNS`), for a manifest."""
+        return [{c: _json(row[c]) for c in EVIDENCE_COLUMNS} for _, row in self.evidence.iterrows()]
+
+    def combined_record(self) -> dict:
+        """The shipped configuration as a whole, as one manifest record (``"parameter": "combined"``).
+
+        Keys: ``parameter``, ``shipped`` (something ships), ``params`` (the shipped
+        changes), ``config_id``, ``metric``, ``delta``, ``ci_lower``, ``ci_upper``
+        (the shipped configuration against the default; when nothing ships, the
+        candidate's gate test), ``n_clusters``, ``detectable`` and ``reason``.
+        """
+        c = self.combined
+        shipped = self.shipped_parameters()
+        what = ", ".join(f"{k}={v!r}" for k, v in (c.get("params") or {}).items())
+        if shipped:
+            reason = (f"ships ({what}) as one configuration scored on the test stretch: {c.get('metric', self.metric)} "
+                      f"{_num(c.get('delta'))} [{_num(c.get('ci_lower'))}, {_num(c.get('ci_upper'))}] against "
+                      "the default")
+        elif math.isfinite(_float(c.get("delta"))):
+            reason = (f"nothing ships: the candidate changes {c.get('metric', self.metric)} by {_num(c.get('delta'))} "
+                      f"[{_num(c.get('ci_lower'))}, {_num(c.get('ci_upper'))}] against the default")
+        else:
+            reason = "nothing ships: no configuration other than the default was scored"
+        return {"parameter": "combined", "shipped": bool(shipped), "params": _jsonable(c.get("params") or {}),
+                "config_id": c.get("config_id"), "metric": c.get("metric", self.metric),
+                **{k: _json(_float(c.get(k))) for k in ("delta", "ci_lower", "ci_upper", "detectable")},
+                "n_clusters": _json(c.get("n_clusters")), "reason": reason}
+
+    def to_dict(self) -> dict:
+        """Everything needed to export this decision, as JSON-safe values (see :meth:`from_dict`)."""
+        return _jsonable({
+            "kind": "thatchlab.decision", "version": 1, "engine": self.engine, "metric": self.metric,
+            "params": self.params.to_dict(), "default": self.default.to_dict(),
+            "candidate": self.candidate.to_dict(), "evidence": self.to_records(), "combined": self.combined,
+            "optimism": self.optimism, "n_configs": self.n_configs, "unidentified": list(self.unidentified),
+            "alpha": self.alpha, "n_boot": self.n_boot, "cluster": self.cluster, "seed": self.seed,
+            "constraint": {k: list(v) for k, v in (self.constraint or {}).items()} or None,
+            "parts": [d.to_dict() for d in self.parts]})
+
+    @classmethod
+    def from_dict(cls, data, source="decision") -> Decision:
+        """A decision written by :meth:`to_dict` (``thatchlab decide --out``).
+
+        >>> from thatchlab.tune import decide, planted_sweep
+        >>> d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
+        >>> back = Decision.from_dict(d.to_dict())
+        >>> back.params == d.params, back.shipped_parameters() == d.shipped_parameters()
+        (True, True)
+        """
+        from thatchlab.core.params.production import ENGINE_PARAMS
+
+        if not isinstance(data, dict) or data.get("kind") != "thatchlab.decision":
+            raise InputError(f"{source}: not a thatchlab decision (expected the JSON `thatchlab decide` writes)")
+        try:
+            pcls = ENGINE_PARAMS[data["engine"]]
+            evidence = pd.DataFrame(data["evidence"], columns=list(EVIDENCE_COLUMNS))
+            evidence["shipped"] = evidence["shipped"].astype(bool)
+            for col in ("delta", "ci_lower", "ci_upper", "detectable"):
+                evidence[col] = pd.to_numeric(evidence[col], errors="coerce")
+            out = cls(data["engine"], data["metric"], pcls.from_dict(data["params"]),
+                      pcls.from_dict(data["default"]), pcls.from_dict(data["candidate"]), evidence,
+                      _unjson(data.get("combined") or {}), _float(data.get("optimism")),
+                      int(data.get("n_configs", 0)), list(data.get("unidentified") or []),
+                      float(data.get("alpha", 0.05)), int(data.get("n_boot", 1000)),
+                      data.get("cluster", "session"), int(data.get("seed", 0)),
+                      {k: tuple(v) for k, v in (data.get("constraint") or {}).items()} or None,
+                      [cls.from_dict(p, source) for p in data.get("parts") or []])
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{source}: not a readable decision ({type(exc).__name__}: {exc})") from None
+        changed = {f for f in out.params.to_dict() if getattr(out.params, f) != getattr(out.default, f)}
+        if changed != set(out.shipped_parameters()):
+            raise InputError(f"{source}: its params change {sorted(changed)} but its evidence ships "
+                             f"{sorted(out.shipped_parameters())}; the file was edited or is corrupt")
+        return out
+
+    def merge(self, *others) -> Decision:
+        """This decision joined with ``others`` (see :func:`combine_decisions`)."""
+        from thatchlab.tune._combine import combine_decisions
+
+        return combine_decisions([self, *others])
+
+    def summary(self) -> str:
+        """What ships, how many configurations competed, the tested configuration's interval, in a few lines."""
+        shipped = self.shipped_parameters()
+        what = ", ".join(f"{p}={getattr(self.params, p)!r}" for p in shipped) or "nothing (production's defaults)"
+        c = self.combined
+        lines = [f"Decision({self.engine}, {self.metric}): ship {what}",
+                 f"  {self.n_configs} configurations compared; optimism {self.optimism:.4g}"
+                 if isinstance(self.optimism, float) and math.isfinite(self.optimism)
+                 else f"  {self.n_configs} configurations compared"]
+        if isinstance(c.get("delta"), float) and math.isfinite(c["delta"]):
+            what_ = "shipped configuration" if c.get("config_id") else "candidate"
+            lines.append(f"  {what_} vs default: {c['delta']:+.4g} [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]")
+        if self.unidentified:
+            lines.append(f"  unidentified by the metric: {', '.join(self.unidentified)}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        cols = ["parameter", "default", "candidate", "shipped", "delta", "ci_lower", "ci_upper"]
+        table = self.evidence[cols].to_string(index=False) if len(self.evidence) else "(no parameter differs)"
+        reasons = "\n".join(f"  {r.parameter}: {r.reason}" for r in self.evidence.itertuples())
+        return f"{self.summary()}\n{table}\n{reasons}"
+
+    def _repr_html_(self) -> str:
+        head = "<br>".join(html.escape(line) for line in self.summary().splitlines())
+        return f"<p>{head}</p>{self.evidence.to_html(index=False)}"
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _num(v) -> str:
+    x = _float(v)
+    return f"{x:+.4g}" if math.isfinite(x) else "undefined"
+
+
+def _jsonable(v):
+    """``v`` with numpy scalars as Python numbers, tuples as lists and non-finite floats as None."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return None  # resample draws: not part of the record
+    return _json(v)
+
+
+_NUMBERS = {"delta", "ci_lower", "ci_upper", "p_value", "p_adjusted", "detectable", "se", "value"}
+
+
+def _unjson(v, key=None):
+    """The inverse of :func:`_jsonable` for a decision's ``combined`` (a None number → NaN)."""
+    if isinstance(v, dict):
+        return {k: _unjson(x, k) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_unjson(x) for x in v]
+    return float("nan") if v is None and key in _NUMBERS else v
+
+
+def _json(v):
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v

@@ -23,3 +23,28 @@ def test_a_calibration_report_shows_its_rows_as_a_table():
     assert "<h4>Calibration report</h4>" in html
     assert "<b>observations</b>: 3" in html and "<b>groups</b>: 2" in html
     assert "<th>bucket_9</th>" in html and "<td>work</td>" in html and "<td>ops</td>" in html
+
+
+def test_a_decision_shows_what_ships_and_its_evidence():
+    import numpy as np
+
+    from thatchlab.tune import decide, planted_sweep
+
+    d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
+    html = d._repr_html_()
+    assert html.startswith("<div class='thatchlab-display'><h4>Decision: ")
+    assert "<b>metric</b>: log_loss" in html
+    assert "<i>evidence</i>" in html and "<th>ci_lower</th>" in html
+    for parameter in d.evidence["parameter"]:
+        assert f"<td>{parameter}</td>" in html
+
+
+def test_a_fitter_shows_its_summary():
+    from thatchlab.tune import PriorFitter
+
+    signals = pd.DataFrame({"item_id": [f"i{j // 4}" for j in range(40)],
+                            "signal": ["confirm", "disconfirm", "confirm", "soft"] * 10})
+    assert "not fitted" in PriorFitter()._repr_html_()
+    html = PriorFitter().fit(signals)._repr_html_()
+    assert "<h4>PriorFitter</h4>" in html and "<i>summary_</i>" in html
+    assert "<th>k</th>" in html and "<th>p0</th>" in html

@@ -9,7 +9,6 @@ shipped configuration as a whole; :meth:`Decision.to_dict` and
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 
@@ -82,6 +81,16 @@ class Decision:
     seed: int = 0
     constraint: dict | None = None
     parts: list = field(default_factory=list)
+
+    def _repr_html_(self) -> str:
+        """The decision in a notebook: what ships, the joint test, then the evidence table."""
+        from thatchlab.core.display import html_block
+
+        record = self.combined_record()
+        shipped = record["params"] or "nothing"
+        facts = {"engine": self.engine, "metric": self.metric, "ships": shipped,
+                 "alpha": self.alpha, "configurations": self.n_configs}
+        return html_block(f"Decision: {record['reason']}", facts, {"evidence": self.evidence})
 
     def shipped_parameters(self) -> list:
         """Names of the parameters whose candidate value ships."""
@@ -193,10 +202,6 @@ class Decision:
         table = self.evidence[cols].to_string(index=False) if len(self.evidence) else "(no parameter differs)"
         reasons = "\n".join(f"  {r.parameter}: {r.reason}" for r in self.evidence.itertuples())
         return f"{self.summary()}\n{table}\n{reasons}"
-
-    def _repr_html_(self) -> str:
-        head = "<br>".join(html.escape(line) for line in self.summary().splitlines())
-        return f"<p>{head}</p>{self.evidence.to_html(index=False)}"
 
 
 def _float(v) -> float:

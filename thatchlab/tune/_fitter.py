@@ -127,6 +127,20 @@ class BaseFitter(ParamsMixin):
         parts += [f"{key}={_short(value)}" for key, value in self._repr_values()]
         return f"<{name}: {', '.join(parts)}>"
 
+    def _repr_html_(self) -> str:
+        """The fitter in a notebook: its repr, the header facts and ``summary_`` as a table."""
+        from thatchlab.core.display import html_block
+
+        if not self._is_fitted():
+            return html_block(repr(self))
+        facts = {"fitted": self._estimand, "n": f"{self.n_} {self._n_noun}",
+                 "log-likelihood": _short(self.log_likelihood_)}
+        alpha = getattr(self, "alpha", None)
+        if isinstance(alpha, float):
+            facts["intervals"] = f"{1 - alpha:.0%} (alpha = {alpha:g})"
+        facts.update((label, _short(value)) for label, value in self._summary_header())
+        return html_block(type(self).__name__, facts, {"summary_": self.summary_})
+
     def _summary_text(self, precision: int = 4) -> str:
         summary = self.summary_
         lines = [("fitted", self._estimand), ("n", f"{self.n_} {self._n_noun}"),

@@ -178,6 +178,14 @@ def test_config_errors_are_clear(tmp_path):
     good = tmp_path / "c.toml"
     good.write_text('[prediction]\nk = 3.0\n[sweep]\nholdout = 0.25\n')
     assert load_config(good) == {"prediction": {"k": 3.0}, "sweep": {"holdout": 0.25}}
+    # a bad value, an unknown field, a section that is not a table: each names the file and section
+    for text, expected in (('[prediction]\nk = -1.0\n', r"c.toml: section \[prediction\]: k: expected > 0"),
+                           ('[belief]\nhalf_lifes = 3\n', r"c.toml: section \[belief\]: .*unknown parameter"),
+                           ('calibration = 3\n', r"c.toml: section \[calibration\]: expected a table"),
+                           ('[sweep]\nspaces = 1\n', r"c.toml: section \[sweep\]: unknown key")):
+        good.write_text(text)
+        with pytest.raises(InputError, match=expected):
+            load_config(good)
 
 
 def test_missing_data_dir(tmp_path):

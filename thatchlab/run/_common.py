@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.core.params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
 from thatchlab.report import GLOSSARY  # noqa: F401
 from thatchlab.tune.policy import (  # noqa: F401
@@ -100,6 +100,18 @@ def load_config(path) -> dict:
     if unknown:
         raise InputError(f"{p}: unknown section(s) {sorted(unknown)}; expected some of "
                          f"{sorted(_PARAMS) + ['sweep']}")
+    for name, section in cfg.items():
+        if not isinstance(section, dict):
+            raise InputError(f"{p}: section [{name}]: expected a table of settings, got "
+                             f"{type(section).__name__} {section!r}")
+    for engine in sorted(set(cfg) & set(_PARAMS)):
+        try:
+            _params(cfg, engine)
+        except ThatchlabError as exc:
+            raise InputError(f"{p}: section [{engine}]: {exc}") from None
+    extra = set(cfg.get("sweep", {})) - {"space", "holdout"}
+    if extra:
+        raise InputError(f"{p}: section [sweep]: unknown key(s) {sorted(extra)}; expected 'space' and/or 'holdout'")
     return cfg
 
 

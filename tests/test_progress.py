@@ -41,3 +41,21 @@ def test_a_piped_run_writes_no_bar(monkeypatch):
     monkeypatch.setattr(prog.sys, "stderr", err)
     assert list(prog.progress(range(3), desc="work", file=err)) == [0, 1, 2]
     assert err.getvalue() == ""
+
+
+def test_warnings_point_at_the_callers_line():
+    """A warning raised inside thatchlab is attributed to this file, however deep the call."""
+    import warnings
+
+    import pandas as pd
+
+    from thatchlab.calibration import LEDGER_ABSENT_WARNING, backfill_recall_outcomes
+    from thatchlab.core.errors import warn
+
+    obs = pd.DataFrame({"memory_id": ["m1"], "recall_outcome": [None]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backfill_recall_outcomes(obs, None)
+        warn("direct")
+    assert [str(w.message) for w in caught] == [LEDGER_ABSENT_WARNING, "direct"]
+    assert {w.filename for w in caught} == {__file__}

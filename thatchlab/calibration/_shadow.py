@@ -19,13 +19,12 @@ corroboration count as an exact integer.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
 from thatchlab.core.time import as_utc, utc_column
@@ -169,7 +168,7 @@ def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
         out["recall_outcome"] = None
     out["recall_outcome"] = out["recall_outcome"].astype(object)
     if ledger is None:
-        warnings.warn(LEDGER_ABSENT_WARNING, UserWarning, stacklevel=2)
+        warn(LEDGER_ABSENT_WARNING, UserWarning)
         return out, 0
     _need(ledger, ("memory_id", "consumed"), "recall_observations ledger")
     any_consumed = pd.Series(_consumed(ledger["consumed"].to_numpy(), "recall_observations ledger"),

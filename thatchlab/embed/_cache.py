@@ -16,12 +16,11 @@ import os
 import sqlite3
 import threading
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.sqlite import connect_own
 from thatchlab.embed._vectors import as_texts, check_vectors, from_blob
 
@@ -184,9 +183,9 @@ class EmbeddingCache:
 
     def _fail(self, exc: Exception) -> None:
         self.enabled = False
-        warnings.warn(
+        warn(
             f"embedding cache {str(self.file)!r} is unusable ({type(exc).__name__}: {exc}); "
-            "computing embeddings without it", RuntimeWarning, stacklevel=3)
+            "computing embeddings without it", RuntimeWarning)
 
     @staticmethod
     def _check_kind(kind: str) -> None:

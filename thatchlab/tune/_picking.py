@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.production import setting
 from thatchlab.tune.registry import EngineSpec, engines, get_engine, metric_list
 
@@ -272,11 +271,11 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     ties = results.iloc[tied]
     if len(tied) > 1:
         differ = _swept(ties, _param_names(spec, ties))
-        warnings.warn(f"best: {len(tied)} configurations tie on {col} = {top:.6g}"
+        warn(f"best: {len(tied)} configurations tie on {col} = {top:.6g}"
                       f"{' (they differ in ' + ', '.join(differ) + ')' if differ else ''}; "
                       f"see BestConfig.ties"
                       f"{'; ' + ', '.join(unidentified) + ' kept at the default' if unidentified else ''}",
-                      UserWarning, stacklevel=2)
+                      UserWarning)
     values = {}
     for name_ in (f.name for f in dataclasses.fields(spec.params_class)):
         if name_ in unidentified:

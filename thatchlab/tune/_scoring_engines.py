@@ -27,6 +27,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.errors import warn
 from thatchlab.metrics.calibration import clip_eps
 from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT
 from thatchlab.tune.registry import CLUSTERS_KEY, EngineSpec, Prepared, metric_list
@@ -128,14 +129,12 @@ def _make_prepare(engine: str):
 
         log = sort_by_time(check_log(log), "interaction log")  # once for every plan below
         if "surfaced" in log.columns and log["surfaced"].notna().any():
-            import warnings
-
-            warnings.warn("sweep: this log records what its logging system surfaced (a closed-loop log); the "
+            warn("sweep: this log records what its logging system surfaced (a closed-loop log); the "
                           "sweep's feedback metrics (interruption and wrong-silent-follow rates, coverage, "
                           "nudge_net_rate) use the logged feedback as replayed (the direct estimator), which "
                           "assumes feedback does not depend on what was surfaced; compare with "
                           "metrics.counterfactual_metrics (replay matching, SNIPS) before deciding on them",
-                          UserWarning, stacklevel=3)
+                          UserWarning)
         rules = dict.fromkeys([_rule(base)] + [_rule(p) for p in (params_list or [])])
         if embedder is None:
             from thatchlab.embed import default_embedder

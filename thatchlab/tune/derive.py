@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from thatchlab.calibration import derive, recall_features
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.metrics.calibration import brier, ece, log_loss
 from thatchlab.tune._derive_profile import (
@@ -358,13 +358,13 @@ class DeriveWeightsFitter(BaseFitter):
                    if not stopped_ok else f"gradient norm {gnorm:.3g} in standard errors" if not flat
                    else f"a profile found a log-likelihood {gain:.3g} higher than the estimate's, which is "
                         "a local maximum")
-            warnings.warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
-                          "intervals are not trustworthy", UserWarning, stacklevel=2)
+            warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
+                          "intervals are not trustworthy", UserWarning)
         if not ident.all():
-            warnings.warn("DeriveWeightsFitter: the data do not inform "
+            warn("DeriveWeightsFitter: the data do not inform "
                           f"{', '.join(n for n, ok in zip(names, ident, strict=True) if not ok)}: the profile "
                           "likelihood is flat along them (identified=False; see summary_['note'])",
-                          UserWarning, stacklevel=2)
+                          UserWarning)
         self.coef_ = summary["coef"].to_dict()
         self.params_ = base.replace(**self.coef_)
         self.log_likelihood_ = -float(res.fun)

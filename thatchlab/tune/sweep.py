@@ -20,14 +20,13 @@ import dataclasses
 import hashlib
 import json
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.progress import progress
 from thatchlab.tune._columns import ColumnOrder, result_frame, score_columns, score_segments
 from thatchlab.tune._picking import BestConfig, best, identification, metric_direction, pareto
@@ -376,10 +375,10 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     blind = [p for p in by_metric[primary] if all(p in by_metric[m] for m in metrics)]
     frame.attrs.update(unidentified=blind, identification=by_metric)
     if blind:
-        warnings.warn(f"sweep: {' and '.join(metrics)} cannot see {', '.join(blind)} on this data "
+        warn(f"sweep: {' and '.join(metrics)} cannot see {', '.join(blind)} on this data "
                       f"(changing {'it' if len(blind) == 1 else 'them'} alone never changes the "
                       f"validation or test score); {'it is' if len(blind) == 1 else 'they are'} "
-                      "not identified and will not be tuned", UserWarning, stacklevel=2)
+                      "not identified and will not be tuned", UserWarning)
     return frame
 
 

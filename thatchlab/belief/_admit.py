@@ -186,7 +186,7 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     if k < 1:
         raise InputError(f"k: expected >= 1, got {k}")
     cl = _claims_frame(claims)
-    rows = list(store._rows.values())
+    rows = list(store.row_views())
     texts = [r["text"] for r in rows] + cl["text"].astype(str).tolist()
     uniq = list(dict.fromkeys(texts))
     vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float64) if uniq else np.zeros((0, 1))
@@ -202,7 +202,7 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
             raise InputError(f"claims row {i}: no 'ts' and no at= given (engines never read the clock)")
         ts = as_utc(ts, what=f"claims row {i}, column 'ts'")
         q = vec_of[str(claim["text"])]
-        alive = [j for j, m in enumerate(ids) if m in store._rows]
+        alive = [j for j, m in enumerate(ids) if m in store]
         if alive:
             sims = np.asarray([mat[j] for j in alive]) @ q
             order = np.argsort(-sims, kind="stable")[:k]
@@ -212,7 +212,7 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
         else:
             nb_idx, top, scores = [], float("nan"), {}
         if nb_idx:
-            nb = pd.DataFrame([store._rows[ids[j]] for j in nb_idx])
+            nb = pd.DataFrame([dict(store.row_view(ids[j])) for j in nb_idx])
             nb.insert(2, "score", [scores[j] for j in nb_idx])
             verdict = _as_judgment(judge(dict(claim), nb.reset_index(drop=True)))
             if verdict.event not in JUDGE_EVENTS:

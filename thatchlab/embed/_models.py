@@ -328,12 +328,12 @@ def _replace_pooling(model, pooling: str, what: str) -> None:
         from sentence_transformers.sentence_transformer.modules import Pooling
     except ImportError:  # older sentence-transformers
         from sentence_transformers.models import Pooling
-    names = [k for k, m in model._modules.items() if isinstance(m, Pooling)]
-    if not names:
+    found = [(name, m) for name, m in model.named_children() if isinstance(m, Pooling)]
+    if not found:
         raise EmbeddingError(f"model {what!r} has no pooling module to replace with {pooling!r}")
-    old = model._modules[names[0]]
+    name, old = found[0]
     dim = getattr(old, "embedding_dimension", None) or old.word_embedding_dimension
-    model._modules[names[0]] = Pooling(dim, pooling_mode=pooling)
+    setattr(model, name, Pooling(dim, pooling_mode=pooling))  # nn.Module registers the child
 
 
 def _config_dim(root: Path, pooling: str | None) -> int | None:

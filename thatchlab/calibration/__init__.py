@@ -32,31 +32,15 @@ Production's edges are kept, each with its example:
 """
 
 from thatchlab.calibration._derive import (
-    CONFIDENCE_SOURCES,
     EPS,
-    LEDGER_ABSENT_WARNING,
     LN2,
-    MAX_WINDOW_DAYS,
-    MEMORY_COLUMNS,
-    OBSERVATION_COLUMNS,
-    OBSERVED_AT_TEXT,
     SIGNAL_FIELDS,
-    CalibrationParams,
-    CalibrationReport,
-    CalibrationState,
-    ConfidenceSource,
-    backfill_recall_outcomes,
-    calibrate_from_shadow,
     confidence_tier,
-    cutoff_text,
     decayed,
     derive,
     derive_signals,
     freshness_factor,
-    gc_observations,
-    observed_at_text,
     recall_score,
-    shadow_sample,
     signals_json,
 )
 from thatchlab.calibration._features import recall_features
@@ -90,3 +74,24 @@ __all__ = [
     "OBSERVED_AT_TEXT",
     "MAX_WINDOW_DAYS",
 ]
+
+from thatchlab.calibration._report import CalibrationReport  # noqa: E402
+from thatchlab.calibration._shadow import (  # noqa: E402
+    LEDGER_ABSENT_WARNING,
+    MAX_WINDOW_DAYS,
+    OBSERVATION_COLUMNS,
+    OBSERVED_AT_TEXT,
+    backfill_recall_outcomes,
+    calibrate_from_shadow,
+    cutoff_text,
+    gc_observations,
+    observed_at_text,
+    shadow_sample,
+)
+from thatchlab.calibration._state import (  # noqa: E402
+    CONFIDENCE_SOURCES,
+    MEMORY_COLUMNS,
+    CalibrationParams,
+    CalibrationState,
+    ConfidenceSource,
+)

@@ -22,37 +22,14 @@ multiply-add, by at most 1 ulp. The signal record's
 
 from __future__ import annotations
 
-import enum
 import json
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from thatchlab.calibration._report import CalibrationReport
-from thatchlab.calibration._shadow import (
-    LEDGER_ABSENT_WARNING,
-    MAX_WINDOW_DAYS,
-    OBSERVATION_COLUMNS,
-    OBSERVED_AT_TEXT,
-    backfill_recall_outcomes,
-    calibrate_from_shadow,
-    cutoff_text,
-    gc_observations,
-    observed_at_text,
-    shadow_sample,
-)
-from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
-
-__all__ = [
-    "EPS", "LN2", "derive", "derive_signals", "signals_json", "freshness_factor", "decayed",
-    "confidence_tier", "recall_score", "ConfidenceSource", "CONFIDENCE_SOURCES",
-    "CalibrationParams", "CalibrationReport", "CalibrationState", "SIGNAL_FIELDS",
-    "shadow_sample", "backfill_recall_outcomes", "calibrate_from_shadow", "gc_observations",
-    "OBSERVATION_COLUMNS", "MEMORY_COLUMNS", "LEDGER_ABSENT_WARNING", "cutoff_text", "observed_at_text",
-    "OBSERVED_AT_TEXT", "MAX_WINDOW_DAYS",
-]
+__all__ = ["EPS", "LN2", "SIGNAL_FIELDS", "derive", "derive_signals", "signals_json", "freshness_factor",
+           "decayed", "confidence_tier", "recall_score"]
 
 #: Floor of the half-life, so a zero half-life means "instantly stale", not a division by zero.
 EPS = float(np.finfo(np.float64).eps)
@@ -60,21 +37,6 @@ LN2 = math.log(2.0)
 #: The signal record's field names, in the order production stores them.
 SIGNAL_FIELDS = ("source_age_days", "atom_derivation", "prior_corroboration_count",
                  "freshness_factor", "baseline_per_source")
-#: Columns of the memories patch table (ai-memory's confidence columns, keyed by id).
-MEMORY_COLUMNS = ("id", "confidence", "confidence_source", "confidence_signals", "confidence_decayed_at")
-
-
-class ConfidenceSource(str, enum.Enum):
-    """The trust path of a memory's confidence (``memories.confidence_source``)."""
-
-    CALLER_PROVIDED = "caller_provided"
-    AUTO_DERIVED = "auto_derived"
-    CALIBRATED = "calibrated"
-    DECAYED = "decayed"
-    CURATOR_DERIVED = "curator_derived"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def _is_scalar(*xs) -> bool:
@@ -293,26 +255,3 @@ def recall_score(text_score, confidence, confidence_weight=2.0, other=0.0):
     """
     value = _arr(text_score) + confidence_weight * _arr(confidence) + _arr(other)
     return _wrap(value, text_score, confidence, other)
-
-
-@dataclass
-class CalibrationState:
-    """The calibration engine's state in ai-memory's schema.
-
-    Attributes
-    ----------
-    memories : DataFrame with :data:`MEMORY_COLUMNS` (ai-memory's ``memories``
-        confidence columns keyed by ``id``; times as ``datetime64[ns, UTC]``).
-    observations : DataFrame with :data:`OBSERVATION_COLUMNS`
-        (``confidence_shadow_observations``).
-    params : the :class:`CalibrationParams` that produced it.
-    """
-
-    memories: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MEMORY_COLUMNS)))
-    observations: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(columns=list(OBSERVATION_COLUMNS)))
-    params: CalibrationParams = field(default_factory=CalibrationParams)
-
-    @property
-    def tables(self) -> dict:
-        return {"memories": self.memories, "confidence_shadow_observations": self.observations}

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from thatchlab.calibration._derive import derive, derive_signals, signals_json
 from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.calibration import CalibrationParams
@@ -85,8 +86,6 @@ def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: Calibratio
     >>> round(float(obs["derived_confidence"][0]), 6), float(obs["caller_confidence"][0]), obs["recall_outcome"][0]
     (0.493069, 0.9, None)
     """
-    from thatchlab.calibration._derive import derive, derive_signals, signals_json
-
     params = params if params is not None else CalibrationParams()
     tcol = "ts" if "ts" in recalls.columns else "observed_at"
     acol = "created_at" if "created_at" in getattr(recalls, "columns", ()) else "age_days"

@@ -492,27 +492,8 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
         p_ = params_list[group[0]]
         table, values = _regime_table(prepared, plan, p_, [params_list[i].threshold for i in group])
         events = _forecast_events(plan, values)
-        fixed = {}
-        for seg in segments:
-            universe = universes[seg.name]
-            n_cl = len(universe)
-            ev = events[seg.mask(events["position"])]
-            inside = seg.mask(msg_pos)
-            reads_in = msg[inside]
-            live = ~table.skipped[reads_in]
-            ece = {}
-            for m in wanted if boot else ():
-                if m not in RATIO_METRICS:  # ECE: resample the sessions of the segment's events
-                    ece[m] = bootstrap_interval(
-                        ev, lambda d, m=m: _forecast_scores(d, METRIC_SOFT_WEIGHT)[m], n=boot["n"],
-                        alpha=boot["alpha"], seed=boot["seed"], cluster="session",
-                        stream=segment_stream(seg.name))
-            codes = _local(prepared, universe, msg_pos[inside])
-            fixed[seg.name] = dict(
-                forecast=_forecast_scores(ev, METRIC_SOFT_WEIGHT),
-                fsums=_events_sums(prepared, universe, ev, METRIC_SOFT_WEIGHT),
-                reads=reads_in, codes=codes, n_cl=n_cl, n_messages=int(inside.sum()), n_live=int(live.sum()),
-                live_c=cluster_sums(codes, n_cl, live.astype(np.float64)), ece=ece)
+        fixed = {seg.name: _segment_fixed(prepared, seg, universes[seg.name], events, table, msg, msg_pos,
+                                          wanted, boot) for seg in segments}
         by_threshold: dict = {}
         for i in group:
             by_threshold.setdefault(params_list[i].threshold, []).append(i)
@@ -523,46 +504,74 @@ def _regime_rows(prepared, plan, params_list, idx, segments, universes, resample
             strong = tops.strong([params_list[i].strong_confidence for i in sub],
                                  [params_list[i].strong_evidence for i in sub],
                                  [params_list[i].conflict_margin for i in sub])
-            right, wrong = strong & tops.right[:, None], strong & tops.wrong[:, None]
-            top_pos = reads.position[tops.read]
-            net_top = tops.right.astype(np.float64) - tops.wrong.astype(np.float64)
             for seg in segments:
-                f = fixed[seg.name]
-                n_cl, live_c = f["n_cl"], f["live_c"]
-                covered = has[f["reads"]]
-                cover_c = cluster_sums(f["codes"], n_cl, covered.astype(np.float64))
-                n_cover = int(covered.sum())
-                tin = seg.mask(top_pos)
-                tc = _local(prepared, universes[seg.name], top_pos[tin])
-                s_in, r_in, w_in = strong[tin], right[tin], wrong[tin]
-                strong_c = cluster_sums(tc, n_cl, s_in.astype(np.float64))
-                wrong_c = cluster_sums(tc, n_cl, w_in.astype(np.float64))
-                follow_c = cluster_sums(tc, n_cl, (r_in | w_in).astype(np.float64))
-                net_c = cluster_sums(tc, n_cl, net_top[tin])
-                n_net = float(net_top[tin].sum())
-                interrupt_c = live_c[None, :] - strong_c
-                n_strong, n_right, n_wrong = s_in.sum(axis=0), r_in.sum(axis=0), w_in.sum(axis=0)
-                n_live = f["n_live"]
-                for col, i in enumerate(sub):
-                    ns, nr, nw = int(n_strong[col]), int(n_right[col]), int(n_wrong[col])
-                    regime = {"interruption_rate": _rate(n_live - ns, n_live),
-                              "wrong_silent_follow_rate": _rate(nw, nr + nw),
-                              "coverage": _rate(n_cover, n_live), "nudge_net_rate": n_net / n_live
-                              if n_live else float("nan"), "n_messages": f["n_messages"]}
-                    sums = {**f["fsums"], "interruption_rate": (interrupt_c[col], live_c),
-                            "wrong_silent_follow_rate": (wrong_c[col], follow_c[col]),
-                            "coverage": (cover_c, live_c), "nudge_net_rate": (net_c, live_c)}
-                    rows[i].update({f"{seg.name}_{k}": v for k, v in f["forecast"].items()})
-                    rows[i].update({f"{seg.name}_{k}": v for k, v in regime.items()})
-                    rows[i][CLUSTERS_KEY].update({(m, seg.name): v for m, v in sums.items()})
-                    for m in wanted if boot else ():
-                        if m in sums:
-                            lo, hi = _ratio_interval(*sums[m], resamples[seg.name], boot["alpha"])[0]
-                        else:
-                            lo, hi = f["ece"][m]
-                        rows[i][f"{seg.name}_{m}_lo"], rows[i][f"{seg.name}_{m}_hi"] = lo, hi
+                _threshold_rows(prepared, seg, universes[seg.name], fixed[seg.name], reads, tops, has, strong,
+                                sub, resamples, wanted, boot, rows)
         for i in group:
             rows[i]["estimator"] = _REGIME_ESTIMATOR
+
+
+def _segment_fixed(prepared, seg, universe, events, table, msg, msg_pos, wanted, boot) -> dict:
+    """What one segment's rows share across thresholds: forecast scores and sums, the live
+    messages and their per-session sums, and ECE intervals (resampled over the segment's sessions)."""
+    n_cl = len(universe)
+    ev = events[seg.mask(events["position"])]
+    inside = seg.mask(msg_pos)
+    reads_in = msg[inside]
+    live = ~table.skipped[reads_in]
+    ece = {}
+    for m in wanted if boot else ():
+        if m not in RATIO_METRICS:  # ECE: resample the sessions of the segment's events
+            ece[m] = bootstrap_interval(
+                ev, lambda d, m=m: _forecast_scores(d, METRIC_SOFT_WEIGHT)[m], n=boot["n"],
+                alpha=boot["alpha"], seed=boot["seed"], cluster="session",
+                stream=segment_stream(seg.name))
+    codes = _local(prepared, universe, msg_pos[inside])
+    return dict(forecast=_forecast_scores(ev, METRIC_SOFT_WEIGHT),
+                fsums=_events_sums(prepared, universe, ev, METRIC_SOFT_WEIGHT),
+                reads=reads_in, codes=codes, n_cl=n_cl, n_messages=int(inside.sum()), n_live=int(live.sum()),
+                live_c=cluster_sums(codes, n_cl, live.astype(np.float64)), ece=ece)
+
+
+def _threshold_rows(prepared, seg, universe, f, reads, tops, has, strong, sub, resamples, wanted, boot, rows):
+    """The rows of the configurations ``sub`` (one threshold, a strong bar and margin per column
+    of ``strong``) on one segment: rates, per-session sums and their intervals."""
+    right, wrong = strong & tops.right[:, None], strong & tops.wrong[:, None]
+    top_pos = reads.position[tops.read]
+    net_top = tops.right.astype(np.float64) - tops.wrong.astype(np.float64)
+    n_cl, live_c = f["n_cl"], f["live_c"]
+    covered = has[f["reads"]]
+    cover_c = cluster_sums(f["codes"], n_cl, covered.astype(np.float64))
+    n_cover = int(covered.sum())
+    tin = seg.mask(top_pos)
+    tc = _local(prepared, universe, top_pos[tin])
+    s_in, r_in, w_in = strong[tin], right[tin], wrong[tin]
+    strong_c = cluster_sums(tc, n_cl, s_in.astype(np.float64))
+    wrong_c = cluster_sums(tc, n_cl, w_in.astype(np.float64))
+    follow_c = cluster_sums(tc, n_cl, (r_in | w_in).astype(np.float64))
+    net_c = cluster_sums(tc, n_cl, net_top[tin])
+    n_net = float(net_top[tin].sum())
+    interrupt_c = live_c[None, :] - strong_c
+    n_strong, n_right, n_wrong = s_in.sum(axis=0), r_in.sum(axis=0), w_in.sum(axis=0)
+    n_live = f["n_live"]
+    for col, i in enumerate(sub):
+        ns, nr, nw = int(n_strong[col]), int(n_right[col]), int(n_wrong[col])
+        regime = {"interruption_rate": _rate(n_live - ns, n_live),
+                  "wrong_silent_follow_rate": _rate(nw, nr + nw),
+                  "coverage": _rate(n_cover, n_live), "nudge_net_rate": n_net / n_live
+                  if n_live else float("nan"), "n_messages": f["n_messages"]}
+        sums = {**f["fsums"], "interruption_rate": (interrupt_c[col], live_c),
+                "wrong_silent_follow_rate": (wrong_c[col], follow_c[col]),
+                "coverage": (cover_c, live_c), "nudge_net_rate": (net_c, live_c)}
+        rows[i].update({f"{seg.name}_{k}": v for k, v in f["forecast"].items()})
+        rows[i].update({f"{seg.name}_{k}": v for k, v in regime.items()})
+        rows[i][CLUSTERS_KEY].update({(m, seg.name): v for m, v in sums.items()})
+        for m in wanted if boot else ():
+            if m in sums:
+                lo, hi = _ratio_interval(*sums[m], resamples[seg.name], boot["alpha"])[0]
+            else:
+                lo, hi = f["ece"][m]
+            rows[i][f"{seg.name}_{m}_lo"], rows[i][f"{seg.name}_{m}_hi"] = lo, hi
 
 
 #: The definition of the scores (a sweep's cache key holds it): soft rows weigh

@@ -98,24 +98,42 @@ class HalfLifeFitter(BaseFitter):
         return [("events", int(self.summary_["events"].sum()))]
 
     def fit(self, durations_days, event_observed, groups=None) -> HalfLifeFitter:
-        """Fit per group; returns ``self``."""
-        from scipy.stats import chi2
+        """Fit per group; returns ``self``.
 
+        The segments are first reduced to per-group totals (``pd.factorize``
+        of the groups, ``np.bincount`` of segments, events and exposure); the
+        estimates, intervals and log-likelihoods are closed-form in them.
+        """
         t = np.asarray(durations_days, dtype=np.float64).ravel()
-        e = np.asarray(event_observed).astype(bool).ravel()
-        g = (np.full(t.size, "all", dtype=object) if groups is None
-             else np.asarray(pd.Series(groups, dtype=object).fillna("unclassified"), dtype=object))
-        if not (t.size == e.size == g.size):
+        e = np.asarray(event_observed).astype(bool, copy=False).ravel()
+        if groups is not None and not isinstance(groups, (np.ndarray, pd.Series, pd.Index,
+                                                          pd.api.extensions.ExtensionArray)):
+            groups = np.asarray(groups, dtype=object)
+        if t.size != e.size or (groups is not None and (groups.ndim != 1 or len(groups) != t.size)):
             raise InputError("durations_days, event_observed and groups differ in length")
         if t.size == 0:
             raise InputError("durations_days: expected at least one duration")
-        if np.isnan(t).any() or (t < 0).any() or np.isinf(t).any():
-            raise InputError("durations_days: expected finite durations >= 0 (days)")
-        df = pd.DataFrame({"t": t, "e": e, "g": g})
-        agg = df.groupby("g", sort=True).agg(n=("t", "size"), events=("e", "sum"),
-                                             exposure_days=("t", "sum"))
-        d = agg["events"].to_numpy(dtype=np.float64)
-        T = agg["exposure_days"].to_numpy(dtype=np.float64)
+        if not (t.min() >= 0 and t.max() < math.inf):  # NaN propagates through min and max
+            row = int(np.flatnonzero(~(np.isfinite(t) & (t >= 0)))[0])
+            raise InputError(f"durations_days row {row}: expected a finite duration >= 0 (days), "
+                             f"got {float(t[row])!r}")
+        summary = self._summarise(*_group_totals(t, e, groups))
+        self.half_life_ = summary["coef"].rename("half_life_days")
+        self.rate_ = summary["rate"].rename("rate_per_day")
+        self.log_likelihood_ = float(summary["log_likelihood"].sum())
+        self.n_ = int(t.size)
+        if self.weibull:
+            g = np.full(t.size, "all", dtype=object) if groups is None else _labels(groups)
+            self.weibull_ = self._weibull(pd.DataFrame({"t": t, "e": e, "g": g}))
+        else:
+            self.weibull_ = None
+        self.summary_ = summary  # last: a fitter with summary_ is fitted
+        return self
+
+    def _summarise(self, names, n, d, T) -> pd.DataFrame:
+        """``summary_`` from the per-group totals: estimates, exact intervals, log-likelihoods."""
+        from scipy.stats import chi2
+
         with np.errstate(divide="ignore", invalid="ignore"):
             # T = 0: events → rate ∞ (half-life 0, interval [0, 0]); no events → nothing learned (NaN)
             rate = np.where(T > 0, d / T, np.where(d > 0, np.inf, np.nan))
@@ -126,17 +144,9 @@ class HalfLifeFitter(BaseFitter):
                           np.where(d > 0, np.inf, 0.0))
             ci_lo = np.where(np.isnan(rate), np.nan, _LN2 / hi_rate)
             ci_hi = np.where(np.isnan(rate), np.nan, np.where(lo_rate > 0, _LN2 / lo_rate, np.inf))
-        summary = pd.DataFrame({"coef": half, "ci_lower": ci_lo, "ci_upper": ci_hi,
-                                "n": agg["n"].to_numpy(), "events": d.astype(np.int64),
-                                "exposure_days": T, "rate": rate, "log_likelihood": ll},
-                               index=agg.index.rename("group"))
-        self.half_life_ = summary["coef"].rename("half_life_days")
-        self.rate_ = summary["rate"].rename("rate_per_day")
-        self.log_likelihood_ = float(summary["log_likelihood"].sum())
-        self.n_ = int(t.size)
-        self.weibull_ = self._weibull(df) if self.weibull else None
-        self.summary_ = summary  # last: a fitter with summary_ is fitted
-        return self
+        return pd.DataFrame({"coef": half, "ci_lower": ci_lo, "ci_upper": ci_hi, "n": n,
+                             "events": d.astype(np.int64), "exposure_days": T, "rate": rate,
+                             "log_likelihood": ll}, index=pd.Index(names, dtype=object, name="group"))
 
     def _weibull(self, df: pd.DataFrame) -> pd.DataFrame:
         import warnings
@@ -201,3 +211,37 @@ class HalfLifeFitter(BaseFitter):
                 "they decay at once and no positive half-life can be exported; check those rows' timestamps "
                 "or set the prior yourself")
         return base.replace(**changes)
+
+
+def _labels(groups) -> np.ndarray:
+    """``groups`` as an object array, a missing group named ``unclassified``."""
+    return np.asarray(pd.Series(groups, dtype=object).fillna("unclassified"), dtype=object)
+
+
+def _group_totals(t: np.ndarray, e: np.ndarray, groups):
+    """Sorted group names and, per group, segments, events and exposure (days).
+
+    One ``pd.factorize`` of the groups (a missing group is ``unclassified``),
+    then two bincounts over the codes: of ``2·code + event`` (segments
+    without and with an event, in integers) and of the durations. Merging
+    the missing groups with one already named ``unclassified``, and sorting
+    (``groupby(sort=True)``'s order), happen on the few per-code totals.
+    """
+    if groups is None:
+        return (np.array(["all"], dtype=object), np.array([t.size]), np.array([float(np.count_nonzero(e))]),
+                np.array([float(t.sum())]))
+    codes, names = pd.factorize(groups)
+    names = np.asarray(names, dtype=object)
+    m = names.size
+    if codes.min() < 0:  # missing groups: one more code, named "unclassified"
+        codes = np.where(codes < 0, m, codes)
+        names, m = np.append(names, "unclassified"), m + 1
+    key = codes << 1
+    key |= e
+    tally = np.bincount(key, minlength=2 * m).reshape(m, 2)  # per code: segments without, with an event
+    exposure = np.bincount(codes, weights=t, minlength=m)
+    rank, ordered = pd.factorize(names, sort=True)  # rank[i]: place of code i's name among the sorted names
+    k = len(ordered)
+    n = np.bincount(rank, weights=tally.sum(axis=1), minlength=k).astype(np.int64)
+    d = np.bincount(rank, weights=tally[:, 1], minlength=k)
+    return np.asarray(ordered, dtype=object), n, d, np.bincount(rank, weights=exposure, minlength=k)

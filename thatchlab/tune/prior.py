@@ -30,6 +30,13 @@ import pandas as pd
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.scoring import ScoringParams
 from thatchlab.tune._fitter import BaseFitter
+from thatchlab.tune._prior_likelihood import (
+    BetaPairs,
+    LogTerms,
+    Profile,
+    distinct_pairs,
+    newton_max,
+)
 
 __all__ = ["PriorFitter", "beta_binomial_loglik", "prequential_loglik", "signal_counts",
            "signal_sequence"]
@@ -90,21 +97,73 @@ def _signal_column(signals: pd.DataFrame) -> pd.Series:
     return sig
 
 
+def _signal_flags(signals: pd.DataFrame) -> dict:
+    """A checked signal log as arrays: signals, item ids and codes, and confirm/disconfirm/soft flags.
+
+    Items are coded once (``pd.factorize``, in order of first appearance); a
+    missing item id raises :class:`InputError` naming its row.
+    """
+    sig = _signal_column(signals)
+    item = signals["item_id"].to_numpy()
+    codes, items = pd.factorize(item)
+    if codes.size and codes.min() < 0:
+        row = int(np.flatnonzero(codes < 0)[0])
+        raise InputError(f"signals row {row}, column 'item_id': expected an item id, got {item[row]!r}")
+    return {"signal": sig.to_numpy(), "item": item, "codes": codes, "items": items,
+            "conf": sig.isin(_POSITIVE).to_numpy(), "dis": sig.isin(_NEGATIVE).to_numpy(),
+            "soft": (sig == "soft").to_numpy()}
+
+
+def _counts(flags: dict, soft_weight: float) -> pd.DataFrame:
+    """:func:`signal_counts` of :func:`_signal_flags`: integer tallies per item, then ``d = n_dis + w·n_soft``."""
+    codes, m = flags["codes"], len(flags["items"])
+    c = np.bincount(codes, weights=flags["conf"], minlength=m)
+    d = np.bincount(codes, weights=flags["dis"], minlength=m)
+    if flags["soft"].any():
+        d = d + float(soft_weight) * np.bincount(codes, weights=flags["soft"], minlength=m)
+    return pd.DataFrame({"item_id": flags["items"], "c": c, "d": d})
+
+
+def _sequence(flags: dict, soft_weight: float) -> pd.DataFrame:
+    """:func:`signal_sequence` of :func:`_signal_flags`: per-item tallies before each row, then ``d``."""
+    codes = flags["codes"]
+    order = np.argsort(codes, kind="stable")  # each item's rows together, in log order
+    ranked = codes[order]
+    first = np.ones(ranked.size, dtype=bool)
+    first[1:] = ranked[1:] != ranked[:-1]
+    start = np.maximum.accumulate(np.where(first, np.arange(ranked.size), 0))
+
+    def before(flag):  # how many of the item's earlier rows carry ``flag`` (integer tallies: exact)
+        ranked_flag = flag[order].astype(np.int64)
+        run = np.cumsum(ranked_flag) - ranked_flag
+        out = np.empty(ranked.size, dtype=np.float64)
+        out[order] = run - run[start]
+        return out
+
+    soft = flags["soft"]
+    d = before(flags["dis"])
+    if soft.any():
+        d = d + float(soft_weight) * before(soft)
+    scored = flags["conf"] | flags["dis"] | soft
+    out = pd.DataFrame({"item_id": flags["item"], "signal": flags["signal"], "c": before(flags["conf"]),
+                        "d": d, "y": flags["conf"].astype(np.float64),
+                        "weight": np.where(soft, float(soft_weight), 1.0)})
+    return out[scored].reset_index(drop=True)
+
+
 def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFrame:
     """Per-item counts ``c`` (confirms) and ``d`` (disconfirms + soft_weight × softs).
 
-    ``create``/``codify`` signals change no count; other signals raise
-    :class:`~thatchlab.core.errors.InputError` naming the row.
+    ``create``/``codify`` signals change no count; other signals, and a
+    missing item id, raise :class:`~thatchlab.core.errors.InputError` naming
+    the row. Items in order of first appearance; ``d`` is the disconfirm
+    tally plus ``soft_weight`` times the soft tally.
 
     >>> s = pd.DataFrame({"item_id": ["a", "a", "b"], "signal": ["confirm", "soft", "create"]})
     >>> signal_counts(s).to_dict("list")
     {'item_id': ['a', 'b'], 'c': [1.0, 0.0], 'd': [0.25, 0.0]}
     """
-    sig = _signal_column(signals)
-    conf = sig.isin(_POSITIVE).to_numpy(dtype=np.float64)
-    dis = sig.isin(_NEGATIVE).to_numpy(dtype=np.float64) + soft_weight * (sig == "soft").to_numpy(np.float64)
-    frame = pd.DataFrame({"item_id": signals["item_id"].to_numpy(), "c": conf, "d": dis})
-    return frame.groupby("item_id", sort=False, as_index=False)[["c", "d"]].sum()
+    return _counts(_signal_flags(signals), soft_weight)
 
 
 def signal_sequence(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFrame:
@@ -114,26 +173,17 @@ def signal_sequence(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.Data
     each ``confirm``/``disconfirm``/``soft`` row: ``c`` and ``d`` are the
     item's confirm count and disconfirm weight from the item's earlier rows
     (a confirm adds 1 to ``c``, a disconfirm 1 to ``d``, a soft
-    ``soft_weight`` to ``d``); ``y`` = 1 for a confirm, 0 otherwise;
-    ``weight`` = 1, or ``soft_weight`` for a soft. Per-item cumulative sums,
-    no loop over signals. ``create``/``codify`` rows are dropped.
+    ``soft_weight`` to ``d``: ``d`` is the earlier disconfirms plus
+    ``soft_weight`` times the earlier softs); ``y`` = 1 for a confirm, 0
+    otherwise; ``weight`` = 1, or ``soft_weight`` for a soft. Per-item
+    running tallies (one stable sort by item), no loop over signals.
+    ``create``/``codify`` rows are dropped.
 
     >>> s = pd.DataFrame({"item_id": ["a", "a", "b", "a"], "signal": ["confirm", "soft", "create", "confirm"]})
     >>> signal_sequence(s)[["item_id", "c", "d", "y", "weight"]].values.tolist()
     [['a', 0.0, 0.0, 1.0, 1.0], ['a', 1.0, 0.0, 0.0, 0.25], ['a', 1.0, 0.25, 1.0, 1.0]]
     """
-    sig = _signal_column(signals)
-    conf = sig.isin(_POSITIVE).to_numpy(dtype=np.float64)
-    soft = (sig == "soft").to_numpy(np.float64)
-    dis = sig.isin(_NEGATIVE).to_numpy(dtype=np.float64) + float(soft_weight) * soft
-    item = signals["item_id"].to_numpy()
-    frame = pd.DataFrame({"item_id": item, "signal": sig.to_numpy(), "dc": conf, "dd": dis})
-    after = frame.groupby("item_id", sort=False)[["dc", "dd"]].cumsum()
-    scored = ~sig.isin(_IGNORED).to_numpy()
-    out = pd.DataFrame({"item_id": item, "signal": sig.to_numpy(),
-                        "c": (after["dc"] - frame["dc"]).to_numpy(), "d": (after["dd"] - frame["dd"]).to_numpy(),
-                        "y": conf, "weight": np.where(soft > 0, float(soft_weight), 1.0)})
-    return out[scored].reset_index(drop=True)
+    return _sequence(_signal_flags(signals), soft_weight)
 
 
 def prequential_loglik(c, d, y, k, p0, weights=None):
@@ -170,8 +220,12 @@ def prequential_loglik(c, d, y, k, p0, weights=None):
 class PriorFitter(BaseFitter):
     """Empirical-Bayes K and P0: the marginal likelihood or the prequential log score.
 
-    Both objectives are maximised over ``(log K, logit P0)`` with BFGS and
-    analytic gradients, writing ``a = K·P0``, ``b = K·(1−P0)``:
+    Both objectives are maximised over ``(log K, logit P0)``, writing
+    ``a = K·P0``, ``b = K·(1−P0)``, after reducing the data to distinct
+    pairs or offsets (``thatchlab.tune._prior_likelihood``): by Newton's
+    method on closed-form second derivatives from two starts (K = 5 and
+    200), BFGS where that does not apply (fractional counts under the
+    marginal objective):
 
     - ``"marginal"``: ``ℓ(K, P0) = Σ_items [lnB(a + c, b + d) − lnB(a, b)]``
       over each item's totals (``c`` confirms, ``d`` disconfirms plus the
@@ -242,7 +296,10 @@ class PriorFitter(BaseFitter):
     are in ``summary_.attrs`` and in :meth:`print_summary`.
 
     Intervals are profile-likelihood intervals of the chosen objective: the
-    values where ``2(ℓ̂ − ℓ_profile) = χ²₁(1 − alpha)``. When the data show no
+    values where ``2(ℓ̂ − ℓ_profile) = χ²₁(1 − alpha)``, found between the
+    estimate and the search box's edge (Newton's method on the profile, or
+    ``brentq``; the inner maximum by Newton's method, or a bounded scalar
+    search). When the data show no
     overdispersion ℓ keeps rising with K: ``k_ = inf``, ``boundary_ = True``
     and P0 is the pooled (weighted) confirm share.
 
@@ -327,15 +384,16 @@ class PriorFitter(BaseFitter):
         are fractional (``soft="fractional"`` and any row is a ``soft``
         signal), else ``"marginal"``.
         """
-        sig = _signal_column(signals)
-        is_soft = (sig == "soft").to_numpy()
+        flags = _signal_flags(signals)
+        is_soft = flags["soft"]
         n_soft = int(is_soft.sum())
         if self.soft == "exclude":
-            signals, weight = signals[~is_soft], 0.0
+            if n_soft:
+                flags = _signal_flags(signals[~is_soft])
+            weight = 0.0
         else:
             weight = 1.0 if self.soft == "refusal" else float(self.soft_weight)
-        seq = signal_sequence(signals, weight)
-        counts = signal_counts(signals, weight)
+        seq, counts = _sequence(flags, weight), _counts(flags, weight)
         objective = self.objective
         if objective == "auto":
             objective = "prequential" if self.soft == "fractional" and n_soft else "marginal"
@@ -366,38 +424,28 @@ class PriorFitter(BaseFitter):
         return self
 
     def _fit_marginal(self, c, d):
-        c = np.asarray(c, dtype=np.float64).ravel()
-        d = np.asarray(d, dtype=np.float64).ravel()
-        if c.shape != d.shape:
-            raise InputError("c and d differ in length")
-        if not (np.isfinite(c).all() and np.isfinite(d).all()) or (c < 0).any() or (d < 0).any():
-            raise InputError("counts: expected finite counts >= 0")
-        keep = (c + d) > 0
-        if not keep.any():
-            raise InputError("signals: no confirm, disconfirm or soft signal to fit on")
-        pairs, weights = np.unique(np.stack([c[keep], d[keep]], axis=1), axis=0, return_counts=True)
-        self._c, self._d, self._w = pairs[:, 0], pairs[:, 1], weights.astype(np.float64)
+        c, d, pc, pd_, w, n_items, integer = distinct_pairs(c, d)
+        self._c, self._d, self._w = pc, pd_, w
         self._kind = "marginal"
         self.counts_ = pd.DataFrame({"c": c, "d": d})
-        n_items = int(keep.sum())
-        C, D = float(np.sum(self._w * self._c)), float(np.sum(self._w * self._d))
-        self._finish(C, D, n_items)
+        # integer counts: the same likelihood as one log per count value (LogTerms), unless a few
+        # huge counts would make that longer than a betaln per distinct pair
+        terms = 2.0 * (pc.max() + pd_.max())
+        cheap = integer and terms <= 32 * pc.size + 4096
+        self._obj = LogTerms.from_pairs(pc, pd_, w) if cheap else BetaPairs(pc, pd_, w)
+        self._finish(float(np.sum(w * pc)), float(np.sum(w * pd_)), n_items)
 
     def _fit_prequential(self, seq: pd.DataFrame, counts: pd.DataFrame):
         live = seq[seq["weight"] > 0]
         if live.empty:
             raise InputError("signals: no confirm, disconfirm or soft signal to fit on")
-        # one row per distinct (c, d, y), its weights summed: the score depends on nothing else
-        rows = live.groupby(["c", "d", "y"], sort=True)["weight"].sum()
-        c, d, y = (rows.index.get_level_values(name).to_numpy(np.float64) for name in ("c", "d", "y"))
-        w = rows.to_numpy(np.float64)
-        pos = y > 0
-        self._pc, self._pw = c[pos], w[pos]
-        self._nd, self._nw = d[~pos], w[~pos]
-        self._tot, self._tw = c + d, w
+        # ℓ = Σ w [y log(c + a) + (1 − y) log(d + b) − log(c + d + K)]: one term per distinct offset
+        c, d, w = (live[name].to_numpy(np.float64) for name in ("c", "d", "weight"))
+        pos = live["y"].to_numpy(np.float64) > 0
+        self._obj = LogTerms(c[pos], w[pos], d[~pos], w[~pos], c + d, w)
         self._kind = "prequential"
         n_items = int(((counts["c"] + counts["d"]) > 0).sum())
-        self._finish(float(self._pw.sum()), float(self._nw.sum()), n_items)
+        self._finish(float(w[pos].sum()), float(w[~pos].sum()), n_items)
 
     def _finish(self, C: float, D: float, n_items: int):
         """Maximise the chosen objective, detect the boundary, compute the intervals."""
@@ -439,51 +487,31 @@ class PriorFitter(BaseFitter):
 
     def _ll_inf(self, p: float) -> float:
         """The objective at K = ∞ (every forecast is P0): ``C log P0 + D log(1 − P0)``."""
-        if self._kind == "marginal":
-            return beta_binomial_loglik(self._c, self._d, math.inf, p, self._w)
-        return prequential_loglik([0.0, 0.0], [0.0, 0.0], [1.0, 0.0], math.inf, p, [self._C, self._D])
+        return self._C * math.log(p) + self._D * math.log1p(-p)
 
     def _loglik(self, theta):
-        # hot path of the profile searches: the objective's sum, without checks
-        k = math.exp(theta[0])
-        p = 1.0 / (1.0 + math.exp(-theta[1]))
-        a, b = k * p, k - k * p
-        if self._kind == "marginal":
-            from scipy.special import betaln
-
-            return float(self._w @ (betaln(a + self._c, b + self._d) - betaln(a, b)))
-        return float(self._pw @ np.log(self._pc + a) + self._nw @ np.log(self._nd + b)
-                     - self._tw @ np.log(self._tot + k))
+        return self._obj.value(theta)
 
     def _neg(self, theta):
-        k, p = math.exp(theta[0]), _expit(theta[1])
-        a, b = k * p, k * (1 - p)
-        if self._kind == "marginal":
-            from scipy.special import digamma
-
-            c, d, w = self._c, self._d, self._w
-            tot = digamma(a + b) - digamma(a + b + c + d)
-            ga = np.sum(w * (digamma(a + c) - digamma(a) + tot))
-            gb = np.sum(w * (digamma(b + d) - digamma(b) + tot))
-        else:  # ∂ℓ/∂a = Σ w [y/(c + a) − 1/(n + K)], ∂ℓ/∂b = Σ w [(1 − y)/(d + b) − 1/(n + K)]
-            tot = -float(self._tw @ (1.0 / (self._tot + k)))
-            ga = float(self._pw @ (1.0 / (self._pc + a))) + tot
-            gb = float(self._nw @ (1.0 / (self._nd + b))) + tot
-        grad = np.array([a * ga + b * gb, k * p * (1 - p) * (ga - gb)])
-        return -self._loglik(theta), -grad
+        value, grad = self._obj.value_grad(theta)
+        return -value, -grad
 
     def _maximise(self):
         from scipy.optimize import minimize
 
         pooled = self._C / (self._C + self._D)
+        box = np.array([_LOGK_LO, -_LOGIT_LIM]), np.array([_LOGK_HI, _LOGIT_LIM])
         best = None
         for logk in (math.log(5.0), math.log(200.0)):
-            res = minimize(self._neg_clipped, np.array([logk, _logit(pooled)]), jac=True, method="BFGS",
-                           options={"gtol": 1e-7})
-            x = self._clip(res.x)
-            if best is None or -self._loglik(x) < best[1]:
-                best = (x, -self._loglik(x))
-        return best[0], -best[1]
+            start = np.array([logk, _logit(pooled)])
+            reached = newton_max(self._obj, start, *box) if self._obj.has_curvature else None
+            if reached is None:  # no curvature, or not concave on the way: BFGS
+                res = minimize(self._neg_clipped, start, jac=True, method="BFGS", options={"gtol": 1e-7})
+                x = self._clip(res.x)
+                reached = x, self._loglik(x)
+            if best is None or reached[1] > best[1]:
+                best = reached
+        return best
 
     @staticmethod
     def _clip(theta):
@@ -496,21 +524,16 @@ class PriorFitter(BaseFitter):
         return value, np.where(clipped == theta, grad, 0.0)
 
     # -- profile likelihood ------------------------------------------------------------------
-    def _profile_at(self, which: int, value: float) -> float:
-        """max over the other coordinate of ℓ, with coordinate ``which`` fixed at ``value``."""
-        from scipy.optimize import minimize_scalar
+    def _profile(self, which: int) -> Profile:
+        """The profile of coordinate ``which`` (0: log K, 1: logit P0; the latter includes K = ∞)."""
+        C, D = self._C, self._D
 
-        lo, hi = ((-_LOGIT_LIM, _LOGIT_LIM) if which == 0 else (_LOGK_LO, _LOGK_HI))
+        def at_infinity(u):  # C log P0 + D log(1 − P0) and its derivative in u = logit P0
+            p, q = _expit(u), _expit(-u)
+            return C * math.log(p) + D * math.log(q), C * q - D * p
 
-        def neg(other):
-            theta = [value, other] if which == 0 else [other, value]
-            return -self._loglik(theta)
-
-        res = minimize_scalar(neg, bounds=(lo, hi), method="bounded", options={"xatol": 1e-4})
-        cand = -float(res.fun)
-        if which == 1:  # the limit K = ∞ is part of the profile in P0
-            cand = max(cand, self._ll_inf(_expit(value)))
-        return cand
+        bounds = (-_LOGIT_LIM, _LOGIT_LIM) if which == 0 else (_LOGK_LO, _LOGK_HI)
+        return Profile(self._obj, which, self._theta, bounds, at_infinity if which == 1 else None)
 
     def profile(self, param: str, values) -> pd.DataFrame:
         """Profile log-likelihood of ``param`` ("k" or "p0") at ``values``.
@@ -523,30 +546,24 @@ class PriorFitter(BaseFitter):
         vals = np.asarray(values, dtype=np.float64)
         which = 0 if param == "k" else 1
         coords = np.log(vals) if which == 0 else _logit(vals)
-        ll = np.array([self._profile_at(which, float(x)) for x in np.atleast_1d(coords)])
+        profile_at = self._profile(which)
+        ll = np.array([profile_at(x) for x in np.atleast_1d(coords)])
         dev = 2.0 * (self._ll - ll)
         return pd.DataFrame({"value": np.atleast_1d(vals), "log_likelihood": ll, "deviance": dev,
                              "inside": dev <= 2.0 * self._cut})
 
     def _ci(self, which: int, side: int) -> float:
-        from scipy.optimize import brentq
-
+        """The interval's end on ``side``: where the profile falls to ``ℓ̂ − χ²₁(1 − alpha) / 2``."""
         lo_lim, hi_lim = (_LOGK_LO, _LOGK_HI) if which == 0 else (-_LOGIT_LIM, _LOGIT_LIM)
         start = float(np.clip(self._theta[which], lo_lim, hi_lim))
         target = self._ll - self._cut
-
-        def gap(x):
-            return self._profile_at(which, x) - target
-
+        profile_at = self._profile(which)
         end = hi_lim if side > 0 else lo_lim
-        if gap(end) >= 0:  # the profile never drops below the cut on this side
+        if profile_at(end) >= target:  # the profile never drops below the cut on this side
             if which == 0:
                 return math.inf if side > 0 else 0.0
             return 1.0 if side > 0 else 0.0
-        if start == end:
-            root = start
-        else:
-            root = brentq(gap, *sorted((start, end)), xtol=1e-5)
+        root = start if start == end else profile_at.crossing(target, start, end, self._cut)
         return math.exp(root) if which == 0 else _expit(root)
 
     def to_params(self, base: ScoringParams | None = None) -> ScoringParams:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.time import TIME_RANGE
+from thatchlab.logs import _jsonl
 
 __all__ = ["read_table", "write_table", "log_format", "surrogate_rows", "COLUMN_KINDS", "TIME_RANGE"]
 
@@ -67,10 +68,16 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
     one of :data:`COLUMN_KINDS`; other fields are inferred), CSV with every
     column as text, Parquet reading only the ``columns`` named (every column
     without them). A JSON file pyarrow refuses (a value of another type than
-    its column's, ``NaN``, a lone surrogate, broken bytes...) is read again
-    line by line, so that validation can name the row and column of the odd
-    value; so is one lacking a ``required`` column, so that the column is
-    reported missing rather than null.
+    its column's, a lone surrogate, a key given twice...) is read line by
+    line with ``json.loads`` instead, so that validation can name the row and
+    column of the odd value; so is a file pyarrow would read otherwise than
+    ``json.loads`` (:mod:`thatchlab.logs._jsonl`: lines that are not one
+    object each, blank lines and spaces around objects included; bytes that
+    are not UTF-8; ``NaN``, infinities or ``-0`` in a float column; in a
+    column ``columns`` does not name, integers beyond int64, nested values
+    or nulls among text or booleans), and one lacking a ``required`` column,
+    so that the column is reported missing rather than null. Either way the
+    values are those ``json.loads`` reads, the named columns typed by kind.
 
     ``json_columns`` name CSV columns that hold JSON text (lists) to decode.
     A missing or unreadable file raises :class:`LogValidationError`.
@@ -230,7 +237,7 @@ def _jsonl_records(path):
         row = 0
         for line, raw in enumerate(fh, start=1):
             if line == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")
+                raw = raw.removeprefix(_jsonl.BOM)
             if raw.strip():
                 yield row, line, raw
                 row += 1
@@ -374,26 +381,49 @@ def _arrow_times(col):
 
 
 def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
+    """A JSON-lines file parsed by pyarrow (a table with ``arrow``, else its frame), or read line by
+    line when :func:`_arrow_jsonl` gives no table."""
+    import pyarrow as pa
+
+    with pa.memory_map(str(p)) as source:  # the file's bytes, mapped (not copied) while parsed
+        table = _arrow_jsonl(source.read_buffer(), dict(columns or {}), required)
+    if table is None:
+        return _read_jsonl_lines(p, path)
+    return table if arrow else _to_pandas(table)
+
+
+def _arrow_jsonl(data, kinds: Mapping[str, str], required):
+    """pyarrow's table of the JSON-lines bytes ``data``, or None when it would not hold what
+    ``json.loads`` reads line by line (:mod:`thatchlab.logs._jsonl`: lines that are not one object
+    each, bytes that are not UTF-8, values stored otherwise), when pyarrow refuses the bytes, or
+    when a ``required`` column is missing or null throughout."""
     import pyarrow as pa
     import pyarrow.json as pj
 
-    kinds = dict(columns or {})
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lines = _jsonl.object_lines(buf)
     # The explicit schema names only the fields the file's first lines use: pyarrow fills every
     # named field row by row, so the many optional fields a log kind knows (absent from most files)
     # would cost it about two thirds more time. Later fields are inferred and checked below.
-    seen = _leading_keys(p)
-    fields = [(c, _arrow_type(k)) for c, k in kinds.items() if seen is None or c in seen]
+    seen = _jsonl.leading_keys(buf) if lines is not None else None
+    if seen is None or not _jsonl.is_utf8(buf):
+        return None
+    del buf
+    fields = [(c, _arrow_type(k)) for c, k in kinds.items() if c in seen]
     # one thread: pyarrow's pool keeps the pages each parsing thread used (~90 MB more of a 1M-row
     # log's after the table is gone), for ~0.3 s of parsing on two cores
     read = pj.ReadOptions(use_threads=False)
 
     def parse(schema_fields):
-        return pj.read_json(str(p), read_options=read, parse_options=pj.ParseOptions(
+        return pj.read_json(pa.BufferReader(data), read_options=read, parse_options=pj.ParseOptions(
             explicit_schema=pa.schema(schema_fields) if schema_fields else None,
             unexpected_field_behavior="infer"))
 
     try:
         table = parse(fields)
+        # the frame json.loads gives has its columns in order of first appearance: the first lines'
+        # keys, then what pyarrow inferred further down (in the order it met them)
+        order = seen + [c for c in table.column_names if c not in seen]
         named = {c for c, _ in fields}
         late = [c for c in table.column_names if c in kinds and c not in named]
         if late:  # fields first seen further down: cast what casts exactly, else read them by name
@@ -405,32 +435,11 @@ def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
         if inferred:  # pyarrow reads ISO-looking text as naive times: keep it text, validation parses it
             table = parse(fields + [(c, pa.string()) for c in inferred])
     except (pa.ArrowException, ValueError):  # odd values: read line by line for row-level messages
-        return _read_jsonl_lines(p, path)
-    if table.num_rows == 0 or any(c not in table.column_names or table.column(c).null_count == table.num_rows
-                                  for c in required):
-        return _read_jsonl_lines(p, path)
-    return table if arrow else _to_pandas(table)
-
-
-def _leading_keys(p: Path, limit: int = 1 << 16):
-    """The keys of the JSON objects on the file's first lines (its first ``limit`` bytes), or None
-    when those lines are not all JSON objects (the reader then names every known field)."""
-    with open(p, "rb") as fh:
-        head = fh.read(limit)
-    lines = head.split(b"\n")
-    if len(head) == limit:
-        lines = lines[:-1]  # the last line may be cut
-    keys: set = set()
-    try:
-        for line in lines:
-            if line.strip():
-                obj = json.loads(line.removeprefix(b"\xef\xbb\xbf"))
-                if not isinstance(obj, dict):
-                    return None
-                keys.update(obj)
-    except (ValueError, RecursionError):
         return None
-    return keys or None
+    if (table.num_rows != lines or set(order) != set(table.column_names) or not _jsonl.same_as_json(table, kinds)
+            or any(c not in table.column_names or table.column(c).null_count == table.num_rows for c in required)):
+        return None
+    return table.select(order)
 
 
 def _cast_late(table, late, kinds):

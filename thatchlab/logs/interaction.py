@@ -254,7 +254,26 @@ def _pre(df: pd.DataFrame, as_is: bool = False) -> pd.DataFrame:
     on_present("surfaced", _decode_list)
     on_present("embedding", _decode_list)
     on_present("logged_items", _decode_list)
+    if as_is:
+        _add_absent(out)
     return out
+
+
+def _add_absent(view: pd.DataFrame) -> None:
+    """The optional columns ``view`` lacks, as nulls of the types they end up as (``relevant``
+    boolean, ``propensity`` float64, the others categoricals without categories): every rule and
+    :func:`_typed` give for them what they give for the column of ``None`` validation would add,
+    without looking at a million ``None``."""
+    n = len(view)
+    for col in INTERACTION_LOG.optional:
+        if col in view.columns:
+            continue
+        if col == "relevant":
+            view[col] = pd.arrays.BooleanArray(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
+        elif col == "propensity":
+            view[col] = np.full(n, np.nan)
+        else:
+            view[col] = pd.Categorical.from_codes(np.full(n, -1, dtype=np.int8), categories=pd.Index([], dtype=object))
 
 
 def _to_float(v):
@@ -292,10 +311,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
         if col in texts:
             _objects_or_none(df[col], out=row)
         elif col in lists:
-            c = df[col] if df[col].dtype == object else df[col].astype(object)
-            has = c.notna().to_numpy(dtype=bool)
+            has = df[col].notna().to_numpy(dtype=bool)
             if has.any():
-                row[has] = _objects([lists[col](v) for v in c[has]])
+                row[has] = _objects([lists[col](v) for v in df[col].to_numpy(object)[has]])
         else:  # an extra column of objects, as it is
             row[:] = df[col].to_numpy(object)
     return block_frame(block, names, others, order, index=df.index, like=df)
@@ -312,7 +330,8 @@ def _objects_or_none(s: pd.Series, out: np.ndarray) -> np.ndarray:
     """Object cells into ``out``, None for null (a categorical's cells share its categories' str objects)."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         if len(s.cat.categories):  # else every cell is null, and ``out`` holds None already
-            np.take(np.append(s.cat.categories.to_numpy(object), None), s.cat.codes.to_numpy(), out=out)
+            np.take(np.append(s.cat.categories.to_numpy(object), None), s.cat.codes.to_numpy(), out=out,
+                    mode="wrap")  # code -1 (null) is the None appended; "raise" would buffer the output
         else:
             out[:] = None
         return out
@@ -323,6 +342,8 @@ def _objects_or_none(s: pd.Series, out: np.ndarray) -> np.ndarray:
 
 def _booleans(s: pd.Series):
     """Validated ``relevant`` cells (booleans or null) as a nullable ``boolean`` array."""
+    if isinstance(s.dtype, pd.BooleanDtype):
+        return s.array.copy()
     null = s.isna().to_numpy(dtype=bool)
     if s.dtype == object and set(map(type, s.to_numpy(object)[~null])) <= {bool, np.bool_}:
         values = np.zeros(len(s), dtype=bool)
@@ -393,7 +414,18 @@ def _validated(df_in, source, errors):
 
 def read_interaction_log(path, errors: str = "raise"):
     """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
-    :func:`validate_interaction_log`)."""
+    :func:`validate_interaction_log`); rows sorted by ``ts``, stably.
+
+    A JSON-lines file is parsed by pyarrow and validated in columns (text as
+    categoricals, absent optional columns as typed nulls); the result is the
+    frame ``validate_interaction_log`` gives for the file read line by line
+    with ``json.loads``. Files pyarrow would read otherwise (blank lines,
+    several objects on a line, bytes that are not UTF-8, ``NaN`` or ``-0``
+    in a float column, and the rest :func:`~thatchlab.logs.read_table`
+    lists) are read line by line instead, more slowly. A file that fails
+    validation is read again into :func:`~thatchlab.logs.read_table`'s frame,
+    so each error is the one ``validate_interaction_log`` raises for it.
+    """
     log = read_log(path, validate_interaction_log, errors=errors, json_columns=("surfaced", "embedding"),
                    columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True,
                    validate_view=lambda view, source, errors: _validated(_pre(view, as_is=True), source, errors))

@@ -138,3 +138,26 @@ def test_signals_from_store(tmp_path):
     sqlite3.connect(empty).execute("CREATE TABLE x (a)").connection.close()
     with pytest.raises(StoreSchemaError, match="provenance"):
         signals_from_store(empty)
+
+
+def test_a_missing_column_is_named_as_missing(tmp_path):
+    """A column the file lacks is reported as missing, not as a null in each row that needs it."""
+    import json
+
+    import pandas as pd
+    import pytest
+
+    from thatchlab.core.errors import LogValidationError
+    from thatchlab.logs import read_interaction_log, validate_interaction_log
+
+    rows = [{"ts": "2026-01-05T09:00:00Z", "session": "s1", "kind": "message", "text": "hello there friend"},
+            {"ts": "2026-01-05T09:01:00Z", "session": "s1", "kind": "prediction_update",
+             "matcher": "when greeting", "statement": "say hi"}]
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(LogValidationError, match=r"log.jsonl: interaction log: missing column 'signal': "
+                                                 r"1 row\(s\) need it, the first data row 1 \(line 2\)") as err:
+        read_interaction_log(path)
+    assert err.value.column == "signal" and err.value.row == 1
+    with pytest.raises(LogValidationError, match=r"^interaction log: missing column 'signal'"):
+        validate_interaction_log(pd.DataFrame(rows))

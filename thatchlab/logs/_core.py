@@ -294,6 +294,9 @@ def _one_line(exc) -> str:
 
 #: ``DataFrame.attrs`` key set on frames whose text pyarrow decoded (always valid Unicode).
 _UTF8 = "thatchlab.valid_utf8"
+#: ``attrs`` key: optional columns the source did not have, added by a reader as typed nulls
+#: (validation reports a row that needs one as a missing column, not as a null value).
+ABSENT = "thatchlab.absent_columns"
 
 
 def _to_pandas(table, self_destruct: bool = True) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from thatchlab.core.time import TIME_RANGE
 from thatchlab.logs._core import (
     _SURROGATE,
     _UTF8,
+    ABSENT,
     SOURCE,
     _show,
     copy_frame,
@@ -93,9 +94,11 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         raise LogValidationError(
             f"{where}{label}: missing column(s) {missing}; expected columns {list(spec.required)}",
             file=source, column=missing[0], expected=f"columns {list(spec.required)}")
+    absent = {c for c in spec.optional if c not in df.columns} | set(df.attrs.get(ABSENT, ()))
     out = copy_frame(df, deep=copy)
     out.index = pd.RangeIndex(len(out))
     out.attrs.pop(SOURCE, None)  # its rows may be dropped or reordered later: lines would not match
+    out.attrs.pop(ABSENT, None)
     for col in spec.optional:
         if col not in out.columns:
             out[col] = None
@@ -130,6 +133,16 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     table = (pd.DataFrame(failures, columns=["row", "column", "value", "expected"])
              .drop_duplicates(subset=["row", "column"]).sort_values(["row"], kind="stable")
              .reset_index(drop=True))
+    needs = table[table["column"].isin(absent) & table["value"].isna()]
+    if errors == "raise" and len(needs):  # a column the source lacks: say so, not "got null" per row
+        col = needs["column"].iloc[0]
+        rows = needs.loc[needs["column"] == col, "row"].astype(int).tolist()
+        others = len(table) - len(rows)
+        more = f" ({others} more problem(s))" if others else ""
+        raise LogValidationError(
+            f"{where}{label}: missing column {col!r}: {len(rows)} row(s) need it, the first "
+            f"{row_label(df.attrs, [rows[0]])[rows[0]]}: expected {needs['expected'].iloc[0]}{more}",
+            file=source, row=rows[0], column=col, expected=f"a column {col!r}", failures=table)
     if errors == "raise":
         first = table.iloc[0]
         more = f" ({len(table) - 1} more problem(s))" if len(table) > 1 else ""

@@ -23,7 +23,7 @@ import pandas as pd
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
-from thatchlab.logs._core import block_frame, copy_frame, read_log, write_table
+from thatchlab.logs._core import ABSENT, block_frame, copy_frame, read_log, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
@@ -265,6 +265,7 @@ def _add_absent(view: pd.DataFrame) -> None:
     :func:`_typed` give for them what they give for the column of ``None`` validation would add,
     without looking at a million ``None``."""
     n = len(view)
+    view.attrs[ABSENT] = tuple(c for c in INTERACTION_LOG.optional if c not in view.columns)
     for col in INTERACTION_LOG.optional:
         if col in view.columns:
             continue

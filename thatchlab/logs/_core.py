@@ -32,6 +32,14 @@ _FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "cs
             ".parquet": "parquet", ".pq": "parquet"}
 
 
+
+def raw_values(series: pd.Series):
+    """A Series' values without a copy, through public API: its extension array (categorical,
+    tz-aware times, nullable types) or its numpy array."""
+    if isinstance(series.dtype, pd.api.extensions.ExtensionDtype):
+        return series.array
+    return series.to_numpy(copy=False)
+
 def log_format(path, fmt: str | None = None) -> str:
     """The log format of ``path`` from its suffix (or ``fmt`` when given)."""
     if fmt is not None:
@@ -134,7 +142,7 @@ def block_frame(block: np.ndarray, names: list, others: Mapping, order: list, in
     at = {c: i for i, c in enumerate(order)}
     for c in sorted(others, key=at.__getitem__):
         v = others[c]
-        out.insert(at[c], c, pd.Series(v._values if isinstance(v, pd.Series) else v, index=index, copy=False))
+        out.insert(at[c], c, pd.Series(raw_values(v) if isinstance(v, pd.Series) else v, index=index, copy=False))
     return out.__finalize__(like, method="copy") if like is not None else out
 
 
@@ -267,7 +275,7 @@ def copy_frame(df: pd.DataFrame, deep: bool = True) -> pd.DataFrame:
     ``deep=False`` shares the column arrays (assigning a column of the copy
     replaces it there only; nothing may write into the shared arrays).
     """
-    out = frame_of({i: (df.iloc[:, i]._values.copy() if deep else df.iloc[:, i]._values)
+    out = frame_of({i: (raw_values(df.iloc[:, i]).copy() if deep else raw_values(df.iloc[:, i]))
                     for i in range(df.shape[1])}, index=df.index)
     out.columns = df.columns
     return out.__finalize__(df, method="copy")
@@ -278,7 +286,7 @@ def frame_of(columns: Mapping, index=None, like: pd.DataFrame | None = None) -> 
 
     Series are taken by value (their index ignored); ``like``'s attrs are kept.
     """
-    data = {k: (v._values if isinstance(v, pd.Series) else v) for k, v in columns.items()}
+    data = {k: (raw_values(v) if isinstance(v, pd.Series) else v) for k, v in columns.items()}
     if index is None:
         index = pd.RangeIndex(len(next(iter(data.values())))) if data else pd.RangeIndex(0)
     # Series of the arrays' own dtype: an object array is not scanned for times to infer
@@ -302,7 +310,7 @@ ABSENT = "thatchlab.absent_columns"
 def _to_pandas(table, self_destruct: bool = True) -> pd.DataFrame:
     df = table.to_pandas(self_destruct=self_destruct, split_blocks=True, deduplicate_objects=True)
     for i in range(df.shape[1]):  # zero-copy numbers are read-only views of Arrow memory
-        values = df.iloc[:, i]._values
+        values = raw_values(df.iloc[:, i])
         base = getattr(values, "_ndarray", values)
         if isinstance(base, np.ndarray) and not base.flags.writeable:
             df.isetitem(i, values.copy())
@@ -338,7 +346,7 @@ def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: b
     data = {}
     for name in names:
         if name not in own:
-            data[name] = rest_df[name]._values
+            data[name] = raw_values(rest_df[name])
         elif kinds[name] == "time":
             parsed = _arrow_times(table.column(name))
             data[name] = parsed if parsed is not None else _arrow_texts(table.column(name), False)
@@ -380,7 +388,7 @@ def _arrow_times(col):
         bounds = pc.min_max(col.cast(pa.int64()))
         if bounds["min"].as_py() < _ARROW_TIMES[0] or bounds["max"].as_py() >= _ARROW_TIMES[1]:
             return None
-    return col.to_pandas().dt.tz_convert("UTC").dt.as_unit("ns")._values
+    return raw_values(col.to_pandas().dt.tz_convert("UTC").dt.as_unit("ns"))
 
 
 def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):

@@ -12,12 +12,21 @@ stores and each vector its users need once, so scheduling costs stay small
 next to the replays and memory per task is bounded by the task, not the
 fleet. Results do not depend on the backend or the number of workers: they
 are collected in the users' order.
+
+A fleet larger than the driver's memory is a partitioned Parquet dataset
+(``user=<id>/part-*.parquet``, a directory, glob or ``s3://...`` URI): the
+driver lists its users from the partition directories and sends each task
+only the location, user ids and file paths; the embedder goes to each worker
+once, and a worker reads, validates, embeds and replays one user at a time
+(:mod:`thatchlab.replay._fleet_dataset`). By default such a fleet keeps
+metrics only (``keep_events=False``), so the driver holds one row per user.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,6 +74,10 @@ class FleetResult:
     forecasts : DataFrame ``user, position, item_id, signal, forecast``: the
         prequential forecasts behind the pooled scores.
     engine, embedder, params, backend : what ran.
+    keep_events : whether ``signals`` and ``forecasts`` were kept; when False
+        both are empty (their columns only) and the pooled scores come from
+        per-user sums (:func:`~thatchlab.replay._fleet_dataset.pooled_scores`,
+        equal to those of the stacked forecasts up to rounding, ~1e-15).
     """
 
     per_user: pd.DataFrame
@@ -75,14 +88,16 @@ class FleetResult:
     embedder: str | None = None
     params: ScoringParams = field(default_factory=ScoringParams)
     backend: str = "loky"
+    keep_events: bool = True
 
     def __repr__(self):
         return (f"FleetResult(engine={self.engine!r}, users={len(self.per_user)}, "
                 f"events={self.pooled.get('n_events')}, backend={self.backend!r})")
 
 
-def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: ScoringParams | None = None,
-              backend: str = "loky", client=None, embedder=None, n_jobs: int = 1) -> FleetResult:
+def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | None = None,
+              backend: str = "loky", client=None, embedder=None, n_jobs: int = 1, *,
+              user_column: str = "user", keep_events: bool | None = None) -> FleetResult:
     """Replay each user's log against that user's own store; per-user and pooled metrics.
 
     Parameters
@@ -91,6 +106,14 @@ def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: Scoring
         ``initial`` is that user's starting store (anything
         :func:`~thatchlab.replay.run` takes: ``store.import_sqlite(path)``
         contents, an engine, or a dict of tables; ``None`` starts empty).
+        Or a partitioned Parquet dataset, as a path, glob or URI
+        (``"fleet/"``, ``"fleet/user=u0*"``, ``"s3://bucket/fleet"``): one
+        hive directory ``<user_column>=<id>/`` of Parquet interaction-log files
+        per user, every user starting empty, users in sorted id order. The
+        driver lists the directories without reading a row; workers read and
+        validate their users' files (a bad row raises
+        :class:`~thatchlab.core.errors.LogValidationError` naming the file,
+        row and column).
     engine : ``"prediction"`` or ``"behavior"``.
     params : :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
     backend : ``"loky"`` (``n_jobs`` local processes; ``n_jobs=1`` replays in
@@ -98,7 +121,17 @@ def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: Scoring
         ``client``, a ``distributed.Client``; the current client when None).
     embedder : the Embedder the driver embeds every distinct text with
         (the bundled model when None); replays see its vectors and its name.
+        For a dataset the driver reads no text, so the embedder itself goes
+        to every worker once (``client.scatter(..., broadcast=True)``) and
+        each worker embeds its users' texts: a worker then holds the
+        embedder (a ``LookupEmbedder``'s table, or a model embedder's weights
+        loaded once per worker process, with its on-disk cache) plus one
+        user's rows and vectors at a time.
     n_jobs : processes for ``backend="loky"``.
+    user_column : the partition column naming the user in a dataset.
+    keep_events : keep ``signals`` and ``forecasts`` (rows per event, which
+        grow with the fleet); default True for a mapping (as before), False
+        for a dataset, whose result then holds one row per user.
 
     Returns
     -------
@@ -120,6 +153,15 @@ def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: Scoring
     (['user-00', 'user-01', 'user-02'], 3, True)
     >>> list(res.signals.columns)
     ['user', 'item_id', 'signal', 'ts']
+
+    The same users as a partitioned Parquet dataset, metrics only:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     log.assign(user=log["store"]).to_parquet(root, partition_cols=["user"])
+    ...     ds_res = run_fleet(root, embedder=w.lookup_embedder())
+    >>> ds_res.per_user.equals(res.per_user), len(ds_res.forecasts)
+    (True, 0)
     """
     params = ScoringParams() if params is None else params
     if not isinstance(params, ScoringParams):
@@ -130,12 +172,22 @@ def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: Scoring
         raise InputError(f"backend: expected one of {list(FLEET_BACKENDS)}, got {backend!r}")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise InputError(f"n_jobs: expected a non-zero int (-1 for every core), got {n_jobs!r}")
-    users = _users(logs_by_user, engine)
+    dataset = isinstance(logs_by_user, (str, os.PathLike))
+    if keep_events is not None and not isinstance(keep_events, (bool, np.bool_)):
+        raise InputError(f"keep_events: expected True, False or None, got {keep_events!r}")
+    keep = (not dataset) if keep_events is None else bool(keep_events)
+    users = None if dataset else _users(logs_by_user, engine)
     if embedder is None:
         from thatchlab.embed import default_embedder
 
         embedder = default_embedder()
-    tasks = _tasks(users, engine, params, embedder)
+    if dataset:
+        from thatchlab.replay._fleet_dataset import replay_dataset
+
+        results = replay_dataset(logs_by_user, user_column, engine, params, embedder, backend, client,
+                                 n_jobs, keep)
+        return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
+    tasks = _tasks(users, engine, params, embedder, keep_events=keep)
     if backend == "dask":
         results = _on_dask(tasks, client)
     elif n_jobs == 1 or len(tasks) <= 1:
@@ -144,15 +196,15 @@ def run_fleet(logs_by_user: Mapping, engine: str = "prediction", params: Scoring
         from joblib import Parallel, delayed
 
         results = list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(_replay_user)(t) for t in tasks))
-    return _collect(results, engine, params, getattr(embedder, "name", None), backend)
+    return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
 
 
 # -- inputs ----------------------------------------------------------------------------------------
 def _users(logs_by_user, engine) -> list:
     """``[(user, log, initial)]`` in input order, logs checked, initial stores made portable."""
     if not isinstance(logs_by_user, Mapping):
-        raise InputError("logs_by_user: expected a mapping user -> log (or user -> (log, initial)), "
-                         f"got {type(logs_by_user).__name__}")
+        raise InputError("logs_by_user: expected a mapping user -> log (or user -> (log, initial)) "
+                         f"or a partitioned Parquet dataset's path, got {type(logs_by_user).__name__}")
     if not logs_by_user:
         raise InputError("logs_by_user: expected at least one user")
     out = []
@@ -192,7 +244,7 @@ def _texts(log: pd.DataFrame) -> tuple[set, set]:
     return cells("text", reads), cells("matcher") | cells("statement")
 
 
-def _tasks(users, engine, params, embedder) -> list:
+def _tasks(users, engine, params, embedder, keep_events: bool = True) -> list:
     """One task per user with only that user's vectors; every distinct text embedded once."""
     per_user = [_texts(log) for _, log, _ in users]
     queries = sorted(set().union(*(q for q, _ in per_user)))
@@ -205,7 +257,7 @@ def _tasks(users, engine, params, embedder) -> list:
     for (user, log, initial), (q, p) in zip(users, per_user):
         tasks.append({"user": user, "log": log, "initial": initial, "engine": engine, "params": params,
                       "name": name, "dim": dim, "queries": {t: qvec[t] for t in sorted(q)},
-                      "passages": {t: pvec[t] for t in sorted(p)}})
+                      "passages": {t: pvec[t] for t in sorted(p)}, "keep_events": keep_events})
     return tasks
 
 
@@ -218,7 +270,8 @@ def _as_rows(arr, n):
 
 # -- one user (runs on a worker) -------------------------------------------------------------------
 def _replay_user(task: dict) -> dict:
-    """Replay one user's log; returns only what the fleet keeps (metrics, forecasts, signals)."""
+    """Replay one user's log; returns only what the fleet keeps: metrics, and forecasts and
+    signals (``keep_events``) or the sums the pooled scores need."""
     from thatchlab.embed import LookupEmbedder
     from thatchlab.replay.scoring import run
 
@@ -233,57 +286,41 @@ def _replay_user(task: dict) -> dict:
     keep = ev["forecast"].notna()
     forecasts = ev.loc[keep, ["position", "item_id", "signal", "forecast"]].reset_index(drop=True)
     metrics = {k: v for k, v in res.metrics.items() if np.isscalar(v) or v is None}
-    return {"user": task["user"], "n_log_rows": int(len(task["log"])), "metrics": metrics,
-            "forecasts": forecasts, "signals": res.prior_signals()}
+    out = {"user": task["user"], "n_log_rows": int(len(task["log"])), "metrics": metrics}
+    if task.get("keep_events", True):
+        return {**out, "forecasts": forecasts, "signals": res.prior_signals()}
+    from thatchlab.replay._fleet_dataset import forecast_stats
+
+    return {**out, "scores": forecast_stats(forecasts, task["params"].soft_weight)}
 
 
 # -- backends --------------------------------------------------------------------------------------
 def _on_dask(tasks, client) -> list:
     """Run the users' replays on a Dask cluster, packed into a few tasks per worker
     thread, a bounded number in flight; results in the users' order."""
-    if client is None:
-        try:
-            from distributed import get_client
+    from thatchlab.replay._fleet_dataset import dask_client, dask_threads, stream
 
-            client = get_client()
-        except (ImportError, ValueError):
-            raise InputError("backend='dask': pass client=distributed.Client(...)") from None
-    from distributed import as_completed
-
-    workers = client.scheduler_info().get("workers", {})
-    n_threads = max(1, sum(int(w.get("nthreads", 1) or 1) for w in workers.values()))
+    client = dask_client(client)
+    n_threads = dask_threads(client)
     chunks = _chunks(tasks, max(_TASKS_PER_THREAD * n_threads, math.ceil(len(tasks) / MAX_USERS_PER_TASK)))
-    # tasks in flight: two per thread keep every worker busy while bounding what the cluster holds
-    window = 2 * n_threads
-    results: list = [None] * len(tasks)
-    index = {}
-    pending = iter(chunks)
-
-    def submit(members):
-        fut = client.submit(_replay_chunk, _pack([tasks[j] for j in members]), pure=False)
-        index[fut.key] = members
-        return fut
-
-    queue = as_completed([submit(c) for _, c in zip(range(window), pending)], with_results=True)
-    for fut, chunk_results in queue:
-        for j, result in zip(index.pop(fut.key), chunk_results):
-            results[j] = result
-        fut.release()
-        nxt = next(pending, None)
-        if nxt is not None:
-            queue.add(submit(nxt))
-    return results
+    return stream(client, chunks, len(tasks), n_threads, lambda members: client.submit(
+        _replay_chunk, _pack([tasks[j] for j in members]), pure=False))
 
 
 def _chunks(tasks, n_chunks: int) -> list:
     """Task positions split into at most ``n_chunks`` groups of similar total log length
-    (longest users first, each to the lightest group), each group in the users' order,
-    the groups heaviest first so the longest work starts first."""
-    n_chunks = max(1, min(n_chunks, len(tasks)))
-    sizes = [len(t["log"]) + 1 for t in tasks]
+    (see :func:`_groups`)."""
+    return _groups([len(t["log"]) + 1 for t in tasks], n_chunks)
+
+
+def _groups(sizes, n_chunks: int) -> list:
+    """Positions split into at most ``n_chunks`` groups of similar total size (largest
+    first, each to the lightest group), each group in the users' order, the groups
+    heaviest first so the longest work starts first."""
+    n_chunks = max(1, min(n_chunks, len(sizes)))
     heap = [(0, g) for g in range(n_chunks)]      # (load, group): the lightest group on top
     groups: list = [[] for _ in range(n_chunks)]
-    for j in sorted(range(len(tasks)), key=lambda j: -sizes[j]):   # stable: ties in users' order
+    for j in sorted(range(len(sizes)), key=lambda j: -sizes[j]):   # stable: ties in users' order
         load, g = heapq.heappop(heap)
         groups[g].append(j)
         heapq.heappush(heap, (load + sizes[j], g))
@@ -312,13 +349,14 @@ def _replay_chunk(chunk: dict) -> list:
 
 
 # -- gathering -------------------------------------------------------------------------------------
-def _collect(results, engine, params, embedder_name, backend) -> FleetResult:
+def _collect(results, engine, params, embedder_name, backend, keep_events=True) -> FleetResult:
     from thatchlab.metrics.scoring import prequential_scores
 
     rows = [{"user": r["user"], "n_log_rows": r["n_log_rows"], **r["metrics"]} for r in results]
     per_user = pd.DataFrame(rows)
-    forecasts = _stack(results, "forecasts", ["position", "item_id", "signal", "forecast"])
-    signals = _stack(results, "signals", ["item_id", "signal", "ts"])
+    kept = [r for r in results if "forecasts" in r]
+    forecasts = _stack(kept, "forecasts", ["position", "item_id", "signal", "forecast"])
+    signals = _stack(kept, "signals", ["item_id", "signal", "ts"])
     if len(signals):
         signals["item_id"] = [f"{u}/{i}" for u, i in zip(signals["user"], signals["item_id"])]
     pooled: dict = {"n_users": len(results)}
@@ -333,9 +371,15 @@ def _collect(results, engine, params, embedder_name, backend) -> FleetResult:
     pooled["coverage"] = (strong + amb) / live if live else math.nan
     net = pooled.get("n_top_confirmed", 0) - pooled.get("n_top_contradicted", 0)
     pooled["nudge_net_rate"] = net / live if live else math.nan
-    pooled.update(prequential_scores(forecasts, params.soft_weight))
+    if keep_events:
+        pooled.update(prequential_scores(forecasts, params.soft_weight))
+    else:
+        from thatchlab.replay._fleet_dataset import pooled_scores
+
+        pooled.update(pooled_scores([r["scores"] for r in results]))
     return FleetResult(per_user=per_user, pooled=pooled, signals=signals, forecasts=forecasts,
-                       engine=engine, embedder=embedder_name, params=params, backend=backend)
+                       engine=engine, embedder=embedder_name, params=params, backend=backend,
+                       keep_events=keep_events)
 
 
 def _stack(results, key, columns) -> pd.DataFrame:

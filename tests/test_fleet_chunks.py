@@ -74,7 +74,7 @@ def client():
 def test_dask_with_several_users_per_task_gives_the_sequential_result(world_logs, client, monkeypatch,
                                                                        per_thread, max_users):
     logs, emb = world_logs
-    monkeypatch.setattr(fleet_mod, "_TASKS_PER_THREAD", per_thread)
+    monkeypatch.setattr(fleet_mod, "TASKS_PER_THREAD", per_thread)
     monkeypatch.setattr(fleet_mod, "MAX_USERS_PER_TASK", max_users)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

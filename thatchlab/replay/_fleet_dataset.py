@@ -332,8 +332,8 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
     if backend == "dask":
         client = dask_client(client)
         n_threads = dask_threads(client)
-        n_chunks = max(fleet._TASKS_PER_THREAD * n_threads, -(-len(specs) // fleet.MAX_USERS_PER_TASK))
-        groups = fleet._groups(listing.sizes, n_chunks)
+        n_chunks = max(fleet.TASKS_PER_THREAD * n_threads, -(-len(specs) // fleet.MAX_USERS_PER_TASK))
+        groups = fleet.balanced_groups(listing.sizes, n_chunks)
         emb = client.scatter(embedder, broadcast=True, hash=False)
         try:
             return stream(client, groups, len(specs), n_threads, lambda members: client.submit(
@@ -345,7 +345,7 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
     from joblib import Parallel, delayed
 
     n_procs = int(n_jobs) if n_jobs > 0 else (os.cpu_count() or 1)
-    groups = fleet._groups(listing.sizes, fleet._TASKS_PER_THREAD * n_procs)
+    groups = fleet.balanced_groups(listing.sizes, fleet.TASKS_PER_THREAD * n_procs)
     parts = Parallel(n_jobs=int(n_jobs), backend="loky")(
         delayed(replay_users)(common, [specs[j] for j in g], embedder) for g in groups)
     results: list = [None] * len(specs)

@@ -48,7 +48,7 @@ POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_strong", "n_ambiguous
 #: make more tasks, so no task's logs, stores and vectors grow with the fleet).
 MAX_USERS_PER_TASK = 256
 #: Dask tasks per worker thread: enough to even out users of different sizes.
-_TASKS_PER_THREAD = 4
+TASKS_PER_THREAD = 4
 _ENGINES = ("prediction", "behavior")
 _TEXT_KINDS = ("message", "prediction_query")
 
@@ -302,18 +302,18 @@ def _on_dask(tasks, client) -> list:
 
     client = dask_client(client)
     n_threads = dask_threads(client)
-    chunks = _chunks(tasks, max(_TASKS_PER_THREAD * n_threads, math.ceil(len(tasks) / MAX_USERS_PER_TASK)))
+    chunks = _chunks(tasks, max(TASKS_PER_THREAD * n_threads, math.ceil(len(tasks) / MAX_USERS_PER_TASK)))
     return stream(client, chunks, len(tasks), n_threads, lambda members: client.submit(
         _replay_chunk, _pack([tasks[j] for j in members]), pure=False))
 
 
 def _chunks(tasks, n_chunks: int) -> list:
     """Task positions split into at most ``n_chunks`` groups of similar total log length
-    (see :func:`_groups`)."""
-    return _groups([len(t["log"]) + 1 for t in tasks], n_chunks)
+    (see :func:`balanced_groups`)."""
+    return balanced_groups([len(t["log"]) + 1 for t in tasks], n_chunks)
 
 
-def _groups(sizes, n_chunks: int) -> list:
+def balanced_groups(sizes, n_chunks: int) -> list:
     """Positions split into at most ``n_chunks`` groups of similar total size (largest
     first, each to the lightest group), each group in the users' order, the groups
     heaviest first so the longest work starts first."""

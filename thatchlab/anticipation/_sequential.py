@@ -7,8 +7,10 @@ exceed 1). ``mode="fraction"`` counts the A occurrences followed by at least
 one B, so confidence is a true fraction in [0, 1].
 
 Events are sorted by (workspace, ts); each event's window of followers is a
-contiguous slice found with ``searchsorted``; pairs are generated in chunks
-and aggregated with ``bincount`` so memory stays bounded.
+contiguous slice found with ``searchsorted``; pairs are counted per
+(trigger group, target) bin by ``_seqcount``: enumerated in small chunks and
+binned with ``bincount``, or, for a trigger name opening many pairs in seed
+mode, from how many of its windows cover each event (no per-pair work).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.anticipation._seqcount import count_pairs
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.anticipation import SEQUENTIAL_MODES, parse_duration
 from thatchlab.core.time import as_utc_series
@@ -25,8 +28,11 @@ __all__ = ["mine_sequential", "SEQUENTIAL_COLUMNS"]
 SEQUENTIAL_COLUMNS = ["workspace", "trigger", "target", "observations", "confidence",
                       "avg_delay_s", "last_seen"]
 
-_CHUNK_PAIRS = 1 << 22      # pairs aggregated per chunk (bounded memory)
-_DENSE_BINS = 1 << 24       # above this many (group, name) bins, aggregate by sorting
+
+
+_CHUNK_PAIRS = 1 << 16      # pairs enumerated per chunk: small enough for its arrays to stay in cache
+_DENSE_BINS = 1 << 24       # a chunk with more (group, node) bins than this aggregates by sorting
+_COVERAGE_LOAD = 3.0        # seed mode: a trigger node opening more pairs per stream row is counted by coverage
 
 
 def _stream(events) -> tuple[pd.DataFrame, str]:
@@ -98,7 +104,11 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
     if n == 0:
         return _empty(out_cols)
 
-    ts = as_utc_series(events["ts"].reset_index(drop=True), what="events.ts").array.asi8
+    col = events["ts"]
+    if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
+        ts = col.array.asi8  # UTC nanoseconds already, in range by construction
+    else:
+        ts = as_utc_series(col.reset_index(drop=True), what="events.ts").array.asi8
     if (ts == np.iinfo(np.int64).min).any():
         raise InputError("events.ts: null timestamps; expected an aware time on every row")
     ws_code, ws_uni = pd.factorize(events["workspace"].to_numpy(), sort=True)
@@ -131,29 +141,26 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
     if mode == "fraction":
         prev_same = _previous_same(g_code)
 
-    counts, delays, last = _aggregate(ts_s, nd_s, g_code, jstart, jend, prev_same, n_groups, n_nodes)
-    keys = counts.index if isinstance(counts, pd.Series) else None
-    if keys is None:
-        keys = np.flatnonzero(counts >= min_obs)
-        obs = counts[keys]
-        dsum = delays[keys]
-        lmax = last[keys]
-    else:
-        sel = counts.to_numpy() >= min_obs
-        keys = counts.index.to_numpy()[sel]
-        obs = counts.to_numpy()[sel]
-        dsum = delays.to_numpy()[sel]
-        lmax = last.to_numpy()[sel]
+    keys, counts, dsum, lmax = count_pairs(ts_s, ws_s, nd_s, g_code, g_uni, jstart, jend, prev_same, n_nodes,
+                                           chunk_pairs=_CHUNK_PAIRS, dense_bins=_DENSE_BINS,
+                                           coverage_load=_COVERAGE_LOAD)
     g_of = keys // n_nodes
+    conf = counts.astype(np.float64) / g_total[g_of].astype(np.float64)
+    keep = np.flatnonzero((counts >= min_obs) & (conf > min_conf))
+    keys, g_of, obs, conf, dsum, lmax = (a[keep] for a in (keys, g_of, counts, conf, dsum, lmax))
     tgt = keys % n_nodes
-    conf = obs.astype(np.float64) / g_total[g_of].astype(np.float64)
-    keep = conf > min_conf
-    g_of, tgt, obs, conf, dsum, lmax = (a[keep] for a in (g_of, tgt, obs, conf, dsum, lmax))
     trig_ws = g_uni[g_of] // n_nodes
     trig_nd = g_uni[g_of] % n_nodes
+    n_nm = len(nm_uni)
+    # rows are in (workspace, trigger node, target node) order; nodes order as names unless kinds split them
+    if has_kind:
+        row = np.lexsort((node_uni[tgt] // n_nm, node_uni[trig_nd] // n_nm, node_uni[tgt] % n_nm,
+                          node_uni[trig_nd] % n_nm, trig_ws))
+        trig_ws, trig_nd, tgt, obs, conf, dsum, lmax = (a[row] for a in (trig_ws, trig_nd, tgt, obs, conf,
+                                                                          dsum, lmax))
 
     def names(node):
-        raw = node_uni[node] % len(nm_uni) if has_kind else node
+        raw = node_uni[node] % n_nm if has_kind else node
         return nm_uni[raw]
 
     out = pd.DataFrame({
@@ -162,14 +169,16 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
         "target": names(tgt),
         "observations": obs.astype(np.int64),
         "confidence": conf,
-        "avg_delay_s": dsum / obs,
-        "last_seen": pd.to_datetime(lmax, utc=True).as_unit("ns"),
-    })
+        "avg_delay_s": dsum / (obs * 1e9),
+        "last_seen": pd.to_datetime(lmax.view("M8[ns]"), utc=True),
+    }, copy=False)  # every column is a fresh array
     if has_kind:
-        out["trigger_kind"] = kd_uni[node_uni[trig_nd] // len(nm_uni)]
-        out["target_kind"] = kd_uni[node_uni[tgt] // len(nm_uni)]
-    sort_cols = ["workspace", "trigger", "target"] + (["trigger_kind", "target_kind"] if has_kind else [])
-    return out.sort_values(sort_cols, kind="stable").reset_index(drop=True)[out_cols]
+        out["trigger_kind"] = kd_uni[node_uni[trig_nd] // n_nm]
+        out["target_kind"] = kd_uni[node_uni[tgt] // n_nm]
+    if not all(pd.Index(u).is_monotonic_increasing for u in (ws_uni, nm_uni) + ((kd_uni,) if has_kind else ())):
+        sort_cols = ["workspace", "trigger", "target"] + (["trigger_kind", "target_kind"] if has_kind else [])
+        out = out.sort_values(sort_cols, kind="stable").reset_index(drop=True)
+    return out if list(out.columns) == out_cols else out[out_cols]
 
 
 def _empty(cols) -> pd.DataFrame:
@@ -182,13 +191,14 @@ def _empty(cols) -> pd.DataFrame:
 
 
 def _time_order(ts, ws_code) -> np.ndarray:
-    """The stable order by (workspace, ts): ``np.lexsort((ts, ws_code))``, as one
-    stable sort of a combined int64 key when it fits (much faster on 1M rows)."""
+    """An order by (workspace, ts), as one sort of a combined int64 key when it fits (much faster
+    than ``np.lexsort`` on 1M rows). Rows tied on both may come in any order: counts, times and
+    delays (exact integer sums) do not depend on it."""
     t0, t1 = int(ts.min()), int(ts.max())
     span = t1 - t0 + 1
     n_ws = int(ws_code.max()) + 1 if len(ws_code) else 1
     if span < (1 << 62) // max(n_ws, 1):
-        return np.argsort(ws_code.astype(np.int64) * span + (ts - t0), kind="stable")
+        return np.argsort(ws_code.astype(np.int64) * span + (ts - t0))
     return np.lexsort((ts, ws_code))
 
 
@@ -213,18 +223,23 @@ def _windows(ts_s, ws_s, w_ns):
     w_ns = min(w_ns, int(ts_s.max()) - t0 + 1)
     span = int(ts_s.max()) - t0 + w_ns + 1
     n_ws = int(ws_s.max()) + 1
+    # the first strictly later row is the end of the row's run of equal (workspace, ts)
+    n = len(ts_s)
+    run_end = np.r_[np.flatnonzero((ts_s[1:] != ts_s[:-1]) | (ws_s[1:] != ws_s[:-1])) + 1, n]
+    jstart = np.repeat(run_end, np.diff(np.r_[0, run_end]))
     if n_ws * span < (1 << 62):
         key = ws_s * span + (ts_s - t0)
-        return (np.searchsorted(key, key, side="right"),
-                np.searchsorted(key, key + w_ns, side="left"))
-    # very long logs with many workspaces: search workspace by workspace
-    jstart = np.empty(len(ts_s), dtype=np.int64)
-    jend = np.empty(len(ts_s), dtype=np.int64)
+        return jstart, np.searchsorted(key, key + w_ns, side="left")
+    # very long logs with many workspaces: search workspace by workspace, in unsigned offsets from the
+    # workspace's first time (exact over any span pandas holds); ``t + w`` past the top reaches every row
+    jend = np.empty(n, dtype=np.int64)
     bounds = np.flatnonzero(np.diff(ws_s)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(ts_s)]):
-        seg = ts_s[lo:hi]
-        jstart[lo:hi] = lo + np.searchsorted(seg, seg, side="right")
-        jend[lo:hi] = lo + np.searchsorted(seg, seg + w_ns, side="left")
+    top = int(np.iinfo(np.uint64).max)
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, n]):
+        seg = ts_s[lo:hi].view(np.uint64) - ts_s[lo:lo + 1].view(np.uint64)
+        w = min(w_ns, int(seg[-1]) + 1)
+        reach = np.minimum(seg, np.uint64(top - w)) + np.uint64(w)
+        jend[lo:hi] = lo + np.searchsorted(seg, reach, side="left")
     return jstart, jend
 
 
@@ -235,53 +250,3 @@ def _previous_same(g_code):
     same = g_code[o[1:]] == g_code[o[:-1]]
     prev[o[1:][same]] = o[:-1][same]
     return prev
-
-
-def _aggregate(ts_s, nd_s, g_code, jstart, jend, prev_same, n_groups, n_nodes):
-    """Count pairs per (trigger group, target node): counts, delay sums (s), latest target ts."""
-    n_bins = n_groups * n_nodes
-    dense = n_bins <= _DENSE_BINS
-    if dense:
-        counts = np.zeros(n_bins, dtype=np.int64)
-        delays = np.zeros(n_bins, dtype=np.float64)
-        last = np.full(n_bins, np.iinfo(np.int64).min, dtype=np.int64)
-    else:
-        parts = []
-    per = jend - jstart
-    csum = np.cumsum(per)
-    n = len(per)
-    lo = 0
-    while lo < n:
-        base = csum[lo - 1] if lo else 0
-        hi = int(np.searchsorted(csum, base + _CHUNK_PAIRS, side="right"))
-        hi = max(hi, lo + 1)
-        hi = min(hi, n)
-        cnt = per[lo:hi]
-        total = int(cnt.sum())
-        if total:
-            # per pair, the trigger's values by repetition (no gather) and the target's by index
-            starts = np.repeat(jstart[lo:hi] - (np.cumsum(cnt) - cnt), cnt)
-            j = starts + np.arange(total)
-            key = np.repeat(g_code[lo:hi] * n_nodes, cnt)
-            ti = np.repeat(ts_s[lo:hi], cnt)
-            if prev_same is not None:  # the first B after each A only
-                first = prev_same[j] < np.repeat(jstart[lo:hi], cnt)
-                j, key, ti = j[first], key[first], ti[first]
-            key += nd_s[j]
-            tj = ts_s[j]
-            delay = (tj - ti) / 1e9
-            if dense:
-                counts += np.bincount(key, minlength=n_bins)
-                delays += np.bincount(key, weights=delay, minlength=n_bins)
-                np.maximum.at(last, key, tj)
-            else:
-                parts.append(pd.DataFrame({"key": key, "delay": delay, "t": tj})
-                             .groupby("key").agg(n=("delay", "size"), d=("delay", "sum"), t=("t", "max")))
-        lo = hi
-    if dense:
-        return counts, delays, last
-    if not parts:
-        empty = pd.Series(dtype=np.int64)
-        return empty, pd.Series(dtype=np.float64), pd.Series(dtype=np.int64)
-    agg = pd.concat(parts).groupby(level=0).agg(n=("n", "sum"), d=("d", "sum"), t=("t", "max"))
-    return agg["n"], agg["d"], agg["t"]

@@ -48,3 +48,14 @@ def test_a_fitter_shows_its_summary():
     html = PriorFitter().fit(signals)._repr_html_()
     assert "<h4>PriorFitter</h4>" in html and "<i>summary_</i>" in html
     assert "<th>k</th>" in html and "<th>p0</th>" in html
+
+
+def test_a_fleet_result_shows_pooled_and_per_user_tables():
+    from thatchlab.replay.fleet import FleetResult
+
+    res = FleetResult(per_user=pd.DataFrame({"user": ["a", "b"], "log_loss": [0.5, 0.6]}),
+                      pooled={"n_users": 2, "log_loss": 0.55}, signals=pd.DataFrame(),
+                      forecasts=pd.DataFrame(), embedder="lookup")
+    html = res._repr_html_()
+    assert "<h4>Fleet replay (prediction)</h4>" in html and "<b>users</b>: 2" in html
+    assert "<i>pooled</i>" in html and "<i>per_user</i> (2 rows)" in html and "<td>b</td>" in html

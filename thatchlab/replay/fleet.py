@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.display import RichDisplay
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import ScoringParams
 
@@ -54,7 +55,7 @@ _TEXT_KINDS = ("message", "prediction_query")
 
 
 @dataclass
-class FleetResult:
+class FleetResult(RichDisplay):
     """What :func:`run_fleet` returns.
 
     Attributes
@@ -89,6 +90,14 @@ class FleetResult:
     params: ScoringParams = field(default_factory=ScoringParams)
     backend: str = "loky"
     keep_events: bool = True
+
+    def _display_(self):
+        pooled = pd.DataFrame({"value": pd.Series(
+            {k: v for k, v in self.pooled.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
+            dtype="float64")})
+        return (f"Fleet replay ({self.engine})", {"users": len(self.per_user), "backend": self.backend,
+                                                  "embedder": self.embedder, "events kept": self.keep_events},
+                {"pooled": pooled, "per_user": self.per_user})
 
     def __repr__(self):
         return (f"FleetResult(engine={self.engine!r}, users={len(self.per_user)}, "

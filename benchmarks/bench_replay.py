@@ -1,4 +1,4 @@
-"""Replay of an interaction log: the vectorised path against event-by-event, same run.
+"""Replay of an interaction log: the vectorised path against its floor and event-by-event.
 
 A production-like starting store (matchers half in the project store, half
 in ``global``, one prediction each) and a log of messages interleaved with
@@ -6,6 +6,30 @@ prediction updates (new and existing matchers, every signal) are replayed
 both ways with random unit vectors (a LookupEmbedder, no model). Messages
 are noisy copies of matcher vectors so nudges fire. The two results must be
 identical (events, nudges, tables), else the script exits non-zero.
+
+* **ours**: ``replay.run(log, "prediction", path="vectorised")``, all of it:
+  validating the log, the write pass, embedding lookups, the cosine pairs,
+  the nudges, the events frame and the metrics;
+* **floor**: the arithmetic no exact replay can skip, on the same vectors:
+  one float32 GEMM of every message vector × the final matcher matrix, plus,
+  per write, one float32 mat-vec of the write's statement vector against
+  the item matrix at its final size (the dedup search, at its largest). The
+  GEMM is timed two ways, in one call (into an output buffer allocated
+  before the clock) and in cache-sized row blocks into one reused buffer;
+  the floor is the faster;
+* **events**: ``path="events"``, the engine's public tools one event at a
+  time (the reference); ``ratio`` is its time over ours.
+
+``write_ms`` is the write pass alone (the engine's tools run once per write
+with precomputed vectors and dedup cosines) per write; it starts from a
+fresh engine each run.
+
+Fair clocks: BLAS/OpenMP threads are pinned to the same count for every side
+(``benchmarks/_util.py``, printed). Ours, the floor and the write pass are
+timed with ``_util.best_of`` with the same ``repeat`` and one untimed
+warm-up each; the events path (minutes at full size) runs once, after ours
+has warmed every import. Vectors are looked up by every side from the same
+in-memory embedder.
 
 The run also times loading a large starting store: ``load_s`` is
 ``PredictionEngine.from_tables`` of a 100,000-matcher store (100,000
@@ -18,7 +42,8 @@ checked to give back the same tables. ``store_load_s`` is
     python benchmarks/bench_replay.py          # 50,000 messages, 2,000 matchers
     python benchmarks/bench_replay.py --ci     # small sizes, seconds
 
-Last line: ``RESULT bench=replay events=<n> ratio=<events_s / vectorised_s> load_matchers=<n> load_s=<s>
+Last line: ``RESULT bench=replay events=<n> ratio=<events_s / ours_s> floor_ratio=<ours_s / floor_s>
+write_ms=<ms per write> vectorised_s=.. floor_s=.. events_s=.. load_matchers=<n> load_s=<s>
 store_matchers=<n> store_load_s=<s>`` (one line).
 """
 
@@ -28,16 +53,16 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins threads before numpy starts its pools)
+
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import parse, timed  # noqa: E402
-
-from thatchlab.core.params import ScoringParams  # noqa: E402
-from thatchlab.embed import LookupEmbedder  # noqa: E402
-from thatchlab.replay import run  # noqa: E402
-from thatchlab.scoring import PredictionEngine  # noqa: E402
+from thatchlab.core.params import ScoringParams
+from thatchlab.embed import LookupEmbedder
+from thatchlab.replay import run
+from thatchlab.scoring import PredictionEngine
 
 DIM = 384
 
@@ -166,15 +191,72 @@ def same(a, b) -> bool:
     return True
 
 
+def floor_of(log: pd.DataFrame, emb, res):
+    """The floor's inputs (made outside the clock) and two ways to time it: the product
+    in one call, and in row blocks into a reused buffer (faster here: the output stays
+    in cache); each adds the dedup mat-vecs."""
+    tables = res.tables
+    matchers = np.vstack(tables["matchers"]["embedding"].to_list()).astype(np.float32)
+    items = np.vstack(tables["items"]["embedding"].to_list()).astype(np.float32)
+    messages = log["text"][log["kind"] == "message"].tolist()
+    queries = np.asarray(emb.embed_queries(messages), dtype=np.float32)
+    statements = log["statement"][log["kind"] == "prediction_update"].tolist()
+    writes = list(np.asarray(emb.embed_passages(statements), dtype=np.float32))
+    out = np.empty((len(queries), len(matchers)), dtype=np.float32)
+    rows = max(1, (1 << 20) // len(matchers))
+    buf = np.empty((rows, len(matchers)), dtype=np.float32)
+
+    def one_call():
+        np.matmul(queries, matchers.T, out=out)
+        for v in writes:
+            items @ v
+
+    def blocked():
+        for s in range(0, len(queries), rows):
+            part = queries[s:s + rows]
+            np.matmul(part, matchers.T, out=buf[: len(part)])
+        for v in writes:
+            items @ v
+    return one_call, blocked, (len(queries), len(matchers), len(items), len(writes))
+
+
+def write_pass(log, emb, initial):
+    """The vectorised replay's write pass alone, from a fresh engine."""
+    from thatchlab.replay._scoring_plan import _stores
+    from thatchlab.replay._scoring_writes import run_writes
+    from thatchlab.replay.scoring import ENGINE_KINDS, initial_engine
+
+    eng = initial_engine(initial, "prediction", emb, ScoringParams())
+    return run_writes(eng, log, _stores(log, eng.project_store), ENGINE_KINDS["prediction"])
+
+
 def main():
-    args = parse(__doc__.splitlines()[0])
+    args = _util.parse(__doc__.splitlines()[0])
+    _util.pin_threads()
+    print(_util.describe_threads())
     n_messages, n_matchers, n_updates = (1_000, 200, 100) if args.ci else (50_000, 2_000, 2_000)
+    repeat = args.repeat or 3
     log, emb, initial = build(n_messages, n_matchers, n_updates)
     params = ScoringParams()
     import sklearn.metrics  # noqa: F401  - warm the lazy import both paths' metrics use
-    print(f"sizes: messages={n_messages} matchers={n_matchers} updates={n_updates} dim={DIM}")
-    t_vec, vec = timed(run, log, "prediction", params, embedder=emb, initial=initial, path="vectorised")
-    t_ev, ev = timed(run, log, "prediction", params, embedder=emb, initial=initial, path="events")
+    print(f"sizes: messages={n_messages} matchers={n_matchers} updates={n_updates} dim={DIM} repeat={repeat}")
+    t_vec, vec = _util.best_of(run, log, "prediction", params, embedder=emb, initial=initial, path="vectorised",
+                               repeat=repeat, warmup=1)
+    one_call, blocked, shape = floor_of(log, emb, vec)
+    t_one, _ = _util.best_of(one_call, repeat=repeat, warmup=1)
+    t_blocked, _ = _util.best_of(blocked, repeat=repeat, warmup=1)
+    t_floor = min(t_one, t_blocked)  # the faster way to do the floor's arithmetic
+    from thatchlab.logs import sort_by_time
+    from thatchlab.replay.scoring import check_log
+
+    checked = sort_by_time(check_log(log), "interaction log")
+    t_writes, written = _util.best_of(write_pass, checked, emb, initial, repeat=repeat, warmup=1)
+    n_writes = len(written.writes.position)
+    print(f"vectorised: {t_vec:.3f} s  floor: {t_floor:.3f} s (GEMM {shape[0]} x {shape[1]} x {DIM} "
+          f"in one call {t_one:.3f} s, in row blocks {t_blocked:.3f} s; + {shape[3]} mat-vecs over "
+          f"{shape[2]} items)  floor_ratio: {t_vec / t_floor:.2f}  "
+          f"write pass: {t_writes:.3f} s for {n_writes} writes ({1e3 * t_writes / n_writes:.3f} ms a write)")
+    t_ev, ev = _util.timed(run, log, "prediction", params, embedder=emb, initial=initial, path="events")
     ok = same(vec, ev)
     print(f"vectorised: {t_vec:.3f} s  events: {t_ev:.3f} s  nudged items: {len(vec.nudges)}  "
           f"regimes: {vec.events['regime'].value_counts().to_dict()}  identical: {ok}")
@@ -190,8 +272,10 @@ def main():
     print(f"importing a {n_store:,}-matcher SQLite store: {store_s:.3f} s; holds the exported tables: {store_ok}")
     if not store_ok:
         sys.exit(1)
-    print(f"RESULT bench=replay events={n_messages} ratio={t_ev / t_vec:.2f} load_matchers={n_load} "
-          f"load_s={load_s:.3f} store_matchers={n_store} store_load_s={store_s:.3f}")
+    print(_util.result("replay", events=n_messages, ratio=t_ev / t_vec, floor_ratio=t_vec / t_floor,
+                       write_ms=1e3 * t_writes / n_writes, vectorised_s=t_vec, floor_s=t_floor,
+                       gemm_one_call_s=t_one, gemm_blocked_s=t_blocked, events_s=t_ev,
+                       load_matchers=n_load, load_s=load_s, store_matchers=n_store, store_load_s=store_s))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ _NUM = r"[0-9]+(\.[0-9]+)?"
 RESULT = re.compile(rf"^RESULT bench=(\w+)( \w+=\S+)* (\w+_)?ratio={_NUM}( \w+=\S+)*$")
 #: Fields each benchmark's RESULT line must carry, by script name (numbers unless given).
 RESULT_KEYS = {
-    "bench_nudge": ("matchers", "floor_ratio", "peer_ratio"),
+    "bench_nudge": ("matchers", "floor_ratio", "peer_ratio", "p50_ms", "p95_ms", "floor_ratio_2k", "p50_ms_2k",
+                    "p95_ms_2k"),
     "bench_belief": ("rows", "floor_ratio"),
     "bench_calibration": ("rows", "ratio", "duckdb_ratio", "polars_ratio", "pandas_ratio",
                           "distinct_duckdb_ratio"),
@@ -30,7 +31,7 @@ RESULT_KEYS = {
     "bench_fleet": ("users", "events", "ratio", "repeat"),
     "bench_fleet_scale": ("users_small", "users_large", "driver_growth", "ratio", "events_per_user",
                           "replay_s_small", "replay_s_large"),
-    "bench_replay": ("events", "ratio", "load_s"),
+    "bench_replay": ("events", "ratio", "floor_ratio", "write_ms", "load_s"),
     "bench_sweep": ("configs", "ratio"),
     "bench_sweep_regime": ("configs", "ratio"),
     "bench_decide_calibration": ("false_ship", "coverage", "power", "clusters", "ratio"),

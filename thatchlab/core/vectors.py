@@ -11,7 +11,8 @@ is 0, and rounds it to three decimals. Scanning a large matrix in float64 is
 memory-bound, so :meth:`VectorRows.candidates` scans normalised float32 rows
 and keeps every row that could matter within a margin far above float32
 error; :meth:`VectorRows.exact` then recomputes those few in float64, so
-results equal production's.
+results equal production's. :meth:`VectorRows.scan` does both for a mask the
+caller has already checked (the engine keeps its masks between writes).
 """
 
 from __future__ import annotations
@@ -206,7 +207,23 @@ class VectorRows:
         """
         q = np.asarray(q, dtype=np.float64)
         ok = self.usable(len(q), rows, model)
-        n_ok = int(np.count_nonzero(ok))
+        return self._select(q, ok, int(np.count_nonzero(ok)), floor, top)
+
+    def scan(self, q, mask, n_usable: int, *, floor=None, top=None):
+        """:meth:`cosines` over a mask already checked: ``(positions, exact cosines)``.
+
+        ``mask`` must be a subset of ``usable(len(q))`` (as
+        :meth:`~thatchlab.scoring.EngineState.usable` gives) holding
+        ``n_usable`` rows; when it holds every row, the float32 product is
+        filtered by the floor alone (no mask pass). The candidates and their
+        exact float64 cosines are those :meth:`cosines` finds.
+        """
+        q = np.asarray(q, dtype=np.float64)
+        pos, _ = self._select(q, mask, n_usable, floor, top)
+        return pos, self.exact(q, pos)
+
+    def _select(self, q: np.ndarray, ok: np.ndarray, n_ok: int, floor, top):
+        """:meth:`candidates` of the ``n_ok`` rows of mask ``ok`` (a subset of ``usable(len(q))``)."""
         if n_ok == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         qn = np.sqrt(q @ q)
@@ -216,16 +233,20 @@ class VectorRows:
             # one product over the whole matrix; the floor and the mask are applied
             # together, so only the survivors are gathered
             full = mat @ qu
-            if floor is not None:
-                ok = ok & (full >= floor - MARGIN)
-            pos = np.flatnonzero(ok)
+            if floor is None:
+                keep = ok
+            elif n_ok == self._n:   # every row usable: the floor is the only filter
+                keep = full >= floor - MARGIN
+            else:
+                keep = ok & (full >= floor - MARGIN)
+            pos = np.flatnonzero(keep)
             approx = full[pos]
         else:
             pos = np.flatnonzero(ok)
             approx = mat[pos] @ qu
-        if floor is not None:
-            keep = approx >= floor - MARGIN
-            pos, approx = pos[keep], approx[keep]
+            if floor is not None:
+                keep = approx >= floor - MARGIN
+                pos, approx = pos[keep], approx[keep]
         if top is not None and approx.size > top:
             kth = np.partition(approx, approx.size - top)[approx.size - top]
             keep = approx >= kth - MARGIN
@@ -236,9 +257,11 @@ class VectorRows:
         """Cosines in float64, dot / (‖a‖ ‖b‖), 0 when a norm is 0 (production's formula)."""
         if len(positions) == 0:
             return np.zeros(0, dtype=np.float64)
-        block = np.vstack([self._vecs[int(p)] for p in positions]).astype(np.float64)
-        q = np.asarray(q, dtype=np.float64)
-        return exact_cosines(block, np.ascontiguousarray(np.broadcast_to(q, block.shape)))
+        vecs = self._vecs
+        block = np.array([vecs[p] for p in np.asarray(positions, dtype=np.int64).tolist()], dtype=np.float64)
+        query = np.empty_like(block)
+        query[...] = np.asarray(q, dtype=np.float64)   # one float64 copy of q per row
+        return exact_cosines(block, query)
 
     def cosines(self, q, rows=None, model=None, *, floor=None, top=None):
         """``(positions, exact cosines)`` of the candidate rows."""

@@ -55,14 +55,27 @@ class _TableCosines:
         self._last_seen = int(serials.max()) if n0 else -1
         self._column_of_serial = np.full(self._last_seen + len(texts) + 2, -1, dtype=np.int64)
         self._column_of_serial[serials] = np.arange(n0)
+        self._key = None                   # (rows, rows ever added) when the map below was made
+        self._column_of_position = np.zeros(0, dtype=np.int64)
+        self._missing = False              # whether some row of the map has no column
 
     def approx(self, text: str, positions: np.ndarray) -> np.ndarray | None:
-        serials = self._view.serials
-        self._map_new_rows(serials)
-        columns = self._column_of_serial[serials[positions]]
-        if (columns < 0).any():  # a row whose vector the matrix lacks: let the engine scan
-            return None
+        columns = self._columns()[positions]
+        if self._missing and columns.size and columns.min() < 0:
+            return None  # a row whose vector the matrix lacks: let the engine scan
         return self.cosines[self.query_row[text], columns]
+
+    def _columns(self) -> np.ndarray:
+        """Each current row's column, rebuilt only when the table changed since the last
+        search (rows added or deleted: its length or its count of rows ever added moved)."""
+        key = (len(self._view), self._view.n_added)
+        if key != self._key:
+            serials = self._view.serials
+            self._map_new_rows(serials)
+            self._column_of_position = self._column_of_serial[serials]
+            self._missing = bool((self._column_of_position < 0).any())
+            self._key = key
+        return self._column_of_position
 
     def _map_new_rows(self, serials: np.ndarray):
         """Give the rows added since the last search the column of their text."""

@@ -1,14 +1,16 @@
 """Step 2 of the vectorised replay: every read's cosines to the matchers (thatch).
 
 Messages (and, for predictions, queries) are embedded once per unique text
-(a logged embedding is used as is); one float32 product per chunk finds
-every (text, matcher) pair that can reach a threshold, and those pairs are
-recomputed in float64 with the engine's own cosine, so rounding decisions
-match the engine's. Pairs are then spread over the reads of each text and
-masked to matchers that existed at the read, in its store or ``global``.
-As in the engine, a matcher's model tag filters nothing (unless the
-engine's ``strict_model``); each read also counts the scored matchers whose
-tag names another model than the embedder.
+(a logged embedding is used as is). A float32 product finds every (text,
+matcher) pair that can reach a threshold: texts in order of their last read,
+a block at a time, each block against only the matchers that exist by its
+last read (matchers are added in log order, so those are a prefix). Those
+pairs are recomputed in float64 with the engine's own cosine, so rounding
+decisions match the engine's. Pairs are then spread over the reads of each
+text and masked to matchers that existed at the read, in its store or
+``global``. As in the engine, a matcher's model tag filters nothing (unless
+the engine's ``strict_model``); each read also counts the scored matchers
+whose tag names another model than the embedder.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import numpy as np
+import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.vectors import MARGIN, exact_cosines
@@ -25,8 +28,11 @@ from thatchlab.replay._grouping import expand_ranges
 
 __all__ = ["ReadCosines", "MatcherPairs"]
 
-#: Cells of one float32 block of the (text × matcher) product.
-_BLOCK_CELLS = 4_000_000
+#: Cells of one float32 block of the (text × matcher) product (small enough that the
+#: comparison reads the block from cache).
+_BLOCK_CELLS = 1 << 20
+#: Pairs whose exact cosines are computed together (float64 rows of a few MB).
+_EXACT_ROWS = 2048
 
 
 @dataclass(frozen=True)
@@ -61,9 +67,9 @@ class ReadCosines:
         self.is_query = kinds[self.position] == "prediction_query"
         texts = log["text"].to_numpy(object)[self.position]
         self.length = np.asarray([len(t) for t in texts], dtype=np.int64)
-        self._text_of_read, self._texts64 = self._embed(texts, log["embedding"].to_numpy(object)[self.position],
-                                                        eng)
-        dim = self._texts64.shape[1]
+        self._text_of_read, self._texts = self._embed(texts, log["embedding"].to_numpy(object)[self.position],
+                                                      eng)
+        dim = self._texts.shape[1]
         usable = eng.state.usable("matchers", dim, model=eng.scan_model)
         self._matcher_index = np.flatnonzero(usable)  # rows of the matrices below → matcher positions
         vectors = [eng.state.vector("matchers", int(j)) for j in self._matcher_index]
@@ -74,6 +80,9 @@ class ReadCosines:
         self._read_store = np.asarray([codes[s] for s in stores[self.position]], dtype=np.int64)
         self._global = codes["global"]
         self._matcher_created_at = matchers.created_at
+        # each text's last read: a block of texts needs only the matchers created before its last one
+        self._text_last = np.full(len(self._texts), -1, dtype=np.int64)
+        np.maximum.at(self._text_last, self._text_of_read, self.position)
         self.n_foreign_model = self._count_foreign(usable & eng.state.foreign_model("matchers", eng.model_name))
         self._cache_floor: float | None = None
         self._cache: MatcherPairs | None = None
@@ -95,28 +104,31 @@ class ReadCosines:
 
     @staticmethod
     def _embed(texts, logged, eng) -> tuple[np.ndarray, np.ndarray]:
-        """Each read's row in one float64 matrix: its logged vector, or its text's query
-        vector (each unique text embedded once)."""
-        row_of_text, vectors, to_embed = {}, [], []
-        text_of_read = np.zeros(len(texts), dtype=np.int64)
-        for j, (text, vec) in enumerate(zip(texts, logged)):
-            if vec is not None:
-                text_of_read[j] = len(vectors)
-                vectors.append(np.asarray(vec, dtype=np.float32))
-                continue
-            if text not in row_of_text:
-                row_of_text[text] = len(vectors)
-                vectors.append(None)
-                to_embed.append(text)
-            text_of_read[j] = row_of_text[text]
-        if to_embed:
-            for text, vec in zip(to_embed, eng.embed_queries(to_embed)):
-                vectors[row_of_text[text]] = vec
-        dims = {len(v) for v in vectors}
+        """Each read's row in one float32 matrix: its logged vector, or its text's query
+        vector (each unique text embedded once, all in one call, written in place).
+        Rows: the unique texts in order of first appearance, then one per logged vector."""
+        n = len(texts)
+        is_logged = np.fromiter((v is not None for v in logged), dtype=bool, count=n)
+        plain, with_vector = np.flatnonzero(~is_logged), np.flatnonzero(is_logged)
+        codes, uniques = pd.factorize(np.asarray(texts, dtype=object)[plain])
+        if (codes < 0).any():  # a read without text or vector: the embedder says what is wrong
+            missing = texts[int(plain[np.argmax(codes < 0)])]
+            eng.embed_queries([missing])
+            raise InputError(f"text: expected a text or a logged embedding for every read, got {missing!r}")
+        text_of_read = np.empty(n, dtype=np.int64)
+        text_of_read[plain] = codes
+        text_of_read[with_vector] = len(uniques) + np.arange(len(with_vector))
+        embedded = eng.embed_queries(list(uniques)) if len(uniques) else None
+        vectors = [np.asarray(logged[j], dtype=np.float32) for j in with_vector.tolist()]
+        dims = {len(v) for v in vectors} | ({embedded.shape[1]} if embedded is not None else set())
         if len(dims) > 1:
             raise InputError(f"embedding: query vectors of several dimensions {sorted(dims)}; expected one")
-        dim = dims.pop() if dims else 0
-        return text_of_read, (np.vstack(vectors).astype(np.float64) if vectors else np.zeros((0, dim)))
+        out = np.empty((len(uniques) + len(vectors), dims.pop() if dims else 0), dtype=np.float32)
+        if embedded is not None:
+            out[: len(uniques)] = embedded
+        if vectors:
+            out[len(uniques):] = vectors
+        return text_of_read, out
 
     def pairs(self, floor: float) -> MatcherPairs:
         """Every (read, matcher) pair whose float32 cosine is ≥ ``floor`` − MARGIN, with
@@ -131,27 +143,45 @@ class ReadCosines:
     def _text_pairs(self, floor: float) -> MatcherPairs:
         """(unique text, matcher) pairs above the float32 floor, exact cosines, sorted by
         text then matcher."""
-        texts = self._texts64
+        texts, m32 = self._texts, self._matchers32
+        n_texts, n_matchers = len(texts), len(m32)
+        created = self._matcher_created_at[self._matcher_index]
+        order = np.argsort(self._text_last, kind="stable")
+        if len(created) and (np.diff(created) >= 0).all():   # matchers in order of creation
+            alive = np.searchsorted(created, self._text_last[order], side="left")
+        else:  # pragma: no cover - the write pass appends matchers in log order
+            alive = np.full(n_texts, n_matchers, dtype=np.int64)
+        # a text's float32 cosine reaches the cut when its product with the unit matcher rows
+        # reaches cut × its norm (no pass to normalise the texts; a zero text has cosine 0)
+        cut = np.float32(floor - MARGIN)
         norms = np.sqrt(np.einsum("ij,ij->i", texts, texts))
-        texts32 = np.divide(texts, norms[:, None], out=np.zeros_like(texts),
-                            where=norms[:, None] > 0).astype(np.float32)
+        bars = np.where(norms > 0, cut * norms, np.float32(0.0) if cut <= 0 else np.float32(np.inf))
+        block = max(1, _BLOCK_CELLS // max(1, n_matchers))
+        scratch = np.empty(block * n_matchers + 8, dtype=bool)
         text_rows, matcher_rows = [], []
-        block = max(1, _BLOCK_CELLS // max(1, len(self._matchers32)))
-        for s in range(0, len(texts), block):
-            a, b = np.nonzero(texts32[s:s + block] @ self._matchers32.T >= floor - MARGIN)
-            text_rows.append(a + s)
+        for s in range(0, n_texts, block):
+            rows = order[s:s + block]
+            k = int(alive[s + len(rows) - 1])  # the block's last read sees the most matchers
+            if k == 0:
+                continue
+            a, b = _at_least(texts[rows] @ m32[:k].T, bars[rows], scratch)
+            text_rows.append(rows[a])
             matcher_rows.append(b)
         text_rows = np.concatenate(text_rows) if text_rows else np.zeros(0, dtype=np.int64)
         matcher_rows = np.concatenate(matcher_rows) if matcher_rows else np.zeros(0, dtype=np.int64)
-        # exact float64 cosines, production's dot / (|a| |b|)
-        cos = exact_cosines(self._matchers64[matcher_rows], texts[text_rows])
+        # exact float64 cosines, production's dot / (|a| |b|) (float32 → float64 is exact),
+        # row-wise, a cache-sized chunk of pairs at a time
+        cos = np.empty(len(text_rows), dtype=np.float64)
+        for s in range(0, len(text_rows), _EXACT_ROWS):
+            m, t = matcher_rows[s:s + _EXACT_ROWS], text_rows[s:s + _EXACT_ROWS]
+            cos[s:s + _EXACT_ROWS] = exact_cosines(self._matchers64[m], texts[t].astype(np.float64))
         matcher = self._matcher_index[matcher_rows] if len(matcher_rows) else matcher_rows
         by_text = np.lexsort((matcher, text_rows))
         return MatcherPairs(text_rows[by_text], matcher[by_text], cos[by_text])
 
     def _spread(self, text_pairs: MatcherPairs) -> MatcherPairs:
         """The pairs of each read's text, kept where the matcher existed and is in reach."""
-        bounds = np.searchsorted(text_pairs.read, np.arange(len(self._texts64) + 1))
+        bounds = np.searchsorted(text_pairs.read, np.arange(len(self._texts) + 1))
         t = self._text_of_read
         read, idx = expand_ranges(bounds[t], bounds[t + 1] - bounds[t])
         pairs = MatcherPairs(read, text_pairs.matcher[idx], text_pairs.cosine[idx])
@@ -159,3 +189,21 @@ class ReadCosines:
         alive = self._matcher_created_at[pairs.matcher] < self.position[pairs.read]
         reach = (store == self._read_store[pairs.read]) | (store == self._global)
         return pairs.take(alive & reach)
+
+
+def _at_least(block: np.ndarray, bars: np.ndarray, scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero(block >= bars[:, None])`` of a 2-d block, found eight cells at a time.
+
+    The comparison is written into ``scratch`` (bool, ``block.size + 8`` cells or
+    more), viewed as 64-bit words; only the few words holding a hit are opened,
+    which is several times cheaper than ``nonzero`` over every cell when hits are rare.
+    """
+    n_rows, n_cols = block.shape
+    size = block.size
+    flags = scratch[: size + (-size % 8)]
+    np.greater_equal(block, bars[:, None], out=flags[:size].reshape(n_rows, n_cols))
+    flags[size:] = False
+    words = np.flatnonzero(flags.view(np.uint64))
+    cells = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    cells = cells[flags[cells]]
+    return cells // n_cols, cells % n_cols

@@ -306,9 +306,10 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
                 out = eng.query(ev["text"]) if vec is None else eng.query_vector(vec)
                 row["action"], row["reply"] = "query", out.text
             row["n_foreign_model"] = out.n_foreign_model
-            items = out.items
-            row["n_items"] = len(items)
-            for rank, it in enumerate(items.to_dict(orient="records")):
+            # a nudge's rows as dicts without building its frame (the same values as items.to_dict)
+            records = out.records() if kind == "message" else out.items.to_dict(orient="records")
+            row["n_items"] = len(records)
+            for rank, it in enumerate(records):
                 nudges.append({"position": pos, "rank": rank, **{c: it[c] for c in NUDGE_COLUMNS[2:]}})
             continue
         if kind == LIST_KINDS[engine]:

@@ -10,11 +10,13 @@ removed by position without rebuilding the other rows' columns.
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import numpy as np
 
 from thatchlab.core.vectors import VectorRows
 
-__all__ = ["IntColumn", "Rows", "VectorTableRows", "column_array", "NUMERIC_COLUMNS"]
+__all__ = ["IntColumn", "Rows", "VectorTableRows", "SerialIndex", "column_array", "NUMERIC_COLUMNS"]
 
 #: Columns read as float64 (the others as object arrays).
 NUMERIC_COLUMNS = frozenset({"confidence", "confirm_count", "disconfirm_count", "weight"})
@@ -180,6 +182,49 @@ class VectorTableRows(Rows):
                 position[gone] = j
         for j in range(pos, len(ids)):          # later rows shift up by one
             position[ids[j]] = j
+
+
+class SerialIndex:
+    """key → the rows of one table with that key, in insertion order.
+
+    Rows are held by serial (their insertion number, which a delete never
+    changes), so removing some rows leaves every other key's entry valid;
+    :meth:`get` turns serials into current positions (they are the same
+    until the table's first delete).
+    """
+
+    __slots__ = ("_rows", "_serials")
+
+    def __init__(self, rows: Rows):
+        self._rows = rows
+        self._serials: dict = defaultdict(list)
+
+    def add_many(self, keys, first_serial: int):
+        """Index rows ``first_serial, first_serial + 1, …`` under ``keys``."""
+        serials = self._serials
+        for j, key in enumerate(keys, start=first_serial):
+            serials[key].append(j)
+
+    def get(self, key, default=()):
+        """Current positions of the rows with ``key`` (``default`` when none)."""
+        found = self._serials.get(key)
+        if not found:
+            return default
+        rows = self._rows
+        if rows._next_serial == len(rows):      # no row was ever removed: serial = position
+            return list(found)
+        return rows.positions_of_serials(found).tolist()
+
+    def pop(self, key) -> list:
+        """Forget ``key``; returns its serials."""
+        return self._serials.pop(key, [])
+
+    def remove(self, key, serial: int):
+        found = self._serials.get(key)
+        if found is not None:
+            found.remove(serial)
+            if not found:
+                del self._serials[key]
 
 
 def column_array(values, column: str) -> np.ndarray:

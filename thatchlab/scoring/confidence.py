@@ -12,6 +12,8 @@ from thatchlab.core.jsfmt import js_round
 
 __all__ = ["posterior_confidence", "evidence_count"]
 
+_NUMBER = (float, int)
+
 
 def posterior_confidence(c, d, k=5.0, p0=0.5):
     """Posterior mean confidence of an item: ``(c + K·P0) / (c + d + K)``.
@@ -26,6 +28,11 @@ def posterior_confidence(c, d, k=5.0, p0=0.5):
     >>> posterior_confidence([3, 0], [0, 3], k=5, p0=0.5).round(4).tolist()
     [0.6875, 0.3125]
     """
+    if type(c) is float and type(d) is float and type(k) in _NUMBER and type(p0) in _NUMBER:
+        k, p0 = float(k), float(p0)
+        total = c + d + k
+        if total != 0.0:  # one write's counts: the same IEEE operations in Python floats
+            return (c + k * p0) / total
     c = np.asarray(c, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)

@@ -13,28 +13,34 @@ exactly — rounding, ordering, ties, reply texts — over the public
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import EmbeddingError, InputError, ParamsError
-from thatchlab.core.jsfmt import js_number, js_round, r3, to_fixed
+from thatchlab.core.jsfmt import js_number, r3, to_fixed
 from thatchlab.core.params import ParamsMixin, ScoringParams
 from thatchlab.core.schema import ENGINE_TABLES
-from thatchlab.core.time import iso_ms, iso_s, resolve_now
+from thatchlab.core.time import resolve_now
 from thatchlab.core.vectors import MARGIN
+from thatchlab.scoring._rank import js_round1, rank_columns
 from thatchlab.scoring.confidence import evidence_count, posterior_confidence
-from thatchlab.scoring.results import EdgeRow, Nudge, Reply, WriteResult
+from thatchlab.scoring.results import (
+    ITEM_COLUMNS,
+    EdgeRow,
+    Nudge,
+    Reply,
+    WriteResult,
+    fixed2,
+    items_frame,
+)
 from thatchlab.scoring.state import ID_NAMESPACE, EngineState, deterministic_id, prov_text
 
 __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAMESPACE",
            "EngineConfig", "ScoringEngine", "Reply", "Nudge", "ITEM_COLUMNS"]
 
 
-#: Columns of the items DataFrame returned by nudges and queries.
-ITEM_COLUMNS = ["confidence", "evidence_count", "matcher_description", "statement", "score",
-                "item_id", "matcher_id", "store", "cosine", "weight", "stored_confidence"]
 #: Signals that change an item's counts (the others are confidence-neutral).
 _COUNTING_SIGNALS = ("confirm", "disconfirm", "soft")
 
@@ -56,20 +62,6 @@ class EngineConfig:
     @property
     def tables(self) -> dict:
         return ENGINE_TABLES[self.kind]
-
-
-@dataclass(frozen=True)
-class _Candidates:
-    """The (matcher, item) rows one nudge weighs, as parallel arrays (step 5 on)."""
-
-    matcher: np.ndarray      # matcher positions
-    item: np.ndarray         # item positions
-    cosine: np.ndarray       # the matcher's rounded cosine
-    weight: np.ndarray       # edge weight
-    confidence: np.ndarray   # the item's stored confidence
-
-    def take(self, index) -> _Candidates:
-        return _Candidates(*(getattr(self, f.name)[index] for f in fields(self)))
 
 
 class ScoringEngine(ParamsMixin):
@@ -199,22 +191,30 @@ class ScoringEngine(ParamsMixin):
         """Position of the nearest row of ``table`` in ``stores`` with raw cosine ≥
         dedup_cosine (the highest; first on ties), or None."""
         st = self._state
-        usable = st.usable(table, len(vector), stores=stores, model=self.scan_model)
-        positions = np.flatnonzero(usable)
-        if positions.size == 0:
+        if st.scan_rows(table, len(vector), stores=stores, model=self.scan_model)[1] == 0:
             return None
-        rows = st._vector_rows(table).vectors
         lookup = self.dedup_lookup
-        approx = None if lookup is None else lookup.approx_cosines(table, text, vector, positions)
+        approx = None
+        if lookup is not None:
+            positions = st.scan_positions(table, len(vector), stores=stores, model=self.scan_model)
+            approx = lookup.approx_cosines(table, text, vector, positions)
+        dedup = self.params.dedup_cosine
         if approx is None:
-            # float32 scan; keeps every row within MARGIN of the best
-            positions, _ = rows.candidates(vector, rows=usable, top=1)
-        elif approx.size > 1:
-            positions = positions[approx >= approx.max() - MARGIN]
-        # the decision is made on exact float64 cosines
-        cos = rows.exact(vector, positions)
+            # float32 scan keeping every row within MARGIN of the best; exact cosines
+            positions, cos = st.cosines(table, vector, stores=stores, model=self.scan_model, top=1)
+        else:
+            best = float(approx.max())
+            if best < dedup - MARGIN:      # no row can reach dedup_cosine
+                return None
+            if approx.size > 1:
+                positions = positions[approx >= best - MARGIN]
+            if len(positions) == 1 and best >= dedup + MARGIN:
+                return int(positions[0])   # the only candidate, surely above dedup_cosine
+            cos = st.cosines_at(table, vector, positions)
+        # the decision is made on exact float64 cosines (approximations within float32
+        # error decide only where no exact value could decide otherwise)
         j = int(np.argmax(cos))
-        return int(positions[j]) if cos[j] >= self.params.dedup_cosine else None
+        return int(positions[j]) if cos[j] >= dedup else None
 
     def _item_scope(self, store: str) -> list[str]:
         """Stores the item dedup of a write searches (``dedup_scope``)."""
@@ -228,76 +228,13 @@ class ScoringEngine(ParamsMixin):
         """Steps 3–7 of the nudge: matchers → threshold → items → scores → one row per item;
         also how many scored matchers carry another model's tag."""
         columns, n_foreign = self._rank_columns(qvec, stores, threshold, max_items)
-        return _frame(columns), n_foreign
+        return items_frame(columns), n_foreign
 
     def _rank_columns(self, qvec, stores, threshold: float, max_items: int | None) -> tuple[list, int]:
-        """:meth:`_rank` as the frame's columns, in :data:`ITEM_COLUMNS` order."""
-        p = self.params
-        items = self._state.items
-        usable = self._state.usable("matchers", len(qvec), stores=stores, model=self.scan_model)
-        n_foreign = self._n_foreign(usable)
-        rows = self._candidates(*self._top_matchers(qvec, usable, threshold))
-        # 5. candidate rows by statement in code-point order; the sort is stable, so ties
-        #    keep matcher rank then edge insertion order
-        rows = rows.take(np.argsort(items.take("statement", rows.item), kind="stable"))
-        # confidence filters only when a study sets min_confidence (production never does)
-        rows = rows.take(np.flatnonzero(rows.confidence >= p.min_confidence))
-        score = r3(rows.cosine * rows.weight * rows.confidence)
-        by_score = np.argsort(-score, kind="stable")
-        rows, score = rows.take(by_score), score[by_score]
-        # 6. an item reached through several matchers keeps its first (best) row, scores not summed
-        first = np.sort(np.unique(rows.item, return_index=True)[1])
-        # 7. at most max_items items (queries keep all)
-        keep = first if max_items is None else first[:max_items]
-        rows, score = rows.take(keep), score[keep]
-        matchers = self._state.matchers
-        columns = [
-            r3(rows.confidence),
-            evidence_count(items.take("confirm_count", rows.item), items.take("disconfirm_count", rows.item)),
-            matchers.take("description", rows.matcher), items.take("statement", rows.item), score,
-            items.take("id", rows.item), matchers.take("id", rows.matcher), items.take("store", rows.item),
-            rows.cosine, rows.weight, rows.confidence]
-        return columns, n_foreign  # typed arrays: int64 evidence, float64 numbers, object texts
-
-    def _n_foreign(self, usable: np.ndarray) -> int:
-        """How many of the ``usable`` matchers carry a model tag other than the embedder's."""
-        foreign = self._state.foreign_model("matchers", self.model_name)
-        return int(np.count_nonzero(foreign & usable)) if foreign.any() else 0
-
-    def _top_matchers(self, qvec, usable: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-        """Steps 3–4: positions and rounded cosines of the top ``top_matchers`` of the
-        ``usable`` matchers (ties in insertion order) whose rounded cosine reaches ``threshold``."""
-        p = self.params
-        # float32 scan for candidates, exact float64 cosines for the few that can matter
-        pos, cos = self._state._matchers.vectors.cosines(qvec, rows=usable, floor=p.noise_floor,
-                                                         top=p.top_matchers)
-        above_floor = cos >= p.noise_floor
-        pos, rounded = pos[above_floor], r3(cos[above_floor])
-        # stable sort by rounded cosine: ties keep insertion (row) order
-        order = np.argsort(-rounded, kind="stable")[: p.top_matchers]
-        order = order[rounded[order] >= threshold]
-        return pos[order], rounded[order]
-
-    def _candidates(self, matchers: np.ndarray, cosines: np.ndarray) -> _Candidates:
-        """Step 5's rows: each matched matcher's edges (insertion order) into existing items."""
-        st = self._state
-        edge_item, edge_weight = st._edges["item_id"], st._edges["weight"]
-        item_position, confidence = st._items.position, st._items["confidence"]
-        matcher_id = st._matchers["id"]
-        m_pos, i_pos, cos, weight, conf = [], [], [], [], []
-        for mpos, rounded in zip(matchers.tolist(), cosines.tolist()):
-            for e in st._edges_by_matcher.get(matcher_id[mpos], ()):
-                ipos = item_position.get(edge_item[e])
-                if ipos is None:  # an edge loaded without its item
-                    continue
-                m_pos.append(mpos)
-                i_pos.append(ipos)
-                cos.append(rounded)
-                weight.append(float(edge_weight[e]))
-                conf.append(float(confidence[ipos]))
-        return _Candidates(np.asarray(m_pos, dtype=np.int64), np.asarray(i_pos, dtype=np.int64),
-                           np.asarray(cos, dtype=np.float64), np.asarray(weight, dtype=np.float64),
-                           np.asarray(conf, dtype=np.float64))
+        """:meth:`_rank` as the frame's columns (lists), in :data:`ITEM_COLUMNS` order
+        (:func:`~thatchlab.scoring._rank.rank_columns`)."""
+        return rank_columns(self._state, self.params, qvec, stores, threshold, max_items,
+                            scan_model=self.scan_model, own_model=self.model_name)
 
     def _line(self, row) -> str:
         return self._line_of(row["confidence"], row["evidence_count"], row["matcher_description"],
@@ -305,7 +242,7 @@ class ScoringEngine(ParamsMixin):
 
     def _line_of(self, confidence, n_tests, description, statement) -> str:
         verb = self.config.verb_untested if n_tests == 0 else self.config.verb_tested
-        return f"[{to_fixed(confidence, 2)} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
+        return f"[{fixed2(confidence)} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
 
     def regime(self, items: pd.DataFrame) -> str:
         """Classify surfaced items: ``strong``, ``ambiguous`` or ``none``.
@@ -319,13 +256,16 @@ class ScoringEngine(ParamsMixin):
         return self._regime_of(items["score"].to_numpy(), items["matcher_id"].to_numpy(object),
                                items["stored_confidence"].iloc[0], items["evidence_count"].iloc[0])
 
-    def _regime_of(self, score: np.ndarray, matcher_id: np.ndarray, top_confidence, top_evidence) -> str:
+    def _regime_of(self, score, matcher_id, top_confidence, top_evidence) -> str:
         """:meth:`regime` of items given as columns (rows in nudge order, at least one)."""
         p = self.params
-        top_k = int(js_round(score[0] * 1000))
-        margin = int(js_round(p.conflict_margin * 1000))
-        competing = bool(((matcher_id[1:] == matcher_id[0]) &
-                          (top_k - js_round(score[1:] * 1000) <= margin)).any()) if len(score) > 1 else False
+        if isinstance(score, np.ndarray):
+            score, matcher_id = score.tolist(), matcher_id.tolist()
+        top_k = int(js_round1(score[0] * 1000))
+        margin = int(js_round1(p.conflict_margin * 1000))
+        top_matcher = matcher_id[0]
+        competing = any(m == top_matcher and top_k - js_round1(s * 1000) <= margin
+                        for s, m in zip(score[1:], matcher_id[1:]))
         if top_confidence >= p.strong_confidence and int(top_evidence) >= p.strong_evidence and not competing:
             return "strong"
         return "ambiguous"
@@ -350,15 +290,14 @@ class ScoringEngine(ParamsMixin):
         stores = self._default_stores() if stores is None else _check_stores(stores)
         thr = self.params.threshold if threshold is None else float(threshold)
         columns, n_foreign = self._rank_columns(np.asarray(qvec), stores, thr, self.params.max_items)
-        items = _frame(columns)
-        if len(items) == 0:
-            return Nudge(prompt, items, "", "none", stores, n_foreign_model=n_foreign)
-        # text and regime from the columns the frame was built from (no row objects)
+        if not len(columns[0]):
+            return Nudge(prompt, None, "", "none", stores, n_foreign_model=n_foreign, columns=columns)
+        # text and regime from the columns (the items frame is built when first read)
         conf, n_tests, desc, stmt, score, _, matcher_id, _, _, _, stored = columns
-        lines = [self._line_of(*r) for r in zip(conf.tolist(), n_tests.tolist(), desc.tolist(), stmt.tolist())]
+        lines = [self._line_of(*r) for r in zip(conf, n_tests, desc, stmt)]
         text = "\n".join([self.config.header] + ["- " + line for line in lines])
         regime = self._regime_of(score, matcher_id, stored[0], n_tests[0])
-        return Nudge(prompt, items, text, regime, stores, n_foreign_model=n_foreign)
+        return Nudge(prompt, None, text, regime, stores, n_foreign_model=n_foreign, columns=columns)
 
     def query(self, context: str, store: str | None = None) -> Reply:
         """The query tool: every item of matchers at or above ``query_threshold``."""
@@ -416,7 +355,7 @@ class ScoringEngine(ParamsMixin):
         # searches first: nothing is written until every check has passed
         mpos = self._nearest("matchers", matcher, mvec, [store])
         ipos = None if force_new else self._nearest("items", statement, ivec, self._item_scope(store))
-        ms, ts = iso_ms(t), iso_s(t)
+        ms, ts = _stamps(t)
         # mutations (cannot fail past this point)
         st._ensure_store(store)
         matcher_created = mpos is None
@@ -452,8 +391,9 @@ class ScoringEngine(ParamsMixin):
         ipos = self._find_in_store(text, store, vector)
         if ipos is None:
             return self._not_found(text, store)
-        self._apply_signal(ipos, signal, iso_ms(t))
-        self._record(ipos, signal, detail, iso_s(t))
+        ms, ts = _stamps(t)
+        self._apply_signal(ipos, signal, ms)
+        self._record(ipos, signal, detail, ts)
         return self._item_result(ipos, "applied", signal, f'[{signal}] "{self._state._items["statement"][ipos]}"',
                                  True)
 
@@ -576,19 +516,11 @@ class ScoringEngine(ParamsMixin):
                 f"model={self.model_name!r})")
 
 
-_ITEM_INDEX = pd.Index(ITEM_COLUMNS)
-
-
-def _frame(columns: list) -> pd.DataFrame:
-    """The items frame from typed columns in :data:`ITEM_COLUMNS` order (pandas' own
-    array constructor: the same frame as ``pd.DataFrame(dict)``, without re-checking
-    every column)."""
-    n = len(columns[0])
-    try:
-        return pd.DataFrame._from_arrays(columns, columns=_ITEM_INDEX, index=pd.RangeIndex(n),
-                                         verify_integrity=False)
-    except (AttributeError, TypeError):  # pragma: no cover - a pandas without it
-        return pd.DataFrame(dict(zip(ITEM_COLUMNS, columns)), columns=ITEM_COLUMNS)
+def _stamps(t) -> tuple[str, str]:
+    """``(iso_ms(t), iso_s(t))`` of a UTC timestamp as :func:`~thatchlab.core.time.resolve_now`
+    gives it (the same texts: both start with the seconds; its years have four digits)."""
+    seconds = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+    return f"{seconds}.{t.microsecond // 1000:03d}Z", seconds + "Z"
 
 
 def _check_text(name: str, value):

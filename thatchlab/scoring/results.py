@@ -9,13 +9,16 @@ result itself; :class:`Nudge` is the auto-fire result for one prompt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from thatchlab.core.jsfmt import js_number, to_fixed
 
-__all__ = ["EdgeRow", "WriteResult", "WRITE_ACTIONS", "Reply", "Nudge", "counts_text"]
+__all__ = ["EdgeRow", "WriteResult", "WRITE_ACTIONS", "Reply", "Nudge", "counts_text", "ITEM_COLUMNS",
+           "ITEM_DTYPES", "item_arrays", "items_frame"]
 
 #: The values of :attr:`WriteResult.action`.
 WRITE_ACTIONS = ("created", "linked", "applied", "deleted", "not_found")
@@ -29,7 +32,20 @@ def counts_text(confidence: float, confirm_count: float, disconfirm_count: float
     >>> counts_text(0.4, 0.0, 1.25)
     'confidence=0.40 (0/1.25)'
     """
-    return f"confidence={to_fixed(confidence, 2)} ({js_number(confirm_count)}/{js_number(disconfirm_count)})"
+    return f"confidence={fixed2(confidence)} ({number_text(confirm_count)}/{number_text(disconfirm_count)})"
+
+
+@lru_cache(maxsize=8192)
+def fixed2(x: float) -> str:
+    """``to_fixed(x, 2)``, remembered (replies print a bounded set of confidences;
+    0.0 and -0.0 both print ``0.00``)."""
+    return to_fixed(x, 2)
+
+
+@lru_cache(maxsize=8192)
+def number_text(x: float) -> str:
+    """``js_number(x)``, remembered (counts take few values; 1 and 1.0 print ``1``)."""
+    return js_number(x)
 
 
 @dataclass(frozen=True)
@@ -140,7 +156,6 @@ class Reply:
         return self.text
 
 
-@dataclass
 class Nudge:
     """The auto-fire result for one prompt.
 
@@ -156,17 +171,90 @@ class Nudge:
     the tag, so such rows are scored like any other; a count above 0 means
     cosines compared vectors of two models (0 for a skipped nudge, which
     scores nothing).
+
+    The engine hands over the items as columns (``columns``: lists or arrays
+    in :data:`~thatchlab.scoring.ITEM_COLUMNS` order); the DataFrame is built
+    on the first read of ``items`` and kept, so a caller that reads only
+    ``text`` or ``regime`` never pays for it. :meth:`records` gives the rows
+    as dicts without building it.
     """
 
-    prompt: str
-    items: pd.DataFrame
-    text: str
-    regime: str
-    stores: list = field(default_factory=list)
-    n_foreign_model: int = 0
+    __slots__ = ("prompt", "text", "regime", "stores", "n_foreign_model", "_items", "_columns")
+
+    def __init__(self, prompt: str, items: pd.DataFrame | None, text: str, regime: str, stores=None,
+                 n_foreign_model: int = 0, *, columns: list | None = None):
+        if items is None and columns is None:
+            raise TypeError("Nudge needs items (a DataFrame) or columns")
+        self.prompt = prompt
+        self.text = text
+        self.regime = regime
+        self.stores = [] if stores is None else stores
+        self.n_foreign_model = n_foreign_model
+        self._items = items
+        self._columns = None if items is not None else columns
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """The surfaced items, one row each (built on first access, then kept)."""
+        if self._items is None:
+            self._items = items_frame(self._columns)
+            self._columns = None
+        return self._items
+
+    @items.setter
+    def items(self, frame: pd.DataFrame):
+        self._items, self._columns = frame, None
+
+    def records(self) -> list:
+        """The rows of :attr:`items` as dicts of Python values (``items.to_dict(orient="records")``)."""
+        if self._columns is None:
+            return self.items.to_dict(orient="records")
+        values = [c.tolist() if isinstance(c, np.ndarray) else c for c in self._columns]
+        return [dict(zip(ITEM_COLUMNS, row)) for row in zip(*values)]
 
     def __str__(self):
         return self.text
 
     def __len__(self):
-        return len(self.items)
+        return len(self._columns[0]) if self._columns is not None else len(self._items)
+
+    def __repr__(self):
+        return (f"Nudge(prompt={self.prompt!r}, items=<{len(self)} rows>, text={self.text!r}, "
+                f"regime={self.regime!r}, stores={self.stores!r}, n_foreign_model={self.n_foreign_model!r})")
+
+
+#: Columns of the items DataFrame returned by nudges and queries.
+ITEM_COLUMNS = ["confidence", "evidence_count", "matcher_description", "statement", "score",
+                "item_id", "matcher_id", "store", "cosine", "weight", "stored_confidence"]
+_ITEM_INDEX = pd.Index(ITEM_COLUMNS)
+
+
+#: The dtype of each of :data:`ITEM_COLUMNS` (numbers float64, evidence int64, texts object).
+ITEM_DTYPES = (np.float64, np.int64, object, object, np.float64, object, object, object, np.float64, np.float64,
+               np.float64)
+
+
+def item_arrays(columns: list) -> list:
+    """Typed arrays (:data:`ITEM_DTYPES`) of item columns given as lists or arrays."""
+    out = []
+    for values, dtype in zip(columns, ITEM_DTYPES):
+        if dtype is object:
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = values
+        else:
+            arr = np.asarray(values, dtype=dtype)
+        out.append(arr)
+    return out
+
+
+def items_frame(columns: list) -> pd.DataFrame:
+    """The items frame from columns in :data:`ITEM_COLUMNS` order (lists or arrays), typed
+    by :func:`item_arrays`, through pandas' own array constructor (the same frame as
+    ``pd.DataFrame(dict)``, without re-checking every column)."""
+    arrays = item_arrays(columns)
+    n = len(arrays[0])
+    try:
+        return pd.DataFrame._from_arrays(arrays, columns=_ITEM_INDEX, index=pd.RangeIndex(n),
+                                         verify_integrity=False)
+    except (AttributeError, TypeError):  # pragma: no cover - a pandas without it
+        return pd.DataFrame(dict(zip(ITEM_COLUMNS, arrays)), columns=ITEM_COLUMNS)

@@ -14,19 +14,31 @@ text and how many rows with the same key came before.
 from __future__ import annotations
 
 import gc
+import hashlib
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from thatchlab.scoring._rows import Rows, VectorTableRows, column_array
+from thatchlab.scoring._load import (
+    NO_MODEL,
+    codes_of,
+    column_values,
+    float_values,
+    model_codes_of,
+    nullable_values,
+    table_frame,
+    vector_cells,
+)
+from thatchlab.scoring._rows import Rows, SerialIndex, VectorTableRows, column_array
 
 __all__ = ["EngineState", "TableView", "TABLE_COLUMNS", "deterministic_id", "ID_NAMESPACE"]
 
 #: The fixed namespace of every deterministic id thatchlab derives.
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "thatchlab.ids")
+_NAMESPACE_BYTES = ID_NAMESPACE.bytes
 
 #: Stored columns of each table, in production's order (vectors live apart; the
 #: item foreign key of edges and provenance is called ``item_id`` here).
@@ -38,7 +50,6 @@ TABLE_COLUMNS = {
     "provenance": ("id", "item_id", "signal", "detail", "created_at"),
 }
 _TEXT_OF = {"matchers": "description", "items": "statement"}
-_NO_MODEL = -1  # model code of a row without a model tag
 
 
 def deterministic_id(table: str, store: str, text: str, n: int) -> str:
@@ -51,7 +62,13 @@ def deterministic_id(table: str, store: str, text: str, n: int) -> str:
     ...     "predictions", "project", "use tabs", 0)
     True
     """
-    return str(uuid.uuid5(ID_NAMESPACE, "\x1f".join([table, store, text, str(n)])))
+    # uuid5 written out (RFC 4122: SHA-1 of namespace + name, version 5, variant bits):
+    # the same text as str(uuid.uuid5(...)) without building a UUID object
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + "\x1f".join([table, store, text, str(n)]).encode()).digest())
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest[:16].hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 class TableView:
@@ -97,11 +114,23 @@ class TableView:
     def take(self, column: str, positions) -> np.ndarray:
         """The values of ``column`` at ``positions`` (in that order)."""
         col = self._rows[column]
-        return column_array([col[int(p)] for p in positions], column)
+        idx = positions.tolist() if isinstance(positions, np.ndarray) else [int(p) for p in positions]
+        return column_array([col[p] for p in idx], column)
+
+    def cells(self, column: str, positions) -> list:
+        """The values of ``column`` at ``positions`` as a list of the stored Python values."""
+        col = self._rows[column]
+        return [col[p] for p in positions]
 
     def row(self, position: int) -> dict:
         """One row as a dict of column → value."""
         return {c: self._rows.data[c][position] for c in self._rows.columns}
+
+    @property
+    def n_added(self) -> int:
+        """How many rows were ever added (the next row's serial): with ``len``, it tells
+        whether the table changed since it was last looked at."""
+        return self._rows._next_serial
 
     @property
     def serials(self) -> np.ndarray:
@@ -163,11 +192,12 @@ class EngineState:
         self._edges = Rows(TABLE_COLUMNS["edges"])
         self._provenance = Rows(TABLE_COLUMNS["provenance"])
         self._edge_keys: set = set()
-        self._edges_by_matcher = _SerialIndex(self._edges)
-        self._edges_by_item = _SerialIndex(self._edges)
-        self._provenance_by_item = _SerialIndex(self._provenance)
+        self._edges_by_matcher = SerialIndex(self._edges)
+        self._edges_by_item = SerialIndex(self._edges)
+        self._provenance_by_item = SerialIndex(self._provenance)
         self._id_counts: Counter = Counter()
         self._pending_ids: list = []        # loaded (table, store, text) columns not yet counted
+        self._scan_cache: dict = {}         # scan masks and counts until matchers or items change
         self.matchers = TableView(self._matchers, self.names["matchers"])
         self.items = TableView(self._items, self.names["items"])
         self.edges = TableView(self._edges, self.names["edges"])
@@ -243,9 +273,9 @@ class EngineState:
                     in_stores |= store_code == self._store_codes[s]
             ok &= in_stores
         if model is not None:
-            code = self._model_codes.get(model, _NO_MODEL - 1)
+            code = self._model_codes.get(model, NO_MODEL - 1)
             models = rows.model_code.values
-            ok &= (models == code) | (models == _NO_MODEL)
+            ok &= (models == code) | (models == NO_MODEL)
         return ok
 
     def foreign_model(self, table: str, model: str | None) -> np.ndarray:
@@ -263,10 +293,87 @@ class EngineState:
             return np.zeros(n, dtype=bool)
         models = rows.model_code.values
         own = codes.get(model)
-        foreign = models != _NO_MODEL
+        foreign = models != NO_MODEL
         if own is not None:
             foreign &= models != own
         return foreign
+
+    # ------------------------------------------------------------------ scans
+    def scan_rows(self, table: str, dim: int, *, stores=None, model: str | None = None) -> tuple:
+        """``(mask, count)``: :meth:`usable` and how many rows it holds, kept until the
+        table next changes (the mask is shared between calls, so it is read-only)."""
+        key = (table, int(dim), None if stores is None else tuple(stores), model)
+        hit = self._scan_cache.get(key)
+        if hit is None:
+            mask = self.usable(table, dim, stores=stores, model=model)
+            mask.flags.writeable = False
+            hit = (mask, int(np.count_nonzero(mask)))
+            self._cache(key, hit)
+        return hit
+
+    def scan_positions(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
+        """The positions of ``scan_rows(...)``'s mask (ascending, read-only), cached likewise."""
+        key = ("positions", table, int(dim), None if stores is None else tuple(stores), model)
+        hit = self._scan_cache.get(key)
+        if hit is None:
+            hit = np.flatnonzero(self.scan_rows(table, dim, stores=stores, model=model)[0])
+            hit.flags.writeable = False
+            self._cache(key, hit)
+        return hit
+
+    def n_foreign_model(self, table: str, dim: int, own: str | None, *, stores=None,
+                        model: str | None = None) -> int:
+        """How many rows of ``scan_rows(table, dim, stores=stores, model=model)`` carry a
+        model tag other than ``own`` (see :meth:`foreign_model`); cached likewise."""
+        key = ("foreign", table, int(dim), None if stores is None else tuple(stores), model, own)
+        hit = self._scan_cache.get(key)
+        if hit is None:
+            foreign = self.foreign_model(table, own)
+            hit = int(np.count_nonzero(foreign & self.scan_rows(table, dim, stores=stores, model=model)[0])) \
+                if foreign.any() else 0
+            self._cache(key, hit)
+        return hit
+
+    def cosines(self, table: str, query, *, stores=None, model: str | None = None, floor=None,
+                top: int | None = None) -> tuple:
+        """``(positions, cosines)`` of the usable rows (:meth:`usable`) that may reach
+        ``floor`` and rank among the ``top`` largest after 3-decimal rounding.
+
+        Positions ascend; cosines are exact (float64 ``dot / (|a| |b|)``). A
+        float32 scan of every usable row finds the candidates; rows it leaves
+        out are certain to miss the floor or the top.
+        """
+        q = np.asarray(query)
+        mask, n = self.scan_rows(table, len(q), stores=stores, model=model)
+        return self._vector_rows(table).vectors.scan(q, mask, n, floor=floor, top=top)
+
+    def cosines_at(self, table: str, query, positions) -> np.ndarray:
+        """Exact float64 cosines between ``query`` and the rows at ``positions``."""
+        return self._vector_rows(table).vectors.exact(query, positions)
+
+    def edges_from(self, matcher_positions) -> tuple:
+        """The edges of each matcher in turn (insertion order) into items that exist.
+
+        Returns four lists: ``which`` (the index into ``matcher_positions`` of
+        each edge's matcher), the item's position, the edge weight and the
+        item's stored confidence (floats).
+        """
+        ids, edge_item, edge_weight = self._matchers["id"], self._edges["item_id"], self._edges["weight"]
+        position, confidence, by_matcher = self._items.position, self._items["confidence"], self._edges_by_matcher
+        which, item, weight = [], [], []
+        for j, m in enumerate(matcher_positions):
+            for e in by_matcher.get(ids[m], ()):
+                i = position.get(edge_item[e])
+                if i is not None:  # an edge loaded without its item leads nowhere
+                    which.append(j)
+                    item.append(i)
+                    weight.append(float(edge_weight[e]))
+        return which, item, weight, [float(confidence[i]) for i in item]
+
+    def _cache(self, key, value):
+        if len(self._scan_cache) >= 256:  # many store sets (fleets): start again
+            self._scan_cache.clear()
+        self._scan_cache[key] = value
 
     # ------------------------------------------------------------- DataFrames
     @property
@@ -276,12 +383,12 @@ class EngineState:
         order; ``embedding`` cells are float32 arrays or None)."""
         fk = self.names["item_fk"]
         stores = pd.DataFrame({"name": pd.Series(self._stores, dtype=object)})
-        matchers = _frame(self._matchers, ["id", "store", "description", "embedding", "model", "created_at",
+        matchers = table_frame(self._matchers, ["id", "store", "description", "embedding", "model", "created_at",
                                            "updated_at"])
-        items = _frame(self._items, ["id", "store", "statement", "rationale", "embedding", "model", "confidence",
+        items = table_frame(self._items, ["id", "store", "statement", "rationale", "embedding", "model", "confidence",
                                      "confirm_count", "disconfirm_count", "created_at", "updated_at"])
-        edges = _frame(self._edges, ["matcher_id", "item_id", "weight", "created_at"], {"item_id": fk})
-        provenance = _frame(self._provenance, ["id", "item_id", "signal", "detail", "created_at"], {"item_id": fk})
+        edges = table_frame(self._edges, ["matcher_id", "item_id", "weight", "created_at"], {"item_id": fk})
+        provenance = table_frame(self._provenance, ["id", "item_id", "signal", "detail", "created_at"], {"item_id": fk})
         return {"stores": stores, "matchers": matchers, "items": items, "edges": edges,
                 "provenance": provenance}
 
@@ -313,27 +420,27 @@ class EngineState:
         state = cls(names)
         fk = state.names["item_fk"]
         m, it = tables["matchers"], tables["items"]
-        m_store, i_store = _values(m, "store"), _values(it, "store")
-        for name in dict.fromkeys(_values(tables["stores"], "name") + m_store + i_store):
+        m_store, i_store = column_values(m, "store"), column_values(it, "store")
+        for name in dict.fromkeys(column_values(tables["stores"], "name") + m_store + i_store):
             state._ensure_store(name)
-        m_model, i_model = _nullable(m, "model"), _nullable(it, "model")
+        m_model, i_model = nullable_values(m, "model"), nullable_values(it, "model")
         for model in dict.fromkeys(m_model + i_model):
             state._model_code(model)
-        m_desc = _values(m, "description")
+        m_desc = column_values(m, "description")
         state._matchers.add_many(
-            _vector_cells(m), _codes(m_store, state._store_codes), _model_codes(m_model, state._model_codes),
-            id=_values(m, "id"), store=m_store, description=m_desc, model=m_model,
-            created_at=_values(m, "created_at"), updated_at=_values(m, "updated_at"))
-        i_stmt = _values(it, "statement")
+            vector_cells(m), codes_of(m_store, state._store_codes), model_codes_of(m_model, state._model_codes),
+            id=column_values(m, "id"), store=m_store, description=m_desc, model=m_model,
+            created_at=column_values(m, "created_at"), updated_at=column_values(m, "updated_at"))
+        i_stmt = column_values(it, "statement")
         state._items.add_many(
-            _vector_cells(it), _codes(i_store, state._store_codes), _model_codes(i_model, state._model_codes),
-            id=_values(it, "id"), store=i_store, statement=i_stmt, rationale=_nullable(it, "rationale"),
-            model=i_model, confidence=_floats(it, "confidence"), confirm_count=_floats(it, "confirm_count"),
-            disconfirm_count=_floats(it, "disconfirm_count"), created_at=_values(it, "created_at"),
-            updated_at=_values(it, "updated_at"))
+            vector_cells(it), codes_of(i_store, state._store_codes), model_codes_of(i_model, state._model_codes),
+            id=column_values(it, "id"), store=i_store, statement=i_stmt, rationale=nullable_values(it, "rationale"),
+            model=i_model, confidence=float_values(it, "confidence"), confirm_count=float_values(it, "confirm_count"),
+            disconfirm_count=float_values(it, "disconfirm_count"), created_at=column_values(it, "created_at"),
+            updated_at=column_values(it, "updated_at"))
         # edges: a repeated (matcher, item) pair is kept once, at its first row
         e = tables["edges"]
-        e_m, e_i, e_w, e_t = _values(e, "matcher_id"), _values(e, fk), _floats(e, "weight"), _values(e, "created_at")
+        e_m, e_i, e_w, e_t = column_values(e, "matcher_id"), column_values(e, fk), float_values(e, "weight"), column_values(e, "created_at")
         keys = set(zip(e_m, e_i))
         if len(keys) < len(e_m):
             first, seen = [], set()
@@ -347,9 +454,9 @@ class EngineState:
         state._edges_by_matcher.add_many(e_m, 0)
         state._edges_by_item.add_many(e_i, 0)
         pr = tables["provenance"]
-        p_item, p_sig, p_detail = _values(pr, fk), _values(pr, "signal"), _nullable(pr, "detail")
-        state._provenance.extend(id=_values(pr, "id"), item_id=p_item, signal=p_sig, detail=p_detail,
-                                 created_at=_values(pr, "created_at"))
+        p_item, p_sig, p_detail = column_values(pr, fk), column_values(pr, "signal"), nullable_values(pr, "detail")
+        state._provenance.extend(id=column_values(pr, "id"), item_id=p_item, signal=p_sig, detail=p_detail,
+                                 created_at=column_values(pr, "created_at"))
         state._provenance_by_item.add_many(p_item, 0)
         # id counters are only read by writes: their keys are counted on the first one
         state._pending_ids = [(state.names["matchers"], m_store, m_desc), (state.names["items"], i_store, i_stmt),
@@ -375,10 +482,11 @@ class EngineState:
 
     def _model_code(self, model) -> int:
         if model is None:
-            return _NO_MODEL
+            return NO_MODEL
         return self._model_codes.setdefault(model, len(self._model_codes))
 
     def _add_matcher(self, mid, store, description, vector, model, created_at, updated_at) -> int:
+        self._scan_cache.clear()
         return self._matchers.add(vector, self._store_codes[store], self._model_code(model), id=mid, store=store,
                                   description=description, model=model, created_at=created_at,
                                   updated_at=updated_at)
@@ -386,6 +494,7 @@ class EngineState:
     def _add_item(self, iid, store, statement, rationale, vector, model, confidence, c, d, created_at,
                   updated_at) -> int:
         self._count_loaded_ids()    # provenance keys read the item positions a new row may change
+        self._scan_cache.clear()
         return self._items.add(vector, self._store_codes[store], self._model_code(model), id=iid, store=store,
                                statement=statement, rationale=rationale, model=model, confidence=confidence,
                                confirm_count=c, disconfirm_count=d, created_at=created_at,
@@ -453,6 +562,7 @@ class EngineState:
         lists in place, and the matchers' edge lists lose just those edges.
         """
         self._count_loaded_ids()
+        self._scan_cache.clear()
         iid = self._items["id"][pos]
         self._items.delete(pos)
         edge_pos = self._edges_by_item.get(iid, [])
@@ -469,124 +579,3 @@ class EngineState:
 def prov_text(item_id: str, signal: str, detail) -> str:
     """The text a provenance row's id is derived from."""
     return f"{item_id}\x1f{signal}\x1f{detail if detail is not None else ''}"
-
-
-class _SerialIndex:
-    """key → the rows of one table with that key, in insertion order.
-
-    Rows are held by serial (their insertion number, which a delete never
-    changes), so removing some rows leaves every other key's entry valid;
-    :meth:`get` turns serials into current positions (they are the same
-    until the table's first delete).
-    """
-
-    __slots__ = ("_rows", "_serials")
-
-    def __init__(self, rows: Rows):
-        self._rows = rows
-        self._serials: dict = defaultdict(list)
-
-    def add_many(self, keys, first_serial: int):
-        """Index rows ``first_serial, first_serial + 1, …`` under ``keys``."""
-        serials = self._serials
-        for j, key in enumerate(keys, start=first_serial):
-            serials[key].append(j)
-
-    def get(self, key, default=()):
-        """Current positions of the rows with ``key`` (``default`` when none)."""
-        found = self._serials.get(key)
-        if not found:
-            return default
-        rows = self._rows
-        if rows._next_serial == len(rows):      # no row was ever removed: serial = position
-            return list(found)
-        return rows.positions_of_serials(found).tolist()
-
-    def pop(self, key) -> list:
-        """Forget ``key``; returns its serials."""
-        return self._serials.pop(key, [])
-
-    def remove(self, key, serial: int):
-        found = self._serials.get(key)
-        if found is not None:
-            found.remove(serial)
-            if not found:
-                del self._serials[key]
-
-
-def _values(df: pd.DataFrame, column: str) -> list:
-    """A column as a list of Python values (what ``itertuples`` yields)."""
-    return df[column].tolist()
-
-
-def _nullable(df: pd.DataFrame, column: str) -> list:
-    """:func:`_values` with missing cells (None, NaN) as None; only the cells pandas
-    reports missing are looked at one by one."""
-    col = df[column]
-    values = col.tolist()
-    missing = col.isna().to_numpy()
-    if missing.any():
-        for j in np.flatnonzero(missing).tolist():
-            values[j] = _none(values[j])
-    return values
-
-
-def _floats(df: pd.DataFrame, column: str) -> list:
-    col = df[column]
-    if col.dtype == np.float64:
-        return col.tolist()             # already Python floats
-    return [float(v) for v in col.tolist()]
-
-
-def _codes(values: list, codes: dict) -> np.ndarray:
-    """Each value's code in ``codes`` (every value is a key)."""
-    return np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values))
-
-
-def _model_codes(models: list, codes: dict) -> np.ndarray:
-    """Each model tag's code, :data:`_NO_MODEL` for None."""
-    if None not in codes:
-        codes = {**codes, None: _NO_MODEL}
-    return _codes(models, codes)
-
-
-def _vector_cells(df: pd.DataFrame) -> list:
-    """The ``embedding`` column as vectors or None: array cells pass as they are (the
-    vector rows convert what is not float32), missing cells become None and bytes are
-    read as little-endian float32."""
-    values = df["embedding"].tolist()
-    nd = np.ndarray
-    for j in [j for j, v in enumerate(values) if type(v) is not nd]:
-        values[j] = _vec_or_none(values[j])
-    return values
-
-
-def _frame(rows: Rows, columns: list, rename: dict | None = None) -> pd.DataFrame:
-    """One table as a DataFrame: float64 for the numeric columns, object otherwise
-    (each column a fresh array, handed to pandas without another copy). An empty
-    table's columns are float64 but for ``embedding``, as pandas types an empty list."""
-    data = {}
-    empty = len(rows) == 0
-    for c in columns:
-        if c == "embedding":
-            values = rows.vectors.cells()
-        else:
-            values = np.zeros(0, dtype=np.float64) if empty else column_array(rows[c], c)
-        data[c if rename is None else rename.get(c, c)] = values
-    return pd.DataFrame(data, columns=list(data), copy=False)
-
-
-def _none(v):
-    if v is None:
-        return None
-    if isinstance(v, float) and np.isnan(v):
-        return None
-    return v
-
-
-def _vec_or_none(v):
-    if v is None or (isinstance(v, float) and np.isnan(v)):
-        return None
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return np.frombuffer(bytes(v), dtype="<f4").astype(np.float32)
-    return np.asarray(v, dtype=np.float32)

@@ -59,3 +59,19 @@ def test_a_fleet_result_shows_pooled_and_per_user_tables():
     html = res._repr_html_()
     assert "<h4>Fleet replay (prediction)</h4>" in html and "<b>users</b>: 2" in html
     assert "<i>pooled</i>" in html and "<i>per_user</i> (2 rows)" in html and "<td>b</td>" in html
+
+
+def test_a_replay_result_shows_its_metrics_and_events():
+    from thatchlab.embed import LookupEmbedder
+    from thatchlab.replay import run
+
+    emb = LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1], "I am writing tests now": [1, 0.1]})
+    log = pd.DataFrame({"ts": ["2026-01-01T09:00:00Z", "2026-01-01T09:05:00Z"], "session": ["s1", "s2"],
+                        "kind": ["prediction_update", "message"], "matcher": ["writing tests", None],
+                        "statement": ["use pytest", None], "signal": ["confirm", None],
+                        "text": [None, "I am writing tests now"]})
+    res = run(log, embedder=emb, params={"k": 2.0})   # a flat mapping, as the command line takes
+    assert res.params.k == 2.0 and res.params.p0 == 0.5
+    html = res._repr_html_()
+    assert "<h4>Replay</h4>" in html and "<b>engine</b>: prediction" in html
+    assert "<i>metrics</i>" in html and "<th>interruption_rate</th>" in html and "<i>events</i> (2 rows)" in html

@@ -195,3 +195,17 @@ def test_engine_embedder_is_reported_as_given_without_loading_a_model():
     assert eng.get_params()["embedder"] is None and eng.model_name is None
     assert eng.set_params(embedder=_EMB).get_params()["embedder"] is _EMB
     assert eng.embedder is _EMB
+
+
+def test_replays_take_a_flat_mapping_of_parameters():
+    from thatchlab.core.errors import ParamsError as PE
+
+    assert ScoringParams.coerce(None) == ScoringParams()
+    assert ScoringParams.coerce({"k": 2.0}) == ScoringParams(k=2.0)
+    assert BeliefParams.coerce({"plan": 3}) == BeliefParams(plan=3)
+    p = ScoringParams(p0=0.3)
+    assert ScoringParams.coerce(p) is p
+    with pytest.raises(PE, match=r"unknown parameter\(s\) \['kk'\]"):
+        ScoringParams.coerce({"kk": 1})
+    with pytest.raises(PE, match="params: expected ScoringParams or a mapping of its fields, got BeliefParams"):
+        ScoringParams.coerce(BeliefParams())

@@ -99,7 +99,7 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     >>> 0 <= res.metrics["hit_rate_at_k"] <= 1
     True
     """
-    params = params if params is not None else AnticipationParams()
+    params = AnticipationParams.coerce(params)
     warm = parse_duration("warmup", warmup)
     events = sort_by_time(validate_event_log(events, source="events"), "event stream")
     recalls = sort_by_time(validate_recall_stream(recalls, source="recalls"), "recall stream")

@@ -193,9 +193,7 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
     >>> r.metrics["auc"], r.metrics["time_only_transitions"]
     (1.0, 0)
     """
-    params = params if params is not None else BeliefParams()
-    if not isinstance(params, BeliefParams):
-        raise InputError(f"params: expected BeliefParams, got {type(params).__name__}")
+    params = BeliefParams.coerce(params)
     log = sort_by_time(validate_memory_log(log), "memory log")
     if isinstance(initial, BeliefStore):
         store = initial.copy()

@@ -189,9 +189,7 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     >>> res.metrics["n_recalls"], res.metrics["n_observations"]
     (200, 200)
     """
-    params = params if params is not None else CalibrationParams()
-    if not isinstance(params, CalibrationParams):
-        raise InputError(f"params: expected CalibrationParams, got {type(params).__name__}")
+    params = CalibrationParams.coerce(params)
     rate = params.sample_rate if sample_rate is None else sample_rate
     if isinstance(log, (str, Path)):
         log = read_recall_log(log)

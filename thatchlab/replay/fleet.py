@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.display import RichDisplay
-from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
 
 __all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_USERS_PER_TASK"]
@@ -172,9 +172,7 @@ def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | 
     >>> ds_res.per_user.equals(res.per_user), len(ds_res.forecasts)
     (True, 0)
     """
-    params = ScoringParams() if params is None else params
-    if not isinstance(params, ScoringParams):
-        raise ParamsError(f"params: expected ScoringParams, got {type(params).__name__}")
+    params = ScoringParams.coerce(params)
     if engine not in _ENGINES:
         raise InputError(f"engine: expected one of {list(_ENGINES)}, got {engine!r}")
     if backend not in FLEET_BACKENDS:

@@ -12,13 +12,13 @@ only through the public API of :mod:`thatchlab.scoring`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.display import RichDisplay
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
 from thatchlab.logs.interaction import validate_interaction_log
@@ -42,7 +42,7 @@ LIST_KINDS = {"prediction": "prediction_list", "behavior": "behavior_list"}
 
 
 @dataclass
-class ReplayResult:
+class ReplayResult(RichDisplay):
     """What :func:`run` returns.
 
     Attributes
@@ -96,6 +96,16 @@ class ReplayResult:
         fk = "prediction_id" if "prediction_id" in prov.columns else "behavior_id"
         out = prov.rename(columns={fk: "item_id", "created_at": "ts"})[["item_id", "signal", "ts"]]
         return out.reset_index(drop=True)
+
+    def _display_(self):
+        metrics = pd.DataFrame({"value": pd.Series(
+            {k: v for k, v in self.metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
+            dtype="float64")})
+        facts = {"engine": self.engine, "path": self.path, "embedder": self.embedder,
+                 "events": f"{len(self.events):,}", "nudged items": f"{len(self.nudges):,}"}
+        if self.diagnostics:
+            facts["diagnostics"] = " ".join(self.diagnostics)
+        return "Replay", facts, {"metrics": metrics, "events": self.events}
 
     def __repr__(self):
         return (f"ReplayResult(engine={self.engine!r}, path={self.path!r}, events={len(self.events)}, "
@@ -203,9 +213,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     """
     from thatchlab.metrics.scoring import replay_metrics
 
-    params = ScoringParams() if params is None else params
-    if not isinstance(params, ScoringParams):
-        raise ParamsError(f"params: expected ScoringParams, got {type(params).__name__}")
+    params = ScoringParams.coerce(params)
     if path not in ("vectorised", "events"):
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
     log = sort_by_time(check_log(log), "interaction log")
@@ -224,7 +232,7 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
         probe = initial_engine(initial, engine, embedder, params)
         res.diagnostics = silence_diagnostics(log, res.events, res.tables["matchers"], probe.embedder,
                                               params.threshold, probe.project_store)
-        warnings.warn("replay: " + " ".join(res.diagnostics), UserWarning, stacklevel=2)
+        warn("replay: " + " ".join(res.diagnostics), UserWarning)
     return res
 
 

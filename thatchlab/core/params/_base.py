@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from thatchlab.core.errors import ParamsError
@@ -94,6 +95,21 @@ class ParamsBase:
             raise ParamsError(
                 f"{cls.__name__}: unknown parameter(s) {sorted(unknown)}; expected some of {sorted(names)}")
         return cls(**data)
+
+    @classmethod
+    def coerce(cls, value, what: str = "params"):
+        """``value`` as parameters of this class: None → the defaults, an instance as it is, a
+        mapping → the defaults with those fields changed (as the command line takes a flat
+        mapping; unknown fields and bad values raise :class:`ParamsError`).
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_dict({**cls().to_dict(), **dict(value)})
+        raise ParamsError(f"{what}: expected {cls.__name__} or a mapping of its fields, got "
+                          f"{type(value).__name__}")
 
     def get_params(self, deep: bool = True) -> dict:
         return self.to_dict()

@@ -166,8 +166,13 @@ def test_run_calibration_windows_and_metrics(world):
 def test_run_calibration_rejects_bad_input(tiny_log):
     with pytest.raises(InputError):
         run_calibration(tiny_log.iloc[0:0])
-    with pytest.raises(InputError):
-        run_calibration(tiny_log, params={"half_life_days": 3})
+    # a flat mapping is the defaults with those fields changed (as the command line takes it)
+    from thatchlab.core.errors import ParamsError
+    from thatchlab.core.params import CalibrationParams
+
+    assert run_calibration(tiny_log, params={"half_life_days": 3}).params == CalibrationParams(half_life_days=3)
+    with pytest.raises(ParamsError, match="expected CalibrationParams or a mapping"):
+        run_calibration(tiny_log, params=3)
 
 
 def test_decay_ranking_study(world):

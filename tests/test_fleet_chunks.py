@@ -24,7 +24,7 @@ def world_logs():
 def tasks(world_logs):
     logs, emb = world_logs
     users = fleet_mod._users(logs, "prediction")
-    return fleet_mod._tasks(users, "prediction", ScoringParams(), emb)
+    return fleet_mod.make_tasks(users, "prediction", ScoringParams(), emb)
 
 
 def _same_result(a: dict, b: dict):
@@ -55,7 +55,7 @@ def test_a_packed_task_replays_each_user_as_alone(tasks):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         together = fleet_mod._replay_chunk(packed)
-        alone = [fleet_mod._replay_user(t) for t in tasks]
+        alone = [fleet_mod.replay_user(t) for t in tasks]
     assert len(together) == len(alone)
     for a, b in zip(together, alone):
         _same_result(a, b)

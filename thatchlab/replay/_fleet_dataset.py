@@ -32,13 +32,21 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError, LogValidationError
+from thatchlab.replay._fleet_tasks import (
+    MAX_USERS_PER_TASK,
+    N_BINS,
+    TASKS_PER_THREAD,
+    balanced_groups,
+    forecast_stats,
+    make_tasks,
+    replay_user,
+)
 
 __all__ = ["FleetDataset", "list_users", "read_user_files", "check_files", "read_user_log", "replay_users",
            "replay_dataset", "forecast_stats", "pooled_scores", "stream", "dask_client", "dask_threads",
            "N_BINS"]
 
 #: Bins of the pooled ECE (those of :func:`thatchlab.metrics.scoring.prequential_scores`).
-N_BINS = 10
 _SUFFIXES = (".parquet", ".pq")
 _GLOB = "*?["
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -248,17 +256,15 @@ def replay_users(common: dict, users: list, embedder) -> list:
     files validated one by one (:func:`check_files`), so the error raised
     names the file and the row in it.
     """
-    from thatchlab.replay.fleet import _replay_user, _tasks
-
     out = []
     for u in users:
         parts = read_user_files(common["location"], common["column"], u["user"], u["files"])
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                (task,) = _tasks([(u["user"], _stack_files(parts), None)], common["engine"], common["params"],
+                (task,) = make_tasks([(u["user"], _stack_files(parts), None)], common["engine"], common["params"],
                                  embedder, keep_events=common["keep_events"])
-            out.append(_replay_user(task))
+            out.append(replay_user(task))
         except LogValidationError:
             check_files(parts)
             raise
@@ -323,8 +329,6 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
     then loads its weights once per worker process); each task gets the
     location, its user ids and their file paths.
     """
-    from thatchlab.replay import fleet
-
     listing = list_users(source, column)
     common = {"location": listing.location, "column": column, "engine": engine, "params": params,
               "keep_events": keep_events}
@@ -332,8 +336,8 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
     if backend == "dask":
         client = dask_client(client)
         n_threads = dask_threads(client)
-        n_chunks = max(fleet.TASKS_PER_THREAD * n_threads, -(-len(specs) // fleet.MAX_USERS_PER_TASK))
-        groups = fleet.balanced_groups(listing.sizes, n_chunks)
+        n_chunks = max(TASKS_PER_THREAD * n_threads, -(-len(specs) // MAX_USERS_PER_TASK))
+        groups = balanced_groups(listing.sizes, n_chunks)
         emb = client.scatter(embedder, broadcast=True, hash=False)
         try:
             return stream(client, groups, len(specs), n_threads, lambda members: client.submit(
@@ -345,7 +349,7 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
     from joblib import Parallel, delayed
 
     n_procs = int(n_jobs) if n_jobs > 0 else (os.cpu_count() or 1)
-    groups = fleet.balanced_groups(listing.sizes, fleet.TASKS_PER_THREAD * n_procs)
+    groups = balanced_groups(listing.sizes, TASKS_PER_THREAD * n_procs)
     parts = Parallel(n_jobs=int(n_jobs), backend="loky")(
         delayed(replay_users)(common, [specs[j] for j in g], embedder) for g in groups)
     results: list = [None] * len(specs)
@@ -356,31 +360,6 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
 
 
 # -- pooled scores from per-user sums --------------------------------------------------------------
-def forecast_stats(forecasts: pd.DataFrame, soft_weight: float, n_bins: int = N_BINS) -> dict:
-    """Sums of one user's prequential forecasts that pool into log-loss, Brier and ECE.
-
-    ``n`` forecasts, ``w`` = Σ weight, ``ll`` = Σ weight · log-loss,
-    ``se`` = Σ weight · squared error, and ``bins`` (``n_bins`` × 4: rows,
-    Σw, Σw·forecast, Σw·outcome per calibration bin).
-    """
-    from thatchlab.metrics.calibration import calibration_bins, clip_eps
-    from thatchlab.metrics.scoring import prequential
-
-    bins = np.zeros((n_bins, 4))
-    pq = prequential(forecasts, soft_weight)
-    if pq.empty:
-        return {"n": 0, "w": 0.0, "ll": 0.0, "se": 0.0, "bins": bins}
-    y, p, w = (pq[c].to_numpy(np.float64) for c in ("y", "forecast", "weight"))
-    eps = clip_eps(p)
-    pc = np.clip(p, eps, 1 - eps)
-    ll = -(y * np.log(pc) + (1 - y) * np.log1p(-pc))
-    _, idx = calibration_bins(p, n_bins=n_bins)
-    for k, values in enumerate((np.ones_like(w), w, w * p, w * y)):
-        np.add.at(bins[:, k], idx, values)
-    return {"n": int(len(pq)), "w": float(w.sum()), "ll": float((w * ll).sum()),
-            "se": float((w * (y - p) ** 2).sum()), "bins": bins}
-
-
 def pooled_scores(stats: list) -> dict:
     """``n_forecasts, log_loss, brier, ece`` of every user's forecasts together, from their
     :func:`forecast_stats`: equal to :func:`~thatchlab.metrics.scoring.prequential_scores` of the

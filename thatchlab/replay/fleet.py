@@ -24,10 +24,8 @@ metrics only (``keep_events=False``), so the driver holds one row per user.
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -37,6 +35,20 @@ import pandas as pd
 from thatchlab.core.display import RichDisplay
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
+from thatchlab.replay._fleet_dataset import (
+    dask_client,
+    dask_threads,
+    pooled_scores,
+    replay_dataset,
+    stream,
+)
+from thatchlab.replay._fleet_tasks import (
+    MAX_USERS_PER_TASK,
+    TASKS_PER_THREAD,
+    balanced_groups,
+    make_tasks,
+    replay_user,
+)
 
 __all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_USERS_PER_TASK"]
 
@@ -45,13 +57,7 @@ FLEET_BACKENDS = ("loky", "dask")
 POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_strong", "n_ambiguous", "n_none",
                  "n_follow_right", "n_follow_wrong", "n_follow_unresolved", "n_surfaced", "n_unresolved",
                  "n_top_confirmed", "n_top_contradicted")
-#: Most users one Dask task replays (more users than 4 tasks per worker thread hold
-#: make more tasks, so no task's logs, stores and vectors grow with the fleet).
-MAX_USERS_PER_TASK = 256
-#: Dask tasks per worker thread: enough to even out users of different sizes.
-TASKS_PER_THREAD = 4
 _ENGINES = ("prediction", "behavior")
-_TEXT_KINDS = ("message", "prediction_query")
 
 
 @dataclass
@@ -189,20 +195,18 @@ def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | 
 
         embedder = default_embedder()
     if dataset:
-        from thatchlab.replay._fleet_dataset import replay_dataset
-
         results = replay_dataset(logs_by_user, user_column, engine, params, embedder, backend, client,
                                  n_jobs, keep)
         return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
-    tasks = _tasks(users, engine, params, embedder, keep_events=keep)
+    tasks = make_tasks(users, engine, params, embedder, keep_events=keep)
     if backend == "dask":
         results = _on_dask(tasks, client)
     elif n_jobs == 1 or len(tasks) <= 1:
-        results = [_replay_user(t) for t in tasks]
+        results = [replay_user(t) for t in tasks]
     else:
         from joblib import Parallel, delayed
 
-        results = list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(_replay_user)(t) for t in tasks))
+        results = list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(replay_user)(t) for t in tasks))
     return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
 
 
@@ -238,75 +242,10 @@ def _portable(initial, engine):
     return obj
 
 
-def _texts(log: pd.DataFrame) -> tuple[set, set]:
-    """The texts a replay of ``log`` embeds: read texts as queries, matcher and statement
-    texts as passages."""
-    def cells(col, rows=None):
-        if col not in log.columns:
-            return set()
-        values = log[col] if rows is None else log.loc[rows, col]
-        return {v for v in values.tolist() if isinstance(v, str)}
-
-    reads = log["kind"].isin(_TEXT_KINDS) if "kind" in log.columns else None
-    return cells("text", reads), cells("matcher") | cells("statement")
-
-
-def _tasks(users, engine, params, embedder, keep_events: bool = True) -> list:
-    """One task per user with only that user's vectors; every distinct text embedded once."""
-    per_user = [_texts(log) for _, log, _ in users]
-    queries = sorted(set().union(*(q for q, _ in per_user)))
-    passages = sorted(set().union(*(p for _, p in per_user)))
-    qvec = dict(zip(queries, _as_rows(embedder.embed_queries(queries), len(queries)))) if queries else {}
-    pvec = dict(zip(passages, _as_rows(embedder.embed_passages(passages), len(passages)))) if passages else {}
-    name = getattr(embedder, "name", None) or "lookup"
-    dim = getattr(embedder, "dim", None)
-    tasks = []
-    for (user, log, initial), (q, p) in zip(users, per_user):
-        tasks.append({"user": user, "log": log, "initial": initial, "engine": engine, "params": params,
-                      "name": name, "dim": dim, "queries": {t: qvec[t] for t in sorted(q)},
-                      "passages": {t: pvec[t] for t in sorted(p)}, "keep_events": keep_events})
-    return tasks
-
-
-def _as_rows(arr, n):
-    arr = np.asarray(arr, dtype=np.float32)
-    if arr.ndim != 2 or arr.shape[0] != n:
-        raise InputError(f"embedder returned shape {arr.shape} for {n} texts; expected ({n}, dim)")
-    return list(arr)
-
-
-# -- one user (runs on a worker) -------------------------------------------------------------------
-def _replay_user(task: dict) -> dict:
-    """Replay one user's log; returns only what the fleet keeps: metrics, and forecasts and
-    signals (``keep_events``) or the sums the pooled scores need."""
-    from thatchlab.embed import LookupEmbedder
-    from thatchlab.replay.scoring import run
-
-    dim = task["dim"] if isinstance(task["dim"], (int, np.integer)) else None
-    passages = task["passages"] or {}
-    emb = LookupEmbedder(passages, queries=task["queries"] or None, name=task["name"],
-                         dim=None if passages or task["queries"] else dim)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)   # a silent replay's advice belongs to one user
-        res = run(task["log"], task["engine"], task["params"], embedder=emb, initial=task["initial"])
-    ev = res.events
-    keep = ev["forecast"].notna()
-    forecasts = ev.loc[keep, ["position", "item_id", "signal", "forecast"]].reset_index(drop=True)
-    metrics = {k: v for k, v in res.metrics.items() if np.isscalar(v) or v is None}
-    out = {"user": task["user"], "n_log_rows": int(len(task["log"])), "metrics": metrics}
-    if task.get("keep_events", True):
-        return {**out, "forecasts": forecasts, "signals": res.prior_signals()}
-    from thatchlab.replay._fleet_dataset import forecast_stats
-
-    return {**out, "scores": forecast_stats(forecasts, task["params"].soft_weight)}
-
-
 # -- backends --------------------------------------------------------------------------------------
 def _on_dask(tasks, client) -> list:
     """Run the users' replays on a Dask cluster, packed into a few tasks per worker
     thread, a bounded number in flight; results in the users' order."""
-    from thatchlab.replay._fleet_dataset import dask_client, dask_threads, stream
-
     client = dask_client(client)
     n_threads = dask_threads(client)
     chunks = _chunks(tasks, max(TASKS_PER_THREAD * n_threads, math.ceil(len(tasks) / MAX_USERS_PER_TASK)))
@@ -318,22 +257,6 @@ def _chunks(tasks, n_chunks: int) -> list:
     """Task positions split into at most ``n_chunks`` groups of similar total log length
     (see :func:`balanced_groups`)."""
     return balanced_groups([len(t["log"]) + 1 for t in tasks], n_chunks)
-
-
-def balanced_groups(sizes, n_chunks: int) -> list:
-    """Positions split into at most ``n_chunks`` groups of similar total size (largest
-    first, each to the lightest group), each group in the users' order, the groups
-    heaviest first so the longest work starts first."""
-    n_chunks = max(1, min(n_chunks, len(sizes)))
-    heap = [(0, g) for g in range(n_chunks)]      # (load, group): the lightest group on top
-    groups: list = [[] for _ in range(n_chunks)]
-    for j in sorted(range(len(sizes)), key=lambda j: -sizes[j]):   # stable: ties in users' order
-        load, g = heapq.heappop(heap)
-        groups[g].append(j)
-        heapq.heappush(heap, (load + sizes[j], g))
-    loads = {g: load for load, g in heap}
-    order = sorted(range(n_chunks), key=lambda g: -loads[g])
-    return [sorted(groups[g]) for g in order if groups[g]]
 
 
 def _pack(tasks: list) -> dict:
@@ -351,7 +274,7 @@ def _pack(tasks: list) -> dict:
 def _replay_chunk(chunk: dict) -> list:
     """Replay each user of a packed task with exactly that user's vectors, in order."""
     queries, passages = chunk["queries"], chunk["passages"]
-    return [_replay_user({**u, "queries": {t: queries[t] for t in u["queries"]},
+    return [replay_user({**u, "queries": {t: queries[t] for t in u["queries"]},
                           "passages": {t: passages[t] for t in u["passages"]}}) for u in chunk["users"]]
 
 
@@ -381,8 +304,6 @@ def _collect(results, engine, params, embedder_name, backend, keep_events=True) 
     if keep_events:
         pooled.update(prequential_scores(forecasts, params.soft_weight))
     else:
-        from thatchlab.replay._fleet_dataset import pooled_scores
-
         pooled.update(pooled_scores([r["scores"] for r in results]))
     return FleetResult(per_user=per_user, pooled=pooled, signals=signals, forecasts=forecasts,
                        engine=engine, embedder=embedder_name, params=params, backend=backend,

@@ -175,12 +175,6 @@ class Decision:
                              f"{sorted(out.shipped_parameters())}; the file was edited or is corrupt")
         return out
 
-    def merge(self, *others) -> Decision:
-        """This decision joined with ``others`` (see :func:`combine_decisions`)."""
-        from thatchlab.tune._combine import combine_decisions
-
-        return combine_decisions([self, *others])
-
     def summary(self) -> str:
         """What ships, how many configurations competed, the tested configuration's interval, in a few lines."""
         shipped = self.shipped_parameters()

@@ -18,7 +18,7 @@ import numpy as np
 from thatchlab.core.jsfmt import js_round, r3, to_fixed
 from thatchlab.core.params import ScoringParams
 from thatchlab.replay._grouping import expand_ranges, group_rank
-from thatchlab.replay.scoring import nudges_frame
+from thatchlab.replay._scoring_common import nudges_frame
 from thatchlab.scoring import evidence_count
 
 __all__ = ["ReadOutcomes", "nudge_reads", "ordered_rows"]

@@ -18,10 +18,7 @@ import pandas as pd
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
-from thatchlab.replay._scoring_nudges import nudge_reads
-from thatchlab.replay._scoring_reads import ReadCosines
-from thatchlab.replay._scoring_writes import run_writes
-from thatchlab.replay.scoring import (
+from thatchlab.replay._scoring_common import (
     ENGINE_KINDS,
     EVENT_COLUMNS,
     LIST_KINDS,
@@ -29,6 +26,9 @@ from thatchlab.replay.scoring import (
     check_log,
     initial_engine,
 )
+from thatchlab.replay._scoring_nudges import nudge_reads
+from thatchlab.replay._scoring_reads import ReadCosines
+from thatchlab.replay._scoring_writes import run_writes
 from thatchlab.scoring import counts_text
 
 __all__ = ["prepare", "ScoringPlan"]
@@ -153,7 +153,7 @@ class ScoringPlan:
                            strict_model=self.strict_model)
         if metrics:
             from thatchlab.metrics.scoring import replay_metrics
-            from thatchlab.replay.scoring import foreign_model_metrics
+            from thatchlab.replay._scoring_common import foreign_model_metrics
 
             res.metrics = {**replay_metrics(res, self.log), **foreign_model_metrics(res.events)}
         return res
@@ -196,7 +196,7 @@ class ScoringPlan:
         num["forecast"][w.position[before >= 0]] = values.confidence[before[before >= 0]]
         col["reply"][w.position] = self._write_replies(values)
         col["regime"][:] = _shared(col["regime"])  # a few labels, not one str object per read
-        return _events_frame(block, {"position": np.arange(n, dtype=np.int64), "ts": log["ts"]._values, **num})
+        return _events_frame(block, {"position": np.arange(n, dtype=np.int64), "ts": log["ts"].array, **num})
 
     def _write_replies(self, values) -> np.ndarray:
         """Each write's reply text: its prefix, plus the counts under this setting when shown."""

@@ -37,29 +37,29 @@ def row_by_row(tables, names=NAMES) -> EngineState:
     st = EngineState(names)
     fk = names["item_fk"]
     for name in tables["stores"]["name"]:
-        st._ensure_store(name)
+        st.ensure_store(name)
     m, it = tables["matchers"], tables["items"]
     for name in list(m["store"]) + list(it["store"]):
-        st._ensure_store(name)
+        st.ensure_store(name)
     for r in m.to_dict("records"):
         model = None if _missing(r["model"]) else r["model"]
-        st._add_matcher(r["id"], r["store"], r["description"], _cell_vector(r["embedding"]), model,
-                        r["created_at"], r["updated_at"])
+        st.add_matcher(r["id"], r["store"], r["description"], _cell_vector(r["embedding"]), model,
+                       r["created_at"], r["updated_at"])
         st._id_counts[(names["matchers"], r["store"], r["description"])] += 1
     for r in it.to_dict("records"):
         model = None if _missing(r["model"]) else r["model"]
         rationale = None if _missing(r["rationale"]) else r["rationale"]
-        st._add_item(r["id"], r["store"], r["statement"], rationale, _cell_vector(r["embedding"]), model,
-                     float(r["confidence"]), float(r["confirm_count"]), float(r["disconfirm_count"]),
-                     r["created_at"], r["updated_at"])
+        st.add_item(r["id"], r["store"], r["statement"], rationale, _cell_vector(r["embedding"]), model,
+                    float(r["confidence"]), float(r["confirm_count"]), float(r["disconfirm_count"]),
+                    r["created_at"], r["updated_at"])
         st._id_counts[(names["items"], r["store"], r["statement"])] += 1
     for r in tables["edges"].to_dict("records"):
-        st._add_edge(r["matcher_id"], r[fk], float(r["weight"]), r["created_at"])
+        st.add_edge(r["matcher_id"], r[fk], float(r["weight"]), r["created_at"])
     for r in tables["provenance"].to_dict("records"):
         detail = None if _missing(r["detail"]) else r["detail"]
-        st._add_provenance(r["id"], r[fk], r["signal"], detail, r["created_at"])
+        st.add_provenance(r["id"], r[fk], r["signal"], detail, r["created_at"])
         pos = st.item_position(r[fk])
-        store = st._items["store"][pos] if pos is not None else ""
+        store = st.items.cell("store", pos) if pos is not None else ""
         st._id_counts[(names["provenance"], store, prov_text(r[fk], r["signal"], detail))] += 1
     return st
 
@@ -90,7 +90,7 @@ def assert_same_state(a: EngineState, b: EngineState):
         x, y = getattr(a, name), getattr(b, name)
         assert _same_columns(x.data, y.data)
         np.testing.assert_array_equal(x.serial.values, y.serial.values)
-        assert x._next_serial == y._next_serial
+        assert x.next_serial == y.next_serial
     assert a._edge_keys == b._edge_keys
     for name in ("_edges_by_matcher", "_edges_by_item", "_provenance_by_item"):
         assert dict(getattr(a, name)._serials) == dict(getattr(b, name)._serials)

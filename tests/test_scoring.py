@@ -535,7 +535,7 @@ def test_bad_input_raises_and_writes_nothing(kind, case):
             if kind == "prediction":
                 eng.update("m", "other", "maybe", None, now=T0)
             else:
-                eng._write("m", "other", "confirmish", None, None, T0)
+                eng.write_result("m", "other", "confirmish", None, None, T0)
         elif case == "empty_matcher":
             write(eng, "  ", "other")
         elif case == "empty_statement":

@@ -67,13 +67,18 @@ class Rows:
     The serial is the row's insertion number in this state (0 for the first
     row ever added, never reused after a delete), so it names a row across
     the position shifts a delete causes.
+
+    Attributes
+    ----------
+    next_serial : int
+        The serial the next added row gets: how many rows were ever added.
     """
 
     def __init__(self, columns: tuple):
         self.columns = columns
         self.data: dict[str, list] = {c: [] for c in columns}
         self.serial = IntColumn()
-        self._next_serial = 0
+        self.next_serial = 0
 
     def __len__(self):
         return len(self.serial)
@@ -85,8 +90,8 @@ class Rows:
         pos = len(self)
         for c in self.columns:
             self.data[c].append(values[c])
-        self.serial.append(self._next_serial)
-        self._next_serial += 1
+        self.serial.append(self.next_serial)
+        self.next_serial += 1
         return pos
 
     def extend(self, **columns) -> int:
@@ -99,8 +104,8 @@ class Rows:
             if len(values) != n:
                 raise ValueError(f"column {c!r}: {len(values)} values, expected {n}")
             self.data[c].extend(values)
-        self.serial.extend(np.arange(self._next_serial, self._next_serial + n, dtype=np.int64))
-        self._next_serial += n
+        self.serial.extend(np.arange(self.next_serial, self.next_serial + n, dtype=np.int64))
+        self.next_serial += n
         return start
 
     def keep(self, mask: np.ndarray):
@@ -211,7 +216,7 @@ class SerialIndex:
         if not found:
             return default
         rows = self._rows
-        if rows._next_serial == len(rows):      # no row was ever removed: serial = position
+        if rows.next_serial == len(rows):      # no row was ever removed: serial = position
             return list(found)
         return rows.positions_of_serials(found).tolist()
 

@@ -139,11 +139,40 @@ class ScoringEngine(ParamsMixin):
         return self._state.tables
 
     @classmethod
-    def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store="project", clock=None,
-                    strict_model: bool = False):
-        """Rebuild an engine from DataFrames shaped like :attr:`tables`
-        (e.g. read from a production store). Inputs are copied, not modified.
-        Rows keep their ``model`` tags, which filter nothing unless ``strict_model``."""
+    def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store: str | None = None,
+                    clock=None, strict_model: bool = False):
+        """Rebuild an engine from DataFrames shaped like :attr:`tables` (e.g. read from a
+        production store).
+
+        Parameters
+        ----------
+        tables : dict of DataFrame
+            ``stores``, ``matchers``, ``items``, ``edges`` and ``provenance``
+            as :attr:`tables` gives them. Inputs are copied, not modified.
+            Rows keep their ``model`` tags, which filter nothing unless
+            ``strict_model``.
+        embedder, params, clock, strict_model
+            As for the constructor.
+        project_store : str, optional
+            The project store (writes go to it; nudges and queries search it
+            and ``global``). When None it is taken from the tables: the one
+            store other than ``global`` that their matchers and items use, so
+            a rebuilt engine nudges the rows it holds. When those rows use
+            several such stores, or none, it is ``"project"`` (the
+            constructor's default); name it to choose.
+
+        Examples
+        --------
+        >>> from thatchlab.embed import LookupEmbedder
+        >>> from thatchlab.scoring import PredictionEngine
+        >>> emb = LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]})
+        >>> eng = PredictionEngine(emb, project_store="my-repo")
+        >>> _ = eng.update("writing tests", "use pytest", "confirm", now="2026-01-01T00:00:00Z")
+        >>> PredictionEngine.from_tables(eng.tables, embedder=emb).project_store
+        'my-repo'
+        """
+        if project_store is None:
+            project_store = _project_store_of(tables)
         eng = cls(embedder=embedder, params=params, project_store=project_store, clock=clock,
                   strict_model=strict_model)
         eng._state = EngineState.from_tables(tables, eng.config.tables)
@@ -329,14 +358,22 @@ class ScoringEngine(ParamsMixin):
         vectors of ``(matcher, statement)`` when already embedded. The reply's
         ``result`` is the :class:`~thatchlab.scoring.WriteResult`.
         """
-        return self._reply(self._write(matcher, statement, signal, rationale, store, now, vectors=vectors))
+        return self._reply(self.write_result(matcher, statement, signal, rationale, store, now,
+                                              vectors=vectors))
 
-    def _write(self, matcher: str, statement: str, signal: str, rationale, store, now,
-               *, vectors=None, force_new: bool = False) -> WriteResult:
-        """The update/codify transaction (matcher dedup, item dedup, link, signal, provenance).
+    def write_result(self, matcher: str, statement: str, signal: str, rationale=None, store=None, now=None,
+                     *, vectors=None, force_new: bool = False) -> WriteResult:
+        """:meth:`write` returning its :class:`~thatchlab.scoring.WriteResult` (no reply).
 
-        ``force_new`` skips the item dedup (default seeding must never link to
-        someone else's rule)."""
+        Parameters
+        ----------
+        matcher, statement, signal, rationale, store, now, vectors
+            As for :meth:`write`.
+        force_new : bool, default False
+            Skip the item dedup: always create a new item (default seeding
+            must never link to someone else's rule). The matcher dedup still
+            applies.
+        """
         cfg, p, st = self.config, self.params, self._state
         _check_text(self._matcher_arg, matcher)
         _check_text(cfg.noun, statement)
@@ -357,22 +394,22 @@ class ScoringEngine(ParamsMixin):
         ipos = None if force_new else self._nearest("items", statement, ivec, self._item_scope(store))
         ms, ts = _stamps(t)
         # mutations (cannot fail past this point)
-        st._ensure_store(store)
+        st.ensure_store(store)
         matcher_created = mpos is None
         if matcher_created:
-            mpos = st._add_matcher(st._next_id("matchers", store, matcher), store, matcher, mvec, model, ms, ms)
-        mid = st._matchers["id"][mpos]
+            mpos = st.add_matcher(st.next_id("matchers", store, matcher), store, matcher, mvec, model, ms, ms)
+        mid = st.matchers.cell("id", mpos)
         item_created = ipos is None
         if item_created:
             conf0 = posterior_confidence(0.0, 0.0, p.k, p.p0)
-            ipos = st._add_item(st._next_id("items", store, statement), store, statement, rationale, ivec,
-                                model, conf0, 0.0, 0.0, ms, ms)
-        iid = st._items["id"][ipos]
-        new_edges = (EdgeRow(mid, iid, 1.0, ms),) if st._add_edge(mid, iid, 1.0, ms) else ()
+            ipos = st.add_item(st.next_id("items", store, statement), store, statement, rationale, ivec,
+                               model, conf0, 0.0, 0.0, ms, ms)
+        iid = st.items.cell("id", ipos)
+        new_edges = (EdgeRow(mid, iid, 1.0, ms),) if st.add_edge(mid, iid, 1.0, ms) else ()
         if signal != cfg.create_signal:
             self._apply_signal(ipos, signal, ms)
         self._record(ipos, signal, rationale, ts)
-        stored = st._items["statement"][ipos]
+        stored = st.items.cell("statement", ipos)
         if item_created and signal == cfg.create_signal:
             prefix, action, counts = f'[{cfg.created_word}] {store} :: "{statement}" for "{matcher}"', "created", False
         elif item_created:
@@ -394,12 +431,12 @@ class ScoringEngine(ParamsMixin):
         ms, ts = _stamps(t)
         self._apply_signal(ipos, signal, ms)
         self._record(ipos, signal, detail, ts)
-        return self._item_result(ipos, "applied", signal, f'[{signal}] "{self._state._items["statement"][ipos]}"',
+        return self._item_result(ipos, "applied", signal, f'[{signal}] "{self._state.items.cell("statement", ipos)}"',
                                  True)
 
     def _apply_signal(self, ipos: int, signal: str, ms: str):
-        p, items = self.params, self._state._items
-        c, d = items["confirm_count"][ipos], items["disconfirm_count"][ipos]
+        p, items = self.params, self._state.items
+        c, d = items.cell("confirm_count", ipos), items.cell("disconfirm_count", ipos)
         if signal == "confirm":
             c = c + 1.0
         elif signal == "disconfirm":
@@ -408,23 +445,24 @@ class ScoringEngine(ParamsMixin):
             d = d + p.soft_weight
         else:  # pragma: no cover - guarded by the signal vocabulary
             raise InputError(f"signal {signal!r} does not change confidence")
-        self._state._set_counts(ipos, c, d, posterior_confidence(c, d, p.k, p.p0), ms)
+        self._state.set_counts(ipos, c, d, posterior_confidence(c, d, p.k, p.p0), ms)
 
     def _record(self, ipos: int, signal: str, detail, ts: str):
         st = self._state
-        iid = st._items["id"][ipos]
-        pid = st._next_id("provenance", st._items["store"][ipos], prov_text(iid, signal, detail))
-        st._add_provenance(pid, iid, signal, detail, ts)
+        items = st.items
+        iid = items.cell("id", ipos)
+        pid = st.next_id("provenance", items.cell("store", ipos), prov_text(iid, signal, detail))
+        st.add_provenance(pid, iid, signal, detail, ts)
 
     def _item_result(self, ipos: int, action: str, signal: str, prefix: str, shows_counts: bool,
                      **created) -> WriteResult:
-        items = self._state._items
-        return WriteResult(action=action, store=items["store"][ipos], item_id=items["id"][ipos],
-                           statement=items["statement"][ipos], signal=signal,
+        row = self._state.items.row(ipos)
+        return WriteResult(action=action, store=row["store"], item_id=row["id"],
+                           statement=row["statement"], signal=signal,
                            counts_changed=signal in _COUNTING_SIGNALS,
-                           confirm_count=items["confirm_count"][ipos],
-                           disconfirm_count=items["disconfirm_count"][ipos],
-                           confidence=items["confidence"][ipos], reply_prefix=prefix,
+                           confirm_count=row["confirm_count"],
+                           disconfirm_count=row["disconfirm_count"],
+                           confidence=row["confidence"], reply_prefix=prefix,
                            shows_counts=shows_counts, **created)
 
     def _not_found(self, text: str, store: str) -> WriteResult:
@@ -461,9 +499,9 @@ class ScoringEngine(ParamsMixin):
         ipos = self._find_in_store(statement, store, vector)
         if ipos is None:
             return self._reply(self._not_found(statement, store))
-        items = self._state._items
-        iid, stmt = items["id"][ipos], items["statement"][ipos]
-        self._state._delete_item(ipos)
+        items = self._state.items
+        iid, stmt = items.cell("id", ipos), items.cell("statement", ipos)
+        self._state.delete_item(ipos)
         return self._reply(WriteResult(action="deleted", store=store, item_id=iid, statement=stmt,
                                        reply_prefix=f'[deleted] "{stmt}" from "{store}"'))
 
@@ -479,7 +517,7 @@ class ScoringEngine(ParamsMixin):
             return Reply(text=f'No {self.config.plural} in "{store}".', action="list",
                          items=pd.DataFrame(columns=["item_id", "statement", "confidence",
                                                      "evidence_count"]))
-        edges, prov, matchers = st._edges, st._provenance, st._matchers
+        edges, prov, matchers = st.edges, st.provenance, st.matchers
         blocks, records = [], []
         for ipos in order.tolist():
             row = items.row(ipos)
@@ -493,14 +531,15 @@ class ScoringEngine(ParamsMixin):
             if linked:
                 lines.append("  matchers:")
                 for j in linked:
-                    mpos = matchers.position[edges["matcher_id"][j]]
-                    lines.append(f'    - "{matchers["description"][mpos]}" (w:{js_number(edges["weight"][j])})')
+                    mpos = st.matcher_position(edges.cell("matcher_id", j))
+                    lines.append(f'    - "{matchers.cell("description", mpos)}" (w:{js_number(edges.cell("weight", j))})')
             newest = st.provenance_of_item(iid)[-10:][::-1]
             if newest:
                 lines.append("  provenance:")
                 for j in newest:
-                    detail = prov["detail"][j] if prov["detail"][j] is not None else ""
-                    lines.append(f"    - [{prov['created_at'][j][:10]}] {prov['signal'][j]}: {detail}")
+                    detail = prov.cell("detail", j)
+                    detail = detail if detail is not None else ""
+                    lines.append(f"    - [{prov.cell('created_at', j)[:10]}] {prov.cell('signal', j)}: {detail}")
             blocks.append("\n".join(lines))
             records.append({"item_id": iid, "statement": row["statement"], "confidence": conf3,
                             "evidence_count": n, "stored_confidence": row["confidence"],
@@ -521,6 +560,22 @@ def _stamps(t) -> tuple[str, str]:
     gives it (the same texts: both start with the seconds; its years have four digits)."""
     seconds = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     return f"{seconds}.{t.microsecond // 1000:03d}Z", seconds + "Z"
+
+
+def _project_store_of(tables: dict, default: str = "project") -> str:
+    """The one store other than ``global`` the matchers and items of ``tables`` use
+    (``default`` when they use several or none)."""
+    found = set()
+    for name in ("matchers", "items"):
+        frame = tables.get(name)
+        if frame is not None and "store" in frame:
+            found.update(frame["store"].unique().tolist())
+    found.discard("global")
+    if len(found) == 1:
+        (store,) = found
+        if isinstance(store, str) and store.strip():
+            return store
+    return default
 
 
 def _check_text(name: str, value):

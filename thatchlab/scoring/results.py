@@ -226,7 +226,6 @@ class Nudge:
 #: Columns of the items DataFrame returned by nudges and queries.
 ITEM_COLUMNS = ["confidence", "evidence_count", "matcher_description", "statement", "score",
                 "item_id", "matcher_id", "store", "cosine", "weight", "stored_confidence"]
-_ITEM_INDEX = pd.Index(ITEM_COLUMNS)
 
 
 #: The dtype of each of :data:`ITEM_COLUMNS` (numbers float64, evidence int64, texts object).
@@ -249,12 +248,10 @@ def item_arrays(columns: list) -> list:
 
 def items_frame(columns: list) -> pd.DataFrame:
     """The items frame from columns in :data:`ITEM_COLUMNS` order (lists or arrays), typed
-    by :func:`item_arrays`, through pandas' own array constructor (the same frame as
-    ``pd.DataFrame(dict)``, without re-checking every column)."""
-    arrays = item_arrays(columns)
-    n = len(arrays[0])
-    try:
-        return pd.DataFrame._from_arrays(arrays, columns=_ITEM_INDEX, index=pd.RangeIndex(n),
-                                         verify_integrity=False)
-    except (AttributeError, TypeError):  # pragma: no cover - a pandas without it
-        return pd.DataFrame(dict(zip(ITEM_COLUMNS, arrays)), columns=ITEM_COLUMNS)
+    by :func:`item_arrays`.
+
+    The typed arrays are handed to ``pd.DataFrame`` as a dict with ``copy=False``:
+    pandas keeps each array as its own column (no copy, no consolidation), which
+    makes the frame ``pd.DataFrame(dict)`` gives at a fraction of its cost.
+    """
+    return pd.DataFrame(dict(zip(ITEM_COLUMNS, item_arrays(columns))), copy=False)

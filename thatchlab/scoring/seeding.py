@@ -85,14 +85,14 @@ def seed_defaults(engine, version: str, now=None, defaults: pd.DataFrame | None 
             if read_stamp(engine.state.items.row(found)["rationale"])[1] == version:
                 actions.append({"key": row.key, "action": "skipped"})
                 continue
-            engine.state._delete_item(found)
+            engine.state.delete_item(found)
             action = "replaced"
         else:
             action = "created"
         # always a new behavior (never linked to someone else's rule); a near-identical
         # global matcher is reused
-        engine._write(row.situation, row.behavior, engine.config.create_signal,
-                      f"{row.rationale} {seed_stamp(row.key, version)}", "global", now, force_new=True)
+        engine.write_result(row.situation, row.behavior, engine.config.create_signal,
+                            f"{row.rationale} {seed_stamp(row.key, version)}", "global", now, force_new=True)
         actions.append({"key": row.key, "action": action})
     return pd.DataFrame(actions, columns=["key", "action"])
 

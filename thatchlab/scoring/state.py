@@ -4,8 +4,10 @@
 provenance as columns in insertion order (SQLite rowid order), the matcher
 and item vectors as :class:`~thatchlab.core.vectors.VectorRows` for cosine
 scans, and id → position maps. Everything is readable through public
-methods (:class:`TableView` columns, positions, edge lists, vector masks);
-rows change only through the engine's tools. :attr:`EngineState.tables`
+methods (:class:`TableView` columns and cells, positions, edge lists, vector
+masks). Its write methods (:meth:`EngineState.add_item` and the like) are
+the steps the engine's tools are made of, unchecked: rows should change only
+through those tools. :attr:`EngineState.tables`
 gives DataFrames with production's columns and :meth:`EngineState.from_tables`
 rebuilds a state from such frames. Ids are uuid5 over the row's table, store,
 text and how many rows with the same key came before.
@@ -90,6 +92,8 @@ class TableView:
     (1, ['use pytest'], [1.0])
     >>> items.row(0)["confidence"], items.take("id", [0]).tolist() == [items.row(0)["id"]]
     (0.5833333333333334, True)
+    >>> items.cell("statement", 0), items.cell("confirm_count", 0)
+    ('use pytest', 1.0)
     """
 
     def __init__(self, rows: Rows, name: str):
@@ -117,6 +121,10 @@ class TableView:
         idx = positions.tolist() if isinstance(positions, np.ndarray) else [int(p) for p in positions]
         return column_array([col[p] for p in idx], column)
 
+    def cell(self, column: str, position: int):
+        """The stored Python value of ``column`` at one ``position`` (no copy of the column)."""
+        return self._rows.data[column][position]
+
     def cells(self, column: str, positions) -> list:
         """The values of ``column`` at ``positions`` as a list of the stored Python values."""
         col = self._rows[column]
@@ -130,7 +138,7 @@ class TableView:
     def n_added(self) -> int:
         """How many rows were ever added (the next row's serial): with ``len``, it tells
         whether the table changed since it was last looked at."""
-        return self._rows._next_serial
+        return self._rows.next_serial
 
     @property
     def serials(self) -> np.ndarray:
@@ -163,6 +171,12 @@ class EngineState:
     The ``table`` argument of the vector methods is ``"matchers"`` or
     ``"items"``. Positions are row indices in insertion order; a delete
     shifts later items' positions down (their serials stay).
+
+    The write methods (:meth:`ensure_store`, :meth:`next_id`,
+    :meth:`add_matcher`, :meth:`add_item`, :meth:`add_edge`,
+    :meth:`add_provenance`, :meth:`set_counts`, :meth:`delete_item`) apply
+    one step of a write as given, without the engine's checks, dedup or
+    confidence rule; use the engine's tools to change a state.
 
     Examples
     --------
@@ -422,7 +436,7 @@ class EngineState:
         m, it = tables["matchers"], tables["items"]
         m_store, i_store = column_values(m, "store"), column_values(it, "store")
         for name in dict.fromkeys(column_values(tables["stores"], "name") + m_store + i_store):
-            state._ensure_store(name)
+            state.ensure_store(name)
         m_model, i_model = nullable_values(m, "model"), nullable_values(it, "model")
         for model in dict.fromkeys(m_model + i_model):
             state._model_code(model)
@@ -467,7 +481,7 @@ class EngineState:
         return (f"EngineState(stores={len(self._stores)}, matchers={self.n_matchers}, items={self.n_items}, "
                 f"edges={self.n_edges}, provenance={self.n_provenance})")
 
-    # ------------------------------------------------- writes (the engine's tools only)
+    # ------------------------------------------------------------------ helpers
     def _vector_rows(self, table: str) -> VectorTableRows:
         if table == "matchers":
             return self._matchers
@@ -475,24 +489,52 @@ class EngineState:
             return self._items
         raise ValueError(f"table: expected 'matchers' or 'items', got {table!r}")
 
-    def _ensure_store(self, name: str):
-        if name not in self._store_codes:
-            self._store_codes[name] = len(self._stores)
-            self._stores.append(name)
-
     def _model_code(self, model) -> int:
         if model is None:
             return NO_MODEL
         return self._model_codes.setdefault(model, len(self._model_codes))
 
-    def _add_matcher(self, mid, store, description, vector, model, created_at, updated_at) -> int:
+    # ------------------------------------------------------------------ writes
+    # One step each of the engine's transactions, applied as given: no input checks,
+    # no dedup, no confidence rule (those are the engine's). Call the engine's tools.
+    def ensure_store(self, name: str):
+        """Add the store ``name`` after the others unless it is already present."""
+        if name not in self._store_codes:
+            self._store_codes[name] = len(self._stores)
+            self._stores.append(name)
+
+    def next_id(self, table_key: str, store: str, text: str) -> str:
+        """The next deterministic id of ``text`` in ``store`` (:func:`deterministic_id`),
+        counting it.
+
+        Parameters
+        ----------
+        table_key : str
+            ``"matchers"``, ``"items"`` or ``"provenance"`` (mapped to the
+            production table name of :attr:`names`).
+        store : str
+            The row's store (a provenance row's is its item's).
+        text : str
+            The description, statement or :func:`prov_text` of the row.
+        """
+        self._count_loaded_ids()
+        table = self.names[table_key]
+        key = (table, store, text)
+        n = self._id_counts[key]
+        self._id_counts[key] = n + 1
+        return deterministic_id(table, store, text, n)
+
+    def add_matcher(self, mid, store, description, vector, model, created_at, updated_at) -> int:
+        """Append one matcher (``store`` must exist: :meth:`ensure_store`); returns its position."""
         self._scan_cache.clear()
         return self._matchers.add(vector, self._store_codes[store], self._model_code(model), id=mid, store=store,
                                   description=description, model=model, created_at=created_at,
                                   updated_at=updated_at)
 
-    def _add_item(self, iid, store, statement, rationale, vector, model, confidence, c, d, created_at,
-                  updated_at) -> int:
+    def add_item(self, iid, store, statement, rationale, vector, model, confidence, c, d, created_at,
+                 updated_at) -> int:
+        """Append one item with confidence and confirm / disconfirm counts ``c``, ``d``
+        (``store`` must exist); returns its position."""
         self._count_loaded_ids()    # provenance keys read the item positions a new row may change
         self._scan_cache.clear()
         return self._items.add(vector, self._store_codes[store], self._model_code(model), id=iid, store=store,
@@ -500,37 +542,31 @@ class EngineState:
                                confirm_count=c, disconfirm_count=d, created_at=created_at,
                                updated_at=updated_at)
 
-    def _add_edge(self, matcher_id, item_id, weight, created_at) -> bool:
+    def add_edge(self, matcher_id, item_id, weight, created_at) -> bool:
         """Add an edge unless (matcher, item) is already linked; True when added."""
         key = (matcher_id, item_id)
         if key in self._edge_keys:
             return False
         self._edges.append(matcher_id=matcher_id, item_id=item_id, weight=weight, created_at=created_at)
         self._edge_keys.add(key)
-        serial = self._edges._next_serial - 1
+        serial = self._edges.next_serial - 1
         self._edges_by_matcher.add_many([matcher_id], serial)
         self._edges_by_item.add_many([item_id], serial)
         return True
 
-    def _add_provenance(self, pid, item_id, signal, detail, created_at):
+    def add_provenance(self, pid, item_id, signal, detail, created_at):
+        """Append one provenance row of the item ``item_id``."""
         self._provenance.append(id=pid, item_id=item_id, signal=signal, detail=detail,
-                                      created_at=created_at)
-        self._provenance_by_item.add_many([item_id], self._provenance._next_serial - 1)
+                                created_at=created_at)
+        self._provenance_by_item.add_many([item_id], self._provenance.next_serial - 1)
 
-    def _set_counts(self, pos: int, c: float, d: float, confidence: float, updated_at: str):
+    def set_counts(self, pos: int, c: float, d: float, confidence: float, updated_at: str):
+        """Set the confirm / disconfirm counts, confidence and ``updated_at`` of the item at ``pos``."""
         items = self._items
         items["confirm_count"][pos] = c
         items["disconfirm_count"][pos] = d
         items["confidence"][pos] = confidence
         items["updated_at"][pos] = updated_at
-
-    def _next_id(self, table_key: str, store: str, text: str) -> str:
-        self._count_loaded_ids()
-        table = self.names[table_key]
-        key = (table, store, text)
-        n = self._id_counts[key]
-        self._id_counts[key] = n + 1
-        return deterministic_id(table, store, text, n)
 
     def _count_loaded_ids(self):
         """Count the (table, store, text) keys of the rows a load brought in.
@@ -553,8 +589,8 @@ class EngineState:
             counts.update((p_table, item_store[position[iid]] if iid in position else "", prov_text(iid, sig, det))
                           for iid, sig, det in zip(p_item, p_sig, p_det))
 
-    def _delete_item(self, pos: int):
-        """Remove one item; its edges and provenance cascade, matchers stay.
+    def delete_item(self, pos: int):
+        """Remove the item at ``pos``; its edges and provenance cascade, matchers stay.
 
         Only the deleted rows are touched: the item's edges and provenance
         are found through the indexes (which hold serials, so other rows'

@@ -9,15 +9,15 @@ tied timestamps gives the same replay whatever order its rows come in.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
+
+from thatchlab.core.errors import warn
 
 __all__ = ["sort_by_time", "read_in_time_order"]
 
 
-def sort_by_time(log: pd.DataFrame, what: str = "log", column: str = "ts", stacklevel: int = 3) -> pd.DataFrame:
+def sort_by_time(log: pd.DataFrame, what: str = "log", column: str = "ts") -> pd.DataFrame:
     """``log`` stably sorted by ``column``, with ``attrs["reordered"]`` = rows that moved.
 
     Warns (``UserWarning``) when the log was not in time order, saying how many
@@ -44,9 +44,8 @@ def sort_by_time(log: pd.DataFrame, what: str = "log", column: str = "ts", stack
     out.index = pd.RangeIndex(len(out))
     out.attrs = {**log.attrs, "reordered": moved}
     if moved:
-        warnings.warn(f"{what} was not in time order: {moved} of {len(log)} rows were reordered by "
-                      f"{column!r} (rows with equal {column!r} keep their file order)",
-                      UserWarning, stacklevel=stacklevel)
+        warn(f"{what} was not in time order: {moved} of {len(log)} rows were reordered by "
+             f"{column!r} (rows with equal {column!r} keep their file order)", UserWarning)
     return out
 
 
@@ -54,6 +53,6 @@ def read_in_time_order(result, path, errors: str):
     """A reader's validated ``result`` (or ``(valid, rejected)`` with ``errors="report"``) sorted by
     ``ts``, warning on behalf of the reader's caller when the file was not in time order."""
     if errors == "raise":
-        return sort_by_time(result, str(path), stacklevel=4)
+        return sort_by_time(result, str(path))
     valid, rejected = result
-    return sort_by_time(valid, str(path), stacklevel=4), rejected
+    return sort_by_time(valid, str(path)), rejected

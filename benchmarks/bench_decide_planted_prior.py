@@ -62,6 +62,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins BLAS/OpenMP threads before numpy starts its pools)
 import time
 import warnings
 
@@ -163,6 +167,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=20260301, help="seed of the first world")
     ap.add_argument("--per-world", action="store_true", help="print every world's row")
     args = ap.parse_args(argv)
+    _util.pin_threads()
+    print(_util.describe_threads())
     size = dict(CI if args.ci else FULL)
     if args.worlds is not None:
         size["worlds"] = args.worlds

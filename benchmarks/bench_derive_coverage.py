@@ -28,6 +28,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _util  # noqa: E402,I001  (pins BLAS/OpenMP threads before numpy starts its pools)
 import time
 
 import numpy as np
@@ -47,6 +51,8 @@ def main() -> int:
     ap.add_argument("--replications", type=int, default=None)
     ap.add_argument("--seed", type=int, default=20261201)
     args = ap.parse_args()
+    _util.pin_threads()
+    print(_util.describe_threads())
     size = dict(CI if args.ci else FULL)
     if args.replications is not None:
         size["replications"] = args.replications

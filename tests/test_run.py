@@ -130,6 +130,10 @@ def test_the_header_names_what_each_engine_ran_from_productions_values(result):
     assert rows["calibration"][0] == ("production's values; retention_days = 0, decay_on_recall = False are "
                                       "production's, where thatchlab's CalibrationParams() differs")
     assert "decay_on_recall = False" in rows["calibration"][1]
+    for engine, (name, ours, theirs) in {"prediction": ("dedup_scope", "store+global", "store"),
+                                         "anticipation": ("mode", "fraction", "seed")}.items():
+        assert rows[engine][0] == (f"production's values; {name} = {ours} is thatchlab's documented rule, not "
+                                   f"what production's code does ({name} = {theirs})")
     assert "production default" not in text and "replayed under production&#39;s values" in text
 
 
@@ -149,7 +153,9 @@ def test_run_with_a_config_compares_against_the_configured_values(tmp_path, repo
     text = res.report_path.read_text()
     assert "The configured values of prediction, calibration are taken as what production runs" in text
     rows = _header_rows(text)  # the header names what ran, production's only where it is
-    assert rows["prediction"][0] == "configured: threshold = 0.5 (production: 0.6); every other value is production's"
+    assert rows["prediction"][0] == ("configured: threshold = 0.5 (production: 0.6); every other value is "
+                                     "production's; dedup_scope = store+global is thatchlab's documented rule, not "
+                                     "what production's code does (dedup_scope = store)")
     assert rows["calibration"][0].startswith("configured: decay_on_recall = True (production: False); every "
                                              "other value is production's; retention_days = 0 is production's")
     assert "decay_on_recall = True" in rows["calibration"][1] and "threshold = 0.5" in rows["prediction"][1]

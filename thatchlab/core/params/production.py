@@ -39,7 +39,7 @@ from thatchlab.core.params.belief import BeliefParams
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.params.scoring import ScoringParams
 
-__all__ = ["Setting", "ENGINE_PARAMS", "PRODUCTION_VALUES", "SETTINGS", "production_params", "setting",
+__all__ = ["Setting", "ENGINE_PARAMS", "PRODUCTION_VALUES", "CODE_DIFFERS", "SETTINGS", "production_params", "setting",
            "env_line", "differences", "engine_key"]
 
 
@@ -62,6 +62,13 @@ _ALIASES = {"beliefs": "belief", "patterns": "anticipation"}
 #: ``AI_MEMORY_CONFIDENCE_DECAY=1``, and it deletes no shadow observation unless its
 #: GC is run with a retention (``retention_days <= 0`` keeps everything).
 PRODUCTION_VALUES = {"calibration": {"decay_on_recall": False, "retention_days": 0.0}}
+#: Rules where production's code does otherwise than the documented rule thatchlab replays by
+#: default (the parameter reference names both): thatch's item dedup searches the target store
+#: only, and mnemo's SQL counts every pair (``mode="seed"``). Kept out of
+#: :data:`PRODUCTION_VALUES`, so replays and exports keep their documented defaults; reports name
+#: the difference wherever they call values production's.
+CODE_DIFFERS = {"prediction": {"dedup_scope": "store"}, "behavior": {"dedup_scope": "store"},
+                "anticipation": {"mode": "seed"}}
 
 _CODE = Setting("code", "a constant in production's code")
 _CLASSIFIER = Setting("none", "thatchlab's regime classifier: production leaves the regime to the model")

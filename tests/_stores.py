@@ -48,3 +48,12 @@ def toy_export_and_production(tmp_path, name="prod.db"):
     con.commit()
     con.close()
     return export, prod
+
+
+def rows(path, sql) -> list:
+    """The rows ``sql`` returns from the SQLite file at ``path`` (its own connection, closed after)."""
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

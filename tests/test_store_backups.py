@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from tests._stores import rows as _rows
 from tests._vectors import basis
 from thatchlab.core.errors import StoreConflictError, StoreSchemaError
 from thatchlab.core.schema import STORES_DDL, thatch_ddl
@@ -57,14 +58,6 @@ def _dump(path):
     con = sqlite3.connect(path)
     try:
         return list(con.iterdump())
-    finally:
-        con.close()
-
-
-def _rows(path, sql):
-    con = sqlite3.connect(path)
-    try:
-        return con.execute(sql).fetchall()
     finally:
         con.close()
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._stores import rows as _rows
 from tests._vectors import basis
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.schema import STORES_DDL, thatch_ddl
@@ -63,14 +64,6 @@ def _export(tmp_path):
     eng = PredictionEngine(LookupEmbedder(vecs, name="toy"), project_store="new-repo")
     eng.update("writing tests", "use pytest", "confirm", "x", now=T)
     return export_sqlite(tmp_path / "export.db", prediction=eng).path, eng
-
-
-def _rows(path, sql):
-    con = sqlite3.connect(path)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_merge_replaces_only_exported_engine_and_keeps_everything_else(tmp_path):

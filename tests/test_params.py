@@ -19,7 +19,7 @@ def test_production_defaults():
     assert (p.k, p.p0, p.soft_weight) == (5.0, 0.5, 0.25)
     assert (p.threshold, p.query_threshold, p.dedup_cosine) == (0.60, 0.60, 0.85)
     assert (p.top_matchers, p.max_items, p.noise_floor, p.min_prompt_chars) == (5, 5, 0.01, 10)
-    assert p.dedup_scope == "store+global"
+    assert p.dedup_scope is None and p.item_dedup_scope == "store+global" and p.release == "07ecf87"
     assert (p.min_confidence, p.strong_confidence, p.strong_evidence, p.conflict_margin) == (0.0, 0.70, 3, 0.10)
 
 

@@ -31,19 +31,28 @@ from thatchlab.replay._scoring_reads import ReadCosines
 from thatchlab.replay._scoring_writes import run_writes
 from thatchlab.scoring import counts_text
 
-__all__ = ["prepare", "ScoringPlan"]
+__all__ = ["prepare", "ScoringPlan", "WRITE_RULE", "write_rule"]
+
+#: The fields that shape a replay's writes: one plan serves every configuration sharing them.
+WRITE_RULE = ("dedup_cosine", "dedup_scope", "release")
+
+
+def write_rule(params: ScoringParams) -> tuple:
+    """The values of :data:`WRITE_RULE` in ``params`` (what a plan was prepared for)."""
+    return (float(params.dedup_cosine), params.dedup_scope, params.release)
 
 
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
-            dedup_scope: str = "store+global", *, validated: bool = False,
+            dedup_scope: str | None = None, *, release: str = "latest", validated: bool = False,
             strict_model: bool = False) -> ScoringPlan:
     """Run the parameter-independent part of a replay once.
 
     Parameters
     ----------
     log, engine, embedder, initial : as for :func:`thatchlab.replay.run`.
-    dedup_cosine, dedup_scope : the dedup rule of the writes; a plan serves
-        every :class:`~thatchlab.core.params.ScoringParams` with these two values.
+    dedup_cosine, dedup_scope, release : the write rule (the dedup of the writes and the
+        thatch release whose write semantics apply); a plan serves every
+        :class:`~thatchlab.core.params.ScoringParams` with these three values.
     strict_model : the engine's research mode that skips rows tagged with
         another model (False: production, the tag filters nothing); it shapes
         the writes' dedup, so a plan serves one value.
@@ -70,7 +79,7 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     """
     log = log if validated else sort_by_time(check_log(log), "interaction log")
     eng = initial_engine(initial, engine, embedder, ScoringParams(dedup_cosine=dedup_cosine,
-                                                                  dedup_scope=dedup_scope),
+                                                                  dedup_scope=dedup_scope, release=release),
                          strict_model=strict_model)
     return ScoringPlan(log, engine, eng)
 
@@ -126,7 +135,7 @@ class ScoringPlan:
 
     def __init__(self, log: pd.DataFrame, engine: str, eng):
         self.log, self.engine = log, engine
-        self.dedup_cosine, self.dedup_scope = eng.params.dedup_cosine, eng.params.dedup_scope
+        self.write_rule = write_rule(eng.params)
         self.config = eng.config
         self.embedder_name = getattr(eng.embedder, "name", None)
         self.strict_model = eng.strict_model
@@ -142,10 +151,10 @@ class ScoringPlan:
         p = ScoringParams() if params is None else params
         if not isinstance(p, ScoringParams):
             raise ParamsError(f"params: expected ScoringParams, got {type(p).__name__}")
-        if p.dedup_cosine != self.dedup_cosine or p.dedup_scope != self.dedup_scope:
-            raise ParamsError(f"params: this plan was prepared with dedup_cosine={self.dedup_cosine}, "
-                              f"dedup_scope={self.dedup_scope!r}; prepare another plan for "
-                              f"dedup_cosine={p.dedup_cosine}, dedup_scope={p.dedup_scope!r}")
+        if write_rule(p) != self.write_rule:
+            said = ", ".join(f"{k}={v!r}" for k, v in zip(WRITE_RULE, self.write_rule))
+            asked = ", ".join(f"{k}={v!r}" for k, v in zip(WRITE_RULE, write_rule(p)))
+            raise ParamsError(f"params: this plan was prepared with {said}; prepare another plan for {asked}")
         values = self.history.replay(p)
         nudges, outcomes = nudge_reads(self, p, values)
         res = ReplayResult(events=self._events(values, outcomes), nudges=nudges, tables=self._final_tables(values),

@@ -95,7 +95,8 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
         res = _run_events(log, engine, params, embedder, initial, strict_model)
     else:
         plan = _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=params.dedup_cosine,
-                        dedup_scope=params.dedup_scope, validated=True, strict_model=strict_model)
+                        dedup_scope=params.dedup_scope, release=params.release, validated=True,
+                        strict_model=strict_model)
         res = plan.run(params, metrics=False)
     res.metrics = {**replay_metrics(res, log), **foreign_model_metrics(res.events)}
     if silent_share(res.events) > SILENT_SHARE:
@@ -107,7 +108,8 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
 
 
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
-            dedup_scope: str = "store+global", *, strict_model: bool = False, validated: bool = False):
+            dedup_scope: str | None = None, *, release: str = "latest", strict_model: bool = False,
+            validated: bool = False):
     """One-time work of the vectorised replay (writes, embeddings, cosines) for sweeps;
     see :func:`thatchlab.replay._scoring_plan.prepare`.
 
@@ -116,7 +118,7 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     for all its plans); it is not checked again.
     """
     return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
-                    dedup_scope=dedup_scope, strict_model=strict_model, validated=validated)
+                    dedup_scope=dedup_scope, release=release, strict_model=strict_model, validated=validated)
 
 
 def _event_row(pos, ev, store):

@@ -121,7 +121,6 @@ def engines_ran(ctx) -> list:
     only where they are, and name production's values that differ from thatchlab's class defaults.
     """
     from thatchlab.core.params.production import (
-        CODE_DIFFERS,
         ENGINE_PARAMS,
         differences,
         production_params,
@@ -144,10 +143,6 @@ def engines_ran(ctx) -> list:
         if kept:
             ran += (f"; {_pairs(kept)} {'is' if len(kept) == 1 else 'are'} production's, where thatchlab's "
                     f"{ENGINE_PARAMS[engine].__name__}() differs")
-        code = {k: v for k, v in CODE_DIFFERS.get(engine, {}).items() if getattr(params, k) != v}
-        if code:
-            ran += "; " + ", ".join(f"{k} = {_value(getattr(params, k))} is thatchlab's documented rule, not what "
-                                    f"production's code does ({k} = {_value(v)})" for k, v in code.items())
         rows.append({"engine": engine, "ran": ran, "values": _pairs(params.to_dict())})
     return rows
 

@@ -246,8 +246,8 @@ class ScoringEngine(ParamsMixin):
         return int(positions[j]) if cos[j] >= dedup else None
 
     def _item_scope(self, store: str) -> list[str]:
-        """Stores the item dedup of a write searches (``dedup_scope``)."""
-        return [store] if self.params.dedup_scope == "store" else list(dict.fromkeys([store, "global"]))
+        """Stores the item dedup of a write searches (the release's rule, or ``dedup_scope``)."""
+        return [store] if self.params.item_dedup_scope == "store" else list(dict.fromkeys([store, "global"]))
 
     def _default_stores(self) -> list[str]:
         return list(dict.fromkeys([self.project_store, "global"]))

@@ -62,7 +62,7 @@ RATIO_METRICS = ("log_loss", "brier", "interruption_rate", "wrong_silent_follow_
 #: metrics: ``soft_weight = 0`` would simply drop the soft rows it forecasts worst). One
 #: definition, :data:`thatchlab.metrics.scoring.METRIC_SOFT_WEIGHT`, which a replay's metrics use too.
 
-_DEDUP = ("dedup_cosine", "dedup_scope")
+_DEDUP = ("dedup_cosine", "dedup_scope", "release")  # the write rule (replay's WRITE_RULE)
 _FORECAST_MOVERS = ("k", "p0", "soft_weight", *_DEDUP)
 # what decides which items a message surfaces (and so whether it is skipped, none, or has items)
 _NUDGE_MOVERS = ("threshold", "top_matchers", "max_items", "noise_floor", "min_prompt_chars",
@@ -118,7 +118,7 @@ def _sessions(log):
 
 
 def _rule(params):
-    return (float(params.dedup_cosine), params.dedup_scope)
+    return (float(params.dedup_cosine), params.dedup_scope, params.release)
 
 
 def _make_prepare(engine: str):
@@ -142,7 +142,7 @@ def _make_prepare(engine: str):
             embedder = default_embedder()
         memo = _MemoEmbedder(embedder)
         plans = {rule: plan_for(log, engine, embedder=memo, dedup_cosine=rule[0], dedup_scope=rule[1],
-                                validated=True)
+                                release=rule[2], validated=True)
                  for rule in rules}
         times = log["ts"].dt.as_unit("ns").array.asi8.astype(np.int64)
         name = next(iter(plans.values())).embedder_name
@@ -396,8 +396,8 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
         if rule not in plans:
             from thatchlab.core.errors import InputError
 
-            raise InputError(f"dedup_cosine={rule[0]}, dedup_scope={rule[1]!r} was not prepared; "
-                             "search the dedup rule with search='grid' or 'random'")
+            raise InputError(f"dedup_cosine={rule[0]}, dedup_scope={rule[1]!r}, release={rule[2]!r} was not "
+                             "prepared; search the write rule with search='grid' or 'random'")
         plan = plans[rule]
         if all(m in FORECAST_METRICS for m in wanted):
             chunk = [params_list[i] for i in idx]

@@ -7,6 +7,19 @@ fitter shares.
 """
 
 from thatchlab.core.params._base import ParamsBase
+from thatchlab.core.params._releases import (
+    RELEASES,
+    SYSTEMS,
+    Release,
+    ReleaseError,
+    Source,
+    at_least,
+    latest_release,
+    release_info,
+    release_names,
+    resolve_release,
+    system_of,
+)
 from thatchlab.core.params._estimator import EstimatorParamsError, ParamsMixin
 from thatchlab.core.params.anticipation import SEQUENTIAL_MODES, AnticipationParams
 from thatchlab.core.params.belief import (
@@ -26,10 +39,13 @@ from thatchlab.core.params.scoring import (
     BEHAVIOR_SIGNALS,
     DEDUP_SCOPES,
     PREDICTION_SIGNALS,
+    RELEASE_DEDUP_SCOPE,
     ScoringParams,
 )
 
 __all__ = ["ParamsBase", "ParamsMixin", "EstimatorParamsError", "AnticipationParams", "SEQUENTIAL_MODES", "ScoringParams", "PREDICTION_SIGNALS", "BEHAVIOR_SIGNALS", "DEDUP_SCOPES",
+           "RELEASE_DEDUP_SCOPE", "RELEASES", "SYSTEMS", "Release", "ReleaseError", "Source", "at_least",
+           "latest_release", "release_info", "release_names", "resolve_release", "system_of",
            "CalibrationParams", "CONFIDENCE_SOURCES", "RECALL_OUTCOMES",
            "BeliefParams", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES", "BELIEF_BANDS",
            "BELIEF_VIEWS", "EVIDENCE_EVENTS", "MEMORY_LOG_KINDS", "NO_DECAY_MEMORY_KINDS", "MEMORY_TIERS"]

@@ -9,10 +9,12 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params._base import ParamsBase, check_choice, check_int, check_number
+from thatchlab.core.params._releases import latest_release, resolve_release
 
 __all__ = ["AnticipationParams", "SEQUENTIAL_MODES", "parse_duration"]
 
-#: ``seed`` counts every (A, B) pair as mnemo's SQL does; ``fraction`` counts A occurrences.
+#: ``seed`` counts every (A, B) pair as mnemo's SQL does (production, the default); ``fraction``
+#: counts A occurrences (thatchlab's study option).
 SEQUENTIAL_MODES = ("fraction", "seed")
 
 
@@ -38,10 +40,12 @@ class AnticipationParams(ParamsBase):
     Defaults follow mnemo's description: a 24 h sequential window, 30 days of history,
     at least 3 observations and confidence above 0.5, top-3 prefetch, about
     200 ms and 150 tokens per recall round-trip. ``slot_hours`` must divide 24.
+    ``mode="seed"`` (the default) counts pairs as mnemo's SQL does; ``"fraction"`` is thatchlab's
+    study option. ``release`` is ``"seed"``, mnemo's only production.
 
     >>> p = AnticipationParams()
-    >>> p.window, p.lookback, p.k, p.mode
-    ('24h', '30d', 3, 'fraction')
+    >>> p.window, p.lookback, p.k, p.mode, p.release
+    ('24h', '30d', 3, 'seed', 'seed')
     >>> p.replace(min_conf=0.7).min_conf
     0.7
     """
@@ -56,7 +60,8 @@ class AnticipationParams(ParamsBase):
     k: int = 3
     latency_ms_per_recall: float = 200.0
     tokens_per_recall: float = 150.0
-    mode: str = "fraction"
+    mode: str = "seed"
+    release: str = latest_release("mnemo")
 
     def _validate(self) -> dict:
         window = self.window if isinstance(self.window, str) else str(parse_duration("window", self.window))
@@ -84,6 +89,7 @@ class AnticipationParams(ParamsBase):
             latency_ms_per_recall=check_number("latency_ms_per_recall", self.latency_ms_per_recall, lo=0),
             tokens_per_recall=check_number("tokens_per_recall", self.tokens_per_recall, lo=0),
             mode=check_choice("mode", self.mode, SEQUENTIAL_MODES),
+            release=resolve_release("mnemo", self.release),
         )
 
     @property

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params._base import ParamsBase, check_int, check_number
+from thatchlab.core.params._releases import latest_release, resolve_release
 
 __all__ = [
     "BeliefParams", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES", "BELIEF_BANDS",
@@ -63,6 +64,8 @@ class BeliefParams(ParamsBase):
     min_score : the admission judge is consulted only for neighbours with
         similarity ``>= min_score``.
     k : how many nearest rows the admission gate retrieves per claim.
+    release : the omi evidence code replayed (``"4d5d5c5"``, ``"17fecf7"``; default and
+        ``"latest"``: the newest).
 
     >>> p = BeliefParams(preference=90)
     >>> p.priors["preference"], p.priors["identity"], p.half_life_for("episodic")
@@ -81,6 +84,7 @@ class BeliefParams(ParamsBase):
     supersede: bool = True
     min_score: float = 0.75
     k: int = 5
+    release: str = latest_release("omi")
 
     def _validate(self) -> dict:
         out = {c: _prior(c, getattr(self, c)) for c in BELIEF_CLASSES}
@@ -91,6 +95,7 @@ class BeliefParams(ParamsBase):
                                               lo=0, hi=1),
             min_score=check_number("min_score", self.min_score, lo=-1, hi=1),
             k=check_int("k", self.k, lo=1),
+            release=resolve_release("omi", self.release),
         )
         return out
 

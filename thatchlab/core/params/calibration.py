@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params._base import ParamsBase, check_number
+from thatchlab.core.params._releases import latest_release, resolve_release
 
 #: The longest report window in days (``thatchlab.calibration.MAX_WINDOW_DAYS``).
 _MAX_WINDOW_DAYS = 36_500
@@ -51,6 +52,9 @@ class CalibrationParams(ParamsBase):
         instead of the caller's (``AI_MEMORY_AUTO_CONFIDENCE=1``); default off.
     confidence_weight : float
         Weight of confidence in the recall score (``text + confidence × 2.0``).
+    release : str
+        The ai-memory code replayed (``"v0.7.0"``, ``"a78a228"``, ``"0a5770a"``; default and
+        ``"latest"``: the newest).
 
     >>> CalibrationParams().half_life_days, CalibrationParams().replace(atom_bump=0.2).atom_bump
     (30.0, 0.2)
@@ -68,6 +72,7 @@ class CalibrationParams(ParamsBase):
     decay_on_recall: bool = True
     auto_confidence: bool = False
     confidence_weight: float = 2.0
+    release: str = latest_release("ai-memory")
 
     def _validate(self) -> dict:
         for name in ("decay_on_recall", "auto_confidence"):
@@ -86,6 +91,7 @@ class CalibrationParams(ParamsBase):
             window_days=check_number("window_days", self.window_days, lo=0, hi=_MAX_WINDOW_DAYS),
             retention_days=check_number("retention_days", self.retention_days),
             confidence_weight=check_number("confidence_weight", self.confidence_weight),
+            release=resolve_release("ai-memory", self.release),
         )
 
     def derive_kwargs(self) -> dict:

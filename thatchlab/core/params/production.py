@@ -11,12 +11,17 @@ field of every engine's parameters it says how production sets it:
   production only by changing its code or its invocation;
 - ``"none"``: production has no such setting (thatchlab's regime classifier,
   its study filters and rules): a value other than the default can be
-  studied but never ships.
+  studied but never ships;
+- ``"release"``: which production code runs (:data:`RELEASES`). It is not a
+  value production reads: a replay under another release describes another
+  production, so it is declared (what the comparison is against), never shipped.
 
 :func:`production_params` is the configuration production runs, which is
 the class defaults except where a class default is thatchlab's own choice
 for replays and production's differs (:data:`PRODUCTION_VALUES`): the export
-compares against these values, never the class defaults.
+compares against these values, never the class defaults. Every class defaults
+to its system's newest release; ``production_params(engine, release=...)``
+is an older one.
 
 >>> production_params("calibration").decay_on_recall
 False
@@ -26,6 +31,10 @@ Setting(kind='env', name='THATCH_PREDICTION_THRESHOLD')
 'none'
 >>> env_line("calibration", "decay_on_recall", True)
 'AI_MEMORY_CONFIDENCE_DECAY=1'
+>>> production_params("prediction", release="v0.1.30").item_dedup_scope
+'store'
+>>> [r.name for r in RELEASES["omi"]]
+['4d5d5c5', '17fecf7']
 """
 
 from __future__ import annotations
@@ -35,12 +44,14 @@ from typing import NamedTuple
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.anticipation import AnticipationParams
+from thatchlab.core.params._releases import RELEASES, SYSTEMS, latest_release, release_info, resolve_release
 from thatchlab.core.params.belief import BeliefParams
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.params.scoring import ScoringParams
 
-__all__ = ["Setting", "ENGINE_PARAMS", "PRODUCTION_VALUES", "CODE_DIFFERS", "SETTINGS", "production_params", "setting",
-           "env_line", "differences", "engine_key"]
+__all__ = ["Setting", "ENGINE_PARAMS", "PRODUCTION_VALUES", "SETTINGS", "RELEASES", "SYSTEMS", "production_params",
+           "setting", "env_line", "differences", "engine_key", "latest_release", "release_info",
+           "resolve_release"]
 
 
 class Setting(NamedTuple):
@@ -62,15 +73,8 @@ _ALIASES = {"beliefs": "belief", "patterns": "anticipation"}
 #: ``AI_MEMORY_CONFIDENCE_DECAY=1``, and it deletes no shadow observation unless its
 #: GC is run with a retention (``retention_days <= 0`` keeps everything).
 PRODUCTION_VALUES = {"calibration": {"decay_on_recall": False, "retention_days": 0.0}}
-#: Rules where production's code does otherwise than the documented rule thatchlab replays by
-#: default (the parameter reference names both): thatch's item dedup searches the target store
-#: only, and mnemo's SQL counts every pair (``mode="seed"``). Kept out of
-#: :data:`PRODUCTION_VALUES`, so replays and exports keep their documented defaults; reports name
-#: the difference wherever they call values production's.
-CODE_DIFFERS = {"prediction": {"dedup_scope": "store"}, "behavior": {"dedup_scope": "store"},
-                "anticipation": {"mode": "seed"}}
-
 _CODE = Setting("code", "a constant in production's code")
+_RELEASE = Setting("release", "which production code runs (RELEASES): declared, never shipped")
 _CLASSIFIER = Setting("none", "thatchlab's regime classifier: production leaves the regime to the model")
 
 
@@ -80,6 +84,9 @@ def _scoring(threshold_env: str) -> dict:
     out["min_confidence"] = Setting("none", "a study filter: production never filters on confidence")
     for name in ("strong_confidence", "strong_evidence", "conflict_margin"):
         out[name] = _CLASSIFIER
+    out["dedup_scope"] = Setting("none", "a study option: the release decides which stores a write's item "
+                                         "dedup searches")
+    out["release"] = _RELEASE
     return out
 
 
@@ -89,7 +96,8 @@ def _calibration() -> dict:
                decay_on_recall=Setting("env", "AI_MEMORY_CONFIDENCE_DECAY"),
                auto_confidence=Setting("env", "AI_MEMORY_AUTO_CONFIDENCE"),
                window_days=Setting("code", "the --days argument of production's calibration report"),
-               retention_days=Setting("code", "the retention argument of production's shadow GC"))
+               retention_days=Setting("code", "the retention argument of production's shadow GC"),
+               release=_RELEASE)
     return out
 
 
@@ -97,6 +105,8 @@ def _anticipation() -> dict:
     out = {f.name: _CODE for f in dataclasses.fields(AnticipationParams)}
     for name in ("min_share", "slot_hours", "timezone"):
         out[name] = Setting("none", "thatchlab's periodic-pattern rule: production has no such setting")
+    out["mode"] = Setting("none", "mnemo's SQL counts every pair (seed); fraction is thatchlab's study option")
+    out["release"] = _RELEASE
     return out
 
 
@@ -104,7 +114,7 @@ def _anticipation() -> dict:
 SETTINGS = {
     "prediction": _scoring("THATCH_PREDICTION_THRESHOLD"),
     "behavior": _scoring("THATCH_BEHAVIOR_THRESHOLD"),
-    "belief": {f.name: _CODE for f in dataclasses.fields(BeliefParams)},
+    "belief": {**{f.name: _CODE for f in dataclasses.fields(BeliefParams)}, "release": _RELEASE},
     "calibration": _calibration(),
     "anticipation": _anticipation(),
 }
@@ -118,10 +128,12 @@ def engine_key(name: str) -> str:
     return key
 
 
-def production_params(engine: str):
-    """The parameters production runs for ``engine`` (see :data:`PRODUCTION_VALUES`)."""
+def production_params(engine: str, release: str = "latest"):
+    """The parameters production runs for ``engine`` under ``release`` (default: the newest; see
+    :data:`PRODUCTION_VALUES`)."""
     key = engine_key(engine)
-    return ENGINE_PARAMS[key]().replace(**PRODUCTION_VALUES.get(key, {}))
+    name = resolve_release(SYSTEMS[key], release)
+    return ENGINE_PARAMS[key](release=name).replace(**PRODUCTION_VALUES.get(key, {}))
 
 
 def setting(engine: str, name: str) -> Setting:
@@ -151,11 +163,14 @@ def env_line(engine: str, name: str, value) -> str:
 
 
 def differences(engine: str, params, reference=None) -> dict:
-    """``{field: value}`` where ``params`` differs from ``reference`` (default: what production runs).
+    """``{field: value}`` where ``params`` differs from ``reference`` (default: what production runs
+    under ``params``' own release, so the release itself is never a difference).
 
     >>> differences("prediction", ScoringParams(k=2.0, threshold=0.6))
     {'k': 2.0}
+    >>> differences("prediction", ScoringParams(release="v0.1.30"))
+    {}
     """
-    ref = production_params(engine) if reference is None else reference
+    ref = production_params(engine, getattr(params, "release", "latest")) if reference is None else reference
     return {f.name: getattr(params, f.name) for f in dataclasses.fields(params)
             if getattr(params, f.name) != getattr(ref, f.name)}

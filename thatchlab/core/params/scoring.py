@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thatchlab.core.params._base import ParamsBase, check_choice, check_int, check_number
+from thatchlab.core.params._releases import latest_release, resolve_release
 
-__all__ = ["ScoringParams", "PREDICTION_SIGNALS", "BEHAVIOR_SIGNALS", "DEDUP_SCOPES"]
+__all__ = ["ScoringParams", "PREDICTION_SIGNALS", "BEHAVIOR_SIGNALS", "DEDUP_SCOPES", "RELEASE_DEDUP_SCOPE"]
 
 #: Signals a prediction update may carry; ``soft`` is a fractional disconfirm.
 PREDICTION_SIGNALS = ("confirm", "disconfirm", "soft", "create")
 #: Provenance signals of the behavior engine (feedback maps ham/spam to confirm/disconfirm).
 BEHAVIOR_SIGNALS = ("confirm", "disconfirm", "codify")
 DEDUP_SCOPES = ("store+global", "store")
+#: The item dedup scope of each thatch release's writes: v0.1.30 searches the target store only,
+#: 07ecf87 the target store and ``global``.
+RELEASE_DEDUP_SCOPE = {"v0.1.30": "store", "07ecf87": "store+global"}
 
 
 @dataclass(frozen=True)
@@ -24,8 +28,15 @@ class ScoringParams(ParamsBase):
     ``THATCH_BEHAVIOR_THRESHOLD``; the regime fields are thatchlab's explicit
     version of the ambiguity surfacing production leaves to the LLM.
 
+    ``release`` names the thatch code replayed (``"v0.1.30"``, ``"07ecf87"``; default and
+    ``"latest"``: the newest); rules that changed between releases follow it.
+    ``dedup_scope=None`` (the default) is the release's own item dedup scope
+    (:attr:`item_dedup_scope`); ``"store"`` or ``"store+global"`` override it for studies.
+
     >>> ScoringParams().k, ScoringParams(k=10).replace(p0=0.3).p0
     (5.0, 0.3)
+    >>> ScoringParams().release, ScoringParams(release="v0.1.30").item_dedup_scope
+    ('07ecf87', 'store')
     """
 
     k: float = 5.0
@@ -38,11 +49,12 @@ class ScoringParams(ParamsBase):
     max_items: int = 5
     noise_floor: float = 0.01
     min_prompt_chars: int = 10
-    dedup_scope: str = "store+global"
+    dedup_scope: str | None = None
     min_confidence: float = 0.0
     strong_confidence: float = 0.70
     strong_evidence: int = 3
     conflict_margin: float = 0.10
+    release: str = latest_release("thatch")
 
     def _validate(self) -> dict:
         return dict(
@@ -56,9 +68,16 @@ class ScoringParams(ParamsBase):
             max_items=check_int("max_items", self.max_items, lo=1),
             noise_floor=check_number("noise_floor", self.noise_floor, lo=-1, hi=1),
             min_prompt_chars=check_int("min_prompt_chars", self.min_prompt_chars, lo=0),
-            dedup_scope=check_choice("dedup_scope", self.dedup_scope, DEDUP_SCOPES),
+            dedup_scope=(None if self.dedup_scope is None
+                         else check_choice("dedup_scope", self.dedup_scope, DEDUP_SCOPES)),
             min_confidence=check_number("min_confidence", self.min_confidence, lo=0, hi=1),
             strong_confidence=check_number("strong_confidence", self.strong_confidence, lo=0, hi=1),
             strong_evidence=check_int("strong_evidence", self.strong_evidence, lo=0),
             conflict_margin=check_number("conflict_margin", self.conflict_margin, lo=0),
+            release=resolve_release("thatch", self.release),
         )
+
+    @property
+    def item_dedup_scope(self) -> str:
+        """The stores a write's item dedup searches: ``dedup_scope`` if set, else the release's."""
+        return self.dedup_scope or RELEASE_DEDUP_SCOPE[self.release]

@@ -7,6 +7,7 @@ fitter shares.
 """
 
 from thatchlab.core.params._base import ParamsBase
+from thatchlab.core.params._estimator import EstimatorParamsError, ParamsMixin
 from thatchlab.core.params._releases import (
     RELEASES,
     SYSTEMS,
@@ -20,7 +21,6 @@ from thatchlab.core.params._releases import (
     resolve_release,
     system_of,
 )
-from thatchlab.core.params._estimator import EstimatorParamsError, ParamsMixin
 from thatchlab.core.params.anticipation import SEQUENTIAL_MODES, AnticipationParams
 from thatchlab.core.params.belief import (
     BELIEF_BANDS,

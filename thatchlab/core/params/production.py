@@ -43,8 +43,14 @@ import dataclasses
 from typing import NamedTuple
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.params._releases import (
+    RELEASES,
+    SYSTEMS,
+    latest_release,
+    release_info,
+    resolve_release,
+)
 from thatchlab.core.params.anticipation import AnticipationParams
-from thatchlab.core.params._releases import RELEASES, SYSTEMS, latest_release, release_info, resolve_release
 from thatchlab.core.params.belief import BeliefParams
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.params.scoring import ScoringParams

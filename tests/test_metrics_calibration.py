@@ -12,7 +12,13 @@ from sklearn.metrics import brier_score_loss
 from sklearn.metrics import log_loss as sk_log_loss
 
 from thatchlab.core.errors import InputError, MetricInputError
-from thatchlab.metrics.calibration import brier, calibration_summary, ece, log_loss, reliability_curve
+from thatchlab.metrics.calibration import (
+    brier,
+    calibration_summary,
+    ece,
+    log_loss,
+    reliability_curve,
+)
 
 
 def _sk_log_loss(y, p, w=None):

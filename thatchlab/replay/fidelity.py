@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
-from thatchlab.core.params import ScoringParams, release_names, resolve_release
 from thatchlab.core.jsfmt import to_fixed
+from thatchlab.core.params import ScoringParams, release_names, resolve_release
 from thatchlab.logs import applied, sort_by_time
 from thatchlab.replay.scoring import ENGINE_KINDS, ReplayResult, check_log
 from thatchlab.replay.scoring import run as _run

@@ -17,8 +17,8 @@ import pytest
 
 from tests._ingest import DATA, cli, sample_embedder
 from thatchlab import logs
-from thatchlab.core.params import ReleaseError, ScoringParams
 from thatchlab.core.errors import InputError
+from thatchlab.core.params import ReleaseError, ScoringParams
 from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import ingest
 from thatchlab.logs.ingest import parse_nudges

@@ -9,6 +9,9 @@ to score it at all, and its rules changed between releases:
   sub-agent's session (a child session that is not thatch's own extraction
   child) get no nudge. The extraction nudge is gone: extraction runs as a
   child session when the parent goes idle, and nothing suppresses the nudges.
+  (Claude Code runs another program as its hook, bin/thatch ``flush-tools``;
+  the stored copy read, @03a2a713, still prints an extraction nudge first.
+  This release follows src/runtime.ts, as the release table does.)
 - ``v0.1.30``: while tool interactions waited for extraction, the hook
   printed the extraction nudge and returned, so that prompt got no recall,
   prediction or behavior nudge. Which prompts those were is not in the

@@ -45,8 +45,16 @@ INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "sta
 #: with its parsed lines (``logged_items``, a list of objects; JSON text on disk), and
 #: ``skip_reason``: why a tool call never ran in production (rejected by the user, an
 #: error, still running), text on rows a replay skips and null on every row it applies.
-LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items", "skip_reason")
-_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge", "skip_reason")
+#: What thatch's prompt hook did besides nudging, which a replay needs to follow a release's
+#: hook rules (:mod:`thatchlab.replay`): ``logged_extraction``, on messages, the first line
+#: of the extraction nudge the hook printed before the prompt (null when it printed none or
+#: its output was not recorded), and ``subagent``, on every row of a sub-agent's session,
+#: ``"task"`` (a sub-agent the model dispatched) or ``"extraction"`` (thatch's own
+#: extraction child), null in a top-level session.
+LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items", "skip_reason",
+                  "logged_extraction", "subagent")
+_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge", "skip_reason", "logged_extraction",
+                 "subagent")
 _TEXTS = ("session", "store", "kind", "text", "matcher", "statement", "signal", "rationale")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
 #: What the reader parses each column as (the rest is inferred).

@@ -18,6 +18,7 @@ import pandas as pd
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
+from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
     ENGINE_KINDS,
     EVENT_COLUMNS,
@@ -144,7 +145,9 @@ class ScoringPlan:
         self.matchers, self.items, self.edges = written.matchers, written.items, written.edges
         self.history, self.writes = written.history, written.writes
         self._tables_after, self._final_entries = written.tables, written.final_entries
-        self.reads = ReadCosines(log, engine, self.stores, eng, self.matchers)
+        # prompts the release's hook gave no nudge read as skipped (replay._hook)
+        self.reads = ReadCosines(log, engine, self.stores, eng, self.matchers,
+                                 hook_skipped=hook_skipped(log, eng.params.release))
 
     def run(self, params: ScoringParams | None = None, *, metrics: bool = True) -> ReplayResult:
         """Replay under ``params`` (same dedup rule as the plan)."""

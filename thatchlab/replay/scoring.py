@@ -19,6 +19,7 @@ from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
+from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
     ENGINE_KINDS,
     EVENT_COLUMNS,
@@ -60,6 +61,12 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     strict_model : False (production) scores every row with a vector of the
         query's dimension whatever its model tag; True also skips rows tagged
         with another model than the embedder's, in every scan (research).
+
+    Messages the hook of ``params.release`` gave no nudge replay as regime
+    ``skipped`` (:mod:`thatchlab.replay._hook`): under ``07ecf87`` chat echoes
+    (``[chat] `` prompts) and prompts of task sub-agent sessions (``subagent``
+    ``"task"``); under ``v0.1.30`` prompts before which production printed an
+    extraction nudge (``logged_extraction``).
 
     Each event's store is its ``store`` column (the project store when null);
     writes go there and nudges search ``[store, "global"]``. Events run in
@@ -140,6 +147,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
     p_new = posterior_confidence(0.0, 0.0, params.k, params.p0)
     rows, nudges = [], []
     records = log.to_dict(orient="records")
+    hook = hook_skipped(log, params.release)  # prompts production's hook gave no nudge
     for pos, ev in enumerate(progress(records, total=len(records), desc="replay events")):
         store = ev["store"] if ev["store"] is not None else default_store
         row = _event_row(pos, ev, store)
@@ -147,6 +155,9 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
         kind = ev["kind"]
         if ev.get("skip_reason") is not None:  # a call that never ran in production
             row["action"] = "skipped"
+            continue
+        if hook[pos]:  # a message: nothing scored, as for a prompt under min_prompt_chars
+            row.update(regime="skipped", reply="", n_items=0, n_foreign_model=0)
             continue
         if kind != "message" and kind not in kinds:
             row["action"] = "ignored"

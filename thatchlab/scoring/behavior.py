@@ -63,8 +63,7 @@ class BehaviorEngine(ScoringEngine):
                 raise InputError(f"relevant: expected true or false, got {relevant!r}")
         if context is not None and not isinstance(context, str):
             raise InputError(f"context: expected text, got {type(context).__name__}")
-        store = self.project_store if store is None else store
-        _check_text("store", store)
+        store = self._target_store(store)
         signal = "confirm" if relevant else "disconfirm"
         detail = f"{'ham' if relevant else 'spam'}: {context or ''}"
         return self._reply(self._signal(behavior, signal, detail, store, now, vector))

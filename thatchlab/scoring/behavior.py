@@ -52,7 +52,8 @@ class BehaviorEngine(ScoringEngine):
     def feedback(self, behavior: str, relevant: bool, context: str = "", store=None, now=None, *,
                  vector=None) -> Reply:
         """Ham (``relevant=True`` → confirm) or spam (→ disconfirm) for the
-        behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``.
+        behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``
+        (default the project store; from release ``07ecf87`` on, ``"unknown"`` is ``global``).
 
         ``vector`` is ``behavior``'s passage vector when already embedded (replays)."""
         _check_text("behavior", behavior)

@@ -509,7 +509,8 @@ class ScoringEngine(ParamsMixin):
         return self._nearest("items", text, vec, [store])
 
     def delete(self, statement: str, store: str | None = None, *, vector=None) -> Reply:
-        """Delete the nearest item (raw cosine ≥ dedup_cosine) in one store.
+        """Delete the nearest item (raw cosine ≥ dedup_cosine) in one store (``store``, default
+        the project store; from release ``07ecf87`` on, ``"unknown"`` is ``global``).
 
         Its edges and provenance cascade; matchers stay. ``vector`` is
         ``statement``'s passage vector when already embedded.

@@ -20,12 +20,12 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
 from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
-    ENGINE_KINDS,
     EVENT_COLUMNS,
     LIST_KINDS,
     ReplayResult,
     check_log,
     initial_engine,
+    replayed_kinds,
 )
 from thatchlab.replay._scoring_nudges import nudge_reads
 from thatchlab.replay._scoring_reads import ReadCosines
@@ -141,7 +141,8 @@ class ScoringPlan:
         self.embedder_name = getattr(eng.embedder, "name", None)
         self.strict_model = eng.strict_model
         self.stores = _stores(log, eng.project_store)
-        written = run_writes(eng, log, self.stores, ENGINE_KINDS[engine])
+        self.kinds = replayed_kinds(engine, eng)
+        written = run_writes(eng, log, self.stores, self.kinds)
         self.matchers, self.items, self.edges = written.matchers, written.items, written.edges
         self.history, self.writes = written.history, written.writes
         self._tables_after, self._final_entries = written.tables, written.final_entries
@@ -189,7 +190,7 @@ class ScoringPlan:
         for c in col.values():
             c[:] = None
         num = {c: np.full(n, np.nan) for c in ("n_items", "n_foreign_model", "forecast", "confidence")}
-        own = np.isin(kinds, ENGINE_KINDS[self.engine]) | (kinds == "message")
+        own = np.isin(kinds, self.kinds) | (kinds == "message")
         col["action"][~own] = "ignored"
         # list rows: the plan keeps no state per row, so no reply (run() takes the events path for them)
         col["action"][kinds == LIST_KINDS[self.engine]] = "list"

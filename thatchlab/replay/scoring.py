@@ -17,7 +17,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import ScoringParams
-from thatchlab.logs import applied, sort_by_time
+from thatchlab.logs import applied, mark_checked_args, sort_by_time
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
 from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
@@ -32,6 +32,7 @@ from thatchlab.replay._scoring_common import (
     foreign_model_metrics,
     initial_engine,
     nudges_frame,
+    replayed_kinds,
     row_vector,
 )
 from thatchlab.replay._scoring_plan import prepare as _prepare
@@ -141,7 +142,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
 
     eng = initial_engine(initial, engine, embedder, params, strict_model)
     default_store = eng.project_store
-    kinds = ENGINE_KINDS[engine]
+    kinds = replayed_kinds(engine, eng)
     items = eng.state.items
     conf_by_id = dict(zip(items["id"].tolist(), items["confidence"].tolist()))
     p_new = posterior_confidence(0.0, 0.0, params.k, params.p0)
@@ -183,7 +184,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
                 nudges.append({"position": pos, "rank": rank, **{c: it[c] for c in NUDGE_COLUMNS[2:]}})
             continue
         if kind == LIST_KINDS[engine]:
-            listed = eng.list(store)
+            listed = eng.list(ev["store"])  # none named: the release's default (07ecf87: project + global)
             row["action"], row["reply"] = "list", listed.text
             continue
         if kind == "prediction_update":
@@ -192,6 +193,8 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
             reply = eng.codify(ev["matcher"], ev["statement"], ev["rationale"], now=now)
         elif kind == "behavior_feedback":
             reply = eng.feedback(ev["statement"], bool(ev["relevant"]), ev["text"] or "", now=now)
+        elif kind == "prediction_mark_checked":
+            reply = eng.mark_checked(*mark_checked_args(ev.get("args")), now=now)
         else:  # deletes
             reply = eng.delete(ev["statement"])
         row.update(action=reply.action, item_id=reply.item_id, matcher_id=reply.matcher_id, reply=reply.text)

@@ -21,7 +21,7 @@ __all__ = ["Decision", "EVIDENCE_COLUMNS"]
 
 #: The columns of :attr:`Decision.evidence`, in order (also the keys of :meth:`Decision.to_records`).
 EVIDENCE_COLUMNS = ("parameter", "default", "candidate", "shipped", "reason", "metric", "delta",
-                    "ci_lower", "ci_upper", "n_clusters", "detectable")
+                    "ci_lower", "ci_upper", "n_clusters", "cluster", "detectable")
 
 
 @dataclass
@@ -42,6 +42,7 @@ class Decision:
         changed, minus the default's), ``ci_lower``/``ci_upper`` (its
         interval: at ``α`` when it is the only change, else at its Holm level
         in the reduction family), ``n_clusters`` (test clusters with data),
+        ``cluster`` (their unit: ``"user"``, ``"session"``, ``"memory"``),
         ``detectable`` (the smallest difference detectable with 80 % power
         at that level). ``shipped`` is true exactly for the parameters the
         shipped configuration changes.

@@ -122,6 +122,32 @@ def _sessions(log):
     return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 
+def session_parents(log, codes, labels) -> dict | None:
+    """``{"user": {session label: user}}`` when the log has a ``user`` column naming one user per
+    session (sessions nested in users); None without users. A session that names two users
+    cannot be nested: the sweep warns and records no user level."""
+    if "user" not in log.columns:
+        return None
+    users = log["user"].to_numpy(object)
+    known = np.array([u is not None and u == u for u in users], dtype=bool)
+    if not known.any():
+        return None
+    parents: dict = {}
+    crossed = set()
+    for code, user in zip(codes[known], users[known]):
+        label = str(labels[code])
+        if parents.setdefault(label, str(user)) != str(user):
+            crossed.add(label)
+    for code in np.unique(codes[~known]):
+        parents.setdefault(str(labels[code]), f"\x00no user: {labels[code]}")  # its own cluster
+    if crossed:
+        warn(f"sweep: {len(crossed)} session(s) name more than one user (the first: "
+             f"{sorted(crossed)[0]!r}), so sessions are not nested in users; decisions cluster by session",
+             UserWarning)
+        return None
+    return {"user": parents}
+
+
 def _rule(params):
     return (float(params.dedup_cosine), params.dedup_scope, params.release)
 
@@ -158,7 +184,8 @@ def _make_prepare(engine: str):
             key = _nudge_key(p)
             floors[key] = min(floors.get(key, np.inf), float(p.threshold))
         return Prepared({"plans": plans, "log": log, "floors": floors}, times, name, _FORECAST_ESTIMATOR,
-                        clusters=codes, cluster_labels=labels, cluster_unit="session")
+                        clusters=codes, cluster_labels=labels, cluster_unit="session",
+                        cluster_parents=session_parents(log, codes, labels))
 
     return prepare
 

@@ -29,7 +29,7 @@ from thatchlab.tune.resampling import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
-           "check_constraint", "constraint_bound", "MIN_CLUSTERS", "POWER"]
+           "check_constraint", "constraint_bound", "cluster_weights", "linearized_se", "MIN_CLUSTERS", "POWER"]
 
 #: Fewest test clusters decide compares on (fewer: it refuses to ship, naming the count).
 MIN_CLUSTERS = 3
@@ -115,28 +115,56 @@ def _t_interval(center: float, se: float, df: float, level: float) -> tuple:
     return float(center - half), float(center + half)
 
 
+def cluster_weights(den_a, den_b=None) -> np.ndarray:
+    """Each cluster's leverage ``h_c``: its share of the rows (the mean share over two
+    configurations' denominators), so ``Σ h_c = 1``."""
+    shares = [np.asarray(d, np.float64) / np.sum(d) for d in (den_a, den_b) if d is not None]
+    return np.mean(shares, axis=0)
+
+
+def linearized_se(resid, lever, g: int) -> tuple:
+    """CR2 standard error and effective-cluster degrees of freedom of a ratio statistic.
+
+    ``resid`` are the clusters' linearised influences (``Σ resid = 0``), ``lever`` their
+    leverages ``h_c``. The variance is ``Σ resid_c² / (1 − h_c)`` (Bell and McCaffrey's bias
+    reduced CR2: with equal leverages ``1/G`` it is CR1's ``G/(G − 1)·Σ resid²``), and the
+    degrees of freedom ``G* − 1`` with ``G* = 1 / Σ h_c²`` the effective number of clusters
+    (Carter, Schnepel and Steigerwald 2017): ``G`` when clusters are equal, about 4 when one
+    cluster holds half the rows, whatever ``G``. Returns ``(se, df)``.
+    """
+    lever = np.minimum(np.asarray(lever, np.float64), 1 - 1e-12)
+    resid = np.asarray(resid, np.float64)
+    se = math.sqrt(float(np.sum(resid * resid / (1 - lever))))
+    g_eff = 1.0 / float(np.sum(lever * lever)) if g else 0.0
+    return se, max(min(g_eff, g) - 1.0, 1.0)
+
+
 def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) -> dict:
-    """Paired cluster-bootstrap difference ``m_b − m_a`` of two ratio metrics, studentized.
+    """Paired difference ``m_b − m_a`` of two ratio metrics over the same clusters, with a
+    cluster-robust t interval that holds when clusters are unbalanced.
 
     ``m = Σ_c num_c / Σ_c den_c`` over the same clusters ``c`` for both
-    configurations; ``weights`` ``(B, n_clusters)`` are cluster resamples
-    (:func:`~thatchlab.tune.resampling.cluster_resamples`) applied to *both*,
-    so ``δ*_b = m*_b(b) − m*_b(a)`` keeps the within-cluster correlation.
-
-    With ``G`` clusters holding data for either configuration, the standard
-    error is the bootstrap one inflated by ``√(G/(G − 1))`` (the bootstrap
-    variance of a mean over ``G`` clusters is ``(G − 1)/G`` of the unbiased
-    one: the CR1 correction) and the interval ``δ ± t_{G−1, 1−α/2}·SE``, the
-    small-sample cluster-robust t of Cameron & Miller (2015, "A
-    Practitioner's Guide to Cluster-Robust Inference", J. Human Resources
-    50(2), section VI). The two-sided p-value ``2·P(T_{G−1} ≥ |δ|/SE)`` has no
-    floor, so it can reach any Holm level.
+    configurations. Linearised, cluster ``c`` contributes
+    ``e_c = (num_b,c − m_b·den_b,c)/D_b − (num_a,c − m_a·den_a,c)/D_a`` (``D = Σ den``) to
+    ``δ``; the standard error is CR2's over these influences and the interval
+    ``δ ± t_{G*−1, 1−α/2}·SE`` with ``G*`` the effective number of clusters
+    (:func:`linearized_se`). With equal clusters this is the small-sample cluster-robust t
+    of Cameron and Miller (2015, "A Practitioner's Guide to Cluster-Robust Inference",
+    J. Human Resources 50(2), section VI): CR1 with ``G − 1`` degrees of freedom. When one
+    cluster holds most rows, CR1 with ``G − 1`` over-rejects (its residual is shrunk by its
+    own weight, and ``G`` overstates the information); CR2 and ``G*`` correct both
+    (``benchmarks/bench_decide_fleets.py`` measures it). ``weights`` ``(B, n_clusters)`` are
+    cluster resamples (:func:`~thatchlab.tune.resampling.cluster_resamples`) applied to
+    *both* configurations: their ``δ*`` are returned as ``draws`` for percentile
+    comparisons. The two-sided p-value ``2·P(T ≥ |δ|/SE)`` has no floor, so it can reach
+    any Holm level.
 
     Returns
     -------
     dict
-        ``delta``, ``ci_lower``, ``ci_upper``, ``se`` (the corrected SE),
-        ``df`` (``G − 1``), ``p_value``, ``n_clusters`` (``G``), ``draws`` (the ``δ*``).
+        ``delta``, ``ci_lower``, ``ci_upper``, ``se``, ``df`` (``G* − 1``), ``p_value``,
+        ``n_clusters`` (``G``, clusters with data), ``effective_clusters`` (``G*``),
+        ``draws`` (the ``δ*``).
 
     Examples
     --------
@@ -144,27 +172,31 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
     >>> W = cluster_resamples(3, 200, seed=0)
     >>> out = paired_difference([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], W)
     >>> out["delta"], out["ci_lower"], out["ci_upper"], out["df"]
-    (0.5, 0.5, 0.5, 2)
+    (0.5, 0.5, 0.5, 2.0)
     """
     num_a, den_a, num_b, den_b = (np.asarray(x, np.float64) for x in (num_a, den_a, num_b, den_b))
     a = ratio_resamples(num_a, den_a, weights)[:, 0]
     b = ratio_resamples(num_b, den_b, weights)[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        delta = float(np.sum(num_b) / np.sum(den_b) - np.sum(num_a) / np.sum(den_a))
-    draws = b - a
-    g = int(np.count_nonzero((den_a > 0) | (den_b > 0)))
-    finite = draws[np.isfinite(draws)]
     nan = float("nan")
-    if finite.size < 2 or g < 2 or not math.isfinite(delta):
-        return {"delta": delta, "ci_lower": nan, "ci_upper": nan, "se": nan, "df": max(g - 1, 0),
-                "p_value": nan, "n_clusters": g, "draws": draws}
-    se = float(np.std(finite, ddof=1)) * math.sqrt(g / (g - 1))
-    if se < 1e-13 * max(1.0, abs(delta)):  # every resample gives the same difference
+    keep = (den_a > 0) | (den_b > 0)
+    g = int(np.count_nonzero(keep))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ma, mb = float(np.sum(num_a) / np.sum(den_a)), float(np.sum(num_b) / np.sum(den_b))
+    delta = mb - ma
+    draws = b - a
+    if g < 2 or not math.isfinite(delta):
+        return {"delta": delta, "ci_lower": nan, "ci_upper": nan, "se": nan, "df": float(max(g - 1, 0)),
+                "p_value": nan, "n_clusters": g, "effective_clusters": float(g), "draws": draws}
+    na, da, nb, db = (x[keep] for x in (num_a, den_a, num_b, den_b))
+    resid = (nb - mb * db) / db.sum() - (na - ma * da) / da.sum()
+    lever = cluster_weights(da, db)
+    se, df = linearized_se(resid, lever, g)
+    if se < 1e-13 * max(1.0, abs(delta)):  # every cluster gives the same difference
         se = 0.0
-    lo, hi = _t_interval(delta, se, g - 1, alpha)
-    p = (1.0 if delta == 0 else 0.0) if se == 0 else min(1.0, 2 * _t_sf(abs(delta) / se, g - 1))
-    return {"delta": delta, "ci_lower": lo, "ci_upper": hi, "se": se, "df": g - 1, "p_value": float(p),
-            "n_clusters": g, "draws": draws}
+    lo, hi = _t_interval(delta, se, df, alpha)
+    p = (1.0 if delta == 0 else 0.0) if se == 0 else min(1.0, 2 * _t_sf(abs(delta) / se, df))
+    return {"delta": delta, "ci_lower": lo, "ci_upper": hi, "se": se, "df": df, "p_value": float(p),
+            "n_clusters": g, "effective_clusters": df + 1.0, "draws": draws}
 
 
 def interval_at(r: dict, level: float) -> tuple:
@@ -260,10 +292,7 @@ def constraint_bound(num, den, alpha: float = 0.05, side: str = "upper") -> floa
     num, den = num[keep], den[keep]
     total = den.sum()
     m = float(num.sum() / total)
-    resid = num - m * den
-    lever = np.minimum(den / total, 1 - 1e-12)
-    se = math.sqrt(float(np.sum(resid * resid / (1 - lever)))) / total
-    df = max(total * total / float(np.sum(den * den)) - 1.0, 1.0)
+    se, df = linearized_se((num - m * den) / total, cluster_weights(den), g)
     t = t_quantile(1 - alpha / 2, df) * (1.0 if side == "upper" else -1.0)
     if not 0.0 <= m <= 1.0:
         return m + t * se

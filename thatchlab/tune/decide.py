@@ -110,9 +110,12 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     n_boot : int
         Cluster resamples (drawn once from ``seed``, shared by every configuration).
     cluster : str, optional
-        The resampling unit; None takes the sweep's own (the scoring engines':
-        ``"session"``; belief and calibration: ``"memory"``). Given, it must
-        be the sweep's.
+        The resampling unit: the level at which rows depend. None takes
+        ``"user"`` when the sweep's log named users (a ``user`` column, sessions
+        nested in users: ``attrs["cluster_parents"]``), else the sweep's own unit
+        (the scoring engines': ``"session"``; belief and calibration:
+        ``"memory"``). Given, it must be the sweep's unit or a level it recorded.
+        The level used is the evidence's ``cluster`` column.
     seed : int
         Seed of the resamples.
     candidate : params, optional
@@ -205,10 +208,15 @@ def _check_frame(results, metric, cluster, alpha) -> tuple:
         raise InputError(f"decide: results carry no per-cluster sums of {metric!r} "
                          "(attrs['clusters']); pass the frame tune.sweep returned, scored on "
                          f"{metric!r} (metric=[...] for several)")
-    if cluster is None:
-        cluster = stats.unit
+    parents = results.attrs.get("cluster_parents") or {}
+    if cluster is None:  # the level at which rows depend: users when the log names them
+        cluster = "user" if "user" in parents else stats.unit
     if cluster != stats.unit:
-        raise InputError(f"cluster: this sweep's clusters are {stats.unit!r}, got {cluster!r}")
+        if cluster not in parents:
+            levels = [stats.unit, *parents]
+            raise InputError(f"cluster: this sweep's clusters are {' or '.join(map(repr, levels))}, "
+                             f"got {cluster!r}")
+        stats = stats.coarsen(parents[cluster], cluster)
     if not 0 < alpha < 1:
         raise InputError(f"alpha: expected 0 < alpha < 1, got {alpha!r}")
     return spec, stats, cluster
@@ -441,7 +449,8 @@ def _evidence_row(f, case, gate, red, ship, unit, gate_desc) -> dict:
     metric, alpha, lower, spec = case.metric, case.alpha, case.lower, case.spec
     d_val, c_val = getattr(case.default, f), getattr(case.candidate, f)
     row = dict(parameter=f, default=d_val, candidate=c_val, shipped=False, metric=metric, delta=np.nan,
-               ci_lower=np.nan, ci_upper=np.nan, n_clusters=gate.n_clusters, detectable=np.nan)
+               ci_lower=np.nan, ci_upper=np.nan, n_clusters=gate.n_clusters, cluster=unit,
+               detectable=np.nan)
     if f in case.fixed:
         row["candidate"] = d_val
         row["reason"] = (f"never ships: production has no setting for {f} ({setting(spec.name, f).name}); "

@@ -77,6 +77,9 @@ class Prepared:
     an int code per position (``-1``: none), ``cluster_labels[code]`` its
     label and ``cluster_unit`` its name (``"session"``), so that every
     configuration's scores decompose into sums over the same clusters.
+    ``cluster_parents`` (optional) maps a coarser level to each cluster label's parent
+    (``{"user": {session: user}}`` when the log names users): sums over users are the sums
+    of their sessions, so a decision can resample the level at which rows depend.
     """
 
     data: Any
@@ -86,6 +89,7 @@ class Prepared:
     clusters: np.ndarray | None = None
     cluster_labels: np.ndarray | None = None
     cluster_unit: str | None = None
+    cluster_parents: dict | None = None
 
 
 @dataclass(frozen=True)

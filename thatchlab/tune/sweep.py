@@ -371,6 +371,8 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     stats = _cluster_stats(run, frame)
     if stats is not None:
         frame.attrs["clusters"] = stats
+        if getattr(run.prepared, "cluster_parents", None):
+            frame.attrs["cluster_parents"] = run.prepared.cluster_parents
     idents = {m: identification(frame, m, spec) for m in metrics}
     by_metric = {m: i["unidentified"] for m, i in idents.items()}
     blind = [p for p in by_metric[primary] if all(p in by_metric[m] for m in metrics)]

@@ -210,13 +210,12 @@ def test_a_replay_result_says_which_release_it_replayed():
 
 
 def test_the_other_replay_results_name_their_release():
+    from thatchlab.core.params import AnticipationParams, CalibrationParams
     from thatchlab.replay.anticipation import AnticipationReplayResult
     from thatchlab.replay.belief import run_belief
     from thatchlab.replay.calibration import run_calibration
     from thatchlab.synth.belief import BeliefWorld
     from thatchlab.synth.recall import RecallWorld
-
-    from thatchlab.core.params import AnticipationParams, CalibrationParams
 
     log = BeliefWorld(seed=3).log(n_memories=20, days=30)
     assert run_belief(log, BeliefParams(release="4d5d5c5")).release == "4d5d5c5"

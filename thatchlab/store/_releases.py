@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Mapping
 
 from thatchlab.core.errors import ReleaseMismatchError, ThatchlabError
-from thatchlab.core.params._releases import (
+from thatchlab.core.params import (
     RELEASES,
     SYSTEMS,
     ReleaseError,

@@ -106,13 +106,24 @@ def test_the_report_opens_with_what_ships_and_why(result):
 
 
 def _header_rows(text: str) -> dict:
-    """``{engine: (ran with, values)}`` from the report's header table, unescaped."""
+    """``{engine: (ran with, values)}`` from the report's header table, unescaped (the production
+    release column is read by :func:`_header_releases`)."""
     import html
     import re
 
     head = text[:text.index("<h2>")]
-    cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td><code>(.*?)</code></td></tr>", head)
-    return {html.unescape(e): (html.unescape(r), html.unescape(v)) for e, r, v in cells}
+    cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td><code>(.*?)</code></td></tr>", head)
+    return {html.unescape(e): (html.unescape(r), html.unescape(v)) for e, _, r, v in cells}
+
+
+def _header_releases(text: str) -> dict:
+    """``{engine: production release}`` from the report's header table."""
+    import html
+    import re
+
+    head = text[:text.index("<h2>")]
+    cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td><code>", head)
+    return {html.unescape(e): html.unescape(r) for e, r, _ in cells}
 
 
 def test_the_header_names_what_each_engine_ran_from_productions_values(result):
@@ -127,13 +138,19 @@ def test_the_header_names_what_each_engine_ran_from_productions_values(result):
         assert ran.startswith("production's values")
         for name, value in production_params(engine).to_dict().items():
             assert f"{name} = {value:g}" in values if isinstance(value, float) else f"{name} = {value}" in values
+    # the main job replays each system's newest release and says so
+    assert _header_releases(text) == {"prediction": "thatch 07ecf87 (newest)", "behavior": "thatch 07ecf87 (newest)",
+                                      "belief": "omi 17fecf7 (newest)", "calibration": "ai-memory 0a5770a (newest)",
+                                      "anticipation": "mnemo seed (newest)"}
+    assert json.loads(result.manifest_path.read_text())["releases"] == {
+        "prediction": "07ecf87", "behavior": "07ecf87", "belief": "17fecf7", "calibration": "0a5770a",
+        "anticipation": "seed"}
     assert rows["calibration"][0] == ("production's values; retention_days = 0, decay_on_recall = False are "
                                       "production's, where thatchlab's CalibrationParams() differs")
     assert "decay_on_recall = False" in rows["calibration"][1]
-    for engine, (name, ours, theirs) in {"prediction": ("dedup_scope", "store+global", "store"),
-                                         "anticipation": ("mode", "fraction", "seed")}.items():
-        assert rows[engine][0] == (f"production's values; {name} = {ours} is thatchlab's documented rule, not "
-                                   f"what production's code does ({name} = {theirs})")
+    # the release decides the item dedup scope and mnemo replays its SQL: no documented variant is replayed
+    for engine in ("prediction", "anticipation"):
+        assert rows[engine][0] == "production's values"
     assert "production default" not in text and "replayed under production&#39;s values" in text
 
 
@@ -154,8 +171,7 @@ def test_run_with_a_config_compares_against_the_configured_values(tmp_path, repo
     assert "The configured values of prediction, calibration are taken as what production runs" in text
     rows = _header_rows(text)  # the header names what ran, production's only where it is
     assert rows["prediction"][0] == ("configured: threshold = 0.5 (production: 0.6); every other value is "
-                                     "production's; dedup_scope = store+global is thatchlab's documented rule, not "
-                                     "what production's code does (dedup_scope = store)")
+                                     "production's")
     assert rows["calibration"][0].startswith("configured: decay_on_recall = True (production: False); every "
                                              "other value is production's; retention_days = 0 is production's")
     assert "decay_on_recall = True" in rows["calibration"][1] and "threshold = 0.5" in rows["prediction"][1]

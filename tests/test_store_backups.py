@@ -6,10 +6,11 @@ import sqlite3
 
 import pytest
 
+from tests._stores import production_ddl
 from tests._stores import rows as _rows
 from tests._vectors import basis
 from thatchlab.core.errors import StoreConflictError, StoreSchemaError
-from thatchlab.core.schema import STORES_DDL, thatch_ddl
+from thatchlab.core.schema import STORES_DDL
 from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import PredictionEngine
 from thatchlab.store import (
@@ -29,7 +30,7 @@ def _production(path, stores=("repo-a", "repo-b")):
     con = sqlite3.connect(path)
     con.execute(STORES_DDL)
     for kind in ("prediction", "behavior"):
-        for stmt in thatch_ddl(kind):
+        for stmt in production_ddl(kind):
             con.execute(stmt)
     con.execute("INSERT INTO stores VALUES ('global')")
     for s in stores:

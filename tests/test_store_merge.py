@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from tests._stores import production_ddl
 from tests._stores import rows as _rows
 from tests._vectors import basis
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
-from thatchlab.core.schema import STORES_DDL, thatch_ddl
+from thatchlab.core.schema import STORES_DDL
 from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import BehaviorEngine, PredictionEngine
 from thatchlab.store import _merge as merge_module
@@ -37,7 +38,7 @@ def _production(path, wal=False):
         con.execute("PRAGMA journal_mode=WAL")
     con.execute(STORES_DDL)
     for kind in ("prediction", "behavior"):
-        for stmt in thatch_ddl(kind):
+        for stmt in production_ddl(kind):
             con.execute(stmt)
     # the rows production learned before the export's log ended (T), in the store the export replaces
     old = "'2026-01-15T08:00:00Z', '2026-01-15T08:00:00Z'"

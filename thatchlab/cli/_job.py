@@ -12,11 +12,14 @@ __all__ = ["run", "demo"]
 def run(data: Path = typer.Option(None, help="directory holding the logs (default: the samples bundled "
                                               "with thatchlab, thatchlab.datasets)"),
         out: Path = typer.Option(Path("reports/run"), help="directory for the report and the export"),
-        config: Path = typer.Option(None, help="JSON or TOML file of per-engine parameters")):
+        config: Path = typer.Option(None, help="JSON or TOML file of per-engine parameters"),
+        release: list[str] = typer.Option(None, "--release", help="SYSTEM=RELEASE: replay that production "
+                                          "release of a system (thatch, omi, ai-memory, mnemo; repeatable); "
+                                          "default: each system's newest")):
     """The main job: replay every engine, sweep, fit, report and export."""
     from thatchlab.run import run_all
 
-    res = run_all(data, out, config=config)
+    res = run_all(data, out, config=config, release=release or None)
     for name, secs in res.timings.items():
         typer.echo(f"  {name:<28} {secs:6.1f} s")
     if res.skipped:

@@ -32,6 +32,10 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
     if contents.meta:
         typer.echo(f"  thatchlab export, model {contents.meta.get('model')!r}, "
                    f"engines {contents.meta.get('engines')}")
+    if contents.releases:
+        from thatchlab.core.params import SYSTEMS
+
+        typer.echo("  releases: " + ", ".join(f"{e} {SYSTEMS[e]} {r}" for e, r in contents.releases.items()))
     for key in ("prediction", "behavior"):
         eng = getattr(contents, key)
         if eng is None:
@@ -69,7 +73,10 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
           all_stores: bool = typer.Option(False, "--all-stores",
                                           help="replace the engines' rows in every store, not only the export's"),
           replace_newer: bool = typer.Option(False, "--replace-newer",
-                                             help="replace production rows changed after the export's log ended")):
+                                             help="replace production rows changed after the export's log ended"),
+          allow_release_mismatch: bool = typer.Option(
+              False, "--allow-release-mismatch",
+              help="merge an export made for another thatch release than production's schema shows")):
     """Replace the exported engines' rows in a production file, keeping every other table and store.
 
     One transaction in the live file under its write lock: a failure leaves
@@ -80,7 +87,7 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
     check_seconds("--timeout", timeout)
     res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
                      timeout=timeout, allow_unreviewed=allow_unreviewed, all_stores=all_stores,
-                     replace_newer=replace_newer)
+                     replace_newer=replace_newer, allow_release_mismatch=allow_release_mismatch)
     import signal
     import threading
 

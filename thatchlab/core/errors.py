@@ -23,6 +23,7 @@ __all__ = [
     "ModelMismatchError",
     "UnreviewedError",
     "StoreConflictError",
+    "ReleaseMismatchError",
 ]
 
 
@@ -125,6 +126,22 @@ class StoreConflictError(ThatchlabError):
         super().__init__(message)
         self.count = count
         self.log_end = log_end
+
+
+class ReleaseMismatchError(ThatchlabError, ValueError):
+    """A merge was given an export made for another production release than the one the
+    production file's schema shows (and was not told to allow it).
+
+    Attributes
+    ----------
+    export_release, production_release : str
+        The release the export was made for, and the one production's schema shows.
+    """
+
+    def __init__(self, message, *, export_release=None, production_release=None):
+        super().__init__(message)
+        self.export_release = export_release
+        self.production_release = production_release
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

@@ -69,7 +69,8 @@ class ReplayResult(RichDisplay):
         :func:`foreign_model_metrics`.
     engine : ``"prediction"`` or ``"behavior"``.
     embedder : the embedding model's name.
-    params : the :class:`~thatchlab.core.params.ScoringParams` used.
+    params : the :class:`~thatchlab.core.params.ScoringParams` used; ``release`` (a property) is
+        the thatch release replayed.
     path : ``"events"`` or ``"vectorised"``.
     strict_model : whether scans skipped rows of another model's tag (see
         :class:`~thatchlab.scoring.ScoringEngine`; False is production).
@@ -101,18 +102,25 @@ class ReplayResult(RichDisplay):
         out = prov.rename(columns={fk: "item_id", "created_at": "ts"})[["item_id", "signal", "ts"]]
         return out.reset_index(drop=True)
 
+    @property
+    def release(self) -> str:
+        """The production release replayed (``params.release``): thatch's ``v0.1.30`` or ``07ecf87``."""
+        return self.params.release
+
     def _display_(self):
         metrics = pd.DataFrame({"value": pd.Series(
             {k: v for k, v in self.metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
             dtype="float64")})
-        facts = {"engine": self.engine, "path": self.path, "embedder": self.embedder,
+        facts = {"engine": self.engine, "release": f"thatch {self.release}", "path": self.path,
+                 "embedder": self.embedder,
                  "events": f"{len(self.events):,}", "nudged items": f"{len(self.nudges):,}"}
         if self.diagnostics:
             facts["diagnostics"] = " ".join(self.diagnostics)
         return "Replay", facts, {"metrics": metrics, "events": self.events}
 
     def __repr__(self):
-        return (f"ReplayResult(engine={self.engine!r}, path={self.path!r}, events={len(self.events)}, "
+        return (f"ReplayResult(engine={self.engine!r}, release={self.release!r}, path={self.path!r}, "
+                f"events={len(self.events)}, "
                 f"nudges={len(self.nudges)}, embedder={self.embedder!r}, metrics={len(self.metrics)})")
 
 

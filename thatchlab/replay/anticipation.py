@@ -38,7 +38,7 @@ class AnticipationReplayResult:
     runs : one row per mining run (run_at, patterns per type, sessions served).
     patterns : the patterns of the last run.
     metrics : scalar metrics (see :func:`run_anticipation`).
-    params : the parameters used.
+    params : the parameters used; ``release`` (a property) is the mnemo release replayed.
     """
 
     sessions: pd.DataFrame
@@ -46,6 +46,11 @@ class AnticipationReplayResult:
     patterns: pd.DataFrame
     metrics: dict
     params: AnticipationParams = field(default_factory=AnticipationParams)
+
+    @property
+    def release(self) -> str:
+        """The mnemo release replayed (``params.release``: ``"seed"``, its only production)."""
+        return self.params.release
 
     def roi(self) -> pd.DataFrame:
         """Per-session recall round-trips, tokens and latency without and with anticipation.

@@ -64,7 +64,7 @@ class BeliefReplayResult:
         ``useful_now_precision``, ``useful_now_recall``,
         ``time_only_transitions`` (always 0 for this model), ``n_missing``.
     band_table : band × truth counts with the share still true per band.
-    params : the parameters used.
+    params : the parameters used; ``release`` (a property) is the omi release replayed.
     """
 
     events: pd.DataFrame
@@ -88,6 +88,11 @@ class BeliefReplayResult:
     @property
     def tables(self) -> dict:
         return self.state.tables
+
+    @property
+    def release(self) -> str:
+        """The omi release replayed (``params.release``)."""
+        return self.params.release
 
     def rescore(self, params: BeliefParams) -> BeliefReplayResult:
         """The same replay scored under other half-life priors, without

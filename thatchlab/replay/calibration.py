@@ -55,6 +55,7 @@ class CalibrationResult:
         against consumption on the judged sampled touches.
     state : the final :class:`CalibrationState` (memories + observations).
     metrics : scalars (Brier, ECE, log-loss of caller and derived; counts).
+    params : the parameters used; ``release`` (a property) is the ai-memory release replayed.
     """
 
     events: pd.DataFrame
@@ -74,6 +75,11 @@ class CalibrationResult:
         if self.log is None:
             raise InputError("derive_rows: this result does not hold its log; replay with run_calibration")
         return recall_features(self.log)
+
+    @property
+    def release(self) -> str:
+        """The ai-memory release replayed (``params.release``)."""
+        return self.params.release
 
     @property
     def report(self) -> CalibrationReport:

@@ -85,7 +85,8 @@ def render_run_report(path, *, facts, engines, ships, sections, parameters, vers
     ----------
     path : the HTML file to write; figure paths and glossary links are relative to its folder.
     facts : list of ``{"label", "value", "note"}``: the header line (data, embedder, export...).
-    engines : list of ``{"engine", "ran", "values"}``: what each engine ran, in words and values.
+    engines : list of ``{"engine", "release", "ran", "values"}``: what each engine ran (the production
+        release replayed, in words and values).
     ships : the "What ships, and why" section: ``{"paragraphs", "tables"}``.
     sections : the job's sections, each a mapping or an object with ``title``,
         ``paragraphs``, ``preformatted`` (text shown as is), ``tables``

@@ -32,6 +32,7 @@ from thatchlab.run._common import (  # noqa: F401
     RunResult,
     Section,
     load_config,
+    with_releases,
 )
 from thatchlab.run._report import _write_report, what_ships
 from thatchlab.run._results import decisions_of, save_results, write_notebook
@@ -50,7 +51,7 @@ __all__ = ["run_all", "RunResult", "DEFAULT_SWEEP_SPACE", "load_config", "what_s
 
 
 def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
-            sweep_space=None, show_progress=None) -> RunResult:
+            sweep_space=None, show_progress=None, release=None) -> RunResult:
     """Run the main job on ``data_dir`` and write the report and export to ``out_dir``.
 
     ``data_dir`` defaults to the samples bundled with the package
@@ -61,6 +62,11 @@ def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
     ``{"sweep": {"space": {...}, "holdout": 0.2}}``. The previous output of a
     run in ``out_dir`` is replaced: ``index.html`` and ``figures/``, the export
     ``thatch.db`` with its manifest, ``results/`` and ``run.ipynb``.
+
+    Every engine replays its system's newest production release unless
+    ``release`` (``{system: name}``, e.g. ``{"thatch": "v0.1.30"}``; over the
+    config's ``[release]`` table) or the config names another; the report
+    header, the manifest and ``results/job.json`` name each engine's release.
     """
     import matplotlib
 
@@ -73,6 +79,7 @@ def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
     if not data_dir.is_dir():
         raise InputError(f"{data_dir}: no such data directory")
     cfg = config if isinstance(config, dict) else load_config(config)
+    cfg = with_releases(cfg, release)
     out_dir.mkdir(parents=True, exist_ok=True)
     sections, timings, metrics, skipped = [], {}, {}, []
     state: dict = {}

@@ -9,7 +9,15 @@ from pathlib import Path
 import pandas as pd
 
 from thatchlab.core.errors import InputError, ThatchlabError
-from thatchlab.core.params import AnticipationParams, BeliefParams, CalibrationParams, ScoringParams
+from thatchlab.core.params import (
+    RELEASES,
+    SYSTEMS,
+    AnticipationParams,
+    BeliefParams,
+    CalibrationParams,
+    ScoringParams,
+    resolve_release,
+)
 from thatchlab.report import GLOSSARY  # noqa: F401
 from thatchlab.tune.policy import (  # noqa: F401
     ALPHA,
@@ -77,7 +85,8 @@ class RunResult:
 
 
 def load_config(path) -> dict:
-    """Read a JSON or TOML config: ``{engine: {param: value}, "sweep": {"space": ..., "holdout": ...}}``."""
+    """Read a JSON or TOML config: ``{engine: {param: value}, "release": {system: name},
+    "sweep": {"space": ..., "holdout": ...}}``."""
     if path is None:
         return {}
     p = Path(path)
@@ -96,14 +105,18 @@ def load_config(path) -> dict:
         raise InputError(f"{p}: cannot read the config ({exc}); expected JSON or TOML") from None
     if not isinstance(cfg, dict):
         raise InputError(f"{p}: expected a mapping of engine → parameters")
-    unknown = set(cfg) - set(_PARAMS) - {"sweep"}
+    unknown = set(cfg) - set(_PARAMS) - {"sweep", "release"}
     if unknown:
         raise InputError(f"{p}: unknown section(s) {sorted(unknown)}; expected some of "
-                         f"{sorted(_PARAMS) + ['sweep']}")
+                         f"{sorted(_PARAMS) + ['release', 'sweep']}")
     for name, section in cfg.items():
         if not isinstance(section, dict):
             raise InputError(f"{p}: section [{name}]: expected a table of settings, got "
                              f"{type(section).__name__} {section!r}")
+    try:
+        check_releases(cfg.get("release") or {})
+    except ThatchlabError as exc:
+        raise InputError(f"{p}: section [release]: {exc}") from None
     for engine in sorted(set(cfg) & set(_PARAMS)):
         try:
             _params(cfg, engine)
@@ -115,11 +128,49 @@ def load_config(path) -> dict:
     return cfg
 
 
+def check_releases(releases) -> dict:
+    """``{system: release}`` (a config's ``[release]`` table, ``--release SYSTEM=NAME``), each name
+    resolved (``"latest"`` → the newest); an unknown system or release is a typed error."""
+    if not isinstance(releases, dict):
+        raise InputError(f"expected a table of system = release, got {releases!r}")
+    out = {}
+    for system, name in releases.items():
+        if system not in RELEASES:
+            raise InputError(f"unknown system {system!r}; expected some of {', '.join(RELEASES)}")
+        out[system] = resolve_release(system, name)
+    return out
+
+
+def with_releases(cfg: dict, releases) -> dict:
+    """``cfg`` with ``releases`` (``{system: name}`` or ``["system=name", ...]``) over its ``[release]`` table."""
+    if not releases:
+        return cfg
+    if not isinstance(releases, dict):
+        pairs = {}
+        for item in releases:
+            system, sep, name = str(item).partition("=")
+            if not sep or not system.strip() or not name.strip():
+                raise InputError(f"--release: expected SYSTEM=RELEASE (e.g. thatch=v0.1.30), got {item!r}")
+            pairs[system.strip()] = name.strip()
+        releases = pairs
+    return {**cfg, "release": {**(cfg.get("release") or {}), **check_releases(releases)}}
+
+
+def release_of(cfg, engine) -> str:
+    """The production release ``engine`` runs in this job: its section's ``release``, else the
+    ``[release]`` table's for its system, else the newest."""
+    section = cfg.get(engine) or {}
+    system = SYSTEMS[engine]
+    name = section.get("release") or (cfg.get("release") or {}).get(system, "latest")
+    return resolve_release(system, name)
+
+
 def _params(cfg, engine):
-    """The configured parameters of ``engine``, or what production runs (the parameter reference)."""
+    """The configured parameters of ``engine``, or what production runs (the parameter reference), under
+    the release the job runs (:func:`release_of`; default the newest)."""
     from thatchlab.core.params.production import production_params
 
-    base = production_params(engine)
+    base = production_params(engine, release_of(cfg, engine))
     return _PARAMS[engine].from_dict({**base.to_dict(), **cfg[engine]}) if cfg.get(engine) else base
 
 

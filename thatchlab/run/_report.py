@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from thatchlab import __version__
-from thatchlab.run._common import _PARAMS, _params
+from thatchlab.run._common import _PARAMS, _params, release_of
 from thatchlab.run._steps import _policy, _prior_verdict
 
 
@@ -113,10 +113,22 @@ def _pairs(values: dict) -> str:
     return ", ".join(f"{k} = {_value(v)}" for k, v in values.items())
 
 
-def engines_ran(ctx) -> list:
-    """What each engine the job ran was run with: ``{"engine", "ran", "values"}`` rows for the header.
+def release_label(engine: str, release: str) -> str:
+    """The production release an engine replayed, in words: ``"thatch 07ecf87 (newest)"``,
+    ``"thatch v0.1.30 (newest: 07ecf87)"``."""
+    from thatchlab.core.params import SYSTEMS, latest_release
 
-    The values are the configured ones where a config sets them, else what production runs
+    system = SYSTEMS[engine]
+    newest = latest_release(system)
+    return f"{system} {release} " + ("(newest)" if release == newest else f"(newest: {newest})")
+
+
+def engines_ran(ctx) -> list:
+    """What each engine the job ran was run with: ``{"engine", "release", "ran", "values"}`` rows for
+    the header.
+
+    ``release`` names the production release replayed (:func:`release_label`). The values are the
+    configured ones where a config sets them, else what production runs under that release
     (:func:`~thatchlab.core.params.production.production_params`); the words call them production's
     only where they are, and name production's values that differ from thatchlab's class defaults.
     """
@@ -131,10 +143,12 @@ def engines_ran(ctx) -> list:
         if engine not in ctx["state"]:
             continue
         params = _params(ctx["cfg"], engine)
-        changed = differences(engine, params)  # against what production runs
-        not_class = differences(engine, production_params(engine), reference=ENGINE_PARAMS[engine]())
+        release = release_of(ctx["cfg"], engine)
+        changed = differences(engine, params)  # against what production runs under that release
+        not_class = differences(engine, production_params(engine, release),
+                                reference=ENGINE_PARAMS[engine](release=release))
         if changed:
-            prod = production_params(engine)
+            prod = production_params(engine, release)
             each = [f"{k} = {_value(v)} (production: {_value(getattr(prod, k))})" for k, v in changed.items()]
             ran = f"configured: {', '.join(each)}; every other value is production's"
         else:
@@ -143,7 +157,8 @@ def engines_ran(ctx) -> list:
         if kept:
             ran += (f"; {_pairs(kept)} {'is' if len(kept) == 1 else 'are'} production's, where thatchlab's "
                     f"{ENGINE_PARAMS[engine].__name__}() differs")
-        rows.append({"engine": engine, "ran": ran, "values": _pairs(params.to_dict())})
+        rows.append({"engine": engine, "release": release_label(engine, release), "ran": ran,
+                     "values": _pairs(params.to_dict())})
     return rows
 
 
@@ -156,6 +171,13 @@ def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -
     if export_path:
         facts.append({"label": "export", "value": export_path.name, "note": "(and its manifest)"})
     facts.append({"label": "notebook", "value": "run.ipynb", "note": "(the saved results in results/)"})
+    ran = engines_ran(ctx)
+    if ran:
+        labels = list(dict.fromkeys(r["release"] for r in ran))
+        newest = all(label.endswith("(newest)") for label in labels)
+        facts.append({"label": "production releases",
+                      "value": ", ".join(label.rsplit(" (", 1)[0] for label in labels),
+                      "note": "(each system's newest)" if newest else "(not all the newest: see below)"})
     ships = what_ships(ctx)
     shipped = ships[ships["ships"] & (ships["parameter"] != "combined")]
     lead = ("; ".join(f"{r.engine} {r.parameter} = {r.candidate} ({r['goes to']})" for _, r in shipped.iterrows())
@@ -178,6 +200,6 @@ def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -
     parameters = {"paragraphs": ["Each engine's values: production's (thatchlab.core.params.production) "
                                  "except where the config sets them (see the top of the report)."],
                   "values": values}
-    return render_run_report(out_dir / "index.html", facts=facts, engines=engines_ran(ctx), ships=ships_part,
+    return render_run_report(out_dir / "index.html", facts=facts, engines=ran, ships=ships_part,
                              sections=sections, parameters=parameters, versions=_versions(), timings=timings,
                              skipped=skipped)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.report import RESULT_FILES
-from thatchlab.run._common import _PARAMS, _params
+from thatchlab.run._common import _PARAMS, _params, release_of
 
 
 def _jsonable(v):
@@ -78,6 +78,7 @@ def _job(ctx, policy) -> dict:
     st = ctx["state"]
     job = {"params": {e: _params(ctx["cfg"], e).to_dict() for e in _PARAMS if e in st},
            "configured": [e for e in _PARAMS if ctx["cfg"].get(e)],
+           "releases": {e: release_of(ctx["cfg"], e) for e in _PARAMS if e in st},
            "policy": {"alpha": policy.alpha, "level": policy.level, "holdout": policy.holdout,
                       "rules": [r._asdict() for r in policy.rules]}}
     out = st.get("prediction outcome")

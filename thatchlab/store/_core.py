@@ -46,6 +46,7 @@ from thatchlab.core.errors import (
 )
 from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
 from thatchlab.core.sqlite import connect_readonly, database_label
+from thatchlab.store._releases import check_asked, choose_release
 from thatchlab.store._review import (
     check_params_match,
     log_end_text,
@@ -104,7 +105,8 @@ class ExportResult:
 class StoreContents:
     """What :func:`import_sqlite` found in a file.
 
-    Attributes are ``None`` for sections the file does not hold.
+    Attributes are ``None`` for sections the file does not hold; ``releases`` is
+    ``{engine: release}`` the engines were built for.
     """
 
     path: Path
@@ -115,6 +117,7 @@ class StoreContents:
     patterns: object = None
     meta: dict = field(default_factory=dict)
     manifest: dict | None = None
+    releases: dict = field(default_factory=dict)
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -238,6 +241,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     written = {k: (p.replace(**constants) if k in _SCORING and p is not None else p)
                for k, p in chosen.items()}
 
+    releases = {sections[k].ENGINE: p.release for k, p in chosen.items() if getattr(p, "release", None)}
     counts: dict = {}
 
     def build(conn):
@@ -264,6 +268,8 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
             # inside the file, so a merge sees it even without the manifest
             "unreviewed": json.dumps(account.unreviewed, sort_keys=True),
             "log_end": json.dumps(digest["log_end"]),
+            # the production release each engine was replayed and exported for
+            "releases": json.dumps(releases, sort_keys=True),
         }
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
@@ -285,6 +291,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     manifest = manifest_for(path, model, [sections[k].ENGINE for k in given], given, chosen, counts, account,
                             constants, digest["sha256"])
     manifest["log_end"] = digest["log_end"]
+    manifest["releases"] = releases
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
@@ -489,13 +496,22 @@ def check_integrity(conn, label):
         raise StoreWriteError(f"{label}: foreign key check failed: {fk[:3]}")
 
 
-def import_sqlite(path, embedder=None) -> StoreContents:
+def import_sqlite(path, embedder=None, release=None) -> StoreContents:
     """Open an exported (or production) file read-only and rebuild the state found.
 
     Returns a :class:`StoreContents` whose ``prediction``/``behavior`` are
     engines (given ``embedder`` for later queries), and ``beliefs``,
     ``calibration``, ``patterns`` the other engines' state, each ``None``
-    when absent. A corrupt, foreign or incomplete file raises
+    when absent.
+
+    ``release`` is the production release to build the engines for: a name
+    (``"v0.1.30"``, ``"latest"``; it applies to every engine whose system
+    knows it) or a mapping ``{system or engine: name}``. By default each
+    engine opens in the release the file's ``thatchlab_meta`` names, else —
+    a production thatch file, which has no ``thatchlab_meta`` — the release
+    its schema shows (a ``prediction_dedup_pairs`` table: ``07ecf87``; none:
+    ``v0.1.30``), else the system's newest. ``StoreContents.releases`` says
+    which; a name no held system knows raises :class:`ReleaseError`. A corrupt, foreign or incomplete file raises
     :class:`StoreSchemaError` naming what is missing; so does a value of the
     wrong type (text in a number column, an embedding that is not float32
     bytes of one dimension), naming its table, row and column, and a
@@ -522,7 +538,7 @@ def import_sqlite(path, embedder=None) -> StoreContents:
                                    f"together (sha256 {got} of the file, {want!r} in the manifest): an "
                                    "interrupted or edited export; export again")
     with contextlib.closing(connect_readonly(path)) as conn:
-        out = read_contents(conn, path, embedder=embedder)
+        out = read_contents(conn, path, embedder=embedder, release=release)
     out.manifest = manifest
     return out
 
@@ -532,7 +548,7 @@ ENGINE_KEYS = {"prediction": "prediction", "behavior": "behavior", "belief": "be
                "calibration": "calibration", "anticipation": "patterns"}
 
 
-def read_contents(conn, path, embedder=None) -> StoreContents:
+def read_contents(conn, path, embedder=None, release=None) -> StoreContents:
     """What :func:`import_sqlite` returns, read from an open connection.
 
     The one validation of a store file: :func:`import_sqlite` runs it on the
@@ -558,12 +574,16 @@ def read_contents(conn, path, embedder=None) -> StoreContents:
     out = StoreContents(path=path, meta=meta)
     prefixes = tuple(x for x in (str(path), database_label(conn)) if x)
     found = []
-    for key, sec in _available_sections().items():
+    held = [(key, sec) for key, sec in _available_sections().items() if _present(sec, conn, path)]
+    check_asked(release, [sec.ENGINE for _, sec in held], path)
+    for key, sec in held:
+        chosen, _ = choose_release(sec.ENGINE, release, meta, tables, path)
+        out.releases[sec.ENGINE] = chosen
         try:
-            if not sec.present(conn):
-                continue
-            setattr(out, key, sec.read(conn, embedder=embedder) if key in ("prediction", "behavior")
-                    else sec.read(conn))
+            if key in ("prediction", "behavior"):
+                setattr(out, key, sec.read(conn, embedder=embedder, release=chosen))
+            else:
+                setattr(out, key, _with_release(sec.read(conn), chosen))
         except StoreSchemaError as exc:
             msg = str(exc)
             own = str(path)
@@ -583,6 +603,24 @@ def read_contents(conn, path, embedder=None) -> StoreContents:
     if "engines" in meta:
         check_engines(meta["engines"], found, path)
     return out
+
+
+def _present(sec, conn, path) -> bool:
+    try:
+        return bool(sec.present(conn))
+    except sqlite3.DatabaseError as exc:
+        raise StoreSchemaError(f"{path}: cannot read section {sec.ENGINE!r} ({exc})") from None
+
+
+def _with_release(obj, release: str):
+    """``obj`` (belief store, calibration state, patterns frame) with its params under ``release``."""
+    params = getattr(obj, "params", None)
+    if hasattr(params, "replace") and hasattr(params, "release"):
+        obj.params = params.replace(release=release)
+    attrs = getattr(obj, "attrs", None)
+    if isinstance(attrs, dict) and isinstance(attrs.get("params"), dict):
+        attrs["params"] = {**attrs["params"], "release": release}
+    return obj
 
 
 def _version_tuple(text):

@@ -58,6 +58,7 @@ from thatchlab.store._core import (
     read_contents,
     write_bytes_atomic,
 )
+from thatchlab.store._releases import check_merge_release
 
 __all__ = ["merge_into", "restore", "MergeResult", "RestoreResult", "DEFAULT_TIMEOUT"]
 
@@ -113,7 +114,7 @@ class _Busy(Exception):
 def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = False, *,
                verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT,
                allow_unreviewed: bool = False, all_stores: bool = False,
-               replace_newer: bool = False) -> MergeResult:
+               replace_newer: bool = False, allow_release_mismatch: bool = False) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
     Only the tables of the engines listed in the export's ``thatchlab_meta``
@@ -151,6 +152,11 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         ``unreviewed`` values (parameters no decision shipped); without it
         such an export raises :class:`UnreviewedError` naming each one, before
         production is opened.
+    allow_release_mismatch : merge an export made for another thatch release
+        than the one production's schema shows (a ``prediction_dedup_pairs``
+        table: ``07ecf87``; none: ``v0.1.30``); without it such an export
+        raises :class:`ReleaseMismatchError` naming both, before production
+        is written.
 
     Raises
     ------
@@ -183,6 +189,7 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
             "(--allow-unreviewed) to merge them anyway; production was not touched",
             unreviewed=unreviewed)
     _check_production_path(production_db)
+    check_merge_release(data, export_path, production_db, allow=allow_release_mismatch)
     result = MergeResult(path=production_db, backup_path=None, engines=engines, dry_run=dry_run,
                          unreviewed=unreviewed, log_end=log_end)
     con = deferred = None

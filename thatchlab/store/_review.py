@@ -104,7 +104,7 @@ def review(chosen: dict, decisions: dict, declared: dict, constants: dict | None
                                  f"against in {', '.join(_fields_differ(reference, default))}")
             reference = default if reference is None else reference
         if reference is None:
-            reference = production_params(engine)
+            reference = production_params(engine, getattr(params, "release", "latest"))
             if constants and key in SCORING_KEYS:
                 reference = reference.replace(**constants)
         theirs = differences(engine, reference)
@@ -119,7 +119,9 @@ def review(chosen: dict, decisions: dict, declared: dict, constants: dict | None
                                      f"for ({where.name}); it cannot ship")
                 ship[name] = getattr(params, name)
             records[key] = [*dec.to_records(), combined_record(dec)]
-        left = {k: v for k, v in differences(engine, params, reference).items() if k not in ship}
+        # the release is the context of every value (declared, never shipped, never unreviewed)
+        left = {k: v for k, v in differences(engine, params, reference).items()
+                if k not in ship and setting(engine, k).kind != "release"}
         if left:
             unreviewed[key] = {k: _json(v) for k, v in left.items()}
         for name, value in ship.items():

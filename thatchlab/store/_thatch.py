@@ -356,7 +356,9 @@ class ThatchSection:
         return {"stores": stores, "matchers": matchers, "items": items, "edges": edges,
                 "provenance": prov}
 
-    def read(self, conn, *, embedder=None, project_store=None):
+    def read(self, conn, *, embedder=None, project_store=None, release=None):
+        """The engine a file holds, with the params ``thatchlab_meta`` records (defaults
+        otherwise), built for ``release`` when given."""
         frames = self.read_frames(conn)
         params = None
         try:
@@ -366,6 +368,8 @@ class ThatchSection:
                 params = ScoringParams.from_dict(p) if p else None
         except Exception:  # a production file has no meta table
             params = None
+        if release is not None:
+            params = (params if params is not None else ScoringParams()).replace(release=release)
         if project_store is None:
             others = [s for s in frames["stores"]["name"].tolist() if s != "global"]
             project_store = others[0] if len(others) == 1 else "project"

@@ -64,6 +64,7 @@ class Decision:
         validation score, constraint satisfied); 1 when the candidate was
         given (chosen without the sweep's validation scores).
     unidentified : swept parameters the metric cannot see (never shipped).
+    release : the production release compared under (``default``'s; a property).
     """
 
     engine: str
@@ -89,9 +90,24 @@ class Decision:
 
         record = self.combined_record()
         shipped = record["params"] or "nothing"
-        facts = {"engine": self.engine, "metric": self.metric, "ships": shipped,
+        facts = {"engine": self.engine, "release": self.release_label, "metric": self.metric, "ships": shipped,
                  "alpha": self.alpha, "configurations": self.n_configs}
         return html_block(f"Decision: {record['reason']}", facts, {"evidence": self.evidence})
+
+    @property
+    def release(self) -> str | None:
+        """The production release the configurations were compared under (what ``default`` runs)."""
+        return getattr(self.default, "release", None)
+
+    @property
+    def release_label(self) -> str | None:
+        """``"<system> <release>"`` (``"thatch 07ecf87"``), None for an engine without releases."""
+        if self.release is None:
+            return None
+        from thatchlab.core.params import SYSTEMS
+
+        system = SYSTEMS.get(self.engine.split(" + ")[0])
+        return f"{system} {self.release}" if system else str(self.release)
 
     def shipped_parameters(self) -> list:
         """Names of the parameters whose candidate value ships."""
@@ -123,6 +139,7 @@ class Decision:
         else:
             reason = "nothing ships: no configuration other than the default was scored"
         return {"parameter": "combined", "shipped": bool(shipped), "params": _jsonable(c.get("params") or {}),
+                "release": self.release,
                 "config_id": c.get("config_id"), "metric": c.get("metric", self.metric),
                 **{k: _json(_float(c.get(k))) for k in ("delta", "ci_lower", "ci_upper", "detectable")},
                 "n_clusters": _json(c.get("n_clusters")), "reason": reason}
@@ -131,6 +148,7 @@ class Decision:
         """Everything needed to export this decision, as JSON-safe values (see :meth:`from_dict`)."""
         return _jsonable({
             "kind": "thatchlab.decision", "version": 1, "engine": self.engine, "metric": self.metric,
+            "release": self.release,
             "params": self.params.to_dict(), "default": self.default.to_dict(),
             "candidate": self.candidate.to_dict(), "evidence": self.to_records(), "combined": self.combined,
             "optimism": self.optimism, "n_configs": self.n_configs, "unidentified": list(self.unidentified),
@@ -181,7 +199,8 @@ class Decision:
         shipped = self.shipped_parameters()
         what = ", ".join(f"{p}={getattr(self.params, p)!r}" for p in shipped) or "nothing (production's defaults)"
         c = self.combined
-        lines = [f"Decision({self.engine}, {self.metric}): ship {what}",
+        under = f" under {self.release_label}" if self.release_label else ""
+        lines = [f"Decision({self.engine}, {self.metric}){under}: ship {what}",
                  f"  {self.n_configs} configurations compared; optimism {self.optimism:.4g}"
                  if isinstance(self.optimism, float) and math.isfinite(self.optimism)
                  else f"  {self.n_configs} configurations compared"]

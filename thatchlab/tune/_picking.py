@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
-from thatchlab.core.params.production import setting
+from thatchlab.core.params.production import SYSTEMS, setting
 from thatchlab.tune.registry import EngineSpec, engines, get_engine, metric_list
 
-__all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction", "never_shipped",
+__all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction", "never_shipped", "sweep_release",
+           "CONTEXT_FIELDS",
            "pick_candidate", "n_competitors"]
 
 _OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
@@ -88,8 +89,33 @@ def _moves_within(v, group) -> bool:
     return bool((mixed | spread).any())
 
 
+#: Fields that are a sweep's context, not a value to tune: the production release replayed. They are
+#: never swept parameters for :func:`identification` (never "unidentified"), never candidates.
+CONTEXT_FIELDS = ("release",)
+
+
 def _param_names(spec, results) -> list:
-    return [f.name for f in dataclasses.fields(spec.params_class) if f.name in results.columns]
+    return [f.name for f in dataclasses.fields(spec.params_class)
+            if f.name in results.columns and f.name not in CONTEXT_FIELDS]
+
+
+def sweep_release(results, spec=None, what: str = "decide") -> str | None:
+    """The one production release a sweep's rows replayed (None when they carry no ``release``).
+
+    Rows of several releases describe several productions: :func:`~thatchlab.tune.decide`
+    compares configurations under one, so it refuses them and says how to split them.
+    """
+    if "release" not in results.columns or not len(results):
+        return None
+    names = list(dict.fromkeys(str(v) for v in results["release"].tolist()))
+    if len(names) > 1:
+        system = SYSTEMS.get(spec.name, "") if spec is not None else ""
+        raise InputError(
+            f"{what}: the sweep's rows replay {len(names)} production releases "
+            f"({', '.join(f'{system} {n}'.strip() for n in names)}); a decision compares configurations under "
+            "the one release production runs, and the release itself never ships. Decide on each "
+            f"release's rows, e.g. results[results['release'] == {names[-1]!r}]")
+    return names[0]
 
 
 def _swept(results, names) -> list:
@@ -267,7 +293,7 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     defaults = spec.params_class()
     # among equally good rows, change production the least: most fields at their default, then
     # the first proposed
-    names = _param_names(spec, results)
+    names = [*_param_names(spec, results), *(c for c in CONTEXT_FIELDS if c in results.columns)]
     same = np.zeros(len(tied), dtype=np.int64)
     for p in names:
         same += (results[p].iloc[tied].astype(str) == str(getattr(defaults, p))).to_numpy()
@@ -275,7 +301,7 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     row = results.iloc[int(pick)]
     ties = results.iloc[tied]
     if len(tied) > 1:
-        differ = _swept(ties, _param_names(spec, ties))
+        differ = _swept(ties, [*_param_names(spec, ties), *(c for c in CONTEXT_FIELDS if c in ties.columns)])
         warn(f"best: {len(tied)} configurations tie on {col} = {top:.6g}"
                       f"{' (they differ in ' + ', '.join(differ) + ')' if differ else ''}; "
                       f"see BestConfig.ties"

@@ -43,6 +43,7 @@ from thatchlab.tune._picking import (
     n_competitors,
     never_shipped,
     pick_candidate,
+    sweep_release,
 )
 from thatchlab.tune._testing import (
     MIN_CLUSTERS,
@@ -100,7 +101,13 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         direction is the registered one.
     default : params, optional
         What production runs (default:
-        :func:`~thatchlab.core.params.production.production_params`).
+        :func:`~thatchlab.core.params.production.production_params` under
+        the release the sweep replayed).
+
+    The sweep's ``release`` column is the context of the comparison, never a
+    candidate: rows of several releases are refused (decide on each
+    release's rows), and the decision says its release
+    (:attr:`Decision.release`).
     constraint : dict, optional
         ``{metric: (op, value)}``: the candidate is the best on validation
         among the rows satisfying it (:func:`~thatchlab.tune.best`), and a
@@ -169,10 +176,12 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     """
     # 1. the inputs
     spec, stats, cluster = _check_frame(results, metric, cluster, alpha)
-    default = _check_default(spec, default)
+    release = sweep_release(results, spec)
+    default = _check_default(spec, default, release)
     lower = _direction(results, metric, None, spec)
-    # 2. the candidate (the validation winner unless given) and what it changes
-    fixed = never_shipped(spec)
+    # 2. the candidate (the validation winner unless given) and what it changes; the release is
+    # the context of the comparison, never a candidate
+    fixed = [*never_shipped(spec), *(["release"] if hasattr(default, "release") else [])]
     chosen_elsewhere = candidate is not None
     candidate = pick_candidate(results, metric, spec, default, fixed, candidate, constraint)
     case = _what_changes(results, metric, spec, default, candidate, fixed, lower, alpha)
@@ -222,11 +231,18 @@ def _check_frame(results, metric, cluster, alpha) -> tuple:
     return spec, stats, cluster
 
 
-def _check_default(spec, default):
-    """Production's parameters (``default``, or the engine's production default when None)."""
-    default = production_params(spec.name) if default is None else default
+def _check_default(spec, default, release=None):
+    """Production's parameters (``default``, or the engine's production default under the sweep's
+    ``release`` when None); a given default must be of the sweep's release."""
+    if default is None:
+        default = production_params(spec.name, release or "latest")
     if not isinstance(default, spec.params_class):
         raise InputError(f"default: expected {spec.params_class.__name__}, got {type(default).__name__}")
+    theirs = getattr(default, "release", None)
+    if release is not None and theirs is not None and theirs != release:
+        raise InputError(f"default: it is production under release {theirs!r} but the sweep replayed "
+                         f"release {release!r}; pass production's values under {release!r} "
+                         f"(production_params({spec.name!r}, release={release!r}))")
     return default
 
 

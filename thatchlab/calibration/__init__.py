@@ -73,9 +73,20 @@ __all__ = [
     "observed_at_text",
     "OBSERVED_AT_TEXT",
     "MAX_WINDOW_DAYS",
+    "CalibrationAudience",
+    "CallerRequiredError",
+    "CALLER_REQUIRED_REFUSAL",
+    "REPORT_COLUMNS",
+    "DIVERGENCE_FIELDS",
 ]
 
-from thatchlab.calibration._report import CalibrationReport  # noqa: E402
+from thatchlab.calibration._audience import (  # noqa: E402
+    CALLER_REQUIRED_REFUSAL,
+    CalibrationAudience,
+    CallerRequiredError,
+)
+
+from thatchlab.calibration._report import DIVERGENCE_FIELDS, REPORT_COLUMNS, CalibrationReport  # noqa: E402
 from thatchlab.calibration._shadow import (  # noqa: E402
     LEDGER_ABSENT_WARNING,
     MAX_WINDOW_DAYS,

@@ -85,7 +85,6 @@ from thatchlab.calibration._audience import (  # noqa: E402
     CalibrationAudience,
     CallerRequiredError,
 )
-
 from thatchlab.calibration._report import DIVERGENCE_FIELDS, REPORT_COLUMNS, CalibrationReport  # noqa: E402
 from thatchlab.calibration._shadow import (  # noqa: E402
     LEDGER_ABSENT_WARNING,

@@ -23,8 +23,12 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from thatchlab.calibration._audience import (
+    CalibrationAudience,
+    is_substrate_namespace,
+    readable_memories,
+)
 from thatchlab.calibration._derive import derive, derive_signals, signals_json
-from thatchlab.calibration._audience import CalibrationAudience, is_substrate_namespace, readable_memories
 from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import at_least, latest_release, resolve_release

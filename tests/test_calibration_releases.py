@@ -343,3 +343,12 @@ def test_replay_report_follows_the_release():
     assert first["mean_access_unconsumed"] is None and first["mean_access_consumed"] > 1
     same = ["namespace", "source", "count", "median", "mean"]
     pd.testing.assert_frame_equal(new.report.rows[same], old.report.rows[same])
+
+
+@pytest.mark.parametrize("module", ["thatchlab.calibration._audience", "thatchlab.calibration._report"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

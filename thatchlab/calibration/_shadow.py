@@ -320,7 +320,9 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, mem
       (``id``, ``access_count``) by a left join: an observation without its
       memory (or with no ``memories`` given) counts access 0.
     * ``"0a5770a"`` (@0a5770af): ``audience=None`` or ``"admin"`` is ``a78a228``
-      exactly; a caller (an agent id, or a :class:`CalibrationAudience`) needs
+      exactly (``"admin"`` is that sweep; an agent literally named ``admin`` is
+      ``CalibrationAudience.for_caller("admin")``); a caller (an agent id, or a
+      :class:`CalibrationAudience`) needs
       ``memories`` and keeps only the observations whose memory exists and the
       caller may read (see :mod:`thatchlab.calibration._audience`: visibility,
       lifecycle, no substrate namespace on the observation or the memory), and

@@ -313,9 +313,11 @@ def test_report_json_keys_and_frame():
     rep = calibrate_from_shadow(_obs([("a", "u", 1, 0.5, None)]), NOW, days=3)
     doc = json.loads(rep.to_json())
     assert list(doc) == ["window_days", "total_observations", "rows"]
+    # the newest release's JSON carries the divergence too (calibrate.rs @a78a2284 / @0a5770af)
     assert list(doc["rows"][0]) == ["namespace", "source", "count", "median", "mean", "buckets",
-                                    "consumption_utility"]
+                                    "consumption_utility", "consume_access_divergence"]
     assert doc["rows"][0]["consumption_utility"] is None and doc["rows"][0]["buckets"][5] == 1
+    assert doc["rows"][0]["consume_access_divergence"] is None          # nothing judged
     wide = rep.to_frame(wide=True)
     assert wide["bucket_5"].tolist() == [1] and wide.attrs["total_observations"] == 1
     assert json.loads(CalibrationReport().to_json())["rows"] == []

@@ -155,7 +155,10 @@ def test_run_calibration_windows_and_metrics(world):
     assert len(res.reports) == 3  # a 90-day log cut into 30-day windows ending at the last recall
     last = pd.Timestamp(world.log["ts"].max())
     assert res.windows["window_end"].max() == last
-    direct = calibrate_from_shadow(res.observations, last, 30)
+    # the divergence's access counts: each memory's recall touches up to the window's end (all, here)
+    touches = world.log.groupby("memory_id").size()
+    memories = pd.DataFrame({"id": touches.index.to_numpy(object), "access_count": touches.to_numpy()})
+    direct = calibrate_from_shadow(res.observations, last, 30, memories=memories)
     assert direct.to_json() == res.report.to_json()
     m = res.metrics
     assert 0 < m["derived_brier"] < 1 and 0 <= m["caller_ece"] <= 1 and m["n_recalls"] == 600

@@ -6,6 +6,13 @@ decays with a half-life on recall touches, is observed in shadow beside the
 caller's value, and is calibrated per (namespace, source) with consumption
 utility from the recall ledger, as ai-memory does.
 
+The report follows an ai-memory release (``release=``, default the newest):
+``v0.7.0`` reports count, median, mean and buckets; ``a78a228`` backfills
+outcomes and adds consumption utility and the consume/access divergence;
+``0a5770a`` takes an audience — the admin sweep, or one caller's readable
+rows (:class:`CalibrationAudience`, refused with production's text by
+:class:`CallerRequiredError`).
+
 Production's edges are kept, each with its example:
 
 * ``derive`` and ``decayed`` use production's formula shape,
@@ -73,9 +80,19 @@ __all__ = [
     "observed_at_text",
     "OBSERVED_AT_TEXT",
     "MAX_WINDOW_DAYS",
+    "CalibrationAudience",
+    "CallerRequiredError",
+    "CALLER_REQUIRED_REFUSAL",
+    "REPORT_COLUMNS",
+    "DIVERGENCE_FIELDS",
 ]
 
-from thatchlab.calibration._report import CalibrationReport  # noqa: E402
+from thatchlab.calibration._audience import (  # noqa: E402
+    CALLER_REQUIRED_REFUSAL,
+    CalibrationAudience,
+    CallerRequiredError,
+)
+from thatchlab.calibration._report import DIVERGENCE_FIELDS, REPORT_COLUMNS, CalibrationReport  # noqa: E402
 from thatchlab.calibration._shadow import (  # noqa: E402
     LEDGER_ABSENT_WARNING,
     MAX_WINDOW_DAYS,

@@ -2,37 +2,62 @@
 
 A report holds the window, the number of observations in it and one row per
 (namespace, source): count, median, mean, a 10-bucket histogram of the derived
-confidence and the consumption utility. ``to_ascii`` reproduces the operator
-table byte for byte — ``n/a`` for a utility nothing was judged for, ``0.00``
-for a negative zero — and ``to_json`` the report envelope's keys.
-:func:`report_rows` aggregates the rows of a window in a few vector passes.
+confidence and, from release ``a78a228`` on, the consumption utility and the
+consume/access divergence. ``to_ascii`` reproduces the operator table of the
+report's release byte for byte — ``n/a`` for a utility nothing was judged for,
+``0.00`` for a negative zero; ``v0.7.0``'s table has no ``UTIL`` column — and
+``to_json`` the report envelope's keys. :func:`report_rows` aggregates the rows
+of a window in a few vector passes.
+
+The releases' report code: ``alphaonedev/ai-memory-mcp``
+``src/confidence/calibrate.rs`` (release/v0.7.0, @a78a2284, @0a5770af) and the
+table of ``src/cli/commands/calibrate_confidence.rs`` of the same releases.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.display import RichDisplay
+from thatchlab.core.params import at_least, latest_release, resolve_release
 
-__all__ = ["CalibrationReport", "REPORT_COLUMNS", "empty_rows", "report_rows"]
+__all__ = ["CalibrationReport", "REPORT_COLUMNS", "V070_COLUMNS", "DIVERGENCE_FIELDS", "empty_rows",
+           "report_rows", "report_columns"]
 
-#: Columns of :attr:`CalibrationReport.rows`, in order.
-REPORT_COLUMNS = ("namespace", "source", "count", "median", "mean", "buckets", "consumption_utility")
+#: Columns of :attr:`CalibrationReport.rows`, in order (releases ``a78a228`` and ``0a5770a``).
+REPORT_COLUMNS = ("namespace", "source", "count", "median", "mean", "buckets", "consumption_utility",
+                  "consume_access_divergence")
+#: Columns of a ``v0.7.0`` report's rows: that release computed no utility and no divergence.
+V070_COLUMNS = REPORT_COLUMNS[:6]
+#: Keys of a row's ``consume_access_divergence`` (None when nothing in the group is judged).
+DIVERGENCE_FIELDS = ("consumed_count", "unconsumed_count", "mean_access_consumed", "mean_access_unconsumed")
 _HEADER = (f"{'NAMESPACE':<24}  {'SOURCE':<12}  {'COUNT':>6}  {'MEDIAN':>6}  {'MEAN':>6}  {'UTIL':>6}  "
            "HISTOGRAM (0.0..1.0)")
+_HEADER_V070 = f"{'NAMESPACE':<24}  {'SOURCE':<12}  {'COUNT':>6}  {'MEDIAN':>6}  {'MEAN':>6}  HISTOGRAM (0.0..1.0)"
 
 
-def empty_rows() -> pd.DataFrame:
-    """An empty rows table with the report's columns and dtypes."""
-    return pd.DataFrame({"namespace": pd.Series(dtype=object), "source": pd.Series(dtype=object),
-                         "count": pd.Series(dtype="int64"), "median": pd.Series(dtype="float64"),
-                         "mean": pd.Series(dtype="float64"), "buckets": pd.Series(dtype=object),
-                         "consumption_utility": pd.Series(dtype=object)})
+def _judges(release) -> bool:
+    """Whether ``release`` computes consumption utility and the divergence (``a78a228`` on)."""
+    return at_least("ai-memory", release, "a78a228")
+
+
+def report_columns(release=None) -> tuple:
+    """The rows' columns of a report made under ``release`` (default: the newest)."""
+    return REPORT_COLUMNS if _judges(release or latest_release("ai-memory")) else V070_COLUMNS
+
+
+def empty_rows(release=None) -> pd.DataFrame:
+    """An empty rows table with the report's columns and dtypes (of ``release``; default the newest)."""
+    cols = {"namespace": pd.Series(dtype=object), "source": pd.Series(dtype=object),
+            "count": pd.Series(dtype="int64"), "median": pd.Series(dtype="float64"),
+            "mean": pd.Series(dtype="float64"), "buckets": pd.Series(dtype=object),
+            "consumption_utility": pd.Series(dtype=object), "consume_access_divergence": pd.Series(dtype=object)}
+    return pd.DataFrame({c: cols[c] for c in report_columns(release)})
 
 
 def _missing(v) -> bool:
@@ -47,6 +72,15 @@ def _util(v):
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
+def _divergence(v):
+    """A row's divergence as plain Python (None when nothing was judged)."""
+    if not isinstance(v, dict):
+        return None
+    return {"consumed_count": int(v["consumed_count"]), "unconsumed_count": int(v["unconsumed_count"]),
+            "mean_access_consumed": _util(v["mean_access_consumed"]),
+            "mean_access_unconsumed": _util(v["mean_access_unconsumed"])}
+
+
 def _two_places(v) -> str:
     """``{:.2f}`` as production prints it: ``-0.0`` is ``0.00`` (adding 0.0 drops the sign)."""
     return f"{float(v) + 0.0:.2f}"
@@ -59,52 +93,87 @@ class CalibrationReport(RichDisplay):
     Attributes
     ----------
     window_days : the window in days (an int when integral).
-    total_observations : observations inside the window.
-    rows : DataFrame with :data:`REPORT_COLUMNS`, sorted by namespace then source;
-        ``buckets`` holds lists of 10 ints, ``consumption_utility`` a float or
-        None (never 0.0 when nothing was judged).
+    total_observations : observations inside the window (the audience's, for a caller).
+    rows : DataFrame with :data:`REPORT_COLUMNS` (``v0.7.0``: :data:`V070_COLUMNS`), sorted by
+        namespace then source; ``buckets`` holds lists of 10 ints, ``consumption_utility`` a
+        float or None (never 0.0 when nothing was judged), ``consume_access_divergence`` a dict
+        with :data:`DIVERGENCE_FIELDS` or None (nothing judged).
+    release : the ai-memory release whose report this is (``thatchlab.core.params.RELEASES``).
+    audience : the caller the sweep was scoped to, ``None`` for the admin (global) sweep.
     """
 
     window_days: float = 30
     total_observations: int = 0
-    rows: pd.DataFrame = field(default_factory=empty_rows)
+    rows: pd.DataFrame = None
+    release: str = latest_release("ai-memory")
+    audience: str | None = None
+
+    def __post_init__(self):
+        self.release = resolve_release("ai-memory", self.release)
+        if self.rows is None:
+            self.rows = empty_rows(self.release)
+
+    @property
+    def judges(self) -> bool:
+        """Whether this report's release computes utility and divergence (``a78a228`` on)."""
+        return _judges(self.release)
 
     def _display_(self):
-        return ("Calibration report", {"window (days)": self.window_days,
+        return ("Calibration report", {"release": self.release,
+                                       "audience": "admin" if self.audience is None else self.audience,
+                                       "window (days)": self.window_days,
                                        "observations": f"{int(self.total_observations):,}",
                                        "groups": len(self.rows)}, {"": self.to_frame(wide=True)})
 
     def to_frame(self, wide: bool = False) -> pd.DataFrame:
         """The rows as a DataFrame (a copy); ``wide=True`` spreads ``buckets`` into
-        ``bucket_0`` … ``bucket_9``. ``attrs`` carry the window and total."""
+        ``bucket_0`` … ``bucket_9`` and ``consume_access_divergence`` into its four fields
+        (:data:`DIVERGENCE_FIELDS`; counts 0 and means NaN where nothing was judged).
+        ``attrs`` carry the window, total, release and audience."""
         out = self.rows.copy()
         if wide:
             spread = pd.DataFrame(out["buckets"].tolist() if len(out) else [],
                                   columns=[f"bucket_{i}" for i in range(10)], index=out.index)
             out = pd.concat([out.drop(columns="buckets"), spread.astype("int64")], axis=1)
-        out.attrs = {"window_days": self.window_days, "total_observations": self.total_observations}
+            if "consume_access_divergence" in out.columns:
+                div = [_divergence(v) for v in out["consume_access_divergence"].tolist()]
+                fields = pd.DataFrame({
+                    "consumed_count": [d["consumed_count"] if d else 0 for d in div],
+                    "unconsumed_count": [d["unconsumed_count"] if d else 0 for d in div],
+                    "mean_access_consumed": [np.nan if not d or d["mean_access_consumed"] is None
+                                             else d["mean_access_consumed"] for d in div],
+                    "mean_access_unconsumed": [np.nan if not d or d["mean_access_unconsumed"] is None
+                                               else d["mean_access_unconsumed"] for d in div],
+                }, index=out.index).astype({"consumed_count": "int64", "unconsumed_count": "int64",
+                                            "mean_access_consumed": "float64",
+                                            "mean_access_unconsumed": "float64"})
+                out = pd.concat([out.drop(columns="consume_access_divergence"), fields], axis=1)
+        out.attrs = {"window_days": self.window_days, "total_observations": self.total_observations,
+                     "release": self.release, "audience": self.audience}
         return out
 
     def to_dict(self) -> dict:
         """The report envelope as plain Python (keys as :meth:`to_json`)."""
-        return {
-            "window_days": self.window_days,
-            "total_observations": int(self.total_observations),
-            "rows": [
-                {"namespace": None if _missing(ns) else str(ns),
-                 "source": None if _missing(src) else str(src),
-                 "count": int(c), "median": float(med), "mean": float(mu),
-                 "buckets": [int(b) for b in buckets], "consumption_utility": _util(u)}
-                for ns, src, c, med, mu, buckets, u in zip(
-                    self.rows["namespace"], self.rows["source"], self.rows["count"],
-                    self.rows["median"], self.rows["mean"], self.rows["buckets"],
-                    self.rows["consumption_utility"], strict=True)
-            ],
-        }
+        rows = []
+        judges = self.judges
+        for rec in self.rows.to_dict("records"):
+            row = {"namespace": None if _missing(rec["namespace"]) else str(rec["namespace"]),
+                   "source": None if _missing(rec["source"]) else str(rec["source"]),
+                   "count": int(rec["count"]), "median": float(rec["median"]), "mean": float(rec["mean"]),
+                   "buckets": [int(b) for b in rec["buckets"]]}
+            if judges:
+                row["consumption_utility"] = _util(rec.get("consumption_utility"))
+                row["consume_access_divergence"] = _divergence(rec.get("consume_access_divergence"))
+            rows.append(row)
+        return {"window_days": self.window_days, "total_observations": int(self.total_observations),
+                "rows": rows}
 
     def to_json(self, indent=None) -> str:
-        """JSON text with keys ``window_days, total_observations, rows`` (each row:
-        ``namespace, source, count, median, mean, buckets, consumption_utility``)."""
+        """JSON text with keys ``window_days, total_observations, rows``; each row:
+        ``namespace, source, count, median, mean, buckets`` and, from ``a78a228`` on,
+        ``consumption_utility`` and ``consume_access_divergence`` (``null``, or an object with
+        ``consumed_count, unconsumed_count, mean_access_consumed, mean_access_unconsumed``),
+        the fields production's JSON output carries."""
         return json.dumps(self.to_dict(), indent=indent)
 
     def to_ascii(self) -> str:
@@ -113,7 +182,9 @@ class CalibrationReport(RichDisplay):
 
         Median, mean and utility print with two decimals; a missing utility
         (nothing judged) prints ``n/a``, right-aligned in its 6-wide column,
-        and ``-0.0`` prints ``0.00``, as production's table does.
+        and ``-0.0`` prints ``0.00``, as production's table does. A ``v0.7.0``
+        report has no ``UTIL`` column. The divergence is not printed: production's
+        table never showed it (only its JSON carries it).
 
         >>> print(CalibrationReport(window_days=30).to_ascii(), end="")
         CONFIDENCE CALIBRATION REPORT (window: 30 days, observations: 0)
@@ -121,17 +192,22 @@ class CalibrationReport(RichDisplay):
         NAMESPACE                 SOURCE         COUNT  MEDIAN    MEAN    UTIL  HISTOGRAM (0.0..1.0)
         (no observations in window)
         """
+        judges = self.judges
         lines = [f"CONFIDENCE CALIBRATION REPORT (window: {self.window_days} days, "
-                 f"observations: {self.total_observations})", "", _HEADER]
+                 f"observations: {self.total_observations})", "", _HEADER if judges else _HEADER_V070]
         if len(self.rows) == 0:
             lines.append("(no observations in window)")
+        utils = self.rows["consumption_utility"] if judges else [None] * len(self.rows)
         for ns, src, c, med, mu, buckets, u in zip(
                 self.rows["namespace"], self.rows["source"], self.rows["count"], self.rows["median"],
-                self.rows["mean"], self.rows["buckets"], self.rows["consumption_utility"], strict=True):
-            util = "n/a" if _util(u) is None else _two_places(u)
+                self.rows["mean"], self.rows["buckets"], utils, strict=True):
             hist = "".join("." if int(b) == 0 else "#" for b in buckets)
-            lines.append(f"{_text(ns):<24}  {_text(src):<12}  {int(c):>6}  {_two_places(med):>6}  "
-                         f"{_two_places(mu):>6}  {util:>6}  {hist}")
+            head = f"{_text(ns):<24}  {_text(src):<12}  {int(c):>6}  {_two_places(med):>6}  {_two_places(mu):>6}  "
+            if judges:
+                util = "n/a" if _util(u) is None else _two_places(u)
+                lines.append(f"{head}{util:>6}  {hist}")
+            else:
+                lines.append(f"{head}{hist}")
         return "\n".join(line.rstrip(" ") for line in lines) + "\n"
 
     def __str__(self) -> str:
@@ -198,8 +274,12 @@ def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarr
     return (lo + hi) / 2.0
 
 
-def report_rows(obs: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=None) -> pd.DataFrame:
     """The report's rows over the observations ``obs.iloc[rows]`` (``rows`` ascending, not empty).
+
+    ``release`` (default the newest) decides the columns (:func:`report_columns`);
+    ``access`` holds, per row of ``obs``, the ``access_count`` of the row's memory
+    (0 for an orphan, as production's ``COALESCE``; ``None``: all 0).
 
     One group per (namespace, source) present, sorted by namespace then
     source (a missing key is a group of its own, last); over
@@ -207,6 +287,15 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     sum in row order over the count), the 10 buckets ``min(int(clamp(v, 0,
     1)·10), 9)`` (NaN in bucket 0) and ``consumed / judged`` with every
     non-null ``recall_outcome`` judged (None when nothing is).
+
+    ``consume_access_divergence`` (``a78a228``, ``calibrate.rs`` @a78a2284): None when
+    nothing is judged, else ``consumed_count`` (outcome ``consumed``),
+    ``unconsumed_count = judged − consumed`` (legacy outcomes included, as
+    production subtracts), ``mean_access_consumed`` = the consumed rows' access
+    sum over ``consumed_count`` and ``mean_access_unconsumed`` = the access sum
+    of the rows whose outcome is exactly ``unconsumed`` over ``unconsumed_count``
+    (a legacy outcome counts below the line, not above it); a mean is None when
+    its count is 0.
 
     Each key column is factorized once over its distinct objects
     (:func:`_codes`); counts, sums, buckets and outcomes are ``bincount``
@@ -237,19 +326,24 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     np.minimum(cell, 9, out=cell)
     cell += g * 10
     cell *= 3                           # outcome state: 0 null, 1 judged, 2 judged and consumed
+    is_consumed = is_unconsumed = None
     if "recall_outcome" in obs.columns:
         codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)
         cell += codes >= 0              # every non-null outcome, legacy recalled/skipped included
         hit = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "consumed"]
         if hit:
-            cell += codes == hit[0]
+            is_consumed = codes == hit[0]
+            cell += is_consumed
+        miss = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "unconsumed"]
+        if miss:
+            is_unconsumed = codes == miss[0]
     tally = np.bincount(cell, minlength=n_groups * 30).reshape(n_groups, 10, 3)
     hist = tally.sum(axis=2)
     n_consumed = tally[:, :, 2].sum(axis=1)
     n_judged = n_consumed + tally[:, :, 1].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         util = n_consumed / n_judged
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
                                dtype=object).to_numpy()[groups // n_src],
         "source": np.asarray(src_uni, dtype=object)[groups % n_src],
@@ -260,3 +354,22 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
         "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
                                          dtype=object),
     })
+    if not _judges(release or latest_release("ai-memory")):
+        return out[list(V070_COLUMNS)]
+    acc = np.zeros(len(rows)) if access is None else np.asarray(access, dtype=np.float64).take(rows)
+    sum_c = (np.bincount(g, weights=np.where(is_consumed, acc, 0.0), minlength=n_groups)
+             if is_consumed is not None else np.zeros(n_groups))
+    sum_u = (np.bincount(g, weights=np.where(is_unconsumed, acc, 0.0), minlength=n_groups)
+             if is_unconsumed is not None else np.zeros(n_groups))
+    div = []
+    for j in range(n_groups):
+        judged, consumed = int(n_judged[j]), int(n_consumed[j])
+        if judged == 0:
+            div.append(None)
+            continue
+        unconsumed = judged - consumed
+        div.append({"consumed_count": consumed, "unconsumed_count": unconsumed,
+                    "mean_access_consumed": float(sum_c[j]) / consumed if consumed else None,
+                    "mean_access_unconsumed": float(sum_u[j]) / unconsumed if unconsumed else None})
+    out["consume_access_divergence"] = pd.Series(div, dtype=object)
+    return out

@@ -23,9 +23,15 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from thatchlab.calibration._audience import (
+    CalibrationAudience,
+    is_substrate_namespace,
+    readable_memories,
+)
 from thatchlab.calibration._derive import derive, derive_signals, signals_json
 from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
 from thatchlab.core.errors import InputError, warn
+from thatchlab.core.params import at_least, latest_release, resolve_release
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
 from thatchlab.core.time import as_utc, utc_column
@@ -276,7 +282,8 @@ def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
     return before & present, present
 
 
-def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
+def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, memories=None, ledger=None,
+                          release=None) -> CalibrationReport:
     """Aggregate shadow observations into the per-(namespace, source) calibration report.
 
     Window: ``observed_at >= now − days`` (inclusive, no upper bound), with
@@ -300,6 +307,29 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
     timestamps are compared as the text thatchlab writes for them, which
     orders like the instants.
 
+    Releases (``release``; default the newest, ``CalibrationParams().release``), after
+    ``alphaonedev/ai-memory-mcp`` ``src/confidence/calibrate.rs``:
+
+    * ``"v0.7.0"`` (release/v0.7.0): count, median, mean and buckets only — no
+      utility, no divergence, no backfill (``ledger`` is not read); ``days`` is not
+      range-checked (a negative one puts the cutoff after ``now``).
+    * ``"a78a228"`` (@a78a2284): with ``ledger`` given, NULL outcomes are first
+      backfilled from it (:func:`backfill_recall_outcomes`, as the sweep does before
+      aggregating); rows carry ``consumption_utility`` and
+      ``consume_access_divergence``, whose access counts come from ``memories``
+      (``id``, ``access_count``) by a left join: an observation without its
+      memory (or with no ``memories`` given) counts access 0.
+    * ``"0a5770a"`` (@0a5770af): ``audience=None`` or ``"admin"`` is ``a78a228``
+      exactly (``"admin"`` is that sweep; an agent literally named ``admin`` is
+      ``CalibrationAudience.for_caller("admin")``); a caller (an agent id, or a
+      :class:`CalibrationAudience`) needs
+      ``memories`` and keeps only the observations whose memory exists and the
+      caller may read (see :mod:`thatchlab.calibration._audience`: visibility,
+      lifecycle, no substrate namespace on the observation or the memory), and
+      never backfills; an empty, anonymous or ill-shaped caller raises
+      :class:`CallerRequiredError` with production's refusal text. Earlier releases
+      take no caller.
+
     Examples
     --------
     >>> import pandas as pd
@@ -316,17 +346,81 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30) -> CalibrationReport:
     >>> calibrate_from_shadow(z, "2025-12-12T19:19:39.890849474Z", days=1).total_observations
     1
     """
-    d = _window_days(days)
+    rel = resolve_release("ai-memory", latest_release("ai-memory") if release is None else release)
+    aud = CalibrationAudience.coerce(audience)
+    if not aud.is_admin and not at_least("ai-memory", rel, "0a5770a"):
+        raise InputError(f"audience: release {rel!r} of ai-memory aggregates every observation (no caller "
+                         f"scope before '0a5770a'); got caller {aud.caller!r}; pass release='0a5770a' or "
+                         "audience=None")
+    judges = at_least("ai-memory", rel, "a78a228")
+    d = _window_days(days) if judges else _days(days)
     window_days = int(d) if d == int(d) else d
     _need(obs, ("namespace", "source", "observed_at", "derived_confidence"), "calibrate_from_shadow observations")
+    if not aud.is_admin:
+        if memories is None:
+            raise InputError(f"memories: a sweep scoped to caller {aud.caller!r} joins each observation to its "
+                             "memory; expected the memories table (id, namespace, metadata, lifecycle_state, "
+                             "access_count), got None")
+        _need(memories, ("id",), "calibrate_from_shadow memories")
+    elif memories is not None:
+        _need(memories, ("id",), "calibrate_from_shadow memories")
+    if judges and aud.is_admin and ledger is not None:
+        obs, _ = backfill_recall_outcomes(obs, ledger)
     now_ns = as_utc(now, what="now").as_unit("ns").value
-    before, present = _before_cutoff(obs, now_ns - int(round(d * _DAY_NS)))
+    cutoff_ns = now_ns - int(round(d * _DAY_NS))
+    if not pd.Timestamp.min.value <= cutoff_ns <= pd.Timestamp.max.value:
+        raise InputError(f"days: now − {days!r} days falls outside the years 1677–2262 thatchlab represents; "
+                         "expected a smaller window")
+    before, present = _before_cutoff(obs, cutoff_ns)
     mask = present & ~before          # a missing time never falls in a window
+    access = None
+    if memories is not None:
+        pos = _memory_positions(obs, memories)
+        if judges:
+            counts = _access_counts(memories)
+            access = np.where(pos >= 0, counts.take(np.maximum(pos, 0)) if len(counts) else 0.0, 0.0)
+        if not aud.is_admin:
+            readable = readable_memories(memories, aud.caller)
+            joined = pos >= 0
+            seen = np.zeros(len(obs), dtype=bool)
+            seen[joined] = readable.take(pos[joined])
+            own_ns = np.fromiter((is_substrate_namespace(ns) is False for ns in obs["namespace"].tolist()),
+                                 dtype=bool, count=len(obs))
+            mask &= seen & own_ns
     n = int(mask.sum())
     if n == 0:
-        return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows())
-    rows = report_rows(obs, np.flatnonzero(mask))
-    return CalibrationReport(window_days=window_days, total_observations=n, rows=rows)
+        return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows(rel),
+                                 release=rel, audience=aud.caller)
+    rows = report_rows(obs, np.flatnonzero(mask), access=access, release=rel)
+    return CalibrationReport(window_days=window_days, total_observations=n, rows=rows, release=rel,
+                             audience=aud.caller)
+
+
+def _memory_positions(obs: pd.DataFrame, memories: pd.DataFrame) -> np.ndarray:
+    """Per observation, the position of its memory in ``memories`` (``-1``: none; ids are unique)."""
+    ids = memories["id"]
+    dup = ids.duplicated(keep=False) & ids.notna()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"memories: row {i}, column 'id': duplicate id {ids.iloc[i]!r}; ai-memory's "
+                         "memories.id is a primary key")
+    index = pd.Index(ids.to_numpy(object))
+    if "memory_id" not in obs.columns:
+        return np.full(len(obs), -1, dtype=np.intp)
+    return index.get_indexer(obs["memory_id"].to_numpy(object))
+
+
+def _access_counts(memories: pd.DataFrame) -> np.ndarray:
+    """``COALESCE(access_count, 0)`` per memory; absent column = 0; text raises."""
+    if "access_count" not in memories.columns:
+        return np.zeros(len(memories))
+    values = memories["access_count"].astype(object)
+    num = pd.to_numeric(values, errors="coerce")
+    bad = num.isna() & values.notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"memories: row {i}, column 'access_count': expected a number, got {values.iloc[i]!r}")
+    return num.fillna(0.0).to_numpy(np.float64)
 
 
 def gc_observations(obs: pd.DataFrame, now, retention_days):

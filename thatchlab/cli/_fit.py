@@ -59,30 +59,47 @@ def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-mem
                                                     "0 to 36500"),
               now: str = typer.Option(None, help="aware ISO time closing the window (default: a recall log's "
                                                  "last replayed report; a database's last observation)"),
+              audience: str = typer.Option(None, help="a database: scope the report to this caller (agent id), as "
+                                                      "ai-memory 0a5770a does; default: the admin sweep"),
+              release: str = typer.Option("latest", help="the ai-memory release whose report to compute "
+                                                         "(v0.7.0, a78a228, 0a5770a or latest)"),
               json_: bool = typer.Option(False, "--json", help="print the report as JSON")):
-    """Print the confidence calibration report of a recall log's replay or of an ai-memory database."""
-    from thatchlab.calibration import MAX_WINDOW_DAYS, calibrate_from_shadow
+    """Print the confidence calibration report of a recall log's replay or of an ai-memory database.
 
-    days = check_number("--days", days, 0, MAX_WINDOW_DAYS, "number of days")
+    On a database the admin sweep first backfills recall outcomes from the ledger (a78a228 on; the
+    file is not written) and reads access counts from memories; --audience CALLER keeps the rows the
+    caller may read and backfills nothing."""
+    from thatchlab.calibration import MAX_WINDOW_DAYS, calibrate_from_shadow
+    from thatchlab.core.errors import InputError
+    from thatchlab.core.params import at_least, resolve_release
+
+    rel = resolve_release("ai-memory", release)
+    if at_least("ai-memory", rel, "a78a228"):
+        days = check_number("--days", days, 0, MAX_WINDOW_DAYS, "number of days")
     at = parse_time(now, "--now")
     if is_sqlite(input):
-        from thatchlab.logs.ai_memory import read_shadow_observations
+        from thatchlab.logs.ai_memory import read_ai_memory
 
-        obs = read_shadow_observations(input)
+        tables = read_ai_memory(input)
+        obs = tables.observations
         if at is None:
             at = obs["observed_at"].max() if len(obs) else epoch()
-        report = calibrate_from_shadow(obs, at, days=days)
+        report = calibrate_from_shadow(obs, at, days=days, audience=audience, memories=tables.memories,
+                                       ledger=tables.ledger, release=rel)
     else:
         from thatchlab.core.params import CalibrationParams
         from thatchlab.logs import read_recall_log
         from thatchlab.replay import run_calibration
 
-        res = run_calibration(read_recall_log(input), CalibrationParams(window_days=days))
+        if audience is not None:
+            raise InputError(f"--audience: {input} is a recall log, which carries no memory visibility "
+                             "(metadata, lifecycle); expected an ai-memory SQLite database")
+        res = run_calibration(read_recall_log(input), CalibrationParams(window_days=days, release=rel))
         obs = res.state.observations
         if at is None and res.reports:
             report = res.reports[-1]
         else:
             if at is None:
                 at = obs["observed_at"].max() if len(obs) else epoch()
-            report = calibrate_from_shadow(obs, at, days=days)
+            report = calibrate_from_shadow(obs, at, days=days, release=rel)
     typer.echo(report.to_json(indent=1) if json_ else report.to_ascii().rstrip("\n"))

@@ -4,6 +4,7 @@ ai-memory keeps each memory's confidence columns in ``memories``, shadow
 samples in ``confidence_shadow_observations`` and the consumption ledger in
 ``recall_observations``. These readers open the file read-only and return
 DataFrames in the shapes :func:`~thatchlab.calibration.calibrate_from_shadow`
+(observations, ``memories=`` and ``ledger=``)
 and :func:`~thatchlab.calibration.backfill_recall_outcomes` take, with RFC 3339
 times parsed to UTC. Shadow observations also keep the stored ``observed_at``
 text, which production's window compares as text.
@@ -95,7 +96,14 @@ def _consumed(df, path) -> pd.Series:
 def read_memories(path) -> pd.DataFrame:
     """ai-memory's ``memories`` table (every column), times parsed to UTC.
 
-    A ``confidence`` that is not a number (text, a blob) raises
+    Every column comes along, so the calibration report finds what its releases read
+    (:func:`~thatchlab.calibration.calibrate_from_shadow`): ``access_count`` for the
+    consume/access divergence (``a78a228`` on), and for a caller-scoped sweep
+    (``0a5770a``) ``namespace``, ``metadata`` (scope, owner and inbox target as JSON),
+    ``lifecycle_state`` and, where the file has them, the generated ``scope_idx``,
+    ``agent_id_idx`` and ``target_agent_id_idx`` columns production's query reads.
+
+    A ``confidence`` or ``access_count`` that is not a number (text, a blob) raises
     :class:`~thatchlab.core.errors.StoreSchemaError` naming the row; NULL
     reads as NaN. Databases older than the confidence-source migration get
     ``confidence_source = 'caller_provided'`` and null ``confidence_signals`` /
@@ -109,6 +117,8 @@ def read_memories(path) -> pd.DataFrame:
         if col not in df.columns:
             df[col] = None
     df["confidence"] = _numbers(df, "confidence", path, "memories", "id")
+    if "access_count" in df.columns:
+        df["access_count"] = _numbers(df, "access_count", path, "memories", "id")
     return _times(df, _MEMORY_TIMES, path, "memories")
 
 

@@ -30,6 +30,7 @@ from thatchlab.calibration import (
     signals_json,
 )
 from thatchlab.core.errors import InputError
+from thatchlab.core.params import at_least
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.logs import sort_by_time
 from thatchlab.logs.recall import read_recall_log, validate_recall_log
@@ -188,6 +189,14 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     ``consumed`` verdict (the report's utility uses production's per-memory
     backfill). GC is not applied; see :func:`~thatchlab.calibration.gc_observations`.
 
+    The report follows ``params.release``: from ``a78a228`` on, each window
+    backfills outcomes and its rows carry ``consume_access_divergence``, with a
+    memory's ``access_count`` at the window's end taken as the number of its
+    logged recall touches up to then (production adds one per touch); a
+    ``v0.7.0`` report has neither utility nor divergence and backfills nothing
+    (``observations`` and the metrics still use the backfilled outcomes). The
+    sweep is the admin one (every observation).
+
     Examples
     --------
     >>> from thatchlab.synth.recall import RecallWorld
@@ -238,9 +247,20 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     reports, long = [], []
     obs_t = obs["observed_at"].array.asi8
     led_t = ledger["observed_at"].array.asi8
+    judges = at_least("ai-memory", params.release, "a78a228")
+    touch_order = np.argsort(ts_ns, kind="stable")
+    touch_ts, touch_mem = ts_ns[touch_order], codes[touch_order]
     for t_end in _windows(start_ns, end_ns, params.window_days):
-        seen, _ = backfill_recall_outcomes(obs.loc[obs_t <= t_end], ledger.loc[led_t <= t_end])
-        rep = calibrate_from_shadow(seen, pd.Timestamp(t_end, tz="UTC"), days=params.window_days)
+        if judges:
+            seen, _ = backfill_recall_outcomes(obs.loc[obs_t <= t_end], ledger.loc[led_t <= t_end])
+            # each recall touch adds one to the memory's access_count, as production's touch does
+            upto = int(np.searchsorted(touch_ts, t_end, side="right"))
+            touched = pd.DataFrame({"id": np.asarray(mem_ids, dtype=object),
+                                    "access_count": np.bincount(touch_mem[:upto], minlength=len(mem_ids))})
+        else:                           # v0.7.0 had no backfill and no access evidence
+            seen, touched = obs.loc[obs_t <= t_end], None
+        rep = calibrate_from_shadow(seen, pd.Timestamp(t_end, tz="UTC"), days=params.window_days,
+                                    memories=touched, release=params.release)
         reports.append(rep)
         long.append(rep.to_frame().assign(window_end=pd.Timestamp(t_end, tz="UTC")))
     windows = pd.concat(long, ignore_index=True)

@@ -65,6 +65,11 @@ class Decision:
         given (chosen without the sweep's validation scores).
     unidentified : swept parameters the metric cannot see (never shipped).
     release : the production release compared under (``default``'s; a property).
+    per_user : when the sweep's log names users, each user's test effect of the shipped
+        configuration (else the candidate) against the default, worst first (columns
+        :data:`~thatchlab.tune._harm.PER_USER_COLUMNS`); None without users.
+    harm : the harm check of that comparison (``users``, ``share_worse``, ``worst_decile``,
+        ``margin``, ``hurt``, ``allowed``, ``holds``); None without users.
     """
 
     engine: str
@@ -83,6 +88,8 @@ class Decision:
     seed: int = 0
     constraint: dict | None = None
     parts: list = field(default_factory=list)
+    per_user: pd.DataFrame | None = None
+    harm: dict | None = None
 
     def _repr_html_(self) -> str:
         """The decision in a notebook: what ships, the joint test, then the evidence table."""
@@ -154,7 +161,7 @@ class Decision:
             "optimism": self.optimism, "n_configs": self.n_configs, "unidentified": list(self.unidentified),
             "alpha": self.alpha, "n_boot": self.n_boot, "cluster": self.cluster, "seed": self.seed,
             "constraint": {k: list(v) for k, v in (self.constraint or {}).items()} or None,
-            "parts": [d.to_dict() for d in self.parts]})
+            "harm": self.harm, "parts": [d.to_dict() for d in self.parts]})
 
     @classmethod
     def from_dict(cls, data, source="decision") -> Decision:
@@ -183,7 +190,8 @@ class Decision:
                       float(data.get("alpha", 0.05)), int(data.get("n_boot", 1000)),
                       data.get("cluster", "session"), int(data.get("seed", 0)),
                       {k: tuple(v) for k, v in (data.get("constraint") or {}).items()} or None,
-                      [cls.from_dict(p, source) for p in data.get("parts") or []])
+                      [cls.from_dict(p, source) for p in data.get("parts") or []],
+                      harm=data.get("harm"))
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, InputError):
                 raise

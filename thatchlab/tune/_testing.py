@@ -175,6 +175,8 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
     (0.5, 0.5, 0.5, 2.0)
     """
     num_a, den_a, num_b, den_b = (np.asarray(x, np.float64) for x in (num_a, den_a, num_b, den_b))
+    if weights is None:  # no resamples asked: the interval needs none
+        weights = np.zeros((0, num_a.size))
     a = ratio_resamples(num_a, den_a, weights)[:, 0]
     b = ratio_resamples(num_b, den_b, weights)[:, 0]
     nan = float("nan")

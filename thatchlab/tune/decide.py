@@ -36,6 +36,7 @@ from thatchlab.core.errors import InputError
 from thatchlab.core.params.production import production_params, setting
 from thatchlab.tune._combine import combine_decisions
 from thatchlab.tune._decision import EVIDENCE_COLUMNS, Decision
+from thatchlab.tune._harm import harm_summary, per_user_effects
 from thatchlab.tune._picking import (
     _direction,
     _spec_of,
@@ -70,7 +71,7 @@ _holm_levels = holm_levels  # the old private name
 
 def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict | None = None,
            alpha: float = 0.05, n_boot: int = 1000, cluster: str | None = None, seed: int = 0,
-           candidate=None) -> Decision:
+           candidate=None, harm_margin: float = 0.0, allow_harm: bool = False) -> Decision:
     """Decide which configuration of a sweep to ship, testing what ships as a whole.
 
     Parameters
@@ -125,6 +126,11 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         The level used is the evidence's ``cluster`` column.
     seed : int
         Seed of the resamples.
+    harm_margin, allow_harm : the harm check, when the sweep's log names users: each user's
+        paired effect over their own test sessions (:attr:`Decision.per_user`), and a
+        configuration that hurts some user beyond ``harm_margin`` (the user's interval lies on
+        the worsening side by more than it, in the metric's units) does not ship unless
+        ``allow_harm=True`` (:mod:`thatchlab.tune._harm`; the summary is :attr:`Decision.harm`).
     candidate : params, optional
         Test this configuration instead of the validation winner: a value chosen
         without the test stretch, e.g. a fitter's estimate on the log before it
@@ -188,6 +194,8 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     _check_rows(results, stats, case)
     # 3.-6. on the test stretch: the gate, the reduction family (Holm), the constraint
     test = _TestStretch(stats, metric, n_boot, seed, alpha)
+    test.users = _Users.of(results, metric, alpha, lower, harm_margin, allow_harm)
+    test.default_cid = case.cid(default)
     gate = _gate(case, test)
     reduction = _reduce(case, test, gate, results)
     shipping = _ship(case, test, gate, reduction, results, constraint)
@@ -197,8 +205,11 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     optimism = _optimism(case, results)
     n_configs = 1 if chosen_elsewhere else n_competitors(results, metric, constraint)
     shipped = default if shipping.params is None else shipping.params
+    per_user, harm = test.harm(case.cid(case.full if shipping.params is None else shipping.params),
+                               case.cid(default))
     return Decision(spec.name, metric, shipped, default, candidate, evidence, combined, float(optimism), n_configs,
-                    case.unidentified, alpha, int(n_boot), cluster, int(seed), constraint)
+                    case.unidentified, alpha, int(n_boot), cluster, int(seed), constraint,
+                    per_user=per_user, harm=harm)
 
 
 # -- 1. the inputs ---------------------------------------------------------------------------------
@@ -335,6 +346,8 @@ class _TestStretch:
         self.stats, self.metric, self.alpha = stats, metric, alpha
         self.W = cluster_resamples(len(stats.labels["test"]), n_boot, seed, segment_stream("test"))
         self._sums = {}
+        self.users: _Users | None = None
+        self.default_cid: str | None = None
 
     def sums(self, cid) -> tuple:
         """``(num, den)`` of configuration ``cid`` over the test clusters."""
@@ -348,8 +361,57 @@ class _TestStretch:
         return paired_difference(*self.sums(ref), *self.sums(cid), self.W, self.alpha)
 
     def constraint(self, results, constraint, cid) -> dict:
-        """:func:`~thatchlab.tune._testing.check_constraint` of ``cid`` on these resamples."""
-        return check_constraint(self.stats, results, constraint, cid, self.W, self.alpha)
+        """:func:`~thatchlab.tune._testing.check_constraint` of ``cid`` on these resamples, and the
+        harm check of ``cid`` against the default when users are known (key ``"harm"``)."""
+        out = check_constraint(self.stats, results, constraint, cid, self.W, self.alpha)
+        if self.users is not None and self.default_cid is not None and cid != self.default_cid:
+            out["harm"] = self.users.check(cid, self.default_cid)
+        return out
+
+    def harm(self, cid, ref) -> tuple:
+        """``(per-user table, harm summary)`` of ``cid`` against ``ref``; ``(None, None)`` without users."""
+        if self.users is None or cid == ref:
+            return None, None
+        return self.users.table(cid, ref), self.users.summary(cid, ref)
+
+
+@dataclass
+class _Users:
+    """The session-level sums and each session's user, for per-user effects and the harm check."""
+
+    stats: object
+    parents: dict
+    metric: str
+    alpha: float
+    lower: bool
+    margin: float
+    allowed: bool
+
+    @classmethod
+    def of(cls, results, metric, alpha, lower, margin, allowed):
+        users = (results.attrs.get("cluster_parents") or {}).get("user")
+        stats = results.attrs.get("clusters")
+        if not users or stats is None or stats.unit != "session":
+            return None
+        if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
+            raise InputError(f"harm_margin: expected a finite number >= 0, got {margin!r}")
+        return cls(stats, users, metric, alpha, lower, float(margin), bool(allowed))
+
+    def table(self, cid, ref) -> pd.DataFrame:
+        return per_user_effects(self.stats, self.parents, self.metric, ref, cid, self.alpha, self.lower,
+                                self.margin)
+
+    def summary(self, cid, ref) -> dict:
+        return harm_summary(self.table(cid, ref), self.margin, self.allowed)
+
+    def check(self, cid, ref) -> dict:
+        """The harm check in the shape of a constraint check (``rule``, ``value``, ``holds``, ``text``)."""
+        s = self.summary(cid, ref)
+        text = (f"it hurts {len(s['hurt'])} of {s['users']} users beyond the harm margin {s['margin']:g} "
+                f"({', '.join(map(str, s['hurt'][:5]))}{', …' if len(s['hurt']) > 5 else ''}: each one's "
+                f"interval lies on the worsening side; allow_harm=True ships it anyway)")
+        return {"rule": f"no user hurt beyond {s['margin']:g}", "value": float(len(s["hurt"])),
+                "ci_lower": float("nan"), "ci_upper": float("nan"), "holds": s["holds"], "text": text}
 
 
 # -- 4. the gate: the candidate against the default ------------------------------------------------
@@ -523,14 +585,23 @@ def _evidence_row(f, case, gate, red, ship, unit, gate_desc) -> dict:
                    f"(Holm-adjusted p = {red.adjusted[shipped]:.3g})")
         row["reason"] = f"keeps {f}={d_val!r}: {why}" + note
     elif gate.passed:
-        bad = "; ".join(f"{m} = {c['value']:.4g} (interval [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]) "
-                        f"is not {c['rule']}" for m, c in ship.checks[tuple(tested)].items() if not c["holds"])
+        bad = "; ".join(_failed(m, c) for m, c in ship.checks[tuple(tested)].items() if not c["holds"])
         alt = (", and no reduced configuration that improves satisfies it" if len(ship.options) > 1 else "")
         row["reason"] = (f"keeps {f}={d_val!r}: {gate_desc}, but on test the candidate's {bad}{alt}; "
                          "nothing ships" + note)
     else:
         row["reason"] = f"keeps {f}={d_val!r}: nothing ships — {gate_desc}" + note
     return row
+
+
+def _failed(metric, check) -> str:
+    """Why one check of the candidate fails on test, in words."""
+    if "text" in check:
+        return check["text"]
+    bound = check.get("bound", float("nan"))
+    said = f", {check['basis']} {bound:.4g}" if math.isfinite(bound) else ""
+    return (f"{metric} = {check['value']:.4g}{said} (interval [{check['ci_lower']:.4g}, "
+            f"{check['ci_upper']:.4g}]) is not {check['rule']}")
 
 
 # -- 8. the shipped configuration as a whole -------------------------------------------------------
@@ -557,8 +628,9 @@ def _combined(case, test, gate, red, ship, results, constraint, n_boot) -> dict:
             "constraint": test.constraint(results, constraint, cid(target)) if constraint else None,
             "procedure": (f"serial gatekeeper: the candidate against the default at alpha={alpha:g}, "
                           f"then {len(red.subsets)} reduced configurations with Holm at alpha={alpha:g}; "
-                          f"paired cluster bootstrap ({int(n_boot)} resamples of {n_cl} {_plural(unit)}), "
-                          f"t with {max(n_cl - 1, 0)} degrees of freedom")}
+                          f"paired differences over {n_cl} {_plural(unit)} with CR2 cluster-robust standard "
+                          f"errors and t with {own['df']:.3g} degrees of freedom (the effective number of "
+                          f"{_plural(unit)} less one)")}
 
 
 # -- 9. what selection on validation cost ----------------------------------------------------------

@@ -52,6 +52,14 @@ from thatchlab.belief._currency import (
     evidence_clock,
 )
 from thatchlab.belief._exposure import exposure_segments
+from thatchlab.belief._policy import (
+    EVIDENCE_COLUMNS,
+    DerivedAuthority,
+    independent_evidence,
+    original_evidence_time,
+    same_subject,
+    source_authority,
+)
 from thatchlab.belief._store import MEMORY_COLUMNS, BeliefStore
 from thatchlab.core.params.belief import (
     BELIEF_BANDS,
@@ -60,6 +68,8 @@ from thatchlab.core.params.belief import (
     BELIEF_STATUSES,
     BELIEF_VIEWS,
     EVIDENCE_EVENTS,
+    RELEASE_VIEWS,
+    SOURCE_AUTHORITY,
     BeliefParams,
 )
 
@@ -68,5 +78,6 @@ __all__ = ["exposure_segments",
     "currency_reference", "band_reference", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES",
     "BELIEF_BANDS", "BELIEF_VIEWS", "EVIDENCE_EVENTS", "BeliefParams", "BeliefStore",
     "MEMORY_COLUMNS", "admit", "Judgment", "JUDGE_EVENTS", "OracleJudge", "SimilarityJudge",
-    "CallableJudge",
+    "CallableJudge", "EVIDENCE_COLUMNS", "SOURCE_AUTHORITY", "RELEASE_VIEWS", "source_authority",
+    "same_subject", "independent_evidence", "original_evidence_time", "DerivedAuthority",
 ]

@@ -18,8 +18,8 @@ import pandas as pd
 
 from thatchlab.belief import (
     BeliefParams,
-    DerivedAuthority,
     BeliefStore,
+    DerivedAuthority,
     compute_currency,
     currency_band,
     derive_half_life_days,

@@ -314,6 +314,7 @@ def _judge_17fecf7(store, claim, fields, ts, judge, nb, derived) -> tuple[Judgme
     frame = _neighbour_frame(store, cand)
     frame["source_authority"] = [source_authority(store.row_view(m)) for m, _ in cand]
     frame["as_of"] = [original_evidence_time(store.row_view(m)) for m, _ in cand]
+    frame["evidence_families"] = [list(f) for f in frame["evidence_families"]]
     verdict = _checked(judge(dict(claim), frame))
     if verdict.event == "unrelated":
         return verdict, len(cand)

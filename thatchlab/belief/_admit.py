@@ -4,8 +4,16 @@ A new claim is compared with its nearest stored rows by embedding; only
 neighbours at or above a similarity bar go to a judge, which names the
 evidence event (restated, contradicted, resolved, unrelated) and the row it
 touches. Similarity alone never writes: without a judged event the claim is
-an ordinary new row. When the judge names an event but no row, the event
-lands on the top-scoring neighbour (production's fallback).
+an ordinary new row.
+
+The release decides the rest. ``4d5d5c5`` (omi ``belief_evidence.py``
+@4d5d5c53): the judge sees every neighbour at or above the bar, and an event
+naming no row lands on the top-scoring neighbour. ``17fecf7`` (blob 17fecf7a
+with ``belief_source_policy.py`` @d3bbcc94): ineligible rows are dropped from
+the nearest, an ineligible claim asks nothing, the judge sees only rows the
+claim is independent authoritative evidence about and must name one of them
+(else ``unrelated``), and the event lands at the later of the two rows'
+original evidence times; with ``automation_paused`` no judge is asked.
 """
 
 from __future__ import annotations
@@ -63,7 +71,8 @@ class OracleJudge:
     A claim without a label, or whose labelled row is not among the
     neighbours shown, is ``unrelated``: the judge cannot pick a row the gate
     did not retrieve. A label that names no row (``"restated"`` alone) is
-    returned without a target, and the gate applies it to the top neighbour.
+    returned without a target: release ``4d5d5c5`` applies it to the top
+    neighbour, ``17fecf7`` reads it as ``unrelated``.
 
     >>> import pandas as pd
     >>> j = OracleJudge({"c1": ("restated", "m1")})
@@ -165,17 +174,33 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     authority) and, when the contradiction lands, adds the claim as a new row
     that supersedes it; ``unrelated`` (or no neighbour) adds the claim.
 
-    A judgment that names no target row is applied to the neighbour with the
-    highest similarity, as production does: a judge answering just
-    ``"restated"`` for "likes green tea a lot" against "prefers green tea"
-    (0.96) restates "prefers green tea". The report's ``target_memory_id``
-    is then that neighbour.
+    Release ``4d5d5c5``: a judgment that names no target row is applied to
+    the neighbour with the highest similarity, as production did: a judge
+    answering just ``"restated"`` for "likes green tea a lot" against
+    "prefers green tea" (0.96) restates "prefers green tea". The report's
+    ``target_memory_id`` is then that neighbour.
+
+    Release ``17fecf7`` (the default): of the ``k`` nearest, ineligible rows
+    are dropped; an ineligible claim asks no judge; the judge sees only the
+    *candidates*, rows about the same subject whose evidence families and
+    the claim's are both non-empty and disjoint, with the claim's source
+    authority above 0 and at least the row's (0-5; derived with a warning
+    when a row has none, see :func:`~thatchlab.belief.source_authority`);
+    the candidates' frame gives ``source_authority`` and ``as_of`` (the
+    original evidence time). A judgment that names no candidate is
+    ``unrelated`` (rationale ``no target``). The event's time is the later of
+    the row's and the claim's original evidence times (``evidence_time``,
+    else the captured time, else ``ts``). A less authoritative claim writes
+    nothing on the row; it is kept as its own row. With
+    ``automation_paused`` no judge is asked and the claim is kept.
 
     Parameters
     ----------
     store : BeliefStore (changed in place when ``apply``).
     claims : DataFrame with ``text`` (and optionally ``id``, ``ts``,
-        ``authority``, ``belief_class`` and other memory columns), or texts.
+        ``authority``, ``belief_class`` and other memory columns, and the
+        source policy's ``source_authority``, ``evidence_families``,
+        ``evidence_time``, ``eligible``, ``subject_entity_id``), or texts.
     judge : callable ``judge(claim_dict, neighbours_df) -> Judgment``.
     embedder : an :class:`~thatchlab.embed.Embedder`.
     k, min_score : default to ``store.params.k`` / ``store.params.min_score``.
@@ -185,8 +210,9 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     Returns
     -------
     DataFrame, one row per claim: ``claim_id``, ``text``, ``top_score``,
-    ``n_neighbours`` (at or above ``min_score``), ``consulted``, ``event``,
-    ``target_memory_id``, ``rationale``, ``action``.
+    ``n_neighbours`` (at or above ``min_score``; eligible ones under
+    ``17fecf7``), ``n_candidates`` (rows shown to the judge), ``consulted``,
+    ``event``, ``target_memory_id``, ``rationale``, ``action``.
     """
     k = store.params.k if k is None else int(k)
     min_score = store.params.min_score if min_score is None else float(min_score)
@@ -332,10 +358,9 @@ def _apply_17fecf7(store, claim: dict, fields: dict, ts, verdict: Judgment) -> s
         store.write(new_row)
         return "inserted"
     new = _claim_record(claim, fields, ts)
-    row = store._rows[verdict.target_memory_id]
     # the later of the two records' original evidence times, never the processing time
-    when = max(original_evidence_time(row), original_evidence_time(new))
-    res = store._judged_write(row, verdict.event, when, str(claim["id"]), str(claim["id"]))
+    when = max(original_evidence_time(store.row_view(verdict.target_memory_id)), original_evidence_time(new))
+    res = store.apply_judgment(verdict.target_memory_id, verdict.event, when, str(claim["id"]))
     if verdict.event == "contradicted":
         store.write(new_row)
         return "superseded" if res["action"] == "superseded" else "inserted"

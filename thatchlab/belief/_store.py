@@ -371,6 +371,21 @@ class BeliefStore(ParamsMixin):
         when = max(original_evidence_time(row), src["evidence_time"] or ts)
         return self._judged_write(row, kind, when, pointer, named)
 
+    def apply_judgment(self, memory_id, kind: str, when, source: str) -> dict:
+        """Write one admission judgment of release ``17fecf7`` on ``memory_id`` at ``when``.
+
+        The admission gate (:func:`~thatchlab.belief.admit`) calls this once it has checked the
+        source's independence and authority, so nothing is checked here but the event's name:
+        ``restated`` (clock = ``when``), ``resolved`` (``valid_to`` = ``when``) or
+        ``contradicted`` (confidence × factor, superseded by ``source`` when allowed).
+        """
+        if kind not in ("restated", "resolved", "contradicted"):
+            raise InputError(f"kind: expected restated, resolved or contradicted, got {kind!r}")
+        if memory_id not in self._rows:
+            raise InputError(f"memory_id: no memory {memory_id!r} in the store")
+        when = as_utc(when, what="when").as_unit("ns")
+        return self._judged_write(self._rows[memory_id], kind, when, str(source), str(source))
+
     def _judged_write(self, row, kind, when, pointer, named) -> dict:
         if kind == "restated":
             return self._restate(row, when, pointer, kind)

@@ -172,9 +172,11 @@ def independent_evidence(new, existing, derived: DerivedAuthority | None = None)
         return False, "no evidence family"
     if not nf.isdisjoint(of):
         return False, "shared evidence family"
-    a_new, a_old = source_authority(new, derived), source_authority(existing, derived)
+    a_new = source_authority(new, derived)
     if a_new <= 0:
         return False, "source authority 0"
+    # the top of the order is at least anything: the row's authority is then not needed (nor derived)
+    a_old = a_new if a_new == _TOP else source_authority(existing, derived)
     if a_new < a_old:
         return False, f"less authoritative ({a_new} < {a_old})"
     if not new.get("eligible", True) or not existing.get("eligible", True):

@@ -54,6 +54,7 @@ from thatchlab.core.params.belief import (
     BELIEF_STATUSES,
     EVIDENCE_EVENTS,
     OWNER_AUTHORSHIP_MIN,
+    SOURCE_AUTHORITY,
     USER_SUBJECT_SCOPE,
     BeliefParams,
 )
@@ -366,7 +367,9 @@ class BeliefStore(ParamsMixin):
         src = norm_evidence_fields(ev, f"event {i} ({kind})")
         src.update(id=named or pointer, user_asserted=ev.get("user_asserted"),
                    authority=ev.get("authority"))
-        if _source_authority(src, derived) < _source_authority(row, derived):
+        a_new = _source_authority(src, derived)
+        # the top of omi's order (5) is at least anything: the row's authority is not needed then
+        if a_new < max(SOURCE_AUTHORITY.values()) and a_new < _source_authority(row, derived):
             return self._done(row["id"], kind, "nothing", ())
         when = max(original_evidence_time(row), src["evidence_time"] or ts)
         return self._judged_write(row, kind, when, pointer, named)

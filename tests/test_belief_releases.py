@@ -409,3 +409,21 @@ def test_replay_warns_once_when_authority_is_derived():
     msgs = [str(w.message) for w in caught if "source_authority" in str(w.message)]
     assert len(msgs) == 1 and msgs[0].startswith("run_belief: 3 row(s) carry no source_authority")
     assert r.actions["action"].tolist() == ["restated", "superseded"]     # 0 >= 0: equal applies
+
+
+def test_a_top_authority_source_needs_no_derived_comparison(repo_root):
+    # 5 (user_direct) is at least any row, so the row's own authority is not derived (no warning):
+    # the omi adapter's inferred events (source_authority 5) replay as production applied them
+    from thatchlab.logs import ingest
+
+    omi = ingest.omi_memories(f"{repo_root}/data/ingest/omi_memories.json").log
+    assert set(omi.loc[omi["kind"].isin(["restated", "contradicted"]), "source_authority"]) == {5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = run_belief(omi)
+    old = run_belief(omi, OLD)
+    assert new.actions["action"].tolist() == old.actions["action"].tolist() == [
+        "restated", "restated", "restated", "superseded", "restated"]
+    assert new.events["currency"].tolist() == old.events["currency"].tolist()
+    with pytest.raises(InputError, match="archive"):
+        BeliefStore(params=OLD).view(T0, "all", include_archive=True)

@@ -131,8 +131,8 @@ def test_replay_counts_time_only_transitions_when_a_row_changes_between_reads(mo
     # a store that (wrongly) closes rows on time alone is caught by the replay's audit
     original = BeliefStore.apply_event
 
-    def sneaky(self, ev, i):
-        out = original(self, ev, i)
+    def sneaky(self, ev, i, **kw):
+        out = original(self, ev, i, **kw)
         if "m1" in self._rows and ev["kind"] == "unrelated":
             self._rows["m1"]["status"] = "superseded"
         return out
@@ -171,7 +171,8 @@ def test_replay_missing_read_has_no_band_and_weaker_contradiction_lowers_truth()
                         "text": ["x", None, None, None], "belief_class": ["state", None, None, None],
                         "authority": [2, 1, None, None], "target_memory_id": [None, "m1", None, None],
                         "still_true": [None, None, True, True]})
-    r = run_belief(log)
+    # omi belief_evidence.py @4d5d5c53 (BasedHardware/omi): a weaker contradiction still lowers truth
+    r = run_belief(log, BeliefParams(release="4d5d5c5"))
     assert r.actions["action"].tolist() == ["contradicted"]          # production: weaker still lowers
     assert r.state.row("m1")["confidence"] == 0.0 and r.events["status"].tolist()[0] == "contradicted"
     assert r.events["useful_now"].tolist() == [False, False]

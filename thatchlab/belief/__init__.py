@@ -23,16 +23,30 @@ Production's edge cases are reproduced, not tidied away:
   ``derive_half_life_days(stored=7.0, belief_class="nonsense")`` is 7.0; an
   empty class ``""`` is no class; an unknown class raises only when no
   half-life is stored;
-* a ``contradicted`` event from a less authoritative source still lowers the
-  row's confidence (to 0.0 under the default ``contradiction_factor``) and
-  marks it contradicted, it just cannot supersede;
-* a judgment that names an event but no row is applied to the top-scoring
-  neighbour.
+* under release ``4d5d5c5``, a ``contradicted`` event from a less
+  authoritative source still lowers the row's confidence (to 0.0 under the
+  default ``contradiction_factor``) and marks it contradicted, it just cannot
+  supersede; a judgment that names an event but no row is applied to the
+  top-scoring neighbour;
+* under release ``17fecf7`` (the default: omi's ``belief_evidence.py`` blob
+  17fecf7a with ``belief_source_policy.py`` @d3bbcc94 and ``belief_model.py``
+  blob 275b9e2f) only eligible rows reach the judge, a candidate needs
+  independent authoritative evidence (same subject, disjoint non-empty
+  evidence families, source authority above 0 and at least the row's), the
+  judge must name a candidate or the claim is ``unrelated``, a less
+  authoritative source writes nothing, the event lands at the later of the
+  two rows' original evidence times, ``automation_paused`` stops judged
+  events, the views add ``released`` and the proactive bar is replayed.
+  Rows carry ``source_authority`` (0-5), ``evidence_families``,
+  ``evidence_time``, ``eligible`` and ``subject_entity_id``
+  (:data:`EVIDENCE_COLUMNS`).
 
 Public names: :func:`compute_currency`, :func:`currency_band`,
 :func:`derive_half_life_days`, :data:`BELIEF_PRIORS`, :class:`BeliefParams`,
 :class:`BeliefStore`, :func:`admit` and the judges :class:`OracleJudge`,
-:class:`SimilarityJudge`, :class:`CallableJudge`.
+:class:`SimilarityJudge`, :class:`CallableJudge`; the source policy's
+:func:`source_authority`, :func:`same_subject`, :func:`independent_evidence`,
+:func:`original_evidence_time` and :data:`SOURCE_AUTHORITY`.
 """
 
 from thatchlab.belief._admit import (
@@ -52,6 +66,14 @@ from thatchlab.belief._currency import (
     evidence_clock,
 )
 from thatchlab.belief._exposure import exposure_segments
+from thatchlab.belief._policy import (
+    EVIDENCE_COLUMNS,
+    DerivedAuthority,
+    independent_evidence,
+    original_evidence_time,
+    same_subject,
+    source_authority,
+)
 from thatchlab.belief._store import MEMORY_COLUMNS, BeliefStore
 from thatchlab.core.params.belief import (
     BELIEF_BANDS,
@@ -60,6 +82,8 @@ from thatchlab.core.params.belief import (
     BELIEF_STATUSES,
     BELIEF_VIEWS,
     EVIDENCE_EVENTS,
+    RELEASE_VIEWS,
+    SOURCE_AUTHORITY,
     BeliefParams,
 )
 
@@ -68,5 +92,6 @@ __all__ = ["exposure_segments",
     "currency_reference", "band_reference", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES",
     "BELIEF_BANDS", "BELIEF_VIEWS", "EVIDENCE_EVENTS", "BeliefParams", "BeliefStore",
     "MEMORY_COLUMNS", "admit", "Judgment", "JUDGE_EVENTS", "OracleJudge", "SimilarityJudge",
-    "CallableJudge",
+    "CallableJudge", "EVIDENCE_COLUMNS", "SOURCE_AUTHORITY", "RELEASE_VIEWS", "source_authority",
+    "same_subject", "independent_evidence", "original_evidence_time", "DerivedAuthority",
 ]

@@ -4,8 +4,16 @@ A new claim is compared with its nearest stored rows by embedding; only
 neighbours at or above a similarity bar go to a judge, which names the
 evidence event (restated, contradicted, resolved, unrelated) and the row it
 touches. Similarity alone never writes: without a judged event the claim is
-an ordinary new row. When the judge names an event but no row, the event
-lands on the top-scoring neighbour (production's fallback).
+an ordinary new row.
+
+The release decides the rest. ``4d5d5c5`` (omi ``belief_evidence.py``
+@4d5d5c53): the judge sees every neighbour at or above the bar, and an event
+naming no row lands on the top-scoring neighbour. ``17fecf7`` (blob 17fecf7a
+with ``belief_source_policy.py`` @d3bbcc94): ineligible rows are dropped from
+the nearest, an ineligible claim asks nothing, the judge sees only rows the
+claim is independent authoritative evidence about and must name one of them
+(else ``unrelated``), and the event lands at the later of the two rows'
+original evidence times; with ``automation_paused`` no judge is asked.
 """
 
 from __future__ import annotations
@@ -16,6 +24,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief._policy import (
+    DerivedAuthority,
+    independent_evidence,
+    norm_evidence_fields,
+    original_evidence_time,
+    source_authority,
+)
 from thatchlab.core.errors import EmbeddingError, InputError
 from thatchlab.core.time import as_utc
 
@@ -56,7 +71,8 @@ class OracleJudge:
     A claim without a label, or whose labelled row is not among the
     neighbours shown, is ``unrelated``: the judge cannot pick a row the gate
     did not retrieve. A label that names no row (``"restated"`` alone) is
-    returned without a target, and the gate applies it to the top neighbour.
+    returned without a target: release ``4d5d5c5`` applies it to the top
+    neighbour, ``17fecf7`` reads it as ``unrelated``.
 
     >>> import pandas as pd
     >>> j = OracleJudge({"c1": ("restated", "m1")})
@@ -158,17 +174,33 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     authority) and, when the contradiction lands, adds the claim as a new row
     that supersedes it; ``unrelated`` (or no neighbour) adds the claim.
 
-    A judgment that names no target row is applied to the neighbour with the
-    highest similarity, as production does: a judge answering just
-    ``"restated"`` for "likes green tea a lot" against "prefers green tea"
-    (0.96) restates "prefers green tea". The report's ``target_memory_id``
-    is then that neighbour.
+    Release ``4d5d5c5``: a judgment that names no target row is applied to
+    the neighbour with the highest similarity, as production did: a judge
+    answering just ``"restated"`` for "likes green tea a lot" against
+    "prefers green tea" (0.96) restates "prefers green tea". The report's
+    ``target_memory_id`` is then that neighbour.
+
+    Release ``17fecf7`` (the default): of the ``k`` nearest, ineligible rows
+    are dropped; an ineligible claim asks no judge; the judge sees only the
+    *candidates*, rows about the same subject whose evidence families and
+    the claim's are both non-empty and disjoint, with the claim's source
+    authority above 0 and at least the row's (0-5; derived with a warning
+    when a row has none, see :func:`~thatchlab.belief.source_authority`);
+    the candidates' frame gives ``source_authority`` and ``as_of`` (the
+    original evidence time). A judgment that names no candidate is
+    ``unrelated`` (rationale ``no target``). The event's time is the later of
+    the row's and the claim's original evidence times (``evidence_time``,
+    else the captured time, else ``ts``). A less authoritative claim writes
+    nothing on the row; it is kept as its own row. With
+    ``automation_paused`` no judge is asked and the claim is kept.
 
     Parameters
     ----------
     store : BeliefStore (changed in place when ``apply``).
     claims : DataFrame with ``text`` (and optionally ``id``, ``ts``,
-        ``authority``, ``belief_class`` and other memory columns), or texts.
+        ``authority``, ``belief_class`` and other memory columns, and the
+        source policy's ``source_authority``, ``evidence_families``,
+        ``evidence_time``, ``eligible``, ``subject_entity_id``), or texts.
     judge : callable ``judge(claim_dict, neighbours_df) -> Judgment``.
     embedder : an :class:`~thatchlab.embed.Embedder`.
     k, min_score : default to ``store.params.k`` / ``store.params.min_score``.
@@ -178,8 +210,9 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     Returns
     -------
     DataFrame, one row per claim: ``claim_id``, ``text``, ``top_score``,
-    ``n_neighbours`` (at or above ``min_score``), ``consulted``, ``event``,
-    ``target_memory_id``, ``rationale``, ``action``.
+    ``n_neighbours`` (at or above ``min_score``; eligible ones under
+    ``17fecf7``), ``n_candidates`` (rows shown to the judge), ``consulted``,
+    ``event``, ``target_memory_id``, ``rationale``, ``action``.
     """
     k = store.params.k if k is None else int(k)
     min_score = store.params.min_score if min_score is None else float(min_score)
@@ -196,48 +229,142 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
     ids = [r["id"] for r in rows]
     mat = [vec_of[r["text"]] for r in rows]
     out = []
+    new_rules = store.params.release != "4d5d5c5"
+    derived = DerivedAuthority()
     for i, claim in enumerate(cl.to_dict(orient="records")):
         ts = claim.get("ts") if claim.get("ts") is not None and not pd.isna(claim.get("ts")) else at
         if ts is None:
             raise InputError(f"claims row {i}: no 'ts' and no at= given (engines never read the clock)")
         ts = as_utc(ts, what=f"claims row {i}, column 'ts'")
         q = vec_of[str(claim["text"])]
-        alive = [j for j, m in enumerate(ids) if m in store]
-        if alive:
-            sims = np.asarray([mat[j] for j in alive]) @ q
-            order = np.argsort(-sims, kind="stable")[:k]
-            nb_idx = [alive[j] for j in order if sims[j] >= min_score]
-            top = float(sims[order[0]])
-            scores = {alive[j]: float(sims[j]) for j in order}
+        if new_rules:
+            claim_fields = norm_evidence_fields(claim, f"claims row {i}")
+        if new_rules and store.params.automation_paused:
+            # production returns before looking for neighbours; the claim stays its own record
+            nb_idx, top, n_cand = [], float("nan"), 0
+            verdict = Judgment("unrelated", None, "automation paused")
         else:
-            nb_idx, top, scores = [], float("nan"), {}
-        if nb_idx:
-            nb = pd.DataFrame([dict(store.row_view(ids[j])) for j in nb_idx])
-            nb.insert(2, "score", [scores[j] for j in nb_idx])
-            verdict = _as_judgment(judge(dict(claim), nb.reset_index(drop=True)))
-            if verdict.event not in JUDGE_EVENTS:
-                raise InputError(f"judge returned event {verdict.event!r}; expected one of "
-                                 f"{list(JUDGE_EVENTS)}")
-            if verdict.event != "unrelated" and _null_target(verdict.target_memory_id):
-                # production applies a judgment that names no row to the top-scoring neighbour
-                verdict = Judgment(verdict.event, str(nb["id"].iloc[0]), verdict.rationale)
-            if verdict.event != "unrelated" and verdict.target_memory_id not in set(nb["id"]):
-                raise InputError(f"judge named row {verdict.target_memory_id!r}, which is not among "
-                                 f"the neighbours shown ({list(nb['id'])})")
-        else:
-            verdict = Judgment("unrelated", None, "no neighbour at or above min_score")
+            alive = [j for j, m in enumerate(ids) if m in store]
+            if alive:
+                sims = np.asarray([mat[j] for j in alive]) @ q
+                order = np.argsort(-sims, kind="stable")[:k]
+                # 17fecf7: ineligible rows take their place among the k nearest, then are dropped
+                nb_idx = [alive[j] for j in order if sims[j] >= min_score
+                          and (not new_rules or store.row_view(ids[alive[j]])["eligible"])]
+                top = float(sims[order[0]])
+                scores = {alive[j]: float(sims[j]) for j in order}
+            else:
+                nb_idx, top, scores = [], float("nan"), {}
+            if new_rules:
+                verdict, n_cand = _judge_17fecf7(store, claim, claim_fields, ts, judge,
+                                                 [(ids[j], scores.get(j)) for j in nb_idx], derived)
+            else:
+                verdict, n_cand = _judge_4d5d5c5(store, claim, judge,
+                                                 [(ids[j], scores.get(j)) for j in nb_idx]), len(nb_idx)
         action = "none"
         if apply:
-            action = _apply_verdict(store, claim, ts, verdict)
+            if new_rules:
+                action = _apply_17fecf7(store, claim, claim_fields, ts, verdict)
+            else:
+                action = _apply_verdict(store, claim, ts, verdict)
             if action in ("inserted", "superseded"):
                 ids.append(str(claim["id"]))
                 mat.append(q)
         out.append(dict(claim_id=str(claim["id"]), text=claim["text"], top_score=top,
-                        n_neighbours=len(nb_idx), consulted=bool(nb_idx), event=verdict.event,
-                        target_memory_id=verdict.target_memory_id, rationale=verdict.rationale,
-                        action=action))
-    return pd.DataFrame(out, columns=["claim_id", "text", "top_score", "n_neighbours", "consulted",
-                                      "event", "target_memory_id", "rationale", "action"])
+                        n_neighbours=len(nb_idx), n_candidates=n_cand, consulted=n_cand > 0,
+                        event=verdict.event, target_memory_id=verdict.target_memory_id,
+                        rationale=verdict.rationale, action=action))
+    derived.warn("admit")
+    return pd.DataFrame(out, columns=["claim_id", "text", "top_score", "n_neighbours", "n_candidates",
+                                      "consulted", "event", "target_memory_id", "rationale", "action"])
+
+
+def _neighbour_frame(store, nb) -> pd.DataFrame:
+    frame = pd.DataFrame([dict(store.row_view(m)) for m, _ in nb])
+    frame.insert(2, "score", [s for _, s in nb])
+    return frame.reset_index(drop=True)
+
+
+def _checked(verdict) -> Judgment:
+    verdict = _as_judgment(verdict)
+    if verdict.event not in JUDGE_EVENTS:
+        raise InputError(f"judge returned event {verdict.event!r}; expected one of {list(JUDGE_EVENTS)}")
+    return verdict
+
+
+def _judge_4d5d5c5(store, claim, judge, nb) -> Judgment:
+    """omi belief_evidence.py @4d5d5c53: the judge sees every neighbour at or above the bar; a
+    judgment naming no row lands on the top neighbour."""
+    if not nb:
+        return Judgment("unrelated", None, "no neighbour at or above min_score")
+    frame = _neighbour_frame(store, nb)
+    verdict = _checked(judge(dict(claim), frame))
+    if verdict.event != "unrelated" and _null_target(verdict.target_memory_id):
+        # production applies a judgment that names no row to the top-scoring neighbour
+        verdict = Judgment(verdict.event, str(frame["id"].iloc[0]), verdict.rationale)
+    if verdict.event != "unrelated" and verdict.target_memory_id not in set(frame["id"]):
+        raise InputError(f"judge named row {verdict.target_memory_id!r}, which is not among "
+                         f"the neighbours shown ({list(frame['id'])})")
+    return verdict
+
+
+def _claim_record(claim: dict, fields: dict, ts) -> dict:
+    rec = dict(claim)
+    rec.update(fields)
+    if rec.get("captured_at") is None or pd.isna(rec.get("captured_at")):
+        rec["captured_at"] = ts
+    else:
+        rec["captured_at"] = as_utc(rec["captured_at"], what="claims, column 'captured_at'")
+    rec["last_corroborated_at"] = None
+    return rec
+
+
+def _judge_17fecf7(store, claim, fields, ts, judge, nb, derived) -> tuple[Judgment, int]:
+    """omi belief_evidence.py blob 17fecf7a with belief_source_policy.py @d3bbcc94: only eligible
+    rows are neighbours, the claim must be eligible, only independent authoritative rows are
+    candidates and the judge sees only those, and it must name one of them."""
+    if not nb:
+        return Judgment("unrelated", None, "no neighbour at or above min_score"), 0
+    if not fields["eligible"]:
+        return Judgment("unrelated", None, "source unavailable (claim not eligible)"), 0
+    new = _claim_record(claim, fields, ts)
+    cand, why = [], []
+    for m, score in nb:
+        ok, reason = independent_evidence(new, store.row_view(m), derived)
+        if ok:
+            cand.append((m, score))
+        else:
+            why.append(f"{m}: {reason}")
+    if not cand:
+        return Judgment("unrelated", None, "no independent authoritative evidence (" + "; ".join(why) + ")"), 0
+    frame = _neighbour_frame(store, cand)
+    frame["source_authority"] = [source_authority(store.row_view(m)) for m, _ in cand]
+    frame["as_of"] = [original_evidence_time(store.row_view(m)) for m, _ in cand]
+    frame["evidence_families"] = [list(f) for f in frame["evidence_families"]]
+    verdict = _checked(judge(dict(claim), frame))
+    if verdict.event == "unrelated":
+        return verdict, len(cand)
+    if _null_target(verdict.target_memory_id) or verdict.target_memory_id not in set(frame["id"]):
+        # production: a judgment must name one of the candidates shown, else it is unrelated
+        return Judgment("unrelated", None, "no target"), len(cand)
+    return Judgment(verdict.event, str(verdict.target_memory_id), verdict.rationale), len(cand)
+
+
+def _apply_17fecf7(store, claim: dict, fields: dict, ts, verdict: Judgment) -> str:
+    new_row = {c: v for c, v in claim.items() if c not in ("ts",)}
+    if new_row.get("captured_at") is None or pd.isna(new_row.get("captured_at")):
+        new_row["captured_at"] = ts
+    if verdict.event == "unrelated":
+        store.write(new_row)
+        return "inserted"
+    new = _claim_record(claim, fields, ts)
+    # the later of the two records' original evidence times, never the processing time
+    when = max(original_evidence_time(store.row_view(verdict.target_memory_id)), original_evidence_time(new))
+    res = store.apply_judgment(verdict.target_memory_id, verdict.event, when, str(claim["id"]))
+    if verdict.event == "contradicted":
+        store.write(new_row)
+        return "superseded" if res["action"] == "superseded" else "inserted"
+    return res["action"]
 
 
 def _apply_verdict(store, claim: dict, ts, verdict: Judgment) -> str:

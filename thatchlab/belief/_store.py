@@ -9,9 +9,14 @@ alone.
 
 Production's edges, kept as they are:
 
-* a contradiction from a *less* authoritative source still lowers the row's
-  confidence (to 0.0 under the default ``contradiction_factor``) and marks
-  it contradicted; authority only decides whether it also supersedes;
+* release ``4d5d5c5``: a contradiction from a *less* authoritative source
+  still lowers the row's confidence (to 0.0 under the default
+  ``contradiction_factor``) and marks it contradicted; authority only decides
+  whether it also supersedes;
+* release ``17fecf7``: a less authoritative source (``source_authority`` on
+  omi's 0-5 scale, derived with a warning when absent) writes nothing, for
+  every judged event; the event lands at the later of the two rows' original
+  evidence times; the automation pause stops judged events;
 * an empty ``belief_class`` is no class, and a class thatchlab does not know
   is accepted when the row stores a half-life (which wins over any class);
 * NaN in ``half_life_days`` is pandas' missing value here, as in every float
@@ -33,18 +38,29 @@ from thatchlab.belief._currency import (
     derive_half_life_days,
     evidence_clock,
 )
+from thatchlab.belief._policy import (
+    EVIDENCE_COLUMNS,
+    DerivedAuthority,
+    norm_evidence_fields,
+    original_evidence_time,
+)
+from thatchlab.belief._policy import (
+    source_authority as _source_authority,
+)
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ParamsMixin
 from thatchlab.core.params.belief import (
     BELIEF_CLASSES,
     BELIEF_STATUSES,
-    BELIEF_VIEWS,
     EVIDENCE_EVENTS,
+    OWNER_AUTHORSHIP_MIN,
+    SOURCE_AUTHORITY,
+    USER_SUBJECT_SCOPE,
     BeliefParams,
 )
 from thatchlab.core.time import as_utc, iso_ms
 
-__all__ = ["BeliefStore", "MEMORY_COLUMNS"]
+__all__ = ["BeliefStore", "MEMORY_COLUMNS", "EVIDENCE_COLUMNS"]
 
 #: Columns of a memory row, in order (the ``belief_memories`` table).
 MEMORY_COLUMNS = ("id", "text", "belief_class", "half_life_days", "user_asserted", "kind", "tier",
@@ -113,13 +129,14 @@ def _norm_row(raw: dict, where: str) -> dict:
     if row["status"] not in BELIEF_STATUSES:
         raise InputError(f"{where}, column 'status': expected one of {list(BELIEF_STATUSES)}, "
                          f"got {row['status']!r}")
+    row.update(norm_evidence_fields(raw, where))
     return row
 
 
 def memories_frame(rows) -> pd.DataFrame:
     """Rows (dicts) → a DataFrame with the memory dtypes."""
     rows = list(rows)
-    df = pd.DataFrame.from_records(rows, columns=list(MEMORY_COLUMNS))
+    df = pd.DataFrame.from_records(rows, columns=list(MEMORY_COLUMNS) + list(EVIDENCE_COLUMNS))
     for col in _TIMES:
         df[col] = pd.to_datetime(pd.Series([r[col] for r in rows], dtype=object), utc=True
                                  ).dt.as_unit("ns") if rows else pd.Series(dtype="datetime64[ns, UTC]")
@@ -128,8 +145,14 @@ def memories_frame(rows) -> pd.DataFrame:
     df["user_asserted"] = df["user_asserted"].astype(bool)
     df["corroboration_count"] = df["corroboration_count"].astype(np.int64)
     df["evidence"] = pd.Series([list(r["evidence"]) for r in rows], dtype=object)
-    for col in _TEXTS:
+    for col in _TEXTS + ("subject_entity_id",):
         df[col] = df[col].astype(object)
+    df["source_authority"] = pd.array([r.get("source_authority") for r in rows], dtype="Int64")
+    df["evidence_families"] = pd.Series([list(r.get("evidence_families", ())) for r in rows], dtype=object)
+    df["evidence_time"] = pd.to_datetime(pd.Series([r.get("evidence_time") for r in rows], dtype=object),
+                                         utc=True).dt.as_unit("ns") if rows else pd.Series(
+                                             dtype="datetime64[ns, UTC]")
+    df["eligible"] = pd.Series([bool(r.get("eligible", True)) for r in rows], dtype=bool)
     return df
 
 
@@ -240,36 +263,53 @@ class BeliefStore(ParamsMixin):
         ``resolved``, ``unrelated``, ``review``, ``delete``), ``memory_id``
         and optionally ``target_memory_id`` (the row touched; when null the
         row is ``memory_id``, and when set ``memory_id`` is the evidence
-        source), ``authority`` (of the new source, for contradictions) and
-        ``confirmed`` (for reviews).
+        source), ``authority`` (of the new source, for contradictions),
+        ``confirmed`` (for reviews) and, read under release ``17fecf7``, the
+        source's ``source_authority`` (else derived from ``user_asserted`` /
+        ``authority``, with a warning) and ``evidence_time``.
 
-        Rules: ``restated`` → corroboration_count + 1, last_corroborated_at =
-        ts, evidence pointer appended; ``contradicted`` → confidence ×
-        contradiction_factor whatever the source, then, if the source's
-        authority ≥ the row's (null = 0), status ``superseded``
-        (superseded_by = the source) when superseding is allowed and a
-        source is named, else ``contradicted``; ``resolved`` → valid_to = ts;
-        ``unrelated`` → nothing; ``review`` true → restated, false →
-        contradicted without supersede; ``delete`` → the row is removed.
+        Rules common to both releases: ``restated`` → corroboration_count + 1,
+        last_corroborated_at = the event time, evidence pointer appended;
+        ``contradicted`` → confidence × contradiction_factor, status
+        ``superseded`` (superseded_by = the source) when superseding is
+        allowed and a source is named, else ``contradicted``; ``resolved`` →
+        valid_to = the event time; ``unrelated`` → nothing; ``review`` true →
+        restated, false → contradicted without supersede; ``delete`` → the
+        row is removed.
 
-        A less authoritative contradiction is production's quirk: it still
-        lowers truth (confidence 0.9 → 0.0 with the default factor, status
-        ``contradicted``) and only the supersede is withheld, exactly like a
-        refuting review.
+        Release ``4d5d5c5`` (omi ``belief_evidence.py`` @4d5d5c53): the event
+        time is ``ts``; a contradiction whose ``authority`` is below the row's
+        (null = 0) still lowers confidence (0.9 → 0.0 with the default factor,
+        status ``contradicted``) and only the supersede is withheld.
+
+        Release ``17fecf7`` (blob 17fecf7a with ``belief_source_policy.py``
+        @d3bbcc94): a restated, contradicted or resolved event whose source
+        is less authoritative than the row (0-5 scale) writes nothing; the
+        event time is the later of the row's original evidence time (its
+        ``evidence_time`` or ``captured_at``, or its last corroboration when
+        later) and the source's (``evidence_time``, else ``ts``); with
+        ``automation_paused`` those events write nothing. Reviews and deletes
+        are the owner's and go on. A logged event is a judgment production
+        made, so the store does not re-run the admission gate's family and
+        subject tests: :func:`~thatchlab.belief.admit` does.
 
         Returns a DataFrame with one row per event: ``memory_id`` (the row
         touched), ``kind``, ``action`` and ``changed`` (columns written).
         """
+        derived = DerivedAuthority()
         out = []
         for i, ev in enumerate(_events_records(events)):
-            out.append(self.apply_event(ev, i))
+            out.append(self.apply_event(ev, i, derived=derived))
+        derived.warn("BeliefStore.apply")
         return pd.DataFrame(out, columns=["memory_id", "kind", "action", "changed"])
 
-    def apply_event(self, ev: dict, i: int = 0) -> dict:
+    def apply_event(self, ev: dict, i: int = 0, *, derived: DerivedAuthority | None = None) -> dict:
         """Apply one evidence event (a mapping as in :meth:`apply`); ``i`` names it in errors.
 
         Returns ``{"memory_id", "kind", "action", "changed"}`` for that event.
-        Replays that interleave reads and events call this once per event.
+        Replays that interleave reads and events call this once per event;
+        ``derived`` collects the rows whose source authority was derived, so
+        that the caller warns once (without it, this call warns itself).
         """
         kind = ev.get("kind")
         if kind not in EVIDENCE_EVENTS:
@@ -294,14 +334,23 @@ class BeliefStore(ParamsMixin):
             if bool(confirmed):
                 return self._restate(row, ts, pointer, kind)
             return self._contradict(row, kind, supersede_to=None)
+        if kind == "delete":
+            del self._rows[mid]
+            return self._done(mid, kind, "deleted", ("*",))
+        named = source if target is not None and source != target else None
+        if self.params.release != "4d5d5c5":
+            own = derived is None
+            derived = DerivedAuthority() if own else derived
+            try:
+                return self._judged(row, ev, i, kind, ts, pointer, named, derived)
+            finally:
+                if own:
+                    derived.warn("BeliefStore.apply_event")
         if kind == "restated":
             return self._restate(row, ts, pointer, kind)
         if kind == "resolved":
             row["valid_to"] = ts
             return self._done(mid, kind, "resolved", ("valid_to",))
-        if kind == "delete":
-            del self._rows[mid]
-            return self._done(mid, kind, "deleted", ("*",))
         # contradicted
         auth = ev.get("authority")
         new_auth = 0.0 if _null(auth) else float(auth)
@@ -309,7 +358,43 @@ class BeliefStore(ParamsMixin):
         if new_auth < old_auth:
             # production lowers truth whatever the source; only superseding needs authority
             return self._contradict(row, kind, supersede_to=None)
-        named = source if target is not None and source != target else None
+        return self._contradict(row, kind, supersede_to=named if self.params.supersede else None)
+
+    def _judged(self, row, ev, i, kind, ts, pointer, named, derived) -> dict:
+        """A judged event under release 17fecf7 (see :meth:`apply`)."""
+        if self.params.automation_paused:
+            return self._done(row["id"], kind, "nothing", ())
+        src = norm_evidence_fields(ev, f"event {i} ({kind})")
+        src.update(id=named or pointer, user_asserted=ev.get("user_asserted"),
+                   authority=ev.get("authority"))
+        a_new = _source_authority(src, derived)
+        # the top of omi's order (5) is at least anything: the row's authority is not needed then
+        if a_new < max(SOURCE_AUTHORITY.values()) and a_new < _source_authority(row, derived):
+            return self._done(row["id"], kind, "nothing", ())
+        when = max(original_evidence_time(row), src["evidence_time"] or ts)
+        return self._judged_write(row, kind, when, pointer, named)
+
+    def apply_judgment(self, memory_id, kind: str, when, source: str) -> dict:
+        """Write one admission judgment of release ``17fecf7`` on ``memory_id`` at ``when``.
+
+        The admission gate (:func:`~thatchlab.belief.admit`) calls this once it has checked the
+        source's independence and authority, so nothing is checked here but the event's name:
+        ``restated`` (clock = ``when``), ``resolved`` (``valid_to`` = ``when``) or
+        ``contradicted`` (confidence × factor, superseded by ``source`` when allowed).
+        """
+        if kind not in ("restated", "resolved", "contradicted"):
+            raise InputError(f"kind: expected restated, resolved or contradicted, got {kind!r}")
+        if memory_id not in self._rows:
+            raise InputError(f"memory_id: no memory {memory_id!r} in the store")
+        when = as_utc(when, what="when").as_unit("ns")
+        return self._judged_write(self._rows[memory_id], kind, when, str(source), str(source))
+
+    def _judged_write(self, row, kind, when, pointer, named) -> dict:
+        if kind == "restated":
+            return self._restate(row, when, pointer, kind)
+        if kind == "resolved":
+            row["valid_to"] = when
+            return self._done(row["id"], kind, "resolved", ("valid_to",))
         return self._contradict(row, kind, supersede_to=named if self.params.supersede else None)
 
     def _restate(self, row, ts, pointer, kind):
@@ -335,19 +420,44 @@ class BeliefStore(ParamsMixin):
         return dict(memory_id=mid, kind=kind, action=action, changed=list(changed))
 
     # -- reads -----------------------------------------------------------------------------
-    def view(self, now, which: str = "useful_now") -> pd.DataFrame:
+    def view(self, now, which: str = "useful_now", *, include_archive: bool = False) -> pd.DataFrame:
         """The rows as a reader sees them at ``now`` (nothing is written).
 
         Adds ``effective_half_life_days`` (:func:`derive_half_life_days`),
         ``as_of`` (the evidence clock), ``currency`` and ``band``.
 
-        ``useful_now``: a class or stored half-life is known, status is not
-        superseded/contradicted, band ∈ {current, fading}. ``history``:
-        superseded, contradicted or unclassified rows and rows whose band ∈
-        {fading, history} (fading rows are in both). ``all``: every row.
+        Release ``4d5d5c5``: ``useful_now``: a class or stored half-life is
+        known, status is not superseded/contradicted, band ∈ {current,
+        fading}. ``history``: superseded, contradicted or unclassified rows
+        and rows whose band ∈ {fading, history} (fading rows are in both).
+        ``all``: every row. The clock is ``last_corroborated_at``, else
+        ``captured_at``.
+
+        Release ``17fecf7`` follows ``temporal_view_allows_record`` of omi's
+        ``belief_model.py`` (blob 275b9e2f) over thatchlab's rows: tier
+        ``archive`` rows are in no view unless ``include_archive`` (and never
+        in ``useful_now``); ``released`` (production's default list, the
+        shipped contract) and ``all`` are every other row; ``useful_now``: a
+        class or stored half-life is known and band ∈ {current, fading} —
+        production's rule does not look at ``superseded``, so a superseded
+        row with a current band is listed; ``history``: superseded or
+        unclassified rows and rows whose band ∈ {fading, history}. A
+        ``contradicted`` row (thatchlab's state of a row the owner refuted in
+        review, which production hides from every view through
+        ``user_review``) stays out of ``useful_now`` and in ``history``, as in
+        ``4d5d5c5``.
+        The clock is ``last_corroborated_at``, else the row's original
+        evidence time (``evidence_time``, else ``captured_at``).
         """
-        if which not in BELIEF_VIEWS:
-            raise InputError(f"which: expected one of {list(BELIEF_VIEWS)}, got {which!r}")
+        views = self.params.views
+        if which not in views:
+            raise InputError(f"which: expected one of {list(views)} (release {self.params.release!r}), "
+                             f"got {which!r}")
+        new = self.params.release != "4d5d5c5"
+        if not isinstance(include_archive, bool):
+            raise InputError(f"include_archive: expected True or False, got {include_archive!r}")
+        if include_archive and not new:
+            raise InputError("include_archive: release '4d5d5c5' has no archive fence; use release='17fecf7'")
         now = as_utc(now, what="now")
         df = self.memories
         if df.empty:
@@ -359,20 +469,58 @@ class BeliefStore(ParamsMixin):
         df["effective_half_life_days"] = derive_half_life_days(
             df["half_life_days"], user_asserted=df["user_asserted"],
             belief_class=df["belief_class"], kind=df["kind"], tier=df["tier"], params=self.params)
-        df["as_of"] = evidence_clock(df)
+        if new:
+            df["as_of"] = df["last_corroborated_at"].fillna(df["evidence_time"]).fillna(df["captured_at"])
+        else:
+            df["as_of"] = evidence_clock(df)
         df["currency"] = np.asarray(compute_currency(
             df["as_of"], now, df["effective_half_life_days"], df["valid_to"]), dtype=np.float64)
         df["band"] = currency_band(df["currency"])
+        known = df["belief_class"].notna() | df["half_life_days"].notna()
+        band = df["band"]
+        if new:
+            archive = (df["tier"] == "archive").to_numpy()
+            fence = ~archive if not include_archive else np.ones(len(df), dtype=bool)
+            if which in ("all", "released"):
+                mask = fence
+            elif which == "useful_now":
+                mask = ~archive & (known & (df["status"] != "contradicted")
+                                   & band.isin(["current", "fading"])).to_numpy()
+            else:
+                mask = fence & (df["status"].isin(["superseded", "contradicted"]) | ~known
+                                | band.isin(["fading", "history"])).to_numpy()
+            return df[mask].reset_index(drop=True)
         if which == "all":
             return df
-        known = df["belief_class"].notna() | df["half_life_days"].notna()
         closed = df["status"].isin(["superseded", "contradicted"])
-        band = df["band"]
         if which == "useful_now":
             mask = known & ~closed & band.isin(["current", "fading"])
         else:
             mask = closed | ~known | band.isin(["fading", "history"])
         return df[mask.to_numpy()].reset_index(drop=True)
+
+    def proactive(self, now) -> pd.Series:
+        """Which rows pass omi's proactive bar at ``now`` (release ``17fecf7``), a boolean Series by id.
+
+        ``record_passes_proactive_bar`` of ``belief_model.py`` (blob 275b9e2f): a class or
+        stored half-life is known, the source is owner-authored (source authority ≥ 3,
+        ``user_spoken``; derived with a warning when absent), band ``current``, subject
+        ``primary_user``, and truth not contradicted (no ``superseded_by``, confidence > 0 or
+        null). Owner review and use suppression are not modelled (thatchlab rows carry neither).
+        """
+        if self.params.release == "4d5d5c5":
+            raise InputError("proactive: the proactive bar is replayed for release '17fecf7' only; "
+                             "use BeliefParams(release='17fecf7')")
+        v = self.view(now, "all", include_archive=True)
+        derived = DerivedAuthority()
+        rows = list(self._rows.values())
+        owner = np.array([_source_authority(r, derived) >= OWNER_AUTHORSHIP_MIN for r in rows], dtype=bool)
+        derived.warn("BeliefStore.proactive")
+        known = (v["belief_class"].notna() | v["half_life_days"].notna()).to_numpy()
+        truth = (v["superseded_by"].isna() & ~(v["confidence"] <= 0.0)).to_numpy()
+        ok = known & owner & (v["band"] == "current").to_numpy() & truth & (
+            v["subject_scope"] == USER_SUBJECT_SCOPE).to_numpy()
+        return pd.Series(ok, index=pd.Index(v["id"], name="id"), name="proactive")
 
     def admit(self, claims, judge, embedder, k: int | None = None, min_score: float | None = None,
               *, at=None, apply: bool = True) -> pd.DataFrame:

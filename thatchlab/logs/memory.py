@@ -4,9 +4,17 @@ One row per event on a memory store: ``write`` inserts a row, the evidence
 events (``restated``, ``contradicted``, ``resolved``, ``unrelated``,
 ``review``, ``delete``) touch one, and ``read`` is a reader looking at one,
 optionally labelled with whether the belief still held (``still_true``).
+
+Rows may carry omi's source-policy fields (release ``17fecf7``, see
+:mod:`thatchlab.belief`): ``source_authority`` (an integer 0-5),
+``evidence_families`` (a list of texts; JSON text in CSV), ``evidence_time``
+(an aware time), ``eligible`` (true/false) and ``subject_entity_id``. On a
+``write`` row they describe the memory; on an evidence event, its source.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -23,13 +31,17 @@ __all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memo
 #: are required; the others are added as nulls when absent.
 MEMORY_LOG_COLUMNS = ("ts", "memory_id", "kind", "text", "belief_class", "tier", "memory_kind",
                       "user_asserted", "half_life_days", "valid_to", "authority",
-                      "target_memory_id", "subject_scope", "confirmed", "still_true")
-_BOOLS = ("user_asserted", "confirmed", "still_true")
-_NUMS = ("half_life_days", "authority")
+                      "target_memory_id", "subject_scope", "confirmed", "still_true",
+                      "source_authority", "evidence_families", "evidence_time", "eligible",
+                      "subject_entity_id")
+_POLICY_COLUMNS = MEMORY_LOG_COLUMNS[-5:]
+_BOOLS = ("user_asserted", "confirmed", "still_true", "eligible")
+_NUMS = ("half_life_days", "authority", "source_authority")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
 #: What the reader parses each column as.
 _READ_AS = {**{c: "text" for c in MEMORY_LOG_COLUMNS}, "ts": "time", "valid_to": "time",
-            **{c: "bool" for c in _BOOLS}, **{c: "number" for c in _NUMS}}
+            "evidence_time": "time", **{c: "bool" for c in _BOOLS}, **{c: "number" for c in _NUMS},
+            "evidence_families": "texts"}
 
 
 def _isnull(v) -> bool:
@@ -57,11 +69,31 @@ def _kind_is(df, *kinds):
     return df["kind"].isin(kinds)
 
 
+def _authority_ok(df):
+    def one(v):
+        if _isnull(v):
+            return True
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            return False
+        return bool(np.isfinite(v)) and float(v).is_integer() and 0 <= v <= 5
+    return df["source_authority"].map(one)
+
+
+def _families_ok(df):
+    def one(v):
+        if isinstance(v, np.ndarray):
+            v = v.tolist()
+        if isinstance(v, (list, tuple)):
+            return all(isinstance(x, str) and x != "" for x in v)
+        return _isnull(v)
+    return df["evidence_families"].map(one)
+
+
 MEMORY_LOG = LogSpec(
     name="memory log",
     required=("ts", "memory_id", "kind"),
     optional=MEMORY_LOG_COLUMNS[3:],
-    times=("ts", "valid_to"),
+    times=("ts", "valid_to", "evidence_time"),
     rules=(
         RowRule("ts", "a timezone-aware ISO-8601 time", lambda df: df["ts"].notna()),
         RowRule("memory_id", "a non-empty text id", _text_ok("memory_id", False)),
@@ -81,12 +113,30 @@ MEMORY_LOG = LogSpec(
                     lambda v: not _isnull(v)))),
         RowRule("still_true", "true, false or null on read rows; null elsewhere",
                 lambda df: _bool_ok("still_true")(df) & (_kind_is(df, "read") | df["still_true"].map(_isnull))),
+        RowRule("source_authority", "an integer from 0 to 5 (omi's source order) or null", _authority_ok),
+        RowRule("evidence_families", "a list of non-empty texts (a JSON array in CSV) or null", _families_ok),
+        RowRule("eligible", "true or false (or null = true)", _bool_ok("eligible")),
+        RowRule("subject_entity_id", "a non-empty text id or null", _text_ok("subject_entity_id", True)),
     ),
 )
 
 
+def _decode_families(v):
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
 def _pre(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
+    if "evidence_families" in out.columns:
+        out["evidence_families"] = out["evidence_families"].astype(object).map(_decode_families)
+    if "source_authority" in out.columns:
+        out["source_authority"] = out["source_authority"].astype(object).map(
+            lambda v: _to_number(v) if isinstance(v, str) else v)
     for col in _BOOLS:
         if col in out.columns:
             out[col] = out[col].map(
@@ -96,14 +146,24 @@ def _pre(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _to_number(v):
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
+    out["evidence_families"] = out["evidence_families"].map(
+        lambda v: None if not isinstance(v, (list, tuple)) and _isnull(v) else [str(x) for x in v]).astype(object)
     for col in _NUMS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
     for col in _BOOLS:
         out[col] = pd.array([None if _isnull(v) else bool(v) for v in out[col]], dtype="boolean")
+    out["source_authority"] = out["source_authority"].astype("Int64")
     for col in ("memory_id", "kind", "text", "belief_class", "tier", "memory_kind", "target_memory_id",
-                "subject_scope"):
+                "subject_scope", "subject_entity_id"):
         out[col] = out[col].map(lambda v: None if _isnull(v) else str(v)).astype(object)
     extra = [c for c in out.columns if c not in MEMORY_LOG_COLUMNS]
     return out[list(MEMORY_LOG_COLUMNS) + extra]
@@ -118,7 +178,10 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     still_true``. Times are aware (parsed to UTC); ``kind`` one of
     ``write, restated, contradicted, resolved, unrelated, review, delete,
     read``; ``write`` rows need ``text``; ``half_life_days`` > 0 or null;
-    ``review`` rows need ``confirmed``; ``still_true`` only on ``read`` rows.
+    ``review`` rows need ``confirmed``; ``still_true`` only on ``read`` rows;
+    ``source_authority`` an integer 0-5 or null; ``evidence_families`` a
+    list of non-empty texts or null; ``evidence_time`` aware; ``eligible``
+    true, false or null.
     For evidence events ``target_memory_id`` names the row touched (then
     ``memory_id`` is the evidence source); when it is null the row touched is
     ``memory_id``.
@@ -149,9 +212,18 @@ def read_memory_log(path, errors: str = "raise"):
 
 
 def write_memory_log(df: pd.DataFrame, path):
-    """Validate and write a memory log (format by suffix); returns the path."""
+    """Validate and write a memory log (format by suffix); returns the path.
+
+    The source-policy columns (``source_authority`` ... ``subject_entity_id``) are written only
+    when some row carries a value, so logs without them are written as before.
+    """
     log = validate_memory_log(df)
-    out = log.copy()
+    out = log.drop(columns=[c for c in _POLICY_COLUMNS if not log[c].map(
+        lambda v: isinstance(v, list) or not _isnull(v)).any()])
     for col in _BOOLS:
-        out[col] = out[col].astype(object).map(lambda v: None if _isnull(v) else bool(v))
-    return write_table(out, path)
+        if col in out.columns:
+            out[col] = out[col].astype(object).map(lambda v: None if _isnull(v) else bool(v))
+    if "source_authority" in out.columns:
+        out["source_authority"] = out["source_authority"].astype(object).map(
+            lambda v: None if _isnull(v) else int(v))
+    return write_table(out, path, json_columns=("evidence_families",))

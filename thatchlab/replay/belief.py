@@ -19,6 +19,7 @@ import pandas as pd
 from thatchlab.belief import (
     BeliefParams,
     BeliefStore,
+    DerivedAuthority,
     compute_currency,
     currency_band,
     derive_half_life_days,
@@ -45,7 +46,10 @@ def _write_row(ev: dict) -> dict:
                 half_life_days=_val(ev["half_life_days"]),
                 user_asserted=bool(_val(ev["user_asserted"]) or False), kind=_val(ev["memory_kind"]),
                 tier=_val(ev["tier"]), subject_scope=_val(ev["subject_scope"]),
-                authority=_val(ev["authority"]), captured_at=ev["ts"], valid_to=_val(ev["valid_to"]))
+                authority=_val(ev["authority"]), captured_at=ev["ts"], valid_to=_val(ev["valid_to"]),
+                source_authority=_val(ev["source_authority"]), evidence_families=ev["evidence_families"],
+                evidence_time=_val(ev["evidence_time"]), eligible=_val(ev["eligible"]),
+                subject_entity_id=_val(ev["subject_entity_id"]))
 
 
 @dataclass
@@ -138,8 +142,11 @@ def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: i
         band[missing] = None          # no row was read: no band (a NaN currency alone is history)
         ev["band"] = band
         known = (ev["belief_class"].notna() | ev["half_life_days"].notna()).to_numpy()
-        active = (ev["status"] == "active").to_numpy()
-        ev["useful_now"] = known & active & np.isin(ev["band"].to_numpy(dtype=object),
+        if params.release == "4d5d5c5":
+            listed = (ev["status"] == "active").to_numpy()
+        else:   # 17fecf7's useful_now: the archive fence; of the statuses only a refuted row is out
+            listed = ((ev["tier"] != "archive") & (ev["status"] != "contradicted")).to_numpy()
+        ev["useful_now"] = known & listed & np.isin(ev["band"].to_numpy(dtype=object),
                                                     ["current", "fading"])
     else:
         for col in ("effective_half_life_days", "currency"):
@@ -206,6 +213,8 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
     else:
         store = BeliefStore(initial, params=params)
     reads, actions = [], []
+    derived = DerivedAuthority()
+    new_clock = params.release != "4d5d5c5"
     last_fp: dict = {}
     touched: set = set()
     time_only = n_missing = 0
@@ -233,7 +242,8 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
                     missing=False, status=row["status"], belief_class=row["belief_class"],
                     half_life_days=row["half_life_days"], user_asserted=row["user_asserted"],
                     memory_kind=row["kind"], tier=row["tier"], valid_to=row["valid_to"],
-                    as_of=row["last_corroborated_at"] or row["captured_at"],
+                    as_of=row["last_corroborated_at"] or (new_clock and row["evidence_time"])
+                    or row["captured_at"],
                     corroboration_count=row["corroboration_count"]))
         else:
             target = _val(ev["target_memory_id"]) or ev["memory_id"]
@@ -242,11 +252,12 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
                 actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
                                     action="missing", changed=[]))
                 continue
-            out = store.apply_event(dict(ev), pos)
+            out = store.apply_event(dict(ev), pos, derived=derived)
             touched.add(out["memory_id"])
             actions.append(dict(position=pos, ts=ev["ts"], **out))
         if kind in ("read", "unrelated") and len(store.journal) != n_journal:
             time_only += len(store.journal) - n_journal
+    derived.warn("run_belief")
     raw = _reads_frame(reads)
     events, metrics, table = _score(raw, params, time_only, n_missing)
     act = pd.DataFrame(actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])

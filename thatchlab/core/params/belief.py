@@ -18,7 +18,7 @@ from thatchlab.core.params._releases import latest_release, resolve_release
 __all__ = [
     "BeliefParams", "BELIEF_PRIORS", "BELIEF_CLASSES", "BELIEF_STATUSES", "BELIEF_BANDS",
     "BELIEF_VIEWS", "EVIDENCE_EVENTS", "MEMORY_LOG_KINDS", "NO_DECAY_MEMORY_KINDS",
-    "MEMORY_TIERS",
+    "MEMORY_TIERS", "RELEASE_VIEWS", "SOURCE_AUTHORITY", "OWNER_AUTHORSHIP_MIN", "USER_SUBJECT_SCOPE",
 ]
 
 #: Belief classes, each with a half-life prior (a :class:`BeliefParams` field).
@@ -28,8 +28,21 @@ BELIEF_CLASSES = ("identity", "relationship", "preference", "state", "plan", "ep
 BELIEF_STATUSES = ("active", "contradicted", "superseded")
 #: Currency bands, from most to least current.
 BELIEF_BANDS = ("current", "fading", "history")
-#: Views of :meth:`thatchlab.belief.BeliefStore.view`.
+#: Views of :meth:`thatchlab.belief.BeliefStore.view` under release ``4d5d5c5``.
 BELIEF_VIEWS = ("useful_now", "history", "all")
+#: The views each omi release reads with: ``17fecf7`` follows ``belief_model.py`` (blob 275b9e2f),
+#: whose list view selector also knows ``released`` (the list as shipped before the belief model).
+RELEASE_VIEWS = MappingProxyType({"4d5d5c5": BELIEF_VIEWS,
+                                  "17fecf7": ("released", "useful_now", "history", "all")})
+#: omi's source order (``belief_source_policy.py`` @d3bbcc94): ordering values on a 0-5 scale,
+#: not confidences. A user-asserted record ranks ``user_direct``.
+SOURCE_AUTHORITY = MappingProxyType({"unknown": 0, "assistant": 0, "inferred": 1, "third_party": 1,
+                                     "screen": 2, "user_spoken": 3, "user_written": 4, "user_direct": 5})
+#: The lowest source authority that counts as owner-authored (``user_spoken``): a record below it
+#: never passes the proactive bar of release ``17fecf7``.
+OWNER_AUTHORSHIP_MIN = SOURCE_AUTHORITY["user_spoken"]
+#: The subject scope that is bound to the account: two records about it are about the same subject.
+USER_SUBJECT_SCOPE = "primary_user"
 #: Events that may touch a stored row (``unrelated`` writes nothing).
 EVIDENCE_EVENTS = ("restated", "contradicted", "resolved", "unrelated", "review", "delete")
 #: The ``kind`` column of a memory log.
@@ -64,8 +77,11 @@ class BeliefParams(ParamsBase):
     min_score : the admission judge is consulted only for neighbours with
         similarity ``>= min_score``.
     k : how many nearest rows the admission gate retrieves per claim.
+    automation_paused : omi's incident stop (``MEMORY_BELIEF_AUTOMATION_PAUSED``, release
+        ``17fecf7`` only): admission consults no judge and judged evidence events write nothing,
+        while reads, reviews and deletes go on.
     release : the omi evidence code replayed (``"4d5d5c5"``, ``"17fecf7"``; default and
-        ``"latest"``: the newest).
+        ``"latest"``: the newest). See :mod:`thatchlab.belief` for what each one does.
 
     >>> p = BeliefParams(preference=90)
     >>> p.priors["preference"], p.priors["identity"], p.half_life_for("episodic")
@@ -84,20 +100,32 @@ class BeliefParams(ParamsBase):
     supersede: bool = True
     min_score: float = 0.75
     k: int = 5
+    automation_paused: bool = False
     release: str = latest_release("omi")
 
     def _validate(self) -> dict:
         out = {c: _prior(c, getattr(self, c)) for c in BELIEF_CLASSES}
         if not isinstance(self.supersede, bool):
             raise ParamsError(f"supersede: expected True or False, got {self.supersede!r}")
+        if not isinstance(self.automation_paused, bool):
+            raise ParamsError(f"automation_paused: expected True or False, got {self.automation_paused!r}")
+        release = resolve_release("omi", self.release)
+        if self.automation_paused and release == "4d5d5c5":
+            raise ParamsError("automation_paused: release '4d5d5c5' has no automation pause (it came with "
+                              "'17fecf7'); use release='17fecf7' or leave automation_paused False")
         out.update(
             contradiction_factor=check_number("contradiction_factor", self.contradiction_factor,
                                               lo=0, hi=1),
             min_score=check_number("min_score", self.min_score, lo=-1, hi=1),
             k=check_int("k", self.k, lo=1),
-            release=resolve_release("omi", self.release),
+            release=release,
         )
         return out
+
+    @property
+    def views(self) -> tuple:
+        """The read views of this release (``released`` came with ``17fecf7``)."""
+        return RELEASE_VIEWS[self.release]
 
     @property
     def priors(self) -> MappingProxyType:

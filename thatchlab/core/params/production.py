@@ -120,7 +120,8 @@ def _anticipation() -> dict:
 SETTINGS = {
     "prediction": _scoring("THATCH_PREDICTION_THRESHOLD"),
     "behavior": _scoring("THATCH_BEHAVIOR_THRESHOLD"),
-    "belief": {**{f.name: _CODE for f in dataclasses.fields(BeliefParams)}, "release": _RELEASE},
+    "belief": {**{f.name: _CODE for f in dataclasses.fields(BeliefParams)}, "release": _RELEASE,
+               "automation_paused": Setting("env", "MEMORY_BELIEF_AUTOMATION_PAUSED")},
     "calibration": _calibration(),
     "anticipation": _anticipation(),
 }

@@ -69,6 +69,11 @@ An export is a snapshot: each row as it stood when it was read. From it:
   is a guess, and it ends the row's exposure
   (:func:`thatchlab.belief.exposure_segments`), so a half-life fitted on
   superseded rows rests on it.
+- Both inferred events (``as_of`` and ``superseded_by``) carry
+  ``source_authority`` 5, the top of omi's source order: the export shows
+  that production applied them, and under release ``17fecf7`` an event from
+  a less authoritative source writes nothing, so a replay must not let the
+  unknown source of an inferred event stop it (a manually added row ranks 5).
 
 What cannot be recovered
 ------------------------
@@ -149,6 +154,10 @@ _KNOWN = frozenset((
     "canonical_memory_id", "ledger_status", "is_read", "is_dismissed", "deleted", "memory_category",
     "belief_class", "half_life_days", "currency", "currency_band", "as_of", "belief_computed_at"))
 _ORDER = {"write": 0, "restated": 1, "contradicted": 2, "read": 3}
+#: The source authority of the events the export shows production applied (the top of omi's
+#: 0-5 order), so that a replay under release 17fecf7, where a weaker source writes nothing,
+#: applies them as production did.
+_APPLIED = 5
 
 
 def _records(path) -> list:
@@ -338,14 +347,15 @@ def omi_memories(path) -> IngestResult:
         as_of = utc_text(r.get("as_of"), read, "time")
         if as_of is not None:
             if pd.Timestamp(as_of) > pd.Timestamp(created):
-                row(as_of, mid, "restated", record_id=f"{mid}#as_of@{as_of}")
+                row(as_of, mid, "restated", source_authority=_APPLIED, record_id=f"{mid}#as_of@{as_of}")
                 read["restated at as_of (omi's evidence clock, later than created_at)"] += 1
             elif pd.Timestamp(as_of) < pd.Timestamp(created):
                 read["as_of before created_at (the evidence clock cannot precede the write)"] += 1
         if sup is not None:
             if sup in created_of:
                 at = max(created_of[sup], created, key=pd.Timestamp)
-                row(at, sup, "contradicted", target_memory_id=mid, record_id=f"{mid}#superseded_by:{sup}")
+                row(at, sup, "contradicted", target_memory_id=mid, source_authority=_APPLIED,
+                    record_id=f"{mid}#superseded_by:{sup}")
                 read["supersessions (contradicted at the superseding memory's created_at, inferred)"] += 1
             else:
                 read["superseded_by a memory not in the export (no event)"] += 1

@@ -14,6 +14,8 @@ Validation always prefers the change, so ``decide`` tests it in every world.
 - ``harm``: 30 users, 26 helped (``δ = −0.05``) and 4 hurt (``δ = +0.15``). ``decide`` by default
   (harm check on) vs ``allow_harm=True``; ``split_shown`` counts worlds whose per-user table flags
   a worsened user and a helped one.
+- ``5 looks``: 20 users, ``δ_u ~ N(0, 0.03)``, decided at 2, 4, 6, 8 and 10 sessions per user;
+  a world counts if some look ships. ``decide(sequential=True)`` vs a plain ``decide`` each time.
 
 Nominal false-ship: ``α/2 = 2.5 %`` (target ≤ 3.5 %); harm worlds: ships ≤ 5 % by default.
 
@@ -21,8 +23,8 @@ Nominal false-ship: ``α/2 = 2.5 %`` (target ≤ 3.5 %); harm worlds: ships ≤ 
     python benchmarks/bench_decide_fleets.py --ci     # 30 worlds per cell
 
 Last line: ``RESULT bench=decide_fleets nested=<rate> by_session=<rate> unbalanced=<worst rate>
-cr1=<worst rate> harm_ship=<rate> harm_allowed=<rate> split_shown=<rate> worlds=<per cell>
-ratio=<worst null rate / 0.025>``.
+cr1=<worst rate> harm_ship=<rate> harm_allowed=<rate> split_shown=<rate> looks_sequential=<rate>
+looks_plain=<rate> worlds=<per cell> ratio=<worst null rate / 0.025>``.
 """
 
 from __future__ import annotations
@@ -49,26 +51,34 @@ METRIC, ALPHA = "interruption_rate", 0.05
 CHANGED = ScoringParams(threshold=0.65)
 FULL = {"reps": 400}
 CI = {"reps": 30}
+LOOKS = 5
 
 
-def fleet(rng, users: int, sessions, effects, half: bool = False) -> pd.DataFrame:
-    """A two-configuration sweep frame over ``users`` with the planted per-user ``effects``."""
+def sessions(rng, users: int, sessions, effects, half: bool = False) -> dict:
+    """Per-session counts of a fleet: interruptions under the default (``d``) and the change (``c``),
+    messages (``n``), the session's position within its user (``i``), its label and user."""
     per_user = np.full(users, sessions) if np.isscalar(sessions) else np.asarray(sessions)
     if half:  # the first user holds as many sessions as all the others together
         per_user = per_user.copy()
         per_user[0] = per_user[1:].sum()
     base = rng.beta(8, 12, users)  # around 0.4
-    rows = {"d": [], "c": [], "n": [], "label": [], "user": []}
+    out = {"d": [], "c": [], "n": [], "i": [], "label": [], "user": []}
     for u in range(users):
         m = rng.poisson(15, per_user[u]) + 1
         p0 = np.full(per_user[u], base[u])
-        p1 = np.clip(p0 + effects[u], 0.0, 1.0)
-        rows["d"].append(rng.binomial(m, p0))
-        rows["c"].append(rng.binomial(m, p1))
-        rows["n"].append(m)
-        rows["label"] += [f"u{u}-s{i}" for i in range(per_user[u])]
-        rows["user"] += [f"u{u}"] * per_user[u]
-    num_d, num_c, den = (np.concatenate(rows[k]).astype(np.float64) for k in ("d", "c", "n"))
+        out["d"].append(rng.binomial(m, p0))
+        out["c"].append(rng.binomial(m, np.clip(p0 + effects[u], 0.0, 1.0)))
+        out["n"].append(m)
+        out["i"].append(np.arange(per_user[u]))
+        out["label"] += [f"u{u}-s{i}" for i in range(per_user[u])]
+        out["user"] += [f"u{u}"] * per_user[u]
+    return {k: (np.concatenate(v) if k in "dcni" else np.array(v, dtype=object)) for k, v in out.items()}
+
+
+def frame_of(data: dict, keep=None) -> pd.DataFrame:
+    """The two-configuration sweep frame of the sessions ``keep`` (a mask; all by default)."""
+    keep = np.ones(len(data["n"]), dtype=bool) if keep is None else keep
+    num_d, num_c, den = (data[k][keep].astype(np.float64) for k in ("d", "c", "n"))
     parts, table = {}, []
     for params, val, num in ((ScoringParams(), 0.45, num_d), (CHANGED, 0.40, num_c)):
         cid = config_id("prediction", params)
@@ -76,12 +86,17 @@ def fleet(rng, users: int, sessions, effects, half: bool = False) -> pd.DataFram
         table.append({**params.to_dict(), "config_id": cid, "engine": "prediction", f"val_{METRIC}": val,
                       f"test_{METRIC}": float(num.sum() / den.sum())})
     frame = pd.DataFrame(table)
-    labels = np.array(rows["label"], dtype=object)
+    labels = data["label"][keep]
     frame.attrs.update(engine="prediction", metric=METRIC, metrics=[METRIC], holdout="0.2",
                        clusters=ClusterStats.merge(parts, "session", {"test": labels, "val": labels}),
-                       cluster_parents={"user": dict(zip(rows["label"], rows["user"]))},
+                       cluster_parents={"user": dict(zip(labels, data["user"][keep]))},
                        unidentified=[], identification={METRIC: []})
     return frame
+
+
+def fleet(rng, users: int, n_sessions, effects, half: bool = False) -> pd.DataFrame:
+    """A two-configuration sweep frame over ``users`` with the planted per-user ``effects``."""
+    return frame_of(sessions(rng, users, n_sessions, effects, half))
 
 
 def ships(frame, **kw) -> bool:
@@ -140,13 +155,22 @@ def main() -> int:
             split += bool(t["worse"].any() and better)
         rows.append({"world": "harm", "users": 30, "decide": shipped, "other": allowed,
                      "other_is": "allow_harm=True", "split_shown": split})
+        seq = plain = 0
+        for _ in range(reps):  # five looks as the log grows: 2, 4, ... 10 sessions per user
+            data = sessions(rng, 20, 10, rng.normal(0, 0.03, 20))
+            frames = [frame_of(data, data["i"] < 2 * k) for k in range(1, LOOKS + 1)]
+            plain += any(ships(f)[0] for f in frames)
+            seq += any(ships(f, sequential=True)[0] for f in frames)
+        rows.append({"world": f"{LOOKS} looks", "users": 20, "decide": seq, "other": plain,
+                     "other_is": "plain decide at each look"})
     table = pd.DataFrame(rows)
     table["worlds"] = reps
     table["decide_rate"] = table["decide"] / reps
     table["other_rate"] = table["other"] / reps
     with pd.option_context("display.width", 200):
         print(table.to_string(index=False))
-    null = table[table["world"] != "harm"]
+    null = table[~table["world"].isin(["harm", f"{LOOKS} looks"])]
+    looks = table[table["world"] == f"{LOOKS} looks"].iloc[0]
     unb = table[table["world"] == "unbalanced"]
     harm = table[table["world"] == "harm"].iloc[0]
     worst = float(null["decide_rate"].max())
@@ -154,7 +178,8 @@ def main() -> int:
           f"by_session={table['other_rate'].iloc[0]:.4f} unbalanced={unb['decide_rate'].max():.4f} "
           f"cr1={unb['other_rate'].max():.4f} harm_ship={harm['decide_rate']:.4f} "
           f"harm_allowed={harm['other_rate']:.4f} split_shown={harm['split_shown'] / reps:.4f} "
-          f"worlds={reps} ratio={worst / (ALPHA / 2):.4f}")
+          f"looks_sequential={looks['decide_rate']:.4f} looks_plain={looks['other_rate']:.4f} "
+          f"worlds={reps} ratio={max(worst, looks['decide_rate']) / (ALPHA / 2):.4f}")
     return 0
 
 

@@ -37,7 +37,7 @@ RESULT_KEYS = {
     "bench_decide_calibration": ("false_ship", "coverage", "power", "clusters", "ratio"),
     "bench_constraint_bound": ("pass_rate", "wald", "percentile", "worlds", "ratio"),
     "bench_decide_fleets": ("nested", "by_session", "unbalanced", "cr1", "harm_ship", "harm_allowed",
-                            "split_shown", "worlds", "ratio"),
+                            "split_shown", "looks_sequential", "looks_plain", "worlds", "ratio"),
     "bench_decide_planted_prior": ("ship", "oracle_power", "harmful", "worlds", "ratio"),
 }
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.

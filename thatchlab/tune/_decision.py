@@ -70,6 +70,9 @@ class Decision:
         :data:`~thatchlab.tune._harm.PER_USER_COLUMNS`); None without users.
     harm : the harm check of that comparison (``users``, ``share_worse``, ``worst_decile``,
         ``margin``, ``hurt``, ``allowed``, ``holds``); None without users.
+    looks : how many looks the ledger holds at this engine and metric, this one included (0
+        without a ledger).
+    sequential : whether the intervals are anytime-valid confidence sequences.
     """
 
     engine: str
@@ -90,6 +93,8 @@ class Decision:
     parts: list = field(default_factory=list)
     per_user: pd.DataFrame | None = None
     harm: dict | None = None
+    looks: int = 0
+    sequential: bool = False
 
     def _repr_html_(self) -> str:
         """The decision in a notebook: what ships, the joint test, then the evidence table."""
@@ -161,7 +166,8 @@ class Decision:
             "optimism": self.optimism, "n_configs": self.n_configs, "unidentified": list(self.unidentified),
             "alpha": self.alpha, "n_boot": self.n_boot, "cluster": self.cluster, "seed": self.seed,
             "constraint": {k: list(v) for k, v in (self.constraint or {}).items()} or None,
-            "harm": self.harm, "parts": [d.to_dict() for d in self.parts]})
+            "harm": self.harm, "looks": self.looks, "sequential": self.sequential,
+            "parts": [d.to_dict() for d in self.parts]})
 
     @classmethod
     def from_dict(cls, data, source="decision") -> Decision:
@@ -191,7 +197,8 @@ class Decision:
                       data.get("cluster", "session"), int(data.get("seed", 0)),
                       {k: tuple(v) for k, v in (data.get("constraint") or {}).items()} or None,
                       [cls.from_dict(p, source) for p in data.get("parts") or []],
-                      harm=data.get("harm"))
+                      harm=data.get("harm"), looks=int(data.get("looks", 0)),
+                      sequential=bool(data.get("sequential", False)))
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, InputError):
                 raise

@@ -29,7 +29,8 @@ from thatchlab.tune.resampling import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
-           "check_constraint", "constraint_bound", "cluster_weights", "linearized_se", "MIN_CLUSTERS", "POWER"]
+           "check_constraint", "constraint_bound", "cluster_weights", "linearized_se", "MIN_CLUSTERS", "POWER",
+           "SEQUENTIAL_TUNED_AT", "sequence_rho", "sequence_halfwidth", "sequence_pvalue"]
 
 #: Fewest test clusters decide compares on (fewer: it refuses to ship, naming the count).
 MIN_CLUSTERS = 3
@@ -201,21 +202,58 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
             "n_clusters": g, "effective_clusters": df + 1.0, "draws": draws}
 
 
+# -- anytime-valid intervals for repeated looks ------------------------------------------------
+#: The cluster count the confidence sequence is tightest at (its ρ is tuned for it, fixed in
+#: advance: a data-chosen ρ would void the guarantee).
+SEQUENTIAL_TUNED_AT = 100
+
+
+def sequence_rho(alpha: float, n_star: int = SEQUENTIAL_TUNED_AT) -> float:
+    """ρ of the normal-mixture boundary tuned to be tightest near ``n_star`` observations."""
+    la = -2.0 * math.log(alpha)
+    return math.sqrt((la + math.log(la + 1.0)) / n_star)
+
+
+def sequence_halfwidth(se: float, n: int, level: float, rho: float) -> float:
+    """Half-width of the two-sided ``1 − level`` asymptotic confidence sequence of a mean over ``n``
+    clusters with standard error ``se`` (Waudby-Smith, Arbour, Sinha, Kennedy and Ramdas 2021,
+    "Time-uniform central limit theory", the normal-mixture boundary):
+    ``se·√n · √(2(nρ² + 1)/(n²ρ²) · log(√(nρ² + 1)/level))``. It covers the truth at every look
+    at once, however many looks are taken and whenever one stops."""
+    v = n * rho * rho + 1.0
+    return se * math.sqrt(n) * math.sqrt(2.0 * v / (n * n * rho * rho) * math.log(math.sqrt(v) / level))
+
+
+def sequence_pvalue(z: float, n: int, rho: float) -> float:
+    """The smallest level at which the confidence sequence excludes 0, for ``z = δ / se``:
+    ``min(1, √(nρ² + 1) · exp(−z² nρ² / (2(nρ² + 1))))`` (inverting :func:`sequence_halfwidth`)."""
+    v = n * rho * rho + 1.0
+    return float(min(1.0, math.sqrt(v) * math.exp(-z * z * n * rho * rho / (2.0 * v))))
+
+
 def interval_at(r: dict, level: float) -> tuple:
-    """The studentized interval of a :func:`paired_difference` result at two-sided ``level``."""
+    """The interval of a :func:`paired_difference` result at two-sided ``level``: the studentized
+    t interval, or the confidence sequence when ``r["sequential"]`` holds its ``rho``."""
+    seq = r.get("sequential")
+    if seq and math.isfinite(r["se"]) and math.isfinite(r["delta"]):
+        half = sequence_halfwidth(r["se"], r["n_clusters"], level, seq["rho"])
+        return float(r["delta"] - half), float(r["delta"] + half)
     return _t_interval(r["delta"], r["se"], r["df"], level)
 
 
 def improvement_pvalue(r: dict, lower: bool) -> float:
     """Directional p-value of "no improvement": ``min(1, 2·P(T ≥ gain/SE))``, ``gain`` the
-    improvement (``−δ`` for a minimised metric). Below ``a`` exactly when the ``1 − a``
-    interval lies on the improving side of 0; NaN when the SE is undefined."""
+    improvement (``−δ`` for a minimised metric); under ``r["sequential"]`` the anytime-valid
+    one of :func:`sequence_pvalue` (1 when there is no gain). Below ``a`` exactly when the
+    ``1 − a`` interval lies on the improving side of 0; NaN when the SE is undefined."""
     d, se, df = r["delta"], r["se"], r["df"]
     if not (math.isfinite(d) and math.isfinite(se)):
         return float("nan")
     gain = -d if lower else d
     if se == 0:
         return 0.0 if gain > 0 else 1.0
+    if r.get("sequential"):
+        return sequence_pvalue(gain / se, r["n_clusters"], r["sequential"]["rho"]) if gain > 0 else 1.0
     return float(min(1.0, 2 * _t_sf(gain / se, df)))
 
 

@@ -32,11 +32,12 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.errors import InputError
+from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.production import production_params, setting
 from thatchlab.tune._combine import combine_decisions
 from thatchlab.tune._decision import EVIDENCE_COLUMNS, Decision
 from thatchlab.tune._harm import harm_summary, per_user_effects
+from thatchlab.tune._looks import append_look, read_looks
 from thatchlab.tune._picking import (
     _direction,
     _spec_of,
@@ -58,6 +59,7 @@ from thatchlab.tune._testing import (
     improvement_pvalue,
     interval_at,
     paired_difference,
+    sequence_rho,
     span,
 )
 from thatchlab.tune.resampling import cluster_resamples, segment_stream
@@ -71,7 +73,8 @@ _holm_levels = holm_levels  # the old private name
 
 def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict | None = None,
            alpha: float = 0.05, n_boot: int = 1000, cluster: str | None = None, seed: int = 0,
-           candidate=None, harm_margin: float = 0.0, allow_harm: bool = False) -> Decision:
+           candidate=None, harm_margin: float = 0.0, allow_harm: bool = False, sequential: bool = False,
+           looks=None) -> Decision:
     """Decide which configuration of a sweep to ship, testing what ships as a whole.
 
     Parameters
@@ -131,6 +134,12 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         configuration that hurts some user beyond ``harm_margin`` (the user's interval lies on
         the worsening side by more than it, in the metric's units) does not ship unless
         ``allow_harm=True`` (:mod:`thatchlab.tune._harm`; the summary is :attr:`Decision.harm`).
+    sequential, looks : repeated looks. ``sequential=True`` tests with anytime-valid confidence
+        sequences (:func:`~thatchlab.tune._testing.sequence_halfwidth`), so deciding again as the
+        log grows keeps the error at ``α`` over any number of looks (wider intervals: about 1.5×
+        at 100 clusters). ``looks`` names a ledger file (JSON): each call appends its look
+        (:mod:`thatchlab.tune._looks`), and a plain decision on a ledger that already holds looks
+        at this engine and metric warns that its error holds for one look only.
     candidate : params, optional
         Test this configuration instead of the validation winner: a value chosen
         without the test stretch, e.g. a fitter's estimate on the log before it
@@ -193,7 +202,9 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     case = _what_changes(results, metric, spec, default, candidate, fixed, lower, alpha)
     _check_rows(results, stats, case)
     # 3.-6. on the test stretch: the gate, the reduction family (Holm), the constraint
+    earlier = _earlier_looks(looks, spec.name, metric, sequential)
     test = _TestStretch(stats, metric, n_boot, seed, alpha)
+    test.rho = sequence_rho(alpha) if sequential else None
     test.users = _Users.of(results, metric, alpha, lower, harm_margin, allow_harm)
     test.default_cid = case.cid(default)
     gate = _gate(case, test)
@@ -205,11 +216,13 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     optimism = _optimism(case, results)
     n_configs = 1 if chosen_elsewhere else n_competitors(results, metric, constraint)
     shipped = default if shipping.params is None else shipping.params
+    if looks is not None:
+        earlier = append_look(looks, _look_record(spec.name, metric, sequential, stats.unit, gate, shipping, alpha))
     per_user, harm = test.harm(case.cid(case.full if shipping.params is None else shipping.params),
                                case.cid(default))
     return Decision(spec.name, metric, shipped, default, candidate, evidence, combined, float(optimism), n_configs,
                     case.unidentified, alpha, int(n_boot), cluster, int(seed), constraint,
-                    per_user=per_user, harm=harm)
+                    per_user=per_user, harm=harm, looks=int(earlier), sequential=bool(sequential))
 
 
 # -- 1. the inputs ---------------------------------------------------------------------------------
@@ -347,6 +360,7 @@ class _TestStretch:
         self.W = cluster_resamples(len(stats.labels["test"]), n_boot, seed, segment_stream("test"))
         self._sums = {}
         self.users: _Users | None = None
+        self.rho: float | None = None
         self.default_cid: str | None = None
 
     def sums(self, cid) -> tuple:
@@ -357,8 +371,12 @@ class _TestStretch:
         return self._sums[cid]
 
     def compare(self, cid, ref) -> dict:
-        """:func:`~thatchlab.tune._testing.paired_difference` of ``cid`` minus ``ref``."""
-        return paired_difference(*self.sums(ref), *self.sums(cid), self.W, self.alpha)
+        """:func:`~thatchlab.tune._testing.paired_difference` of ``cid`` minus ``ref`` (marked
+        sequential, so its intervals and p-values are the confidence sequence's, when asked)."""
+        r = paired_difference(*self.sums(ref), *self.sums(cid), self.W, self.alpha)
+        if self.rho is not None:
+            r["sequential"] = {"rho": self.rho}
+        return r
 
     def constraint(self, results, constraint, cid) -> dict:
         """:func:`~thatchlab.tune._testing.check_constraint` of ``cid`` on these resamples, and the
@@ -594,6 +612,25 @@ def _evidence_row(f, case, gate, red, ship, unit, gate_desc) -> dict:
     return row
 
 
+def _earlier_looks(looks, engine, metric, sequential) -> int:
+    """Looks the ledger holds at this engine and metric; warns when a plain decision repeats them."""
+    if looks is None:
+        return 0
+    n = sum(1 for r in read_looks(looks) if r.get("engine") == engine and r.get("metric") == metric)
+    if n and not sequential:
+        warn(f"decide: the looks ledger {looks} records {n} earlier look(s) at {engine} {metric}; a plain "
+             "decision's error rate holds for one look only, so deciding again as the log grows ships a "
+             "change that does nothing more often: pass sequential=True", UserWarning)
+    return n
+
+
+def _look_record(engine, metric, sequential, unit, gate, shipping, alpha) -> dict:
+    lo, hi = interval_at(gate.result, alpha)
+    return {"engine": engine, "metric": metric, "sequential": bool(sequential), "cluster": unit,
+            "n_clusters": int(gate.n_clusters), "delta": gate.result["delta"], "ci_lower": lo, "ci_upper": hi,
+            "shipped": shipping.params is not None}
+
+
 def _failed(metric, check) -> str:
     """Why one check of the candidate fails on test, in words."""
     if "text" in check:
@@ -629,8 +666,10 @@ def _combined(case, test, gate, red, ship, results, constraint, n_boot) -> dict:
             "procedure": (f"serial gatekeeper: the candidate against the default at alpha={alpha:g}, "
                           f"then {len(red.subsets)} reduced configurations with Holm at alpha={alpha:g}; "
                           f"paired differences over {n_cl} {_plural(unit)} with CR2 cluster-robust standard "
-                          f"errors and t with {own['df']:.3g} degrees of freedom (the effective number of "
-                          f"{_plural(unit)} less one)")}
+                          + ("errors and anytime-valid confidence sequences (valid over any number of looks)"
+                             if own.get("sequential") else
+                             f"errors and t with {own['df']:.3g} degrees of freedom (the effective number of "
+                             f"{_plural(unit)} less one)"))}
 
 
 # -- 9. what selection on validation cost ----------------------------------------------------------

@@ -20,11 +20,16 @@ import numpy as np
 
 from thatchlab.core.jsfmt import js_round, r3, to_fixed
 from thatchlab.core.params import ScoringParams
+from thatchlab.core.vectors import loop_cosines
 from thatchlab.replay._grouping import expand_ranges, group_rank
 from thatchlab.replay._scoring_common import nudges_frame
-from thatchlab.core.vectors import loop_cosines
 from thatchlab.scoring import evidence_count
-from thatchlab.scoring.rules import NEAR_DUPLICATE_COSINE, drops_near_duplicates, nudge_line, query_line
+from thatchlab.scoring.rules import (
+    NEAR_DUPLICATE_COSINE,
+    drops_near_duplicates,
+    nudge_line,
+    query_line,
+)
 
 __all__ = ["ReadOutcomes", "nudge_reads", "ordered_rows", "item_vectors", "near_duplicate_pairs",
            "drop_near_duplicates"]

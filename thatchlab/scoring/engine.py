@@ -26,7 +26,6 @@ from thatchlab.core.time import resolve_now
 from thatchlab.core.vectors import MARGIN
 from thatchlab.scoring._rank import js_round1, rank_columns
 from thatchlab.scoring.confidence import evidence_count, posterior_confidence
-from thatchlab.scoring.rules import nudge_line, query_line
 from thatchlab.scoring.results import (
     ITEM_COLUMNS,
     EdgeRow,
@@ -36,6 +35,7 @@ from thatchlab.scoring.results import (
     fixed2,
     items_frame,
 )
+from thatchlab.scoring.rules import nudge_line, query_line
 from thatchlab.scoring.state import ID_NAMESPACE, EngineState, deterministic_id, prov_text
 
 __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAMESPACE",

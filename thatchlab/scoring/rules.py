@@ -93,13 +93,13 @@ def keep_flags(vectors) -> list:
 
 def query_line(conf_text: str, n_tests: int, verb: str, description: str, statement: str) -> str:
     """One item of a query reply (both releases) and of a ``v0.1.30`` nudge block (without
-    the block's leading ``- ``)."""
+    the dash a block puts before each item)."""
     return f"[{conf_text} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
 
 
 def nudge_line(release: str, conf_text: str, n_tests: int, verb: str, description: str,
                statement: str) -> str:
-    """One item of a nudge block under ``release`` (without the leading ``- ``).
+    """One item of a nudge block under ``release`` (without the dash before it).
 
     ``07ecf87`` keeps a matcher that already starts with the word "When" as it is and
     leaves the verb out when the statement already starts with it (compared without

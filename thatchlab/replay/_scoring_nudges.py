@@ -153,16 +153,37 @@ def item_vectors(eng, items, before: dict) -> list:
 
 def near_duplicate_pairs(vectors: list, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Bool per item pair ``(a[k], b[k])``: both have vectors of one length and production's
-    cosine of them is ≥ 0.85 (:func:`~thatchlab.core.vectors.loop_cosines`)."""
+    cosine of them is ≥ 0.85 (:func:`~thatchlab.core.vectors.loop_cosines`).
+
+    Each distinct pair is decided once; a float64 dot of unit vectors (within far less than
+    1e-9 of the loop's value) rules out the pairs clearly below, and the loop decides the rest.
+    """
     out = np.zeros(len(a), dtype=bool)
     if not len(a):
         return out
     dims = np.array([-1 if v is None else len(v) for v in vectors], dtype=np.int64)
-    same = (dims[a] == dims[b]) & (dims[a] >= 0)
-    for d in np.unique(dims[a][same]).tolist():
-        k = np.flatnonzero(same & (dims[a] == d))
-        ua, ub = (np.stack([vectors[i] for i in x.tolist()]) if len(x) else None for x in (a[k], b[k]))
-        out[k] = loop_cosines(ua, ub) >= NEAR_DUPLICATE_COSINE
+    n = len(vectors)
+    key = a.astype(np.int64) * n + b
+    uniq, back = np.unique(key, return_inverse=True)
+    ua, ub = uniq // n, uniq % n
+    dup = np.zeros(len(uniq), dtype=bool)
+    same = (dims[ua] == dims[ub]) & (dims[ua] >= 0) & (ua != ub)
+    for d in np.unique(dims[ua][same]).tolist():
+        members = np.flatnonzero(dims == d)
+        row = np.full(n, -1, dtype=np.int64)
+        row[members] = np.arange(len(members))
+        mat = np.stack([np.asarray(vectors[i], dtype=np.float64) for i in members.tolist()])
+        norms = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+        unit = np.divide(mat, norms[:, None], out=np.zeros_like(mat), where=norms[:, None] > 0)
+        k = np.flatnonzero(same & (dims[ua] == d))
+        for s in range(0, len(k), 65536):
+            part = k[s:s + 65536]
+            x, y = row[ua[part]], row[ub[part]]
+            near = np.einsum("ij,ij->i", unit[x], unit[y]) >= NEAR_DUPLICATE_COSINE - 1e-9
+            part, x, y = part[near], x[near], y[near]
+            if len(part):
+                dup[part] = loop_cosines(mat[x], mat[y]) >= NEAR_DUPLICATE_COSINE
+    out[:] = dup[back.reshape(-1)]
     return out
 
 

@@ -35,6 +35,7 @@ RESULT_KEYS = {
     "bench_sweep": ("configs", "ratio"),
     "bench_sweep_regime": ("configs", "ratio"),
     "bench_decide_calibration": ("false_ship", "coverage", "power", "clusters", "ratio"),
+    "bench_constraint_bound": ("pass_rate", "wald", "percentile", "worlds", "ratio"),
     "bench_decide_planted_prior": ("ship", "oracle_power", "harmful", "worlds", "ratio"),
 }
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.

@@ -469,3 +469,20 @@ def test_belief_calibration_and_anticipation_sweeps_record_cluster_sums_and_deci
     d = _quiet(decide, res, metrics[0], n_boot=200)
     assert 0 < d.combined["n_clusters"] <= len(stats.labels["test"]) and d.cluster == unit
     assert d.combined_record()["parameter"] == "combined"
+
+
+# -- denominators (issue 34 point 6) ---------------------------------------------------------------
+def test_a_parameter_that_changes_the_metrics_rows_is_never_identified_nor_shipped(world):
+    """``min_prompt_chars`` decides which messages count in ``interruption_rate``: a rate over other
+    rows is no evidence, whatever it shows (a long bar drops the hard, short prompts)."""
+    log, emb = world
+    with pytest.warns(UserWarning, match="min_prompt_chars changes which rows interruption_rate counts"):
+        res = sweep(log, {"min_prompt_chars": [10, 40, 80]}, "interruption_rate", embedder=emb)
+    assert res.attrs["unidentified"] == ["min_prompt_chars"]
+    assert res["test_n_messages"].nunique() == 1  # the same test messages, other live ones
+    d = _quiet(decide, res, "interruption_rate", n_boot=200)
+    row = d.evidence.set_index("parameter").loc["min_prompt_chars"]
+    assert d.shipped_parameters() == [] and d.params.min_prompt_chars == 10 and not row["shipped"]
+    assert row["reason"].startswith("not identified: min_prompt_chars changes which rows interruption_rate "
+                                    "counts (its denominator)")
+    assert "min_prompt_chars" in d.unidentified

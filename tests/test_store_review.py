@@ -156,7 +156,8 @@ def test_the_reference_compares_with_production_s_values_not_class_defaults():
     for engine in ("prediction", "behavior"):
         kinds = {name: s.kind for name, s in SETTINGS[engine].items()}
         assert [n for n, k in kinds.items() if k == "none"] == [
-            "min_confidence", "strong_confidence", "strong_evidence", "conflict_margin"]
+            "dedup_scope", "min_confidence", "strong_confidence", "strong_evidence", "conflict_margin"]
+        assert [n for n, k in kinds.items() if k == "release"] == ["release"]
         assert [n for n, k in kinds.items() if k == "env"] == ["threshold"]
 
 

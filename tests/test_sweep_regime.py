@@ -61,7 +61,7 @@ def per_setting(prepared, params_list, segments, metric=None, boot=None):
         by_nudge.setdefault(key, []).append(i)
     for group in by_nudge.values():
         p0_ = params_list[group[0]]
-        plan = plans[(float(p0_.dedup_cosine), p0_.dedup_scope, p0_.release)]  # the plan's write rule
+        plan = plans[(float(p0_.dedup_cosine), p0_.dedup_scope, p0_.release)]
         res = plan.run(p0_, metrics=False)
         forecast, fsums = {}, {}
         for seg in segments:

@@ -1,7 +1,8 @@
 """The typer app behind ``thatchlab``: its verbs in help order, and :func:`main`, which owns the exit codes.
 
 Verbs: ``run`` (the main job), ``demo``, ``import``, ``merge``, ``restore``, ``replay``,
-``sweep``, ``fit``, ``calibrate``, ``mine``, ``export``, ``synth`` and ``ingest``. Logs
+``sweep``, ``fit``, ``calibrate``, ``mine``, ``export``, ``synth``, ``ingest`` and
+``fidelity``. Logs
 are read as JSONL, CSV or Parquet and tables written as CSV, Parquet or
 JSON, by suffix. Every verb has ``--help``; bad input ends with one line
 naming the problem and a non-zero exit, never a traceback.
@@ -16,7 +17,7 @@ import warnings
 
 import typer
 
-from thatchlab.cli import _fit, _ingest, _job, _mine, _replay, _store, _synth
+from thatchlab.cli import _fidelity, _fit, _ingest, _job, _mine, _replay, _store, _synth
 from thatchlab.core.errors import ThatchlabError
 
 __all__ = ["app", "main", "VERBS"]
@@ -57,6 +58,7 @@ VERBS = {
     "export": _store.export,
     "synth": _synth.synth,
     "ingest": _ingest.ingest,
+    "fidelity": _fidelity.fidelity,
 }
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "ThatchlabError",
     "InputError",
     "TimeError",
+    "MetricInputError",
     "ParamsError",
     "LogValidationError",
     "EmbeddingError",
@@ -35,6 +36,11 @@ class InputError(ThatchlabError, ValueError):
 
 class TimeError(InputError):
     """A timestamp is naive, unparsable or otherwise unusable."""
+
+
+class MetricInputError(InputError):
+    """Outcomes or forecasts a metric cannot score: labels outside {0, 1}, forecasts outside
+    [0, 1], NaN, negative weights or mismatched lengths (as scikit-learn refuses them)."""
 
 
 class ParamsError(ThatchlabError, ValueError):

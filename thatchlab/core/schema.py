@@ -7,7 +7,7 @@ file without them breaks production's later writes.
 
 from __future__ import annotations
 
-__all__ = ["NOW_S", "thatch_ddl", "STORES_DDL", "META_DDL", "SCHEMA_VERSION", "ENGINE_TABLES", "OBSERVATION_COLUMNS", "OBSERVED_AT_TEXT"]
+__all__ = ["NOW_S", "thatch_ddl", "STORES_DDL", "META_DDL", "PREDICTION_DEDUP_PAIRS_DDL", "SCHEMA_VERSION", "ENGINE_TABLES", "OBSERVATION_COLUMNS", "OBSERVED_AT_TEXT"]
 
 SCHEMA_VERSION = 1
 
@@ -73,6 +73,18 @@ def thatch_ddl(engine: str) -> list[str]:
     FOREIGN KEY ({t['item_fk']}) REFERENCES {t['items']}(id) ON DELETE CASCADE
 )""",
     ]
+
+#: The pair verdicts of ``prediction_mark_checked`` (thatch ``07ecf87`` on; sysread/thatch src/db.ts
+#: @2ed97f2a as its design note gives the DDL, and src/prediction.ts's upsert on (store, id_a, id_b)):
+#: the ids in canonical (sorted) order, ``status`` the verdict.
+PREDICTION_DEDUP_PAIRS_DDL = f"""CREATE TABLE IF NOT EXISTS prediction_dedup_pairs (
+    store TEXT NOT NULL,
+    id_a TEXT NOT NULL,
+    id_b TEXT NOT NULL,
+    status TEXT NOT NULL,
+    checked_at TEXT NOT NULL DEFAULT {NOW_S},
+    PRIMARY KEY (store, id_a, id_b)
+)"""
 
 # Further export tables (belief_memories, ai-memory confidence columns and
 # shadow observations, temporal_patterns) are defined beside their store

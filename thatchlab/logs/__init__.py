@@ -40,6 +40,7 @@ from thatchlab.logs.interaction import (
     INTERACTION_KINDS,
     LOGGED_COLUMNS,
     applied,
+    mark_checked_args,
     read_interaction_log,
     signals_from_store,
     validate_interaction_log,
@@ -60,7 +61,8 @@ from thatchlab.logs.streams import (
     write_stream,
 )
 
-__all__ = ["ingest", "INTERACTION_COLUMNS", "INTERACTION_KINDS", "LOGGED_COLUMNS", "applied", "read_interaction_log", "signals_from_store",
+__all__ = ["ingest", "INTERACTION_COLUMNS", "INTERACTION_KINDS", "LOGGED_COLUMNS", "applied", "mark_checked_args",
+           "read_interaction_log", "signals_from_store",
            "validate_interaction_log", "write_interaction_log",
            "MEMORY_LOG_COLUMNS", "read_memory_log", "validate_memory_log", "write_memory_log",
            "RECALL_COLUMNS", "read_recall_log", "validate_recall_log",

@@ -4,7 +4,8 @@ One row per event a thatch deployment saw: a user ``message`` (the prompt that
 may fire a nudge), the prediction tools (``prediction_update``,
 ``prediction_query``, ``prediction_list``, ``prediction_delete``) and the
 behavior tools (``behavior_codify``, ``behavior_feedback``, ``behavior_list``,
-``behavior_delete``). Optional columns carry what the logging system surfaced
+``behavior_delete``), and from thatch ``07ecf87`` on ``prediction_mark_checked`` (a
+verdict on a pair of predictions, its arguments in ``args``). Optional columns carry what the logging system surfaced
 (``surfaced``), the probability it had of surfacing exactly that
 (``propensity``) and a logged vector for ``text`` (``embedding``). Logs read
 from an agent host's transcripts (:mod:`thatchlab.logs.ingest`) also carry
@@ -28,13 +29,13 @@ from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
 
 __all__ = ["INTERACTION_KINDS", "INTERACTION_COLUMNS", "LOGGED_COLUMNS", "INTERACTION_LOG", "applied",
-           "validate_interaction_log",
+           "validate_interaction_log", "mark_checked_args",
            "read_interaction_log", "write_interaction_log", "signals_from_store"]
 
 #: Event kinds of the interaction log.
 INTERACTION_KINDS = ("message", "prediction_update", "prediction_query", "prediction_delete",
                      "behavior_codify", "behavior_feedback", "behavior_delete", "prediction_list",
-                     "behavior_list")
+                     "behavior_list", "prediction_mark_checked")
 #: Columns in order; only ``ts``, ``session`` and ``kind`` are required.
 INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "statement", "signal",
                        "relevant", "rationale", "propensity", "surfaced", "embedding")
@@ -45,8 +46,16 @@ INTERACTION_COLUMNS = ("ts", "session", "store", "kind", "text", "matcher", "sta
 #: with its parsed lines (``logged_items``, a list of objects; JSON text on disk), and
 #: ``skip_reason``: why a tool call never ran in production (rejected by the user, an
 #: error, still running), text on rows a replay skips and null on every row it applies.
-LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items", "skip_reason")
-_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge", "skip_reason")
+#: What thatch's prompt hook did besides nudging, which a replay needs to follow a release's
+#: hook rules (:mod:`thatchlab.replay`): ``logged_extraction``, on messages, the first line
+#: of the extraction nudge the hook printed before the prompt (null when it printed none or
+#: its output was not recorded), and ``subagent``, on every row of a sub-agent's session,
+#: ``"task"`` (a sub-agent the model dispatched) or ``"extraction"`` (thatch's own
+#: extraction child), null in a top-level session.
+LOGGED_COLUMNS = ("record_id", "args", "logged_reply", "logged_nudge", "logged_items", "skip_reason",
+                  "logged_extraction", "subagent")
+_LOGGED_TEXTS = ("record_id", "args", "logged_reply", "logged_nudge", "skip_reason", "logged_extraction",
+                 "subagent")
 _TEXTS = ("session", "store", "kind", "text", "matcher", "statement", "signal", "rationale")
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
 #: What the reader parses each column as (the rest is inferred).
@@ -182,6 +191,40 @@ def _if_present(col, test):
     return rule
 
 
+def mark_checked_args(value):
+    """``(id_a, id_b, status)`` of a ``prediction_mark_checked`` row's ``args``, or None.
+
+    ``args`` is JSON text (or a dict) of the tool's arguments; the two prediction ids
+    and the verdict must be non-empty texts (other keys, such as ``store``, are ignored:
+    the row's ``store`` column names the store).
+
+    >>> mark_checked_args('{"id_a": "p1", "id_b": "p2", "status": "distinct"}')
+    ('p1', 'p2', 'distinct')
+    >>> mark_checked_args('{"id_a": "p1"}') is None
+    True
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, dict):
+        return None
+    out = tuple(value.get(k) for k in ("id_a", "id_b", "status"))
+    return out if all(isinstance(v, str) and v.strip() for v in out) else None
+
+
+def _mark_checked_ok(df) -> np.ndarray:
+    """Applied ``prediction_mark_checked`` rows need ``args`` naming the pair and the verdict."""
+    on = ((df["kind"] == "prediction_mark_checked") & applied(df)).to_numpy(dtype=bool)
+    ok = np.ones(len(df), dtype=bool)
+    if on.any():
+        cells = df["args"].to_numpy(object) if "args" in df.columns else np.full(len(df), None, dtype=object)
+        for j in np.flatnonzero(on).tolist():
+            ok[j] = mark_checked_args(cells[j]) is not None
+    return ok
+
+
 def _items_ok(df) -> pd.Series:
     """``logged_items``: null, or (on messages) a list of objects."""
     ok = _lists_ok(df["logged_items"], lambda x: isinstance(x, dict))
@@ -228,6 +271,8 @@ INTERACTION_LOG = LogSpec(
           for c in _LOGGED_TEXTS),
         RowRule("logged_items", "a JSON list of objects on message rows, or null",
                 _if_present("logged_items", _items_ok)),
+        RowRule("args", "a JSON object with non-empty texts id_a, id_b and status on "
+                        "prediction_mark_checked rows", _mark_checked_ok),
     ),
 )
 
@@ -379,7 +424,10 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
       {confirm, disconfirm, soft, create};
     - ``behavior_codify``: ``matcher`` (the situation), ``statement`` (the behavior);
     - ``behavior_feedback``: ``statement``, ``relevant`` (true = ham), context in ``text``;
-    - ``*_delete``: the text to match in ``statement``.
+    - ``*_delete``: the text to match in ``statement``;
+    - ``prediction_mark_checked`` (thatch ``07ecf87`` on): ``args``, JSON text of an object
+      with the two prediction ids ``id_a``, ``id_b`` and the verdict ``status``
+      (:func:`mark_checked_args`).
 
     ``store`` null means the engine's project store. ``surfaced`` (messages
     only) is a list of statements, ``propensity`` a probability in (0, 1],

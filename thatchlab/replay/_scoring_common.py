@@ -18,7 +18,8 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.logs.interaction import validate_interaction_log
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine
 
-__all__ = ["ReplayResult", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS", "LIST_KINDS", "engine_class",
+__all__ = ["ReplayResult", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS", "LIST_KINDS", "VERDICT_KINDS",
+           "replayed_kinds", "engine_class",
            "initial_engine", "check_log", "row_vector", "foreign_model_metrics", "events_frame", "nudges_frame"]
 
 #: Columns of :attr:`ReplayResult.events`, one row per log event in log order.
@@ -32,6 +33,16 @@ ENGINE_KINDS = {"prediction": ("prediction_update", "prediction_query", "predict
                 "behavior": ("behavior_codify", "behavior_feedback", "behavior_delete", "behavior_list")}
 #: The list tool's kind per engine: its reply prints the whole store at that moment.
 LIST_KINDS = {"prediction": "prediction_list", "behavior": "behavior_list"}
+#: Pair-verdict tools per engine (thatch ``07ecf87`` on): they change no matcher, item or
+#: count; under an older release their rows are ignored like another engine's.
+VERDICT_KINDS = {"prediction": ("prediction_mark_checked",), "behavior": ()}
+
+
+def replayed_kinds(engine: str, eng) -> tuple:
+    """The log kinds a replay of ``engine`` applies with the engine ``eng`` (besides
+    messages): :data:`ENGINE_KINDS`, plus :data:`VERDICT_KINDS` when ``eng``'s release
+    has those tools."""
+    return ENGINE_KINDS[engine] + (VERDICT_KINDS[engine] if eng.writes_home else ())
 
 
 @dataclass

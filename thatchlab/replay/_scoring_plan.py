@@ -18,13 +18,14 @@ import pandas as pd
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
+from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
-    ENGINE_KINDS,
     EVENT_COLUMNS,
     LIST_KINDS,
     ReplayResult,
     check_log,
     initial_engine,
+    replayed_kinds,
 )
 from thatchlab.replay._scoring_nudges import item_vectors, nudge_reads
 from thatchlab.replay._scoring_reads import ReadCosines
@@ -147,13 +148,16 @@ class ScoringPlan:
         state = eng.state
         before = ({iid: state.vector("items", pos) for pos, iid in enumerate(state.items["id"].tolist())}
                   if near else {})
-        written = run_writes(eng, log, self.stores, ENGINE_KINDS[engine])
+        self.kinds = replayed_kinds(engine, eng)
+        written = run_writes(eng, log, self.stores, self.kinds)
         self.matchers, self.items, self.edges = written.matchers, written.items, written.edges
         #: item vectors aligned with ``items`` (None when the release has no near-duplicate rule)
         self.item_vectors = item_vectors(eng, self.items, before) if near else None
         self.history, self.writes = written.history, written.writes
         self._tables_after, self._final_entries = written.tables, written.final_entries
-        self.reads = ReadCosines(log, engine, self.stores, eng, self.matchers)
+        # prompts the release's hook gave no nudge read as skipped (replay._hook)
+        self.reads = ReadCosines(log, engine, self.stores, eng, self.matchers,
+                                 hook_skipped=hook_skipped(log, eng.params.release))
 
     def run(self, params: ScoringParams | None = None, *, metrics: bool = True) -> ReplayResult:
         """Replay under ``params`` (same dedup rule as the plan)."""
@@ -195,7 +199,7 @@ class ScoringPlan:
         for c in col.values():
             c[:] = None
         num = {c: np.full(n, np.nan) for c in ("n_items", "n_foreign_model", "forecast", "confidence")}
-        own = np.isin(kinds, ENGINE_KINDS[self.engine]) | (kinds == "message")
+        own = np.isin(kinds, self.kinds) | (kinds == "message")
         col["action"][~own] = "ignored"
         # list rows: the plan keeps no state per row, so no reply (run() takes the events path for them)
         col["action"][kinds == LIST_KINDS[self.engine]] = "list"

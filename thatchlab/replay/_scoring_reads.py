@@ -54,12 +54,15 @@ class ReadCosines:
     ----------
     position : log positions of the reads (messages, and queries of the prediction engine).
     is_query : bool per read.
-    length : text length per read (the prompt-length gate).
+    length : text length per read, what the prompt-length gate compares; −1 for a
+        message production's hook gave no nudge (``hook_skipped``), so every gate skips it.
+    hook_skipped : bool per read: a message the hook of the release skipped
+        (:mod:`thatchlab.replay._hook`; all False when ``hook_skipped`` is not given).
     n_foreign_model : per read, the matchers it scores (alive, in reach, of its
         dimension) whose model tag is set and is not the embedder's.
     """
 
-    def __init__(self, log, engine: str, stores: np.ndarray, eng, matchers):
+    def __init__(self, log, engine: str, stores: np.ndarray, eng, matchers, hook_skipped=None):
         kinds = log["kind"].to_numpy(object)
         is_read = ((kinds == "message") | ((kinds == "prediction_query") & (engine == "prediction"))) \
             & applied(log).to_numpy(dtype=bool)
@@ -67,6 +70,9 @@ class ReadCosines:
         self.is_query = kinds[self.position] == "prediction_query"
         texts = log["text"].to_numpy(object)[self.position]
         self.length = np.asarray([len(t) for t in texts], dtype=np.int64)
+        self.hook_skipped = (np.zeros(len(self.position), dtype=bool) if hook_skipped is None
+                             else np.asarray(hook_skipped, dtype=bool)[self.position] & ~self.is_query)
+        self.length[self.hook_skipped] = -1
         self._text_of_read, self._texts = self._embed(texts, log["embedding"].to_numpy(object)[self.position],
                                                       eng)
         dim = self._texts.shape[1]

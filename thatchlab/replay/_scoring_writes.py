@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from thatchlab.core.params import ScoringParams
-from thatchlab.logs import applied
+from thatchlab.logs import applied, mark_checked_args
 from thatchlab.replay._dedup_lookup import PrecomputedDedup
 from thatchlab.replay._grouping import group_rank
 from thatchlab.scoring import posterior_confidence
@@ -27,7 +27,7 @@ __all__ = ["WritePass", "MatcherTimeline", "ItemTimeline", "EdgeTimeline", "Coun
            "WriteRecords", "run_writes"]
 
 _KIND_OF_WRITE = {"prediction_update", "behavior_codify", "behavior_feedback", "prediction_delete",
-                  "behavior_delete"}
+                  "behavior_delete", "prediction_mark_checked"}
 
 
 def _objects(values) -> np.ndarray:
@@ -196,7 +196,7 @@ class _Recorder:
         before = -1
         if res.action == "deleted":
             self.item_cols["deleted_at"][self.item_index[res.item_id]] = position
-        elif res.action != "not_found":
+        elif res.action not in ("not_found", "marked"):   # a pair verdict touches no item
             if res.item_created:
                 self._add_entry(self._add_item(res.item_id, res.statement, res.store), position,
                                 0.0, 0.0, 0.0, np.nan)
@@ -279,6 +279,8 @@ def _write(eng, event: dict, now, vectors: dict):
     if kind == "behavior_feedback":
         return eng.feedback(statement, bool(event["relevant"]), event["text"] or "", now=now,
                             vector=vectors[statement])
+    if kind == "prediction_mark_checked":
+        return eng.mark_checked(*mark_checked_args(event.get("args")), now=now)
     return eng.delete(statement, vector=vectors[statement])
 
 

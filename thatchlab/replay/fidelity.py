@@ -20,6 +20,10 @@ replay's replies and nudges beside them:
   ≥ ``strong_evidence`` and no other line from the same matcher), else
   ``ambiguous``.
 
+:func:`fidelity_by_release` asks which thatch release wrote a log: it
+replays the log under every known release (or the ones named) and reports
+each one's agreement, and the release the log matches.
+
 Exact texts follow from exact vectors: with production's model
 (BGE-small-en-v1.5, mean pooling, its query prefix) or the vectors that
 produced the log, replies and nudges should agree exactly. With another
@@ -37,10 +41,13 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.jsfmt import to_fixed
+from thatchlab.core.params import ScoringParams, release_names, resolve_release
 from thatchlab.logs import applied, sort_by_time
 from thatchlab.replay.scoring import ENGINE_KINDS, ReplayResult, check_log
+from thatchlab.replay.scoring import run as _run
 
-__all__ = ["fidelity", "FidelityReport", "PRODUCTION_MODEL", "same_model"]
+__all__ = ["fidelity", "FidelityReport", "PRODUCTION_MODEL", "same_model", "fidelity_by_release",
+           "ReleaseFidelity", "MATCH_BAR", "RELEASE_COLUMNS"]
 
 #: The embedding model production thatch runs (transformers.js, mean pooling).
 PRODUCTION_MODEL = "Xenova/bge-small-en-v1.5"
@@ -240,3 +247,192 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
                 "to another model — unless these are the very vectors the log was made with.")
     return FidelityReport(engine=engine, embedder=result.embedder, production_model=production_model,
                           exact_model=exact, replies=replies, nudges=nudges, metrics=metrics, note=note)
+
+
+
+#: The pooled agreement a release needs for :func:`fidelity_by_release` to say the log matches it.
+MATCH_BAR = 0.95
+#: Columns of :attr:`ReleaseFidelity.table`, one row per release.
+RELEASE_COLUMNS = ["release", "n_logged_replies", "reply_agreement", "n_logged_nudges", "nudge_agreement",
+                   "nudge_item_agreement", "regime_agreement", "n_compared", "agreement"]
+
+
+@dataclass
+class ReleaseFidelity:
+    """What :func:`fidelity_by_release` returns.
+
+    Attributes
+    ----------
+    table : one row per release replayed (:data:`RELEASE_COLUMNS`), oldest first:
+        the engines' logged replies and recorded nudges compared, and the shares
+        that agree exactly (``reply_agreement``, ``nudge_agreement``), that
+        surfaced the same statements (``nudge_item_agreement``) and the same
+        displayed regime (``regime_agreement``), pooled over the engines;
+        ``n_compared`` = replies + nudges compared and ``agreement`` the share
+        of them that agree exactly (NaN when nothing was compared).
+    reports : ``{(release, engine): FidelityReport}``, every comparison made.
+    verdict : ``"match"`` (one release agrees best and reaches ``match_bar``),
+        ``"weak"`` (one release agrees best, below the bar), ``"tie"`` (two or
+        more agree best, equally) or ``"unknown"`` (the log holds nothing to compare).
+    best : the release the log matches best when one does (``"match"`` or
+        ``"weak"``), None on a tie or when nothing was compared.
+    tied : the releases sharing the best agreement (one name unless ``"tie"``).
+    statement : one sentence saying which release wrote the log, or why that cannot be said.
+    exact_model : whether the replays used production's model (exact agreement is then expected).
+    """
+
+    table: pd.DataFrame
+    reports: dict
+    verdict: str
+    best: str | None
+    tied: tuple
+    statement: str
+    exact_model: bool
+    match_bar: float = MATCH_BAR
+
+    def summary(self) -> str:
+        def pct(v):
+            return "n/a" if v != v else f"{v:.0%}"
+
+        head = f"{'release':<10} {'replies':>12} {'nudges':>12} {'items':>6} {'regimes':>8} {'agreement':>10}"
+        lines = [head]
+        for r in self.table.itertuples(index=False):
+            lines.append(f"{r.release:<10} {pct(r.reply_agreement):>5} of {r.n_logged_replies:<4}"
+                         f"{pct(r.nudge_agreement):>5} of {r.n_logged_nudges:<4}{pct(r.nudge_item_agreement):>6} "
+                         f"{pct(r.regime_agreement):>8} {pct(r.agreement):>10}")
+        lines.append(self.statement)
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"ReleaseFidelity(verdict={self.verdict!r}, best={self.best!r}, tied={self.tied!r})"
+
+
+def _engines_of(log: pd.DataFrame) -> tuple:
+    """The engines whose rows or recorded nudge blocks the log holds (prediction when it holds neither)."""
+    kinds = set(log["kind"].tolist())
+    nudges = " ".join(v for v in log["logged_nudge"].tolist() if isinstance(v, str)) \
+        if "logged_nudge" in log.columns else ""
+    found = tuple(e for e in ("prediction", "behavior")
+                  if kinds & set(ENGINE_KINDS[e]) or _HEADERS[e] in nudges)
+    return found or ("prediction",)
+
+
+def fidelity_by_release(log, embedder=None, *, releases=None, engines=None, params: ScoringParams | None = None,
+                        initial=None, path: str = "vectorised", match_bar: float = MATCH_BAR,
+                        production_model: str = PRODUCTION_MODEL) -> ReleaseFidelity:
+    """Which thatch release wrote this log: replay it under each release and compare with what production logged.
+
+    Parameters
+    ----------
+    log : an interaction log with what production answered (``logged_reply``,
+        ``logged_nudge``/``logged_items``), e.g. from :mod:`thatchlab.logs.ingest`.
+    embedder : the embedder of every replay (None: the bundled model); exact
+        agreement needs production's model or the vectors the log was made with.
+    releases : the thatch releases to try (names :func:`~thatchlab.core.params.resolve_release`
+        accepts; None: every known release). An unknown name raises
+        :class:`~thatchlab.core.params.ReleaseError` listing the known ones.
+    engines : ``"prediction"``, ``"behavior"`` or both (None: the engines whose
+        tool calls or nudge blocks the log holds).
+    params : the other parameters of every replay (production's defaults when
+        None); only ``release`` changes from one replay to the next.
+    initial, path : as for :func:`thatchlab.replay.run`.
+    match_bar : the pooled agreement the best release needs for the log to match it.
+
+    Returns
+    -------
+    ReleaseFidelity
+        Each release's agreement, the verdict and one sentence saying it.
+
+    Examples
+    --------
+    >>> from thatchlab.embed import LookupEmbedder
+    >>> emb = LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1], "[chat] writing tests": [1, 0.1]})
+    >>> log = pd.DataFrame({"ts": ["2026-01-01T09:00:00Z", "2026-01-01T09:05:00Z"],
+    ...     "session": ["s1", "s1"], "kind": ["prediction_update", "message"],
+    ...     "matcher": ["writing tests", None], "statement": ["use pytest", None], "signal": ["confirm", None],
+    ...     "text": [None, "[chat] writing tests"],
+    ...     "logged_reply": ['[created + confirm] "use pytest" confidence=0.58 (1/0)', None],
+    ...     "logged_nudge": [None, ""]})
+    >>> res = fidelity_by_release(log, emb)
+    >>> res.table[["release", "agreement"]].values.tolist()
+    [['v0.1.30', 0.5], ['07ecf87', 1.0]]
+    >>> res.verdict, res.best
+    ('match', '07ecf87')
+    """
+    params = ScoringParams.coerce(params)
+    if not 0 <= float(match_bar) <= 1:
+        raise InputError(f"match_bar: expected a share in [0, 1], got {match_bar!r}")
+    names = list(release_names("thatch")) if releases is None else \
+        list(dict.fromkeys(resolve_release("thatch", r) for r in ([releases] if isinstance(releases, str)
+                                                                   else releases)))
+    if not names:
+        raise InputError("releases: expected at least one thatch release, got none")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # one time-order warning is enough: the caller's own
+        log = sort_by_time(check_log(log), "interaction log")
+    if engines is None:
+        engines = _engines_of(log)
+    elif isinstance(engines, str):
+        engines = (engines,)
+    for e in engines:
+        if e not in ENGINE_KINDS:
+            raise InputError(f"engines: expected 'prediction' and/or 'behavior', got {e!r}")
+    reports, rows = {}, []
+    for name in names:
+        sums = dict.fromkeys(("replies", "reply_match", "nudges", "nudge_match", "item_match", "regime_match"), 0)
+        for engine in engines:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # silence diagnostics are the replay's business
+                res = _run(log, engine, params=params.replace(release=name), embedder=embedder, initial=initial,
+                           path=path)
+                rep = fidelity(res, log, production_model=production_model)
+            reports[(name, engine)] = rep
+            known = rep.nudges[rep.nudges["known"].astype(bool)]
+            sums["replies"] += len(rep.replies)
+            sums["reply_match"] += int(rep.replies["match"].sum())
+            sums["nudges"] += len(known)
+            sums["nudge_match"] += int(known["match"].sum())
+            sums["item_match"] += int(known["items_match"].sum())
+            sums["regime_match"] += int(known["regime_match"].sum())
+
+        def share(num, den):
+            return num / den if den else float("nan")
+
+        compared = sums["replies"] + sums["nudges"]
+        rows.append({"release": name, "n_logged_replies": sums["replies"],
+                     "reply_agreement": share(sums["reply_match"], sums["replies"]),
+                     "n_logged_nudges": sums["nudges"], "nudge_agreement": share(sums["nudge_match"], sums["nudges"]),
+                     "nudge_item_agreement": share(sums["item_match"], sums["nudges"]),
+                     "regime_agreement": share(sums["regime_match"], sums["nudges"]),
+                     "n_compared": compared, "agreement": share(sums["reply_match"] + sums["nudge_match"], compared)})
+    order = {n: i for i, n in enumerate(release_names("thatch"))}
+    table = pd.DataFrame(sorted(rows, key=lambda r: order[r["release"]]), columns=RELEASE_COLUMNS)
+    exact = all(rep.exact_model for rep in reports.values())
+    verdict, best, tied, statement = _verdict(table, float(match_bar))
+    if not exact and verdict != "unknown":
+        statement += (f" The replays used {next(iter(reports.values())).embedder!r}, not production's model "
+                      f"{production_model}: a disagreement may come from the vectors, unless these are the "
+                      "vectors the log was made with.")
+    return ReleaseFidelity(table=table, reports=reports, verdict=verdict, best=best, tied=tied,
+                           statement=statement, exact_model=exact, match_bar=float(match_bar))
+
+
+def _verdict(table: pd.DataFrame, bar: float) -> tuple:
+    """``(verdict, best, tied, statement)`` from the releases' pooled agreements."""
+    if not len(table) or int(table["n_compared"].max()) == 0:
+        return ("unknown", None, (), "Nothing to compare: the log holds no logged replies or recorded nudges of "
+                "thatch's engines, so it cannot say which release wrote it.")
+    agree = table["agreement"].to_numpy(dtype=float)
+    top = float(np.nanmax(agree))
+    tied = tuple(table["release"][np.isclose(agree, top, rtol=0, atol=1e-12)].tolist())
+    others = ", ".join(f"{r} {a:.0%}" for r, a in zip(table["release"], agree) if r not in tied)
+    rest = f" ({others})" if others else ""
+    if len(tied) > 1:
+        return ("tie", None, tied, f"Releases {' and '.join(tied)} agree equally with the log ({top:.0%} of "
+                f"{int(table['n_compared'].max())} replies and nudges){rest}: it does not tell them apart.")
+    best = tied[0]
+    if top >= bar:
+        return ("match", best, tied, f"The log matches thatch {best}: {top:.0%} of its replies and nudges agree"
+                f"{rest}.")
+    return ("weak", best, tied, f"No known release matches the log well: the closest, {best}, agrees on "
+            f"{top:.0%} of its replies and nudges (below {bar:.0%}){rest}.")

@@ -17,8 +17,9 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import ScoringParams
-from thatchlab.logs import applied, sort_by_time
+from thatchlab.logs import applied, mark_checked_args, sort_by_time
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
+from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
     ENGINE_KINDS,
     EVENT_COLUMNS,
@@ -31,6 +32,7 @@ from thatchlab.replay._scoring_common import (
     foreign_model_metrics,
     initial_engine,
     nudges_frame,
+    replayed_kinds,
     row_vector,
 )
 from thatchlab.replay._scoring_plan import prepare as _prepare
@@ -60,6 +62,12 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     strict_model : False (production) scores every row with a vector of the
         query's dimension whatever its model tag; True also skips rows tagged
         with another model than the embedder's, in every scan (research).
+
+    Messages the hook of ``params.release`` gave no nudge replay as regime
+    ``skipped`` (:mod:`thatchlab.replay._hook`): under ``07ecf87`` chat echoes
+    (``[chat] `` prompts) and prompts of task sub-agent sessions (``subagent``
+    ``"task"``); under ``v0.1.30`` prompts before which production printed an
+    extraction nudge (``logged_extraction``).
 
     Each event's store is its ``store`` column (the project store when null);
     writes go there and nudges search ``[store, "global"]``. Events run in
@@ -134,12 +142,13 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
 
     eng = initial_engine(initial, engine, embedder, params, strict_model)
     default_store = eng.project_store
-    kinds = ENGINE_KINDS[engine]
+    kinds = replayed_kinds(engine, eng)
     items = eng.state.items
     conf_by_id = dict(zip(items["id"].tolist(), items["confidence"].tolist()))
     p_new = posterior_confidence(0.0, 0.0, params.k, params.p0)
     rows, nudges = [], []
     records = log.to_dict(orient="records")
+    hook = hook_skipped(log, params.release)  # prompts production's hook gave no nudge
     for pos, ev in enumerate(progress(records, total=len(records), desc="replay events")):
         store = ev["store"] if ev["store"] is not None else default_store
         row = _event_row(pos, ev, store)
@@ -147,6 +156,9 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
         kind = ev["kind"]
         if ev.get("skip_reason") is not None:  # a call that never ran in production
             row["action"] = "skipped"
+            continue
+        if hook[pos]:  # a message: nothing scored, as for a prompt under min_prompt_chars
+            row.update(regime="skipped", reply="", n_items=0, n_foreign_model=0)
             continue
         if kind != "message" and kind not in kinds:
             row["action"] = "ignored"
@@ -172,7 +184,7 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
                 nudges.append({"position": pos, "rank": rank, **{c: it[c] for c in NUDGE_COLUMNS[2:]}})
             continue
         if kind == LIST_KINDS[engine]:
-            listed = eng.list(store)
+            listed = eng.list(ev["store"])  # none named: the release's default (07ecf87: project + global)
             row["action"], row["reply"] = "list", listed.text
             continue
         if kind == "prediction_update":
@@ -181,6 +193,8 @@ def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder,
             reply = eng.codify(ev["matcher"], ev["statement"], ev["rationale"], now=now)
         elif kind == "behavior_feedback":
             reply = eng.feedback(ev["statement"], bool(ev["relevant"]), ev["text"] or "", now=now)
+        elif kind == "prediction_mark_checked":
+            reply = eng.mark_checked(*mark_checked_args(ev.get("args")), now=now)
         else:  # deletes
             reply = eng.delete(ev["statement"])
         row.update(action=reply.action, item_id=reply.item_id, matcher_id=reply.matcher_id, reply=reply.text)

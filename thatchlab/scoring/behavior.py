@@ -52,7 +52,8 @@ class BehaviorEngine(ScoringEngine):
     def feedback(self, behavior: str, relevant: bool, context: str = "", store=None, now=None, *,
                  vector=None) -> Reply:
         """Ham (``relevant=True`` → confirm) or spam (→ disconfirm) for the
-        behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``.
+        behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``
+        (default the project store; from release ``07ecf87`` on, ``"unknown"`` is ``global``).
 
         ``vector`` is ``behavior``'s passage vector when already embedded (replays)."""
         _check_text("behavior", behavior)
@@ -63,8 +64,7 @@ class BehaviorEngine(ScoringEngine):
                 raise InputError(f"relevant: expected true or false, got {relevant!r}")
         if context is not None and not isinstance(context, str):
             raise InputError(f"context: expected text, got {type(context).__name__}")
-        store = self.project_store if store is None else store
-        _check_text("store", store)
+        store = self._target_store(store)
         signal = "confirm" if relevant else "disconfirm"
         detail = f"{'ham' if relevant else 'spam'}: {context or ''}"
         return self._reply(self._signal(behavior, signal, detail, store, now, vector))

@@ -20,7 +20,7 @@ import pandas as pd
 
 from thatchlab.core.errors import EmbeddingError, InputError, ParamsError
 from thatchlab.core.jsfmt import js_number, r3, to_fixed
-from thatchlab.core.params import ParamsMixin, ScoringParams
+from thatchlab.core.params import ParamsMixin, ScoringParams, at_least
 from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.time import resolve_now
 from thatchlab.core.vectors import MARGIN
@@ -253,6 +253,24 @@ class ScoringEngine(ParamsMixin):
     def _default_stores(self) -> list[str]:
         return list(dict.fromkeys([self.project_store, "global"]))
 
+    @property
+    def writes_home(self) -> bool:
+        """Whether the release's writes land where a near-identical item lives (``07ecf87`` on):
+        update and codify then search ``[store, "global"]`` for the item, write into the
+        store they found it in (the matcher dedup and creation too) and name that store
+        in the reply; a store called ``"unknown"`` means ``global``. ``v0.1.30`` writes
+        into the target store only."""
+        return at_least("thatch", self.params.release, "07ecf87")
+
+    def _target_store(self, store) -> str:
+        """The store a write, feedback or delete names: ``store``, else the project store;
+        from ``07ecf87`` on, ``"unknown"`` (what production's repo detection falls back
+        to) is ``global``, whose rows the nudges read (sysread/thatch src/tool-defs.ts,
+        ``resolveStore``)."""
+        store = self.project_store if store is None else store
+        _check_text("store", store)
+        return "global" if store == "unknown" and self.writes_home else store
+
     # ------------------------------------------------------------ scoring
     def _rank(self, qvec, stores, threshold: float, max_items: int | None) -> tuple[pd.DataFrame, int]:
         """Steps 3–7 of the nudge: matchers → threshold → items → scores → one row per item;
@@ -385,8 +403,7 @@ class ScoringEngine(ParamsMixin):
             raise InputError(f"signal: expected one of {list(cfg.signals)}, got {signal!r}")
         if rationale is not None and not isinstance(rationale, str):
             raise InputError(f"rationale: expected text or None, got {type(rationale).__name__}")
-        store = self.project_store if store is None else store
-        _check_text("store", store)
+        store = self._target_store(store)
         t = resolve_now(now, self.clock)
         if vectors is None:
             mvec, ivec = self._embed([matcher, statement], "passage")
@@ -394,19 +411,21 @@ class ScoringEngine(ParamsMixin):
             mvec, ivec = (np.asarray(v, dtype=np.float32) for v in vectors)
         model = self.model_name
         # searches first: nothing is written until every check has passed
-        mpos = self._nearest("matchers", matcher, mvec, [store])
         ipos = None if force_new else self._nearest("items", statement, ivec, self._item_scope(store))
+        # the store written into: from 07ecf87 on, the one the near-identical item lives in
+        home = store if ipos is None or not self.writes_home else st.items.cell("store", ipos)
+        mpos = self._nearest("matchers", matcher, mvec, [home])
         ms, ts = _stamps(t)
         # mutations (cannot fail past this point)
-        st.ensure_store(store)
+        st.ensure_store(home)
         matcher_created = mpos is None
         if matcher_created:
-            mpos = st.add_matcher(st.next_id("matchers", store, matcher), store, matcher, mvec, model, ms, ms)
+            mpos = st.add_matcher(st.next_id("matchers", home, matcher), home, matcher, mvec, model, ms, ms)
         mid = st.matchers.cell("id", mpos)
         item_created = ipos is None
         if item_created:
             conf0 = posterior_confidence(0.0, 0.0, p.k, p.p0)
-            ipos = st.add_item(st.next_id("items", store, statement), store, statement, rationale, ivec,
+            ipos = st.add_item(st.next_id("items", home, statement), home, statement, rationale, ivec,
                                model, conf0, 0.0, 0.0, ms, ms)
         iid = st.items.cell("id", ipos)
         new_edges = (EdgeRow(mid, iid, 1.0, ms),) if st.add_edge(mid, iid, 1.0, ms) else ()
@@ -414,14 +433,16 @@ class ScoringEngine(ParamsMixin):
             self._apply_signal(ipos, signal, ms)
         self._record(ipos, signal, rationale, ts)
         stored = st.items.cell("statement", ipos)
+        # 07ecf87 names the store written into when it is not the one asked for
+        where = "" if home == store else f" in {home}"
         if item_created and signal == cfg.create_signal:
-            prefix, action, counts = f'[{cfg.created_word}] {store} :: "{statement}" for "{matcher}"', "created", False
+            prefix, action, counts = f'[{cfg.created_word}] {home} :: "{statement}" for "{matcher}"', "created", False
         elif item_created:
             prefix, action, counts = f'[{cfg.created_word} + {signal}] "{stored}"', "created", True
         elif signal == cfg.create_signal:
-            prefix, action, counts = f'[linked] "{stored}" for "{matcher}"', "linked", True
+            prefix, action, counts = f'[linked{where}] "{stored}" for "{matcher}"', "linked", True
         else:
-            prefix, action, counts = f'[{signal}] "{stored}"', "applied", True
+            prefix, action, counts = f'[{signal}{where}] "{stored}"', "applied", True
         return self._item_result(ipos, action, signal, prefix, counts, matcher_id=mid,
                                  matcher_created=matcher_created, item_created=item_created,
                                  new_edges=new_edges)
@@ -492,14 +513,14 @@ class ScoringEngine(ParamsMixin):
         return self._nearest("items", text, vec, [store])
 
     def delete(self, statement: str, store: str | None = None, *, vector=None) -> Reply:
-        """Delete the nearest item (raw cosine ≥ dedup_cosine) in one store.
+        """Delete the nearest item (raw cosine ≥ dedup_cosine) in one store (``store``, default
+        the project store; from release ``07ecf87`` on, ``"unknown"`` is ``global``).
 
         Its edges and provenance cascade; matchers stay. ``vector`` is
         ``statement``'s passage vector when already embedded.
         """
         _check_text("statement", statement)
-        store = self.project_store if store is None else store
-        _check_text("store", store)
+        store = self._target_store(store)
         ipos = self._find_in_store(statement, store, vector)
         if ipos is None:
             return self._reply(self._not_found(statement, store))
@@ -510,20 +531,36 @@ class ScoringEngine(ParamsMixin):
                                        reply_prefix=f'[deleted] "{stmt}" from "{store}"'))
 
     def list(self, store: str | None = None) -> Reply:
-        """List one store's items (default the project store), by confidence."""
-        store = self.project_store if store is None else store
-        _check_text("store", store)
+        """The list tool: every item of the listed stores with its matchers and newest provenance.
+
+        ``v0.1.30`` lists one store (``store``, default the project store);
+        from ``07ecf87`` on, ``store=None`` lists the project store and then
+        ``global`` (each by confidence), as production's list tools do
+        (sysread/thatch src/tool-defs.ts, ``prediction_list`` /
+        ``behavior_list``: the stores are listed as named, so a project store
+        called ``global`` is listed twice).
+        """
+        if store is not None:
+            _check_text("store", store)
+            stores = [store]
+        elif self.writes_home:
+            stores = [self.project_store, "global"]
+        else:
+            stores = [self.project_store]
         st = self._state
         items = st.items
-        in_store = np.flatnonzero(items["store"] == store)
-        order = in_store[np.argsort(-items.take("confidence", in_store), kind="stable")]
-        if not len(order):
-            return Reply(text=f'No {self.config.plural} in "{store}".', action="list",
+        order = []
+        for s in stores:
+            in_store = np.flatnonzero(items["store"] == s)
+            order.extend(in_store[np.argsort(-items.take("confidence", in_store), kind="stable")].tolist())
+        if not order:
+            named = '", "'.join(stores)
+            return Reply(text=f'No {self.config.plural} in "{named}".', action="list",
                          items=pd.DataFrame(columns=["item_id", "statement", "confidence",
                                                      "evidence_count"]))
         edges, prov, matchers = st.edges, st.provenance, st.matchers
         blocks, records = [], []
-        for ipos in order.tolist():
+        for ipos in order:
             row = items.row(ipos)
             iid, c, d = row["id"], row["confirm_count"], row["disconfirm_count"]
             n = evidence_count(c, d)
@@ -548,7 +585,8 @@ class ScoringEngine(ParamsMixin):
             records.append({"item_id": iid, "statement": row["statement"], "confidence": conf3,
                             "evidence_count": n, "stored_confidence": row["confidence"],
                             "confirm_count": c, "disconfirm_count": d})
-        return Reply(text="\n\n".join(blocks), action="list", store=store, items=pd.DataFrame(records))
+        return Reply(text="\n\n".join(blocks), action="list", store=stores[0] if len(stores) == 1 else None,
+                     items=pd.DataFrame(records))
 
     # ------------------------------------------------------------ helpers
     _matcher_arg = "matcher"

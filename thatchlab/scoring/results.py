@@ -21,7 +21,7 @@ __all__ = ["EdgeRow", "WriteResult", "WRITE_ACTIONS", "Reply", "Nudge", "counts_
            "ITEM_DTYPES", "item_arrays", "items_frame"]
 
 #: The values of :attr:`WriteResult.action`.
-WRITE_ACTIONS = ("created", "linked", "applied", "deleted", "not_found")
+WRITE_ACTIONS = ("created", "linked", "applied", "deleted", "not_found", "marked")
 
 
 def counts_text(confidence: float, confirm_count: float, disconfirm_count: float) -> str:
@@ -68,7 +68,8 @@ class WriteResult:
     action : str
         ``created`` (a new item), ``linked`` (an existing item under the
         confidence-neutral signal), ``applied`` (an existing item whose counts
-        the signal changed), ``deleted`` or ``not_found``.
+        the signal changed), ``deleted``, ``not_found`` or ``marked`` (a pair
+        verdict of ``prediction_mark_checked``, release ``07ecf87`` on).
     store : str
         The item's store; for ``not_found``, the store searched.
     item_id, statement : str or None

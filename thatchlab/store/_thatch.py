@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError
-from thatchlab.core.params import ScoringParams
-from thatchlab.core.schema import ENGINE_TABLES, thatch_ddl
+from thatchlab.core.params import ScoringParams, at_least
+from thatchlab.core.schema import ENGINE_TABLES, PREDICTION_DEDUP_PAIRS_DDL, thatch_ddl
 from thatchlab.core.sqlite import database_label, require_tables
 from thatchlab.scoring import posterior_confidence
 from thatchlab.store._cells import (
@@ -270,8 +270,24 @@ class ThatchSection:
         conn.executemany(
             f"INSERT INTO {t['provenance']} (id, {t['item_fk']}, signal, detail, created_at) VALUES (?,?,?,?,?)",
             zip(*_columns(p, range(p.shape[1]))))
-        return {"stores": len(f["stores"]), t["matchers"]: len(m), t["items"]: len(it),
-                t["edges"]: len(e), t["provenance"]: len(p)}
+        counts = {"stores": len(f["stores"]), t["matchers"]: len(m), t["items"]: len(it),
+                  t["edges"]: len(e), t["provenance"]: len(p)}
+        if self._has_pairs(engine, params):
+            pairs = engine.dedup_pairs
+            conn.execute(PREDICTION_DEDUP_PAIRS_DDL)
+            conn.executemany("INSERT INTO prediction_dedup_pairs (store, id_a, id_b, status, checked_at) "
+                             "VALUES (?, ?, ?, ?, ?)", pairs.itertuples(index=False, name=None))
+            counts[_PAIRS] = len(pairs)
+        return counts
+
+    def _has_pairs(self, engine, params) -> bool:
+        """Whether an export of ``engine`` holds ``prediction_dedup_pairs``: a prediction
+        engine written for thatch ``07ecf87`` or later (the release of ``params``, else the
+        engine's), whose production creates the table."""
+        if self.KEY != "prediction" or not hasattr(engine, "dedup_pairs"):
+            return False
+        release = getattr(params, "release", None) or engine.params.release
+        return at_least("thatch", release, "07ecf87")
 
     def present(self, conn) -> bool:
         row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
@@ -353,6 +369,10 @@ class ThatchSection:
         if project_store is None:
             others = [s for s in frames["stores"]["name"].tolist() if s != "global"]
             project_store = others[0] if len(others) == 1 else "project"
+        if self.KEY == "prediction":
+            pairs = _read_pairs(conn)
+            if pairs is not None:
+                frames["dedup_pairs"] = pairs
         return self._engine_cls().from_tables(frames, embedder=embedder, params=params,
                                               project_store=project_store)
 
@@ -376,6 +396,32 @@ class ThatchSection:
                     same = xs == ys or all((u == v) or (_isnull(u) and _isnull(v)) for u, v in zip(xs, ys))
                 if not same:
                     raise AssertionError(f"{name}.{col} differs after re-reading")
+        if self._has_pairs(given, params) and \
+                given.dedup_pairs.values.tolist() != back.dedup_pairs.values.tolist():
+            raise AssertionError(f"{_PAIRS} differs after re-reading")
+
+
+_PAIRS = "prediction_dedup_pairs"
+
+
+def _read_pairs(conn):
+    """``prediction_dedup_pairs`` in rowid order as a DataFrame of texts, or None when the file
+    has no such table (production before ``07ecf87``). A cell that is not text raises
+    :class:`StoreSchemaError` naming its row and column."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_PAIRS,)).fetchone() is None:
+        return None
+    label = database_label(conn) or "prediction"
+    cols = ["store", "id_a", "id_b", "status", "checked_at"]
+    require_tables(conn, label, {_PAIRS: cols})
+    cur = conn.cursor()
+    cur.row_factory = None
+    rows = cur.execute(f"SELECT {', '.join(cols)} FROM {_PAIRS} ORDER BY rowid").fetchall()
+    for j, row in enumerate(rows, start=1):
+        for col, value in zip(cols, row):
+            if not isinstance(value, str):
+                raise StoreSchemaError(f"{label}: table {_PAIRS!r}, row {j}, column {col!r} holds "
+                                       f"{value!r}; expected text")
+    return pd.DataFrame(rows, columns=cols, dtype=object)
 
 
 def _fetch(conn, table, cols) -> dict:

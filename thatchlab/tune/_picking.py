@@ -111,13 +111,17 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
       NaN). Example: K under a regime metric when every confidence is
       rounded to the same regime. A parameter never varied with the others
       held fixed (random search) cannot be probed and counts as identified
-      when declared.
+      when declared; or
+    - it changes which rows the metric counts (:attr:`EngineSpec.denominators`:
+      ``min_prompt_chars`` under ``interruption_rate``): the scores of two
+      values are rates over different rows, whatever they show.
 
     Returns
     -------
     dict
         ``swept``, ``declared`` (swept parameters the engine says can move
-        the metric), ``unidentified`` (list of bare field names) and
+        the metric), ``unidentified`` (list of bare field names),
+        ``denominator`` (the unidentified ones that change the metric's rows) and
         ``probed`` (those whose probe saw at least one comparison).
 
     Examples
@@ -131,12 +135,13 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
     spec = _spec_of(results, spec)
     names = _param_names(spec, results)
     swept = _swept(results, names)
-    declared = [p for p in swept if p in spec.moves(metric)]
+    denominator = [p for p in swept if p in getattr(spec, "denominators", {}).get(metric, ())]
+    declared = [p for p in swept if p in spec.moves(metric) and p not in denominator]
     cols = [c for c in (f"val_{metric}", f"test_{metric}") if c in results.columns]
     codes = np.column_stack([pd.factorize(results[q], use_na_sentinel=False)[0] for q in swept]) if swept else None
     values = [pd.to_numeric(results[c], errors="coerce").to_numpy(np.float64) for c in cols]
     unidentified = [p for p in swept if p not in declared]
-    probed = []
+    probed: list = []
     for p in declared:
         j = swept.index(p)
         others = np.delete(codes, j, axis=1)
@@ -152,7 +157,7 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
             unidentified.append(p)
     order = {p: i for i, p in enumerate(names)}
     return {"swept": swept, "declared": declared, "unidentified": sorted(unidentified, key=order.get),
-            "probed": probed}
+            "denominator": denominator, "probed": probed}
 
 
 def _unscored(results: pd.DataFrame, metric: str) -> bool:

@@ -79,6 +79,11 @@ SENSITIVITY = {**{m: _FORECAST_MOVERS for m in ("log_loss", "brier", "ece")},
                "nudge_net_rate": _NUDGE_MOVERS,
                "interruption_rate": _NUDGE_MOVERS + _STRONG_MOVERS,
                "wrong_silent_follow_rate": _NUDGE_MOVERS + _STRONG_MOVERS}
+#: Which parameters change the rows a metric counts: ``min_prompt_chars`` decides which messages
+#: are skipped, so every per-message rate counts other messages under another value (a shorter
+#: bar adds short prompts to the denominator); never identified by those metrics.
+DENOMINATORS = {m: ("min_prompt_chars",) for m in ("coverage", "nudge_net_rate", "interruption_rate",
+                                                   "wrong_silent_follow_rate")}
 _FORECAST_ESTIMATOR = "prequential: stored confidence before each signal as a forecast of confirm"
 _REGIME_ESTIMATOR = "direct: logged feedback attributed to the replayed nudges"
 _SIGNALS = ("confirm", "disconfirm", "soft")
@@ -597,7 +602,8 @@ def _spec(engine: str) -> EngineSpec:
 
     return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
                       {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR,
-                      sensitivity=SENSITIVITY, ratio_metrics=RATIO_METRICS, extra_scores=COUNTS,
+                      sensitivity=SENSITIVITY, denominators=DENOMINATORS, ratio_metrics=RATIO_METRICS,
+                      extra_scores=COUNTS,
                       fills=_fills, version=SCORES_VERSION)
 
 

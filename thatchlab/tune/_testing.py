@@ -29,7 +29,7 @@ from thatchlab.tune.resampling import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
-           "check_constraint", "MIN_CLUSTERS", "POWER"]
+           "check_constraint", "constraint_bound", "MIN_CLUSTERS", "POWER"]
 
 #: Fewest test clusters decide compares on (fewer: it refuses to ship, naming the count).
 MIN_CLUSTERS = 3
@@ -231,20 +231,75 @@ def span(r: dict, level: float) -> str:
     return f"{(1 - level) * 100:.4g} % interval [{lo:.4g}, {hi:.4g}]"
 
 
+def constraint_bound(num, den, alpha: float = 0.05, side: str = "upper") -> float:
+    """One-sided ``1 − α/2`` bound of a ratio metric ``m = Σ num / Σ den`` over clusters: a
+    cluster-robust t bound on the logit scale with small-sample corrections for unbalanced
+    clusters.
+
+    The linearised residual of cluster ``c`` is ``e_c = num_c − m·den_c`` with leverage
+    ``h_c = den_c / Σ den``; the variance is CR2's, ``var(m) = Σ e_c² / (1 − h_c) / (Σ den)²``
+    (Bell and McCaffrey), referred to a t with ``G* − 1`` degrees of freedom, where
+    ``G* = (Σ den)² / Σ den²`` is the effective number of clusters (one cluster with half the rows
+    counts for little). On the logit scale ``se_ℓ = se / (m(1 − m))`` and the bound is
+    ``expit(logit(m) ± t · se_ℓ)``: inside (0, 1) and skewed as a rate's sampling distribution
+    is near 0 or 1, where plain Wald and percentile bounds are too short. A rate of exactly 0 or 1
+    takes half a pseudo-event for its logit (``(Σnum + ½)/(Σden + 1)``) and that rate's binomial
+    spread; values outside [0, 1]
+    (a net rate) take the bound on the plain scale. NaN with fewer than two clusters with rows.
+    It assumes clusters are independent; ``benchmarks/bench_constraint_bound.py`` measures how
+    often a rate exactly at the bound passes (the target is ``α/2``).
+
+    >>> round(constraint_bound([1, 0, 1, 0], [10, 10, 10, 10]), 4)
+    0.2669
+    """
+    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
+    keep = den > 0
+    g = int(np.count_nonzero(keep))
+    if g < 2:
+        return float("nan")
+    num, den = num[keep], den[keep]
+    total = den.sum()
+    m = float(num.sum() / total)
+    resid = num - m * den
+    lever = np.minimum(den / total, 1 - 1e-12)
+    se = math.sqrt(float(np.sum(resid * resid / (1 - lever)))) / total
+    df = max(total * total / float(np.sum(den * den)) - 1.0, 1.0)
+    t = t_quantile(1 - alpha / 2, df) * (1.0 if side == "upper" else -1.0)
+    if not 0.0 <= m <= 1.0:
+        return m + t * se
+    if 0.0 < m < 1.0:
+        mm = m
+    else:  # no event (or only events): CR's spread is 0 by construction, so take the pseudo-event's
+        mm = (float(num.sum()) + 0.5) / (total + 1.0)
+        se = max(se, math.sqrt(mm * (1 - mm) / (total + 1.0)))
+    z = math.log(mm / (1 - mm)) + t * se / (mm * (1 - mm))
+    return float(1.0 / (1.0 + math.exp(-z)))
+
+
 def check_constraint(stats, results, constraint, cid, W, alpha) -> dict:
     """Each constrained metric's *test* value for configuration ``cid``, its ``1 − α`` interval
-    (:func:`ratio_interval`, when the sweep has its sums), and whether the rule holds on test:
-    the point value satisfies ``{metric: (op, value)}`` (NaN fails)."""
+    (:func:`ratio_interval`, when the sweep has its sums), its one-sided bound
+    (:func:`constraint_bound`) and whether the rule holds on test: when the sweep has the
+    metric's cluster sums, the one-sided bound on the rule's side must satisfy it (``<=``: the
+    upper bound is within; ``>=``: the lower one), so a configuration whose true rate sits at the
+    bound ships with probability at most ``α/2``; without sums, the point value (said in
+    ``basis``). NaN fails."""
     out = {}
     row = results.set_index("config_id").loc[cid]
     for m, (op, bound) in (constraint or {}).items():
         value = float(pd.to_numeric(row.get(f"test_{m}", np.nan), errors="coerce"))
-        lo = hi = float("nan")
+        lo = hi = one_sided = float("nan")
+        basis = "the test value"
         if (m, "test") in stats.num_index:
             num, den = stats.sums(m, "test", [cid])
             got = ratio_interval(num[0], den[0], W, alpha)
             lo, hi = got["ci_lower"], got["ci_upper"]
-        holds = bool(math.isfinite(value) and _OPERATORS[op](value, float(bound)))
+            side = "upper" if op in ("<=", "<") else "lower"
+            one_sided = constraint_bound(num[0], den[0], alpha, side)
+            basis = f"the one-sided {100 * (1 - alpha / 2):g}% {side} bound"
+        checked = one_sided if basis != "the test value" else value
+        holds = bool(math.isfinite(value) and math.isfinite(checked)
+                     and _OPERATORS[op](value, float(bound)) and _OPERATORS[op](checked, float(bound)))
         out[m] = {"rule": f"{op} {float(bound):g}", "value": value, "ci_lower": lo, "ci_upper": hi,
-                  "holds": holds}
+                  "bound": one_sided, "basis": basis, "holds": holds}
     return out

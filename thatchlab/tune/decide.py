@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
 
@@ -228,7 +228,8 @@ class _Case:
     """One decision's setting: the metric, production's default, the candidate and its changes.
 
     ``fixed``: fields production has no setting for; ``unidentified``: swept
-    fields the metric cannot see; ``differ``: the fields (not fixed) where the
+    fields the metric cannot see (``denominator``: those of them that change
+    which rows the metric counts); ``differ``: the fields (not fixed) where the
     candidate differs from the default; ``considered``: the fields with an
     evidence row; ``tested``: ``differ`` less the unidentified (``D``).
     """
@@ -244,6 +245,7 @@ class _Case:
     differ: list
     considered: list
     tested: list
+    denominator: list = field(default_factory=list)
 
     @cached_property
     def full(self):
@@ -276,7 +278,8 @@ def _what_changes(results, metric, spec, default, candidate, fixed, lower, alpha
     differ = [f for f in fields if getattr(candidate, f) != getattr(default, f) and f not in fixed]
     considered = [f for f in fields if f in differ or f in ident["swept"]]
     tested = [f for f in differ if f not in unidentified]
-    return _Case(spec, metric, default, candidate, lower, alpha, fixed, unidentified, differ, considered, tested)
+    return _Case(spec, metric, default, candidate, lower, alpha, fixed, unidentified, differ, considered, tested,
+                 list(ident["denominator"]))
 
 
 def _check_rows(results, stats, case) -> None:
@@ -443,6 +446,11 @@ def _evidence_row(f, case, gate, red, ship, unit, gate_desc) -> dict:
         row["candidate"] = d_val
         row["reason"] = (f"never ships: production has no setting for {f} ({setting(spec.name, f).name}); "
                          f"the candidate is the best configuration keeping {f}={d_val!r}")
+        return row
+    if f in case.denominator:
+        row["reason"] = (f"not identified: {f} changes which rows {metric} counts (its denominator), so "
+                         f"scores under different values are rates over different rows and cannot be "
+                         f"compared; production's default {f}={d_val!r} stays")
         return row
     if f in case.unidentified:
         row["reason"] = (f"not identified: {metric} cannot see {f} on this data (changing it alone never "

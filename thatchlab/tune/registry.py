@@ -107,6 +107,11 @@ class EngineSpec:
     sensitivity : metric name → the parameter fields that can move it (a
         metric not listed may be moved by any field). A swept field outside
         its metric's set is *unidentified* by that metric.
+    denominators : metric name → the parameter fields that change which rows the
+        metric counts (``min_prompt_chars`` decides which messages are live in
+        ``interruption_rate``). Scores under two values of such a field are rates
+        over different rows, so the field is *unidentified* by that metric
+        whatever the scores do: it is never shipped on it.
     ratio_metrics : the metrics the engine also reports as per-cluster sums
         (``m = Σ_c num_c / Σ_c den_c``) under the reserved score key
         :data:`CLUSTERS_KEY` ``{(metric, segment): (num, den)}``, over the
@@ -137,6 +142,7 @@ class EngineSpec:
     metrics: dict = field(default_factory=dict)
     estimator: str = ""
     sensitivity: dict = field(default_factory=dict)
+    denominators: dict = field(default_factory=dict)
     ratio_metrics: tuple = ()
     extra_scores: tuple = ()
     fills: Callable | None = None

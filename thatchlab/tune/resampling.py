@@ -280,6 +280,35 @@ class ClusterStats:
         return ClusterStats.from_rows(unit, labels, cids, _finish(pools, labels),
                                       num_index, den_index)
 
+    def coarsen(self, parents, unit: str) -> ClusterStats:
+        """The same sums over coarser clusters: each cluster's column added into its parent's.
+
+        ``parents`` maps every cluster label (of every segment) to the label of the cluster
+        that contains it (``{session: user}``: sessions nested in users). Sums are additive,
+        so the parent's ``num`` and ``den`` are the sums of its children's; a parent's label
+        order is sorted. Raises ``KeyError`` listing labels without a parent.
+
+        >>> s = ClusterStats.merge({"a": {("m", "test"): (np.array([1.0, 2.0, 3.0]),
+        ...                                               np.array([2.0, 2.0, 4.0]))}},
+        ...                        "session", {"test": np.array(["s1", "s2", "s3"])})
+        >>> u = s.coarsen({"s1": "u1", "s2": "u2", "s3": "u1"}, "user")
+        >>> u.unit, u.labels["test"].tolist(), [a.tolist() for a in u.sums("m", "test", ["a"])]
+        ('user', ['u1', 'u2'], [[[4.0, 2.0]], [[6.0, 2.0]]])
+        """
+        distinct, labels = {}, {}
+        for seg, lab in self.labels.items():
+            lab = np.asarray(lab, dtype=object)
+            missing = [str(x) for x in lab if x not in parents]
+            if missing:
+                raise KeyError(missing[:5])
+            codes, uniques = pd.factorize(np.array([parents[x] for x in lab], dtype=object), sort=True)
+            rows = self.distinct[seg]
+            out = np.zeros((rows.shape[0], len(uniques)), dtype=np.float64)
+            for j in range(len(uniques)):
+                out[:, j] = rows[:, codes == j].sum(axis=1)
+            distinct[seg], labels[seg] = out, np.asarray(uniques, dtype=object)
+        return ClusterStats.from_rows(unit, labels, self.config_ids, distinct, self.num_index, self.den_index)
+
     def parts(self) -> dict:
         """The inverse of :meth:`merge`: ``{config_id: {(metric, segment): (num, den)}}`` whose
         arrays are read-only views of the distinct rows (one object per row, so merging them

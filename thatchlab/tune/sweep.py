@@ -371,13 +371,21 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     stats = _cluster_stats(run, frame)
     if stats is not None:
         frame.attrs["clusters"] = stats
-    by_metric = {m: identification(frame, m, spec)["unidentified"] for m in metrics}
+    idents = {m: identification(frame, m, spec) for m in metrics}
+    by_metric = {m: i["unidentified"] for m, i in idents.items()}
     blind = [p for p in by_metric[primary] if all(p in by_metric[m] for m in metrics)]
     frame.attrs.update(unidentified=blind, identification=by_metric)
-    if blind:
-        warn(f"sweep: {' and '.join(metrics)} cannot see {', '.join(blind)} on this data "
-                      f"(changing {'it' if len(blind) == 1 else 'them'} alone never changes the "
-                      f"validation or test score); {'it is' if len(blind) == 1 else 'they are'} "
+    counts = [p for p in blind if all(p in idents[m]["denominator"] for m in metrics)]
+    if counts:
+        warn(f"sweep: {', '.join(counts)} {'changes' if len(counts) == 1 else 'change'} which rows "
+             f"{' and '.join(metrics)} count{'s' if len(metrics) == 1 else ''} (the denominator), so "
+             "scores under different values cannot be compared; not identified and will not be tuned",
+             UserWarning)
+    unseen = [p for p in blind if p not in counts]
+    if unseen:
+        warn(f"sweep: {' and '.join(metrics)} cannot see {', '.join(unseen)} on this data "
+                      f"(changing {'it' if len(unseen) == 1 else 'them'} alone never changes the "
+                      f"validation or test score); {'it is' if len(unseen) == 1 else 'they are'} "
                       "not identified and will not be tuned", UserWarning)
     return frame
 

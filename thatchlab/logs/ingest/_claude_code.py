@@ -385,6 +385,9 @@ class _Reader:
             self.rows.append(row)
         for row in self.pending.values():  # a session still being written, or a call cut off
             mark_not_run(row, SKIP_REASONS["no_result"], self.result)
+        for row in self.rows:  # a sidechain's rows: a sub-agent the model dispatched (Task)
+            if row["session"] in self.evidence.aliases:
+                row["subagent"] = "task"
         if self.loose:
             self.skipped["hook output without a prompt"] += 1
 

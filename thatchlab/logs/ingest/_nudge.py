@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["NUDGE_HEADERS", "NudgeItem", "NudgeBlock", "parse_nudges", "has_nudge", "split_prompt"]
+__all__ = ["NUDGE_HEADERS", "NudgeItem", "NudgeBlock", "parse_nudges", "has_nudge", "split_prompt",
+           "extraction_line"]
 
 #: Header line of each engine's nudge block.
 NUDGE_HEADERS = {"prediction": "[thatch] User decision model", "behavior": "[thatch] Situational behaviors"}
@@ -33,6 +34,9 @@ _ENGINE_OF = {"User decision model": "prediction", "Situational behaviors": "beh
 #: Closing markup a host puts after hook output; a block ends there.
 _CLOSERS = re.compile(r"^\s*</[A-Za-z0-9_-]+>\s*$")
 _TRAILING_CLOSER = re.compile(r"</[A-Za-z0-9_-]+>\s*$")
+#: The skill every wording of thatch's extraction nudge names (polite, insistent and shouting,
+#: on both hosts: sysread/thatch src/prompts.ts ``extractionNudge``).
+_EXTRACTOR = "thatch-fact-extractor"
 
 
 @dataclass(frozen=True)
@@ -183,3 +187,27 @@ def split_prompt(text: str) -> tuple[str, str]:
         head = "\n".join(lines[:j] + ([line[:cut]] if line[:cut].strip() else []))
         return head, "\n".join([line[cut:]] + lines[j + 1:])
     return text, ""  # pragma: no cover - has_nudge found a header
+
+
+def extraction_line(text) -> str | None:
+    """The first line of thatch's extraction nudge in a hook output, or None when it holds none.
+
+    The hook printed it while tool interactions waited for fact extraction (on
+    Claude Code ``thatch flush-tools``, and the opencode plugin before its
+    extraction went direct); every wording starts ``[thatch] `` and names the
+    ``thatch-fact-extractor`` skill. The line is returned from ``[thatch] ``
+    on (host markup before it dropped); the payload that follows is not.
+
+    >>> extraction_line("<user-prompt-submit-hook>[thatch] Spawn a background sub-agent to run the "
+    ...                 "thatch-fact-extractor skill on 3 queued tool interactions. Use x:\\n{}")
+    '[thatch] Spawn a background sub-agent to run the thatch-fact-extractor skill on 3 queued tool interactions. Use x:'
+    >>> extraction_line("[thatch] User decision model\\n- [0.58 conf, 1 tests] When a: you tend to b") is None
+    True
+    """
+    if not isinstance(text, str) or _EXTRACTOR not in text:
+        return None
+    for line in text.replace("\r\n", "\n").split("\n"):
+        at = line.find("[thatch] ")
+        if at >= 0 and _EXTRACTOR in line[at:]:
+            return _TRAILING_CLOSER.sub("", line[at:]).rstrip()
+    return None

@@ -51,6 +51,8 @@ _PREFIX = "thatch_"
 _OTHER_THATCH = ("memory_", "store_list", "find_duplicates", "dedup_mark_checked", "extraction_done",
                  "get_extraction_payload", "config_", "notify_user", "chat_", "get_session_info", "session_",
                  "watch_")
+#: The title of thatch's own extraction child session.
+_EXTRACTION_TITLE = "thatch-extraction"
 #: ``state.status`` of a call that did not complete → its ``skip_reason``.
 _NOT_RUN = {"error": SKIP_REASONS["error"], "running": SKIP_REASONS["running"],
             "pending": SKIP_REASONS["pending"]}
@@ -73,6 +75,16 @@ def _ms(value, result):
 def _time(obj, key, result):
     t = obj.get("time") if isinstance(obj, dict) else None
     return _ms(t.get(key), result) if isinstance(t, dict) else None
+
+
+def _subagent_kind(info) -> str | None:
+    """``"extraction"`` for the child session thatch's plugin creates to extract facts (its title is
+    ``thatch-extraction``: sysread/thatch src/chat.ts ``EXTRACTION_CHILD_TITLE``, used by
+    src/runtime.ts @07ecf879), ``"task"`` for another child session (a sub-agent the model
+    dispatched), None for a top-level session."""
+    if not isinstance(info, dict) or not info.get("parentID"):
+        return None
+    return "extraction" if info.get("title") == _EXTRACTION_TITLE else "task"
 
 
 def _synthetic_kind(part, text) -> str:
@@ -259,6 +271,8 @@ def opencode(path, *, subagents: bool = False, engine: str | None = None,
             out.assistant(parts, session, ts, cwd)
         else:
             result.skipped[f"message role {role!r}"] += 1
+    for row in out.rows:
+        row["subagent"] = _subagent_kind(stored.sessions.get(row["session"], {}))
     name_stores(out.rows, out.evidence, project_store, result)
     result.log = finish_log(out.rows, result.skipped, source=str(path))
     result.tables = {"interactions": result.log}

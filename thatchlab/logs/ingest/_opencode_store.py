@@ -200,8 +200,10 @@ def _read_tables(conn, db: Path, merged: _Merge, result, subagents: bool) -> Non
                                "opencode.db has the tables session, message and part)")
     require_tables(conn, str(db), _COLUMNS)
     dropped = set()
-    for sid, parent, directory in conn.execute("SELECT id, parent_id, directory FROM session ORDER BY id"):
-        info = {"directory": directory, "parentID": parent}
+    titled = "title" in {r[1] for r in conn.execute("PRAGMA table_info(session)")}
+    query = f"SELECT id, parent_id, directory, {'title' if titled else 'NULL'} FROM session ORDER BY id"
+    for sid, parent, directory, title in conn.execute(query):
+        info = {"directory": directory, "parentID": parent, "title": title}
         plain_id(sid, f"{db}: session", "session id", db)
         merged.session(sid, info)
     for sid, info in merged.sessions.items():
@@ -266,7 +268,8 @@ def _read_storage(root: Path, merged: _Merge, result, subagents: bool) -> None:
             if info is None:
                 continue
             _agree(info, "id", sid, f, result)
-            merged.session(sid, {"directory": info.get("directory"), "parentID": info.get("parentID")})
+            merged.session(sid, {"directory": info.get("directory"), "parentID": info.get("parentID"),
+                                 "title": info.get("title")})
     for sdir in sorted(d for d in (root / "message").iterdir() if d.is_dir()):
         sid = plain_id(sdir.name, sdir, "session id")
         if _subagent(merged.sessions.get(sid, {})) and not subagents:

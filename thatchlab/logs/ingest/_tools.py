@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from thatchlab.logs.ingest._nudge import parse_nudges
+from thatchlab.logs.ingest._nudge import extraction_line, parse_nudges
 from thatchlab.logs.interaction import INTERACTION_COLUMNS, LOGGED_COLUMNS, validate_interaction_log
 
 __all__ = ["THATCH_TOOLS", "ARG_COLUMNS", "tool_row", "message_row", "finish_log",
@@ -24,8 +24,10 @@ __all__ = ["THATCH_TOOLS", "ARG_COLUMNS", "tool_row", "message_row", "finish_log
 
 #: thatch's tools, which are also the log kinds of their rows.
 THATCH_TOOLS = ("prediction_update", "prediction_query", "prediction_list", "prediction_delete",
-                "behavior_codify", "behavior_feedback", "behavior_list", "behavior_delete")
-#: Tool argument → log column (the rest go to ``args`` as JSON).
+                "behavior_codify", "behavior_feedback", "behavior_list", "behavior_delete",
+                "prediction_mark_checked")
+#: Tool argument → log column (the rest go to ``args`` as JSON: ``prediction_mark_checked``'s
+#: ``id_a``, ``id_b`` and ``status``, sysread/thatch src/tool-defs.ts @2ed97f2a).
 ARG_COLUMNS = {"matcher": "matcher", "situation": "matcher", "prediction": "statement",
                "behavior": "statement", "statement": "statement", "signal": "signal",
                "rationale": "rationale", "context": "text", "relevant": "relevant", "store": "store"}
@@ -137,6 +139,8 @@ def message_row(prompt: str, hook_texts, *, ts, session, record_id, cwd=None, en
     output was recorded but holds no block, nothing was surfaced: empty
     ``logged_nudge``, ``surfaced`` and ``logged_items``. When none was
     recorded, what production surfaced is unknown: all three null.
+    ``logged_extraction`` is the first line of an extraction nudge among the
+    hook texts (:func:`~thatchlab.logs.ingest._nudge.extraction_line`), else null.
 
     >>> row = message_row("fix the flaky test", ["[thatch] After responding, check: ..."], ts="t", session="s",
     ...                   record_id="u1")
@@ -153,6 +157,7 @@ def message_row(prompt: str, hook_texts, *, ts, session, record_id, cwd=None, en
                 seen.add((b.engine, b.text))
                 blocks.append(b)
     if texts:
+        row["logged_extraction"] = next((line for line in map(extraction_line, texts) if line), None)
         row["logged_nudge"] = "\n\n".join(b.text for b in blocks)
         row["logged_items"] = [it.as_dict() for b in blocks for it in b.items]
         row["surfaced"] = [it.statement for b in blocks if engine is None or b.engine == engine

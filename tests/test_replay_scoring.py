@@ -77,7 +77,7 @@ PARAMS = st.builds(ScoringParams, k=st.sampled_from([1.0, 5.0, 3.0]), p0=st.samp
                    query_threshold=st.sampled_from([0.6, 0.2]), top_matchers=st.sampled_from([5, 1, 2]),
                    max_items=st.sampled_from([5, 1]), dedup_scope=st.sampled_from(["store+global", "store"]),
                    strong_evidence=st.sampled_from([3, 1]), strong_confidence=st.sampled_from([0.7, 0.5]),
-                   min_confidence=st.sampled_from([0.0, 0.5]))
+                   min_confidence=st.sampled_from([0.0, 0.5]), release=st.sampled_from(["07ecf87", "v0.1.30"]))
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

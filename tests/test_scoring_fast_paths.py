@@ -91,7 +91,10 @@ def _reference(eng, qvec, stores, threshold, max_items):
                 cand.append((mp, ip, rc, float(st.edges["weight"][e]), float(items["confidence"][ip])))
     m, i, c, w, f = (np.asarray([r[k] for r in cand], dtype=np.int64 if k < 2 else np.float64)
                      for k in range(5))
-    o = np.argsort(items.take("statement", i), kind="stable")
+    # production's SQL order: statement, then matcher id, then item id (ORDER BY p.statement over
+    # the edges' (matcher_id, item_id) index; sysread/thatch src/scoring-engine.ts scoreItems)
+    o = sorted(range(len(i)), key=lambda k: (items["statement"][i[k]], matchers["id"][m[k]], items["id"][i[k]]))
+    o = np.asarray(o, dtype=np.int64)
     m, i, c, w, f = m[o], i[o], c[o], w[o], f[o]
     o = np.flatnonzero(f >= p.min_confidence)
     m, i, c, w, f = m[o], i[o], c[o], w[o], f[o]
@@ -99,6 +102,16 @@ def _reference(eng, qvec, stores, threshold, max_items):
     o = np.argsort(-score, kind="stable")
     m, i, c, w, f, score = m[o], i[o], c[o], w[o], f[o], score[o]
     first = np.sort(np.unique(i, return_index=True)[1])
+    if p.release == "07ecf87":
+        # sysread/thatch src/scoring-engine.ts @0182ac19: an item whose embedding has cosine
+        # >= 0.85 with a kept higher-scoring item's (same length) is dropped, before the cut
+        kept = []
+        for k in first.tolist():
+            v = st.vector("items", int(i[k]))
+            if v is None or not any(len(u) == len(v) and _js_cosine(u, v) >= 0.85 for u in kept):
+                kept.append(v) if v is not None else None
+            else:
+                first = first[first != k]
     first = first if max_items is None else first[:max_items]
     m, i, c, w, f, score = m[first], i[first], c[first], w[first], f[first], score[first]
     with warnings.catch_warnings():
@@ -109,6 +122,17 @@ def _reference(eng, qvec, stores, threshold, max_items):
         "statement": items.take("statement", i), "score": score, "item_id": items.take("id", i),
         "matcher_id": matchers.take("id", m), "store": items.take("store", i), "cosine": c, "weight": w,
         "stored_confidence": f}, columns=ITEM_COLUMNS)
+
+
+def _js_cosine(a, b) -> float:
+    """sysread/thatch src/vector-math.ts cosineSimilarity, one addition at a time in Python."""
+    dot = ma = mb = 0.0
+    for x, y in zip(np.asarray(a, dtype=np.float32).tolist(), np.asarray(b, dtype=np.float32).tolist()):
+        dot += x * y
+        ma += x * x
+        mb += y * y
+    den = math.sqrt(ma) * math.sqrt(mb)
+    return 0.0 if den == 0 else dot / den
 
 
 def _reference_regime(eng, items):
@@ -142,9 +166,19 @@ def _awkward_engine(seed, n=300, dim=8, odd=True):
     if odd:
         conf[rng.random(n_items) < 0.05] = np.nan
         c[rng.random(n_items) < 0.03] = np.nan
+    vecs = rng.normal(size=(n_items, dim))
+    # near duplicates: a third of the items lie close to another item's vector (cosines around 0.85
+    # and above), a few have no vector or another length
+    twin = rng.integers(0, n_items, n_items)
+    near = rng.random(n_items) < 0.33
+    vecs[near] = vecs[twin[near]] + rng.normal(scale=rng.choice([0.05, 0.4, 0.6], int(near.sum()))[:, None],
+                                                size=(int(near.sum()), dim))
+    embedding = list(vecs.astype(np.float32))
+    for j in np.flatnonzero(rng.random(n_items) < 0.03).tolist():
+        embedding[j] = None if j % 2 else embedding[j][: dim // 2].copy()
     items = pd.DataFrame({"id": [f"p{i}" for i in range(n_items)], "store": rng.choice(["project", "global"], n_items),
                           "statement": [f"rule {i % 17}" for i in range(n_items)], "rationale": None,
-                          "embedding": list(rng.normal(size=(n_items, dim)).astype(np.float32)), "model": "toy",
+                          "embedding": embedding, "model": "toy",
                           "confidence": conf, "confirm_count": c, "disconfirm_count": d,
                           "created_at": ts, "updated_at": ts})
     src = rng.integers(0, n, 3 * n)
@@ -171,10 +205,13 @@ def _awkward_engine(seed, n=300, dim=8, odd=True):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("odd", [False, True])
-def test_nudges_and_queries_equal_the_brute_force(seed, odd):
+@pytest.mark.parametrize("release", ["v0.1.30", "07ecf87"])
+def test_nudges_and_queries_equal_the_brute_force(seed, odd, release):
     tables, emb, queries = _awkward_engine(seed, odd=odd)
-    settings = [ScoringParams(), ScoringParams(threshold=0.3, top_matchers=2, max_items=3),
-                ScoringParams(threshold=0.95, noise_floor=0.5), ScoringParams(min_confidence=0.5, threshold=0.1)]
+    settings = [ScoringParams(release=release),
+                ScoringParams(threshold=0.3, top_matchers=2, max_items=3, release=release),
+                ScoringParams(threshold=0.95, noise_floor=0.5, release=release),
+                ScoringParams(min_confidence=0.5, threshold=0.1, release=release)]
     for params in settings:
         eng = PredictionEngine.from_tables(tables, embedder=emb, params=params)
         for j, q in enumerate(queries):

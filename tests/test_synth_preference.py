@@ -168,3 +168,35 @@ def test_a_simulation_needs_at_least_one_session(n):
         simulate(w, n_sessions=n)
     with pytest.raises(InputError, match="n_sessions"):
         simulate_many(w, [None], n_sessions=n)
+
+
+def test_simulate_many_breaks_equal_scores_by_matcher_id_as_production():
+    """Every matcher phrasing of a situation is equally close to its prompts, so an item is reached
+    through several matchers with one score: its row is the smallest matcher id's, the order
+    production's SQL returns equal statements in (sysread/thatch src/scoring-engine.ts scoreItems,
+    ORDER BY p.statement over the edges' (matcher_id, prediction_id) index). The arrays and the
+    engine agree on such logs under both releases. (In this closed loop only the top item is ever
+    answered, so the tied matcher never meets a rival item: the choice cannot show in a regime.)"""
+    from thatchlab.embed import LookupEmbedder
+
+    world = PreferenceWorld(n_users=2, n_situations=2, phrasings_per_situation=3, noise=0.3, seed=3)
+    texts = world.texts()
+    dim = 3 * world.n_situations * 5 + len(texts["statements"]) + 1
+    eye = np.eye(dim)
+    vectors, k = {}, world.n_situations
+    for s in range(world.n_situations):
+        for p in world.prompts[s]:
+            vectors[p] = eye[s]
+        for m in world.matchers[s]:
+            vectors[m] = eye[s] + eye[k]  # cosine 1/sqrt(2) with every prompt of s, 1/2 between phrasings
+            k += 1
+    for t in texts["statements"]:
+        vectors[t] = eye[k]
+        k += 1
+    emb = LookupEmbedder(vectors, name="ties")
+    settings = [ScoringParams(threshold=0.5, conflict_margin=0.5, strong_evidence=1, strong_confidence=0.0),
+                ScoringParams(threshold=0.5, release="v0.1.30", conflict_margin=0.5, strong_evidence=0)]
+    logs = simulate_many(world, settings, n_sessions=150, seed=2, embedder=emb)
+    for p, log in zip(settings, logs):
+        _same_log(log, simulate(world, p, n_sessions=150, seed=2, embedder=emb))
+    assert "strong" in set(logs[0]["regime"].dropna())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["VectorRows", "MARGIN", "exact_cosines"]
+__all__ = ["VectorRows", "MARGIN", "exact_cosines", "loop_cosines"]
 
 #: Rows normalised per step when many are appended at once (the float64 scratch
 #: stays a few MB, small enough to be reused from cache between steps).
@@ -41,6 +41,34 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     norms = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
     out = np.zeros(len(a), dtype=np.float64)
     np.divide(dots, norms, out=out, where=norms > 0)
+    return out
+
+
+def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosines computed the way production's loop does, to the last bit.
+
+    thatch's ``cosineSimilarity`` (``src/vector-math.ts``) walks the float32
+    components once, adding ``a[i]·b[i]``, ``a[i]²`` and ``b[i]²`` to three
+    double accumulators in index order, then divides the dot by
+    ``sqrt(Σa²)·sqrt(Σb²)`` (0 when that is 0). A float32 × float32 product
+    is exact in double, so the only roundings are the running additions, the
+    square roots and the division; a running sum along each row
+    (``np.add.accumulate``) makes the same additions in the same order.
+    :func:`exact_cosines` sums in another order and may differ in the last
+    bit, which matters only for a cosine sitting exactly on a threshold (the
+    nudge's near-duplicate cut at 0.85 compares with this function).
+
+    >>> float(loop_cosines(np.array([[3.0, 4.0]]), np.array([[4.0, 3.0]]))[0])
+    0.96
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape[1] == 0:
+        return np.zeros(len(a), dtype=np.float64)
+    dots = np.add.accumulate(a * b, axis=1)[:, -1]
+    norms = np.sqrt(np.add.accumulate(a * a, axis=1)[:, -1]) * np.sqrt(np.add.accumulate(b * b, axis=1)[:, -1])
+    out = np.zeros(len(a), dtype=np.float64)
+    np.divide(dots, norms, out=out, where=norms != 0)
     return out
 
 

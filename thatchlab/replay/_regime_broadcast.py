@@ -5,11 +5,11 @@ A message keeps the top ``top_matchers`` matchers by rounded cosine and
 lowest threshold of a group hold the rows of every higher one: a higher
 threshold only removes the rows whose matcher's rounded cosine is below it,
 and the engine's order of the rows that stay (score, statement, matcher
-rank, edge order) does not change. :class:`RegimeTable` builds and orders
+id, item id) does not change. :class:`RegimeTable` builds and orders
 those rows once; :meth:`RegimeTable.tops` redoes, for one threshold, the
 rest of the nudge as group operations on them: each item's first (best)
-row, the ``max_items`` cut, and per message what the strong bar and the
-conflict margin look at (top item's stored confidence and evidence, the
+row, under ``07ecf87`` the near-duplicate rule on those, the ``max_items``
+cut, and per message what the strong bar and the conflict margin look at (top item's stored confidence and evidence, the
 thousandths between its score and the best other surfaced item of its
 matcher) plus the logged outcome that attribution ties to the top item.
 """
@@ -25,8 +25,9 @@ import pandas as pd
 from thatchlab.core.jsfmt import js_round
 from thatchlab.core.params import ScoringParams
 from thatchlab.replay._grouping import group_rank
-from thatchlab.replay._scoring_nudges import ordered_rows
+from thatchlab.replay._scoring_nudges import greedy_keep, ordered_rows, within_read_pairs
 from thatchlab.scoring import evidence_count
+from thatchlab.scoring.rules import drops_near_duplicates
 
 __all__ = ["RegimeTable", "MessageTops", "margin_thousandths", "NO_RIVAL", "OUTCOME_RIGHT", "OUTCOME_WRONG"]
 
@@ -112,6 +113,13 @@ class RegimeTable:
         n = len(self.read)
         self.start = np.arange(n, dtype=np.int64) - group_rank(self.read)  # first row of the read's block
         self.outcome = _outcomes(plan, reads.position[self.read], plan.items.id[rows.item])
+        # 07ecf87: (earlier row, later row) pairs of one message whose items are near duplicates;
+        # which of them drop depends on the rows a threshold leaves, so tops() runs the greedy pass
+        self._near = None
+        if drops_near_duplicates(params):
+            a, b = within_read_pairs(plan, self.read, rows.item)
+            other = rows.item[a] != rows.item[b]
+            self._near = (a[other], b[other])
 
     def _earlier_best(self, item: np.ndarray, n_items: int) -> np.ndarray:
         """Per row, the highest cosine code of the earlier rows of its (read, item), −1 when none."""
@@ -136,6 +144,8 @@ class RegimeTable:
             raise ValueError(f"threshold {threshold} is below the table's floor {self.floor}")
         cut = np.searchsorted(self._cosines, threshold, side="left")
         first = (self.code >= cut) & (self.prev < cut)  # the item's best row among those left
+        if self._near is not None and len(self._near[0]):
+            first = greedy_keep(first, *self._near)  # 07ecf87: near duplicates of kept items drop
         before = np.cumsum(first) - first
         rank = before - before[self.start]
         surfaced = np.flatnonzero(first & (rank < max_items))

@@ -27,10 +27,11 @@ from thatchlab.replay._scoring_common import (
     initial_engine,
     replayed_kinds,
 )
-from thatchlab.replay._scoring_nudges import nudge_reads
+from thatchlab.replay._scoring_nudges import item_vectors, nudge_reads
 from thatchlab.replay._scoring_reads import ReadCosines
 from thatchlab.replay._scoring_writes import run_writes
 from thatchlab.scoring import counts_text
+from thatchlab.scoring.rules import drops_near_duplicates
 
 __all__ = ["prepare", "ScoringPlan", "WRITE_RULE", "write_rule"]
 
@@ -141,9 +142,17 @@ class ScoringPlan:
         self.embedder_name = getattr(eng.embedder, "name", None)
         self.strict_model = eng.strict_model
         self.stores = _stores(log, eng.project_store)
+        # the near-duplicate rule of a release's nudges compares item vectors: keep those the
+        # pass deletes (present at the start) before the writes run
+        near = drops_near_duplicates(eng.params)
+        state = eng.state
+        before = ({iid: state.vector("items", pos) for pos, iid in enumerate(state.items["id"].tolist())}
+                  if near else {})
         self.kinds = replayed_kinds(engine, eng)
         written = run_writes(eng, log, self.stores, self.kinds)
         self.matchers, self.items, self.edges = written.matchers, written.items, written.edges
+        #: item vectors aligned with ``items`` (None when the release has no near-duplicate rule)
+        self.item_vectors = item_vectors(eng, self.items, before) if near else None
         self.history, self.writes = written.history, written.writes
         self._tables_after, self._final_entries = written.tables, written.final_entries
         # prompts the release's hook gave no nudge read as skipped (replay._hook)

@@ -4,10 +4,13 @@ The production rules, in order: every usable matcher's cosine (float64
 ``dot / (|a| |b|)``), those below the noise floor dropped, rounded to three
 decimals, a stable sort by rounded cosine (ties in insertion order), the
 top ``top_matchers`` kept and then those below the threshold dropped; each
-kept matcher's edges (insertion order) into existing items give the
-candidate rows, ordered by statement in code-point order (stably), scored
+kept matcher's edges into existing items give the candidate rows, in the
+order production's SQL returns them (statement, then matcher id, then item
+id: :func:`~thatchlab.scoring.rules.row_order_key`), scored
 ``r3(r3(cosine) × weight × confidence)``, ordered by score (stably); an item
-keeps its first row and at most ``max_items`` items stay.
+keeps its first row; under ``07ecf87`` an item whose vector is a near
+duplicate (cosine ≥ 0.85) of a kept higher-ranked item's is dropped
+(:func:`~thatchlab.scoring.rules.keep_flags`); at most ``max_items`` items stay.
 
 Only matchers whose rounded cosine reaches the threshold can surface, and
 the top cut keeps a prefix of one order, so the float32 scan looks for
@@ -25,6 +28,7 @@ import math
 import numpy as np
 
 from thatchlab.scoring.confidence import evidence_count
+from thatchlab.scoring.rules import drops_near_duplicates, keep_flags, row_order_key
 
 __all__ = ["rank_columns", "js_round1", "r3_1", "score_key"]
 
@@ -85,14 +89,17 @@ def rank_columns(state, p, qvec: np.ndarray, stores, threshold: float, max_items
     # 4. stable sort by rounded cosine (ties keep insertion order), top_matchers, threshold
     found.sort(key=lambda r: -r[1])
     matched = [r for r in found[: p.top_matchers] if r[1] >= threshold]
-    # 5. each matched matcher's edges into existing items, by statement in code-point order
-    #    (a stable sort: ties keep matcher rank, then edge insertion order)
+    # 5. each matched matcher's edges into existing items, in the order production's SQL
+    #    returns them: statement, then matcher id, then item id (rules.row_order_key)
     which, item, weight, conf = state.edges_from([m for m, _ in matched])
     items, matchers = state.items, state.matchers
     statement = items.cells("statement", item)
+    matched_ids = matchers.cells("id", [m for m, _ in matched])
+    item_ids = items.cells("id", item)
     rows = []
     min_conf = p.min_confidence
-    for j in sorted(range(len(item)), key=statement.__getitem__):
+    for j in sorted(range(len(item)),
+                    key=lambda j: row_order_key(statement[j], matched_ids[which[j]], item_ids[j])):
         if conf[j] >= min_conf:  # filters only when a study sets min_confidence
             cosine = matched[which[j]][1]
             rows.append((r3_1(cosine * weight[j] * conf[j]), j, cosine))
@@ -100,6 +107,10 @@ def rank_columns(state, p, qvec: np.ndarray, stores, threshold: float, max_items
     # 6. an item reached through several matchers keeps its first (best) row, scores not summed
     seen: set = set()
     first = [r for r in rows if not (item[r[1]] in seen or seen.add(item[r[1]]))]
+    # 6b. 07ecf87: an item near-identical (by embedding) to a kept higher-ranked one is dropped
+    if drops_near_duplicates(p) and len(first) > 1:
+        keep = keep_flags([state.vector("items", item[j]) for _, j, _ in first])
+        first = [r for r, k in zip(first, keep) if k]
     # 7. at most max_items items (queries keep all)
     kept = first if max_items is None else first[:max_items]
     rows_item = [item[j] for _, j, _ in kept]

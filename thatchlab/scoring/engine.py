@@ -35,6 +35,7 @@ from thatchlab.scoring.results import (
     fixed2,
     items_frame,
 )
+from thatchlab.scoring.rules import nudge_line, query_line
 from thatchlab.scoring.state import ID_NAMESPACE, EngineState, deterministic_id, prov_text
 
 __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAMESPACE",
@@ -284,12 +285,15 @@ class ScoringEngine(ParamsMixin):
                             scan_model=self.scan_model, own_model=self.model_name)
 
     def _line(self, row) -> str:
-        return self._line_of(row["confidence"], row["evidence_count"], row["matcher_description"],
-                             row["statement"])
+        """One line of a query reply (the same form in every release)."""
+        n_tests = row["evidence_count"]
+        verb = self.config.verb_untested if n_tests == 0 else self.config.verb_tested
+        return query_line(fixed2(row["confidence"]), n_tests, verb, row["matcher_description"], row["statement"])
 
     def _line_of(self, confidence, n_tests, description, statement) -> str:
+        """One line of a nudge block, as the release prints it (:func:`~thatchlab.scoring.rules.nudge_line`)."""
         verb = self.config.verb_untested if n_tests == 0 else self.config.verb_tested
-        return f"[{fixed2(confidence)} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
+        return nudge_line(self.params.release, fixed2(confidence), n_tests, verb, description, statement)
 
     def regime(self, items: pd.DataFrame) -> str:
         """Classify surfaced items: ``strong``, ``ambiguous`` or ``none``.

@@ -13,8 +13,11 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.jsfmt import js_round, r3
+from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.vectors import exact_cosines
 from thatchlab.scoring.confidence import posterior_confidence
+from thatchlab.scoring.rules import NEAR_DUPLICATE_COSINE
+from thatchlab.scoring.state import deterministic_id
 from thatchlab.synth._sessions import SESSION_GAP, object_array
 from thatchlab.synth.preference import PreferenceWorld
 
@@ -88,10 +91,17 @@ class TextSpace:
         self.stmt_rank = np.empty(len(self.statements), dtype=np.int64)
         self.stmt_rank[order] = np.arange(len(order))
 
-    def supports(self, dedup: float) -> bool:
+    def supports(self, dedup: float, near_duplicates: bool = False) -> bool:
         """Whether settings with this dedup threshold can run as arrays: one vector size,
-        and every statement dedups to its own item once it has one."""
-        return bool(self.same_dim and (np.diag(self.stmt_stmt) >= dedup).all())
+        and every statement dedups to its own item once it has one; with
+        ``near_duplicates`` (a release whose nudges drop near-identical items,
+        :mod:`thatchlab.scoring.rules`) also no two statements near enough for that
+        rule to drop one (the arrays do not model it; such worlds run per setting)."""
+        ok = bool(self.same_dim and (np.diag(self.stmt_stmt) >= dedup).all())
+        if ok and near_duplicates and len(self.statements) > 1:
+            off = ~np.eye(len(self.statements), dtype=bool)
+            ok = not bool((self.stmt_stmt[off] >= NEAR_DUPLICATE_COSINE - 1e-9).any())
+        return ok
 
 
 def pair_cosines(stored: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -171,7 +181,11 @@ class Lockstep:
                 score = r3(rc_o[pick][:, :, None] * conf_u[:, None, :])
                 score = np.where(linked, score, -inf)
                 best = score.max(axis=1)
-                best_rank = score.argmax(axis=1)                      # first = best-ranked matcher
+                # an item's row: its best score, among equal ones the smallest matcher id (the
+                # order production's SQL returns rows in, thatchlab.scoring.rules.row_order_key)
+                id_rank = self._id_ranks(u, slots[u])[slot_t]
+                best_rank = np.where(score == best[:, None, :], id_rank[:, :, None],
+                                     np.iinfo(np.int64).max).argmin(axis=1)
                 present = best > -inf
                 ranked = np.lexsort((np.broadcast_to(space.stmt_rank, best.shape), -best), axis=1)
                 n_items = np.minimum(present.sum(axis=1), max_items)
@@ -226,6 +240,20 @@ class Lockstep:
             c[rows, u, target] += confirm
             d[rows, u, target] += ~confirm
             conf[rows, u, target] = posterior_confidence(c[rows, u, target], d[rows, u, target], k, p0)
+
+    def _id_ranks(self, u: int, slot_texts: list) -> np.ndarray:
+        """Per matcher slot of store ``u``, the rank of its engine id among the store's slots
+        (each slot's text is the first matcher of that text in the store)."""
+        cache = self.__dict__.setdefault("_ids", {})
+        ids = []
+        for t in slot_texts:
+            if (u, t) not in cache:
+                cache[u, t] = deterministic_id(ENGINE_TABLES["prediction"]["matchers"], self.world.stores[u],
+                                               self.space.matchers[t], 0)
+            ids.append(cache[u, t])
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        return rank
 
     def rows(self, g: int) -> list:
         """Setting ``g``'s log as :func:`~thatchlab.synth.simulate`'s row dicts (to validate one log)."""

@@ -14,6 +14,7 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
+from thatchlab.scoring.rules import drops_near_duplicates
 from thatchlab.synth._lockstep import Lockstep, SessionDraws, TextSpace
 from thatchlab.synth._sessions import SESSION_GAP, finish_log, session_count
 from thatchlab.synth.preference import PreferenceWorld
@@ -140,10 +141,10 @@ def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, se
     out: list = [None] * len(params)
     groups: dict = {}
     for j, p in enumerate(params):
-        groups.setdefault(float(p.dedup_cosine), []).append(j)
+        groups.setdefault((float(p.dedup_cosine), drops_near_duplicates(p)), []).append(j)
     template = None
-    for dedup, members in groups.items():
-        if not space.supports(dedup):
+    for (dedup, near), members in groups.items():
+        if not space.supports(dedup, near):
             for j in members:
                 out[j] = simulate(world, params[j], n_sessions, seed, emb)
             continue

@@ -1,0 +1,120 @@
+"""Rules of a nudge that depend on the thatch release replayed (public: the replay shares them).
+
+Three rules, each written once so the event-by-event engine and the
+vectorised replay apply the same one:
+
+* **Ties.** Production reads a nudge's candidate rows with one query over
+  the edges joined to the items, ``ORDER BY p.statement``, and sorts them by
+  rounded score with JavaScript's stable sort (sysread/thatch
+  ``src/scoring-engine.ts`` ``scoreItems``, v0.1.30 and @0182ac19 alike).
+  Rows whose score and statement are equal keep the order SQLite returns
+  them in. Its plan reads the edges through their primary key index
+  ``(matcher_id, item_id)`` (one probe per matcher id of the ``IN`` list,
+  in increasing id order), looks up each item by id, then sorts on the
+  statement with a sort that keeps equal keys in the order they came. So
+  among equal statements the rows come out by matcher id, then item id,
+  both compared as text byte by byte: :func:`row_order_key`. Where the ids
+  come from (thatchlab's uuid5, production's random uuid4) does not
+  matter; the ids themselves decide.
+* **Near-duplicate items** (``07ecf87``): after each item keeps its best
+  row, an item whose embedding has cosine ≥ :data:`NEAR_DUPLICATE_COSINE`
+  with a higher-ranked item already kept is dropped (only vectors of the
+  same length are compared; an item without a vector is never dropped and
+  never drops another), before the nudge's top-``max_items`` cut; the
+  query tool shares the scoring and so drops them too
+  (:func:`keep_flags`, production's loop arithmetic:
+  :func:`~thatchlab.core.vectors.loop_cosines`).
+* **Line text.** ``v0.1.30`` prints ``When {matcher}: {verb} {statement}``;
+  ``07ecf87``'s nudge block does not prefix "When" to a matcher that already
+  starts with it and leaves out the verb when the statement already starts
+  with it (a plain prefix test, so a behavior statement beginning with the
+  letters "do", e.g. "document the change", loses the "do"; see
+  :func:`nudge_line`). Query replies keep the ``v0.1.30`` form in both.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from thatchlab.core.params import at_least
+from thatchlab.core.vectors import loop_cosines
+
+__all__ = ["NEAR_DUPLICATE_COSINE", "drops_near_duplicates", "keep_flags", "row_order_key",
+           "nudge_line", "query_line"]
+
+#: production's ``SEMANTIC_DEDUP_COSINE`` (sysread/thatch src/scoring-engine.ts @0182ac19)
+NEAR_DUPLICATE_COSINE = 0.85
+
+# JavaScript's /^when\b/i: "when" as a whole word at the start, any case (ASCII word boundary)
+_WHEN = re.compile(r"when\b", re.IGNORECASE | re.ASCII)
+
+
+def drops_near_duplicates(params) -> bool:
+    """Whether ``params``'s release drops near-duplicate items from nudges and queries."""
+    return at_least("thatch", params.release, "07ecf87")
+
+
+def row_order_key(statement: str, matcher_id: str, item_id: str) -> tuple:
+    """The order production's SQL returns candidate rows in (before the stable score sort):
+    statement, then matcher id, then item id, each compared by code point.
+
+    >>> sorted([("b", "m1", "i1"), ("a", "m2", "i0"), ("a", "m1", "i9")], key=lambda r: row_order_key(*r))
+    [('a', 'm1', 'i9'), ('a', 'm2', 'i0'), ('b', 'm1', 'i1')]
+    """
+    return (statement, matcher_id, item_id)
+
+
+def keep_flags(vectors) -> list:
+    """For item vectors in rank order (``None``: no vector), which items stay: each is dropped
+    when its cosine with an earlier *kept* vector of the same length is ≥ 0.85.
+
+    >>> keep_flags([np.array([1.0, 0.0]), None, np.array([0.9, 0.1]), np.array([0.0, 1.0]),
+    ...             np.array([1.0, 0.0, 0.0])])
+    [True, True, False, True, True]
+    """
+    kept: dict[int, list] = {}
+    out = []
+    for v in vectors:
+        if v is None:
+            out.append(True)
+            continue
+        v = np.asarray(v, dtype=np.float64)
+        same = kept.setdefault(len(v), [])
+        if same and bool((loop_cosines(np.stack(same), np.broadcast_to(v, (len(same), len(v))))
+                          >= NEAR_DUPLICATE_COSINE).any()):
+            out.append(False)
+            continue
+        same.append(v)
+        out.append(True)
+    return out
+
+
+def query_line(conf_text: str, n_tests: int, verb: str, description: str, statement: str) -> str:
+    """One item of a query reply (both releases) and of a ``v0.1.30`` nudge block (without
+    the dash a block puts before each item)."""
+    return f"[{conf_text} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
+
+
+def nudge_line(release: str, conf_text: str, n_tests: int, verb: str, description: str,
+               statement: str) -> str:
+    """One item of a nudge block under ``release`` (without the dash before it).
+
+    ``07ecf87`` keeps a matcher that already starts with the word "When" as it is and
+    leaves the verb out when the statement already starts with it (compared without
+    case, as a plain prefix).
+
+    >>> nudge_line("07ecf87", "0.56", 1, "you tend to", "When reviewing a tiny config PR",
+    ...            "you tend to prefer the existing pattern")
+    '[0.56 conf, 1 tests] When reviewing a tiny config PR: you tend to prefer the existing pattern'
+    >>> nudge_line("v0.1.30", "0.56", 1, "you tend to", "When reviewing", "you tend to keep it")
+    '[0.56 conf, 1 tests] When When reviewing: you tend to you tend to keep it'
+    >>> nudge_line("07ecf87", "0.62", 2, "do", "editing docs", "document the change")
+    '[0.62 conf, 2 tests] When editing docs: document the change'
+    """
+    if not at_least("thatch", release, "07ecf87"):
+        return query_line(conf_text, n_tests, verb, description, statement)
+    when = description if _WHEN.match(description) else f"When {description}"
+    said = statement if statement.lower().startswith(verb.lower()) else f"{verb} {statement}"
+    return f"[{conf_text} conf, {int(n_tests)} tests] {when}: {said}"

@@ -132,8 +132,6 @@ def test_prediction_mark_checked_is_a_thatch_tool_with_its_arguments():
     assert row["statement"] is None and row["signal"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="the log kind prediction_mark_checked lands with branch t31writes "
-                                       "(PredictionEngine.mark_checked); until then ingest counts such rows invalid")
 def test_a_mark_checked_call_is_a_log_row(tmp_path):
     recs = [{"type": "assistant", "uuid": "x1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:05Z",
              "cwd": "/x/app", "message": {"content": [{"type": "tool_use", "id": "toolu_9",

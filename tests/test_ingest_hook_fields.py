@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
-
 from tests._ingest import DATA
 from thatchlab import logs
 from thatchlab.logs import ingest

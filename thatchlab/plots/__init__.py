@@ -8,8 +8,9 @@ from thatchlab.plots.tuning import (
     metric_curve,
     metric_heatmap,
     pareto_plot,
+    per_user_forest,
     prior_profile,
 )
 
 __all__ = ["prequential_reliability_diagram", "regime_bars", "confidence_modes_plot", "prefetch_sweep_plot", "reliability_diagram", "decay_ranking_plot", "currency_curves", "band_table_figure"]
-__all__ += ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest"]
+__all__ += ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest", "per_user_forest"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest", "param_label",
+__all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest", "per_user_forest",
+           "param_label",
            "metric_label"]
 
 _PARAM_UNITS = {
@@ -284,5 +285,52 @@ def decision_forest(decision, title: str | None = None):
     what = ", ".join(f"{k}={v!r}" for k, v in (c.get("params") or {}).items())
     ax.set_title(title or f"{decision.engine} decision on {decision.metric}: "
                           + (f"ships {what}" if what else "ships nothing"))
+    fig.tight_layout()
+    return fig
+
+
+def per_user_forest(decision, title: str | None = None):
+    """Each user's test effect of a decision's change, worst first: the per-user forest plot.
+
+    One row per user of :attr:`~thatchlab.tune.Decision.per_user` (configuration − default over
+    that user's test sessions, with its interval); users hurt beyond the harm margin are drawn in
+    red, users whose interval is on the improving side in green, the rest in grey. A decision
+    whose sweep named no users has no per-user table: the figure says so in its place.
+
+    >>> import numpy as np, pandas as pd
+    >>> from types import SimpleNamespace
+    >>> t = pd.DataFrame({"user": ["a", "b"], "delta": [0.1, -0.05], "ci_lower": [0.02, -0.09],
+    ...                   "ci_upper": [0.18, -0.01], "hurt": [True, False], "worse": [True, False]})
+    >>> d = SimpleNamespace(per_user=t, metric="interruption_rate", engine="prediction",
+    ...                     harm={"margin": 0.0, "hurt": ["a"], "users": 2})
+    >>> [x.get_text() for x in per_user_forest(d).axes[0].get_yticklabels()]
+    ['a', 'b']
+    """
+    from matplotlib.figure import Figure
+
+    from thatchlab.tune import metric_direction
+
+    table = getattr(decision, "per_user", None)
+    fig = Figure(figsize=(8.0, 0.32 * max(0 if table is None else len(table), 4) + 1.4))
+    ax = fig.add_subplot(1, 1, 1)
+    if table is None or not len(table):
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no per-user table: the sweep's log named no users (a `user` column),\n"
+                          "so effects could not be split by user", ha="center", va="center")
+        return fig
+    lower = metric_direction(decision.metric.split(" + ")[0]) == "min"
+    for y, r in enumerate(table.itertuples()):
+        better = (r.ci_upper < 0) if lower else (r.ci_lower > 0)
+        colour = "C3" if r.hurt else ("C2" if better else "0.55")
+        ax.plot([r.ci_lower, r.ci_upper], [y, y], color=colour, lw=1.6)
+        ax.plot([r.delta], [y], "o", color=colour, markersize=4)
+    ax.axvline(0.0, color="0.2", lw=0.8, ls="--")
+    ax.set_yticks(range(len(table)), [str(u) for u in table["user"]])
+    ax.set_ylim(len(table) - 0.5, -0.5)
+    unit = _METRIC_UNITS.get(decision.metric, decision.metric)
+    ax.set_xlabel(f"test {unit} per user: configuration − default ({'left' if lower else 'right'} is better)")
+    harm = getattr(decision, "harm", None) or {}
+    ax.set_title(title or f"{decision.engine}: {len(harm.get('hurt', []))} of {harm.get('users', len(table))} "
+                          f"users hurt beyond {harm.get('margin', 0):g}")
     fig.tight_layout()
     return fig

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -24,7 +25,9 @@ RESULT_KEYS = {
                           "distinct_duckdb_ratio"),
     "bench_anticipation": ("events", "ratio", "duckdb_ratio", "duckdb_lateral_ratio", "duckdb_cte_ratio",
                            "polars_ratio", "sqlite_ratio", "cpu_ratio", "ours_s"),
-    "bench_fit_halflife": ("classes", "segments", "ratio", "floor_ratio"),
+    # lifelines (the peer's ``ratio``) is an optional extra: it caps pandas below 3
+    "bench_fit_halflife": ("classes", "segments", "floor_ratio")
+    + (("ratio",) if importlib.util.find_spec("lifelines") else ()),
     "bench_fit_prior": ("items", "pairs", "ratio", "same_reduction_ratio"),
     "bench_io": ("rows", "read_s", "polars_s", "polars_ratio", "polars_cpu_ratio", "peak_rss_mb", "ratio"),
     "bench_closed_loop": ("configs", "ratio"),

@@ -75,3 +75,41 @@ def test_a_replay_result_shows_its_metrics_and_events():
     html = res._repr_html_()
     assert "<h4>Replay</h4>" in html and "<b>engine</b>: prediction" in html
     assert "<i>metrics</i>" in html and "<th>interruption_rate</th>" in html and "<i>events</i> (2 rows)" in html
+
+
+BAD = "<script>alert(1)</script>"
+SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def test_notebook_displays_escape_every_cell_and_header_of_any_dtype():
+    import pyarrow as pa
+
+    from thatchlab.core.display import html_block
+
+    frame = pd.DataFrame({
+        "object": pd.Series([BAD], dtype=object), "string": pd.Series([BAD], dtype="string"),
+        "str": pd.Series([BAD], dtype=pd.StringDtype("pyarrow", na_value=float("nan"))),
+        "category": pd.Categorical([BAD]), "arrow": pd.Series([BAD], dtype=pd.ArrowDtype(pa.string())),
+        BAD: [1.5]}).set_axis(pd.Index([BAD], name=BAD))
+    html = html_block(BAD, {BAD: BAD}, {BAD: frame})
+    assert "<script" not in html
+    # title, fact name and value, table name; five cells, the index cell, a column and the index name
+    assert html.count(SAFE) == 4 + 5 + 1 + 2
+
+
+def test_store_matcher_and_statement_texts_are_escaped_in_a_replay_and_a_calibration_report():
+    from thatchlab.embed import LookupEmbedder
+    from thatchlab.replay import run
+
+    ts = pd.Timestamp("2026-03-01T09:00:00Z")
+    log = pd.DataFrame({"ts": [ts, ts + pd.Timedelta(seconds=1)], "session": [BAD, BAD],
+                        "store": [BAD, BAD], "kind": ["prediction_update", "message"],
+                        "matcher": [BAD, None], "statement": [BAD, None], "signal": ["confirm", None],
+                        "text": [None, BAD]})
+    res = run(log, "prediction", embedder=LookupEmbedder({BAD: [1.0, 0.0]}))
+    html = res._repr_html_()
+    assert "<script" not in html and SAFE in html
+    obs, now = _shadow()
+    obs["namespace"] = pd.Series([BAD] * 3, dtype="string")
+    html = calibrate_from_shadow(obs, now, days=30)._repr_html_()
+    assert "<script" not in html and f"<td>{SAFE}</td>" in html

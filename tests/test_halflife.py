@@ -14,7 +14,7 @@ from thatchlab.core.errors import InputError
 from thatchlab.core.params import BeliefParams
 from thatchlab.synth import BeliefWorld
 from thatchlab.tune import HalfLifeFitter, exposure_segments
-from thatchlab.tune.halflife import NoExposureError
+from thatchlab.tune.halflife import NoExposureError, weibull_mle
 
 LN2 = math.log(2)
 
@@ -137,6 +137,50 @@ def test_weibull_check_flags_non_constant_hazards():
     assert bool(w.loc["expo", "exponential_ok"]) is True
     assert bool(w.loc["wear", "exponential_ok"]) is False and w.loc["wear", "rho"] > 2
     assert HalfLifeFitter().fit([1], [1]).weibull_ is None
+
+
+# The Weibull check is SciPy's (lifelines caps pandas below 3, so it is an optional extra only).
+# lifelines' parametrisation: S(t) = exp(-(t/λ)^ρ), Wald interval on ρ from the inverse observed
+# information (CamDavidsonPilon/lifelines, lifelines/fitters/weibull_fitter.py and
+# fitters/__init__.py _compute_confidence_bounds_of_parameters, v0.30.3).
+_WEIBULL_T = [0.5, 1.5, 2.0, 7.0, 9.0, 12.0, 3.0, 3.5]
+_WEIBULL_E = [True, False, True, True, False, True, True, False]
+
+
+def test_weibull_mle_values_without_lifelines():
+    rho, lam, lo, hi = weibull_mle([1.0, 2.0, 3.0, 4.0, 5.0], [True] * 5)
+    assert (rho, lam, lo, hi) == pytest.approx((2.2938066707, 3.3942907181, 0.6330194897, 3.9545938517),
+                                               rel=1e-9)
+    rho, lam, lo, hi = weibull_mle(_WEIBULL_T, _WEIBULL_E, alpha=0.1)
+    assert (rho, lam, lo, hi) == pytest.approx((1.1726984264, 7.5664581685, 0.4789665751, 1.8664302777),
+                                               rel=1e-9)
+    # the estimate is the likelihood's stationary point: both scores vanish
+    t, e = np.array(_WEIBULL_T), np.array(_WEIBULL_E)
+    u, z = (t / lam) ** rho, np.log(t / lam)
+    assert rho / lam * (u.sum() - e.sum()) == pytest.approx(0, abs=1e-9)
+    assert e.sum() / rho + (e * z).sum() - (u * z).sum() == pytest.approx(0, abs=1e-9)
+    # fewer than two events, or every event at the longest duration: nothing to estimate
+    assert all(math.isnan(v) for v in weibull_mle([1.0, 2.0], [True, False]))
+    assert all(math.isnan(v) for v in weibull_mle([2.0, 2.0, 2.0], [True, True, True]))
+    # the fitter's table holds the same numbers, with the group's verdict
+    w = HalfLifeFitter(alpha=0.1, weibull=True).fit(_WEIBULL_T, _WEIBULL_E).weibull_
+    assert w.loc["all", ["rho", "lambda_", "rho_ci_lower", "rho_ci_upper"]].tolist() == pytest.approx(
+        [1.1726984264, 7.5664581685, 0.4789665751, 1.8664302777], rel=1e-9)
+    assert bool(w.loc["all", "exponential_ok"]) is True
+
+
+def test_weibull_mle_agrees_with_lifelines_when_installed():
+    lifelines = pytest.importorskip("lifelines")  # a cross-check only: the optional extra
+    rng = np.random.default_rng(3)
+    t = np.concatenate([10 * rng.weibull(1.7, 300), rng.exponential(4.0, 200)])
+    e = rng.random(t.size) < 0.8
+    for alpha in (0.05, 0.2):
+        wf = lifelines.WeibullFitter(alpha=alpha).fit(np.maximum(t, 1e-6), e)
+        lo_col = [c for c in wf.summary.columns if c.startswith("coef lower")][0]
+        hi_col = [c for c in wf.summary.columns if c.startswith("coef upper")][0]
+        ours = weibull_mle(t, e, alpha)
+        theirs = (wf.rho_, wf.lambda_, wf.summary.loc["rho_", lo_col], wf.summary.loc["rho_", hi_col])
+        assert ours == pytest.approx(theirs, rel=1e-4)  # lifelines stops its optimiser near 1e-6
 
 
 # -- the BaseFitter conventions ---------------------------------------------------------------

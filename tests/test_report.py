@@ -42,3 +42,71 @@ def test_hash_changes_with_source_or_outputs_not_metadata(tmp_path):
     nb["metadata"]["widgets"] = {"x": 1}
     a.write_text(json.dumps(nb))
     assert notebook_hash(a) == h
+
+
+# -- escaping: every header and cell of the run report's tables, whatever its dtype ------------
+
+BAD = "<script>alert(1)</script>"
+SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def _hostile_frame():
+    """One hostile text in a column of each dtype a table can carry, and in the column names."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return pd.DataFrame({
+        "object": pd.Series([BAD, None], dtype=object),
+        "string": pd.Series([BAD, None], dtype="string"),
+        "str": pd.Series([BAD, None], dtype=pd.StringDtype("pyarrow", na_value=float("nan"))),
+        "category": pd.Categorical([BAD, None]),
+        "arrow": pd.Series([BAD, None], dtype=pd.ArrowDtype(pa.string())),
+        BAD: [1.5, float("nan")],
+        "count": pd.array([3, None], dtype="Int64"),
+    })
+
+
+def test_report_tables_escape_every_cell_and_header_of_any_dtype():
+    import pandas as pd
+
+    from thatchlab.report import table_html
+
+    out = str(table_html(_hostile_frame()))
+    assert "<script" not in out
+    assert out.count(SAFE) == 6  # five text columns and one column name
+    assert "<NA>" not in out and "None" not in out  # missing cells of every dtype print as "–"
+    rows = out.split("<tr>")[1:]  # the two body rows (the header row has a style)
+    assert rows[0].count(f"<td>{SAFE}</td>") == 5 and "<td>1.5</td>" in rows[0] and "<td>3</td>" in rows[0]
+    assert rows[1].count("<td>–</td>") == 7
+    # a named index (here hostile) becomes the first column and is escaped as well
+    indexed = _hostile_frame().set_index(pd.Index([BAD, "b"], dtype="string", name="<i>name</i>"))
+    out = str(table_html(indexed))
+    assert "<script" not in out and "<i>" not in out and out.count(SAFE) == 7
+    assert "<th>&lt;i&gt;name&lt;/i&gt;</th>" in out
+    # repeated column names keep their own cells; a MultiIndex header is escaped level by level
+    twice = pd.concat([_hostile_frame()[["string"]], pd.DataFrame({"string": [1, 2]})], axis=1)
+    assert "<td>1</td>" in str(table_html(twice)) and str(table_html(twice)).count(SAFE) == 1
+    multi = pd.DataFrame([[1, 2]], columns=pd.MultiIndex.from_tuples([(BAD, "a"), (BAD, "b")]))
+    assert "<script" not in str(table_html(multi))
+
+
+def test_the_run_report_escapes_every_text_that_reaches_it(tmp_path):
+    """Store, matcher and statement texts, session names and the texts of facts, captions and values."""
+    import pandas as pd
+
+    from thatchlab.report import render_run_report
+
+    rules = pd.DataFrame({"store": pd.Series([BAD], dtype="string"), "matcher": pd.Categorical([BAD]),
+                          "statement": pd.Series([BAD], dtype="str"), "session": [BAD]})
+    section = {"title": BAD, "paragraphs": [BAD], "preformatted": [BAD], "tables": [(BAD, rules),
+               (BAD, _hostile_frame())], "figures": [(BAD, "fig.png")]}
+    path = render_run_report(
+        tmp_path / "index.html", facts=[{"label": BAD, "value": BAD, "note": BAD}],
+        engines=[{"engine": BAD, "release": BAD, "ran": BAD, "values": BAD}],
+        ships={"paragraphs": [BAD], "tables": [("", rules)]}, sections=[section],
+        parameters={"paragraphs": [BAD], "values": {"prediction": {"store": BAD}}},
+        versions={BAD: BAD}, timings={BAD: 1.0}, skipped=[BAD], title=BAD)
+    text = path.read_text(encoding="utf-8")
+    assert "<script" not in text
+    # 4 header and 4 cell texts per rules table (2), 6 in the hostile table, 15 in the texts around them
+    assert text.count(SAFE) == 2 * 8 + 6 + 15

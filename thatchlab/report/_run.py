@@ -45,21 +45,50 @@ def table_html(df: pd.DataFrame, out_dir=None, metric_names: bool = False) -> Ma
     ``metric`` column (and the index when ``df.attrs["index_is_metric"]``) link
     to their glossary entries, relative to ``out_dir``.
 
-    >>> str(table_html(pd.DataFrame({"a": ["<b>"]}))).count("&lt;b&gt;")
-    1
+    >>> str(table_html(pd.DataFrame({"<a>": ["<b>"]}))).count("&lt;")
+    2
     """
     out_dir = None if out_dir is None else Path(out_dir)
     metric_cols = _METRIC_COLUMNS + (("",) if df.attrs.get("index_is_metric") else ())
     if not (isinstance(df.index, pd.RangeIndex) and df.index.name is None):
         df = df.reset_index().rename(columns={"index": ""})
-    fmt = {}
-    for col in df.columns:
+    # Every header and every cell that is not a number is escaped here, whatever its dtype (object,
+    # str, string, categorical, Arrow), missing ones included: to_html(escape=False) writes them as
+    # given, and skips formatters for missing cells (pd.NA would print as a raw "<NA>"). Columns go
+    # by position, so repeated names keep their own.
+    cols = {}
+    for i, col in enumerate(df.columns):
+        values = df.iloc[:, i]
         if metric_names and col in metric_cols:
-            fmt[col] = lambda v: _glossary_link(str(v), out_dir)
-        elif df[col].dtype == object:
-            fmt[col] = lambda v: "–" if v is None or v != v else html.escape(str(v))
+            values = [_glossary_link(str(v), out_dir) for v in values]
+        elif not pd.api.types.is_numeric_dtype(values.dtype):
+            values = [_cell_text(v) for v in values]
+        elif isinstance(values.dtype, pd.api.extensions.ExtensionDtype):  # Int64, Float64, Arrow numbers
+            values = ["–" if _missing(v) else f"{v:.4g}" if isinstance(v, float) else str(v) for v in values]
+        cols[i] = pd.Series(values, index=df.index, dtype=object) if isinstance(values, list) else values
+    df = pd.DataFrame(cols, index=df.index).set_axis(_escaped_labels(df.columns), axis=1)
     return Markup(df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–",
-                             index=False, escape=False, formatters=fmt))
+                             index=False, escape=False))
+
+
+def _cell_text(value) -> str:
+    """A cell of a text (or any non-numeric) column: "–" when missing, else its text escaped."""
+    return "–" if _missing(value) else html.escape(str(value))
+
+
+def _missing(value) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or array in an object cell is a value
+        return False
+
+
+def _escaped_labels(columns: pd.Index) -> pd.Index:
+    """Column labels (each level of a MultiIndex) as escaped text."""
+    if isinstance(columns, pd.MultiIndex):
+        return pd.MultiIndex.from_tuples([tuple(html.escape(str(x)) for x in t) for t in columns],
+                                         names=columns.names)
+    return pd.Index([html.escape(str(c)) for c in columns], dtype=object)
 
 
 def _section(sec, out_dir, metric_names: bool) -> dict:

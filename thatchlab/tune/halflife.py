@@ -21,7 +21,7 @@ from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
 from thatchlab.tune._fitter import BaseFitter
 
-__all__ = ["HalfLifeFitter", "NoExposureError", "exposure_segments"]
+__all__ = ["HalfLifeFitter", "NoExposureError", "exposure_segments", "weibull_mle"]
 
 _LN2 = math.log(2.0)
 
@@ -51,8 +51,9 @@ class HalfLifeFitter(BaseFitter):
     Parameters
     ----------
     alpha : 1 − the interval's coverage.
-    weibull : also fit a Weibull per group (lifelines ``WeibullFitter``) and
-        report whether its shape ``rho`` is consistent with 1 (constant rate).
+    weibull : also fit a Weibull per group (:func:`weibull_mle`, SciPy; the
+        values of lifelines' ``WeibullFitter``, which is not needed) and report
+        whether its shape ``rho`` is consistent with 1 (constant rate).
 
     Attributes
     ----------
@@ -149,22 +150,11 @@ class HalfLifeFitter(BaseFitter):
                              "log_likelihood": ll}, index=pd.Index(names, dtype=object, name="group"))
 
     def _weibull(self, df: pd.DataFrame) -> pd.DataFrame:
-        import warnings
-
-        from lifelines import WeibullFitter
-
         rows = []
         for name, part in df.groupby("g", sort=True):
             rho = lam = lo = hi = np.nan
             if part["e"].sum() >= 2:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    wf = WeibullFitter(alpha=self.alpha).fit(np.maximum(part["t"], 1e-6), part["e"])
-                sm = wf.summary
-                rho, lam = float(wf.rho_), float(wf.lambda_)
-                cols = [c for c in sm.columns if c.startswith("coef lower")] + \
-                    [c for c in sm.columns if c.startswith("coef upper")]
-                lo, hi = float(sm.loc["rho_", cols[0]]), float(sm.loc["rho_", cols[1]])
+                rho, lam, lo, hi = weibull_mle(part["t"].to_numpy(), part["e"].to_numpy(), self.alpha)
             rows.append(dict(group=name, rho=rho, rho_ci_lower=lo, rho_ci_upper=hi, lambda_=lam,
                              exponential_ok=bool(lo <= 1 <= hi) if not np.isnan(rho) else None))
         return pd.DataFrame(rows).set_index("group")
@@ -211,6 +201,59 @@ class HalfLifeFitter(BaseFitter):
                 "they decay at once and no positive half-life can be exported; check those rows' timestamps "
                 "or set the prior yourself")
         return base.replace(**changes)
+
+
+def weibull_mle(durations, events, alpha: float = 0.05) -> tuple[float, float, float, float]:
+    """Right-censored Weibull maximum likelihood: ``(rho, lambda_, rho_ci_lower, rho_ci_upper)``.
+
+    The model is lifelines' parametrisation, survival ``S(t) = exp(-(t/λ)^ρ)``
+    and hazard ``(ρ/λ)(t/λ)^(ρ-1)``; durations below 1e-6 are read as 1e-6.
+    With ``d`` events the likelihood's ``λ`` given ``ρ`` is
+    ``(Σ t^ρ / d)^(1/ρ)``; putting it back leaves a score in ``ρ`` alone,
+    ``1/ρ + mean over events of ln t − (Σ t^ρ ln t)/(Σ t^ρ)``, which falls
+    from +∞ as ``ρ`` grows, so ``scipy.optimize.brentq`` finds its one root
+    (on ``ln ρ``, with the durations divided by their maximum so that no power
+    overflows). The interval is the Wald interval ``ρ ± z·se`` whose ``se``
+    comes from the inverse observed information in ``(λ, ρ)``, as lifelines
+    reports it. Fewer than two events, or every event at the longest
+    duration (``ρ`` unbounded), give NaN throughout.
+
+    >>> rho, lam, lo, hi = weibull_mle([1.0, 2.0, 3.0, 4.0, 5.0], [True] * 5)
+    >>> round(rho, 4), round(lam, 4), round(lo, 4), round(hi, 4)
+    (2.2938, 3.3943, 0.633, 3.9546)
+    """
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    t = np.maximum(np.asarray(durations, dtype=np.float64).ravel(), 1e-6)
+    e = np.asarray(events).astype(bool, copy=False).ravel()
+    d = int(np.count_nonzero(e))
+    nan = (math.nan,) * 4
+    if d < 2:
+        return nan
+    scale = float(t.max())
+    x = np.log(t / scale)  # <= 0, so exp(rho * x) <= 1 at any rho
+    x_events = float(x[e].mean())
+
+    def score(log_rho: float) -> float:
+        rho = math.exp(log_rho)
+        w = np.exp(rho * x)
+        return 1.0 / rho + x_events - float(w @ x) / float(w.sum())
+
+    lo_b, hi_b = math.log(1e-8), math.log(1e8)
+    if not score(hi_b) < 0:  # every event at the longest duration: no finite maximum
+        return nan
+    rho = math.exp(brentq(score, lo_b, hi_b, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500))
+    lam = scale * (float(np.exp(rho * x).sum()) / d) ** (1.0 / rho)
+    z = np.log(t / lam)
+    u = np.exp(rho * z)  # (t/λ)^ρ; Σu = d at the maximum
+    s = float(u.sum())
+    uz = float(u @ z)
+    info = np.array([[rho / lam**2 * (s - d + rho * s), -((s - d) / lam + rho / lam * uz)],
+                     [-((s - d) / lam + rho / lam * uz), d / rho**2 + float(u @ (z * z))]])
+    var = np.linalg.inv(info)
+    half = float(norm.ppf(1 - alpha / 2)) * math.sqrt(var[1, 1])
+    return rho, lam, rho - half, rho + half
 
 
 def _labels(groups) -> np.ndarray:

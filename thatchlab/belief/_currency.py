@@ -256,7 +256,7 @@ def currency_band(currency):
         codes[missing] = 3
     out = _BAND_LABELS.take(codes)
     if isinstance(currency, pd.Series):
-        return pd.Series(out, index=currency.index, name="band")
+        return pd.Series(out, index=currency.index, name="band", dtype=object)
     return out
 
 

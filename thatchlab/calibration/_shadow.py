@@ -171,7 +171,8 @@ def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
     out = obs.copy()
     if "recall_outcome" not in out.columns:
         out["recall_outcome"] = None
-    out["recall_outcome"] = out["recall_outcome"].astype(object)
+    outcome = out["recall_outcome"].astype(object)
+    out["recall_outcome"] = outcome.where(outcome.notna(), None)  # NULL is None in any text dtype
     if ledger is None:
         warn(LEDGER_ABSENT_WARNING, UserWarning)
         return out, 0

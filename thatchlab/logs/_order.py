@@ -36,8 +36,8 @@ def sort_by_time(log: pd.DataFrame, what: str = "log", column: str = "ts") -> pd
     0
     """
     col = log[column]
-    # a tz-aware column's .values are its UTC datetime64s (to_numpy would build Timestamp objects)
-    values = col.values if isinstance(col.dtype, pd.DatetimeTZDtype) else col.to_numpy()
+    # a tz-aware column as its UTC datetime64s (to_numpy would build Timestamp objects)
+    values = col.dt.tz_convert(None).to_numpy() if isinstance(col.dtype, pd.DatetimeTZDtype) else col.to_numpy()
     order = np.argsort(values, kind="stable")
     moved = int(np.count_nonzero(order != np.arange(len(order))))
     out = log.take(order) if moved else log.copy(deep=False)

@@ -178,7 +178,7 @@ def _probability_ok(s: pd.Series) -> pd.Series:
 def _on_kind(df, kind, test, s: pd.Series) -> np.ndarray:
     """``test(s)`` on rows of ``kind`` (computed on those rows only), ``s`` null elsewhere."""
     on = (df["kind"] == kind).to_numpy(dtype=bool)
-    out = s.isna().to_numpy(dtype=bool)
+    out = s.isna().to_numpy(dtype=bool, copy=True)  # written below: pandas 3 views are read-only
     if on.any():
         out[on] = np.asarray(test(s[on]), dtype=bool)
     return out

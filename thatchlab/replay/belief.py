@@ -133,7 +133,7 @@ def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: i
         ev["effective_half_life_days"] = derive_half_life_days(
             ev["half_life_days"], user_asserted=ev["user_asserted"], belief_class=ev["belief_class"],
             kind=ev["memory_kind"], tier=ev["tier"], params=params)
-        cur = np.asarray(compute_currency(ev["as_of"], ev["ts"], ev["effective_half_life_days"],
+        cur = np.array(compute_currency(ev["as_of"], ev["ts"], ev["effective_half_life_days"],
                                           ev["valid_to"]), dtype=np.float64)
         missing = ev["missing"].to_numpy(dtype=bool)
         cur[missing] = np.nan

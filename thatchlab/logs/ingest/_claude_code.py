@@ -47,7 +47,7 @@ from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
 from thatchlab.logs.ingest._cc_queue import QueueBook
 from thatchlab.logs.ingest._cc_sessions import COPIED, scan
-from thatchlab.logs.ingest._names import looks_like_thatch, server_name, thatch_tool
+from thatchlab.logs.ingest._names import looks_like_thatch, server_name, subagent_mode, thatch_tool
 from thatchlab.logs.ingest._nudge import split_prompt
 from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
 from thatchlab.logs.ingest._tools import (
@@ -81,8 +81,6 @@ _CONTEXT = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics|system-r
 _REFUSED = ("The user doesn't want to proceed with this tool use", "Permission for this tool use was denied",
             "The user doesn't want to take this action right now")
 _PROMPT_HOOKS = (None, "UserPromptSubmit")
-#: What ``subagents=`` may be: what is read of sub-agents (``True``/``False`` are ``"all"``/``"none"``).
-SUBAGENT_MODES = ("calls", "all", "none")
 _SUBAGENT_PROMPT = "sub-agent prompt (a delegation from the main agent, not typed by the user)"
 _COMPACT_PROMPT = "compaction agent prompt (Claude Code's own summary writer)"
 #: How the compaction agent's prompt begins (marot/spotter test/fixtures/transcripts/…/agent-acompact-e1f845.jsonl).
@@ -494,15 +492,6 @@ class _Reader:
             self.skipped["hook output without a prompt"] += 1
 
 
-def _subagent_mode(subagents) -> str:
-    if subagents is True or subagents is False:
-        return "all" if subagents else "none"
-    if subagents not in SUBAGENT_MODES:
-        raise LogValidationError(f"subagents: expected one of {', '.join(SUBAGENT_MODES)} (or True/False), "
-                                 f"got {subagents!r}")
-    return subagents
-
-
 def _warn_unrecognised(found: dict, server: str, result) -> None:
     """One warning for the transcripts that hold thatch's hook output but no call to a recognised name."""
     if not found:
@@ -653,7 +642,7 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         raise LogValidationError(f"server: expected the MCP server's name, got {server!r}")
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")
-    subagents = _subagent_mode(subagents)
+    subagents = subagent_mode(subagents)
     prefix = server_name(server)
     result = IngestResult(log=None)
     files = _transcripts(path, subagents != "none", result.skipped)

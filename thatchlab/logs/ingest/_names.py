@@ -26,9 +26,13 @@ from __future__ import annotations
 
 import re
 
+from thatchlab.core.errors import LogValidationError
 from thatchlab.logs.ingest._tools import THATCH_TOOLS
 
-__all__ = ["server_name", "thatch_tool", "looks_like_thatch"]
+__all__ = ["server_name", "thatch_tool", "looks_like_thatch", "subagent_mode", "SUBAGENT_MODES"]
+
+#: What ``subagents=`` may be: what an adapter reads of sub-agents (True and False mean "all" and "none").
+SUBAGENT_MODES = ("calls", "all", "none")
 
 _PLUGIN = re.compile(r"^mcp__plugin_(.+)__(.+)$")
 
@@ -86,3 +90,17 @@ def looks_like_thatch(name) -> bool:
     (True, False)
     """
     return isinstance(name, str) and any(name.endswith(f"_{t}") for t in THATCH_TOOLS)
+
+
+def subagent_mode(subagents) -> str:
+    """``subagents=`` as one of :data:`SUBAGENT_MODES`.
+
+    >>> subagent_mode(True), subagent_mode(False), subagent_mode("calls")
+    ('all', 'none', 'calls')
+    """
+    if subagents is True or subagents is False:
+        return "all" if subagents else "none"
+    if subagents not in SUBAGENT_MODES:
+        raise LogValidationError(f"subagents: expected one of {', '.join(SUBAGENT_MODES)} (or True/False), "
+                                 f"got {subagents!r}")
+    return subagents

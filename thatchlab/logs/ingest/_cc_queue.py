@@ -8,7 +8,9 @@ shapes of public transcript readers' fixtures and notes: see
 
 - ``enqueue`` (with ``content``, the text): a prompt entered the queue;
 - ``dequeue`` (no content): the head of the queue was sent as the next turn,
-  and a ``user`` record holding it follows: that record is the prompt's row;
+  and a ``user`` record holding it follows: that record is the prompt's row
+  (when none follows, the prompt was lost on the way, a known Claude Code
+  bug: counted);
 - ``remove`` (with ``content``, sometimes ``reason: "absorbed_mid_turn"``):
   the prompt was taken into the running turn; no ``user`` record ever
   follows, so the queue record is the only trace of it;
@@ -29,6 +31,7 @@ or both recorded it) and why the others are not prompts (a counted reason).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -44,7 +47,10 @@ QUEUE_REASONS = {
     "peer": "queued message from another agent (origin not human)",
     "mode": "queued command that is not a prompt",
     "empty": "queued prompt without text (an image or empty)",
+    "lost": "queued prompt taken from the queue but never sent (no user record followed)",
+    "command": "queued slash command (not a prompt)",
 }
+_SLASH = re.compile(r"^/[A-Za-z][\w:-]*(\s|$)")
 
 
 @dataclass
@@ -84,6 +90,7 @@ class QueueBook:
         self.waiting: list[Queued] = []   # enqueued, not yet resolved
         self.absorbed: list[Queued] = []  # removed from the queue into a running turn
         self.attached: list[Queued] = []  # queued_command attachments a human typed
+        self.dequeued: list[Queued] = []  # sent as the next turn: a user record should follow
 
     def operation(self, rec: dict, where) -> None:
         """A ``queue-operation`` record; ``where(rec)`` is ``(ts, session, cwd)``."""
@@ -94,8 +101,7 @@ class QueueBook:
             self.waiting.append(Queued(text or "", ts, session, cwd, None, rec))
         elif op == "dequeue":
             if self.waiting:
-                self.waiting.pop(0)
-            self.read["queued prompts sent as their own user record"] += 1
+                self.dequeued.append(self.waiting.pop(0))
         elif op == "remove":
             entry = self._take(text)
             if entry is None:
@@ -112,6 +118,14 @@ class QueueBook:
                 self.read["queue operations with nothing queued"] += 1
         else:
             self.skipped[f"queue operation {op!r}" if isinstance(op, str) else "queue operation without a verb"] += 1
+
+    def delivered(self, text: str) -> None:
+        """A ``user`` record with this (raw) text arrived: a dequeued prompt it holds was sent."""
+        for i, entry in enumerate(self.dequeued):
+            if entry.text.strip() and entry.text.strip() in text:
+                del self.dequeued[i]
+                self.read["queued prompts sent as their own user record"] += 1
+                return
 
     def _take(self, text):
         for i, entry in enumerate(self.waiting):
@@ -144,10 +158,16 @@ class QueueBook:
         is kept). Entries still waiting and host notices are counted."""
         if self.waiting:
             self.skipped[QUEUE_REASONS["waiting"]] += len(self.waiting)
+        for entry in self.dequeued:
+            self.skipped[QUEUE_REASONS["notice"] if entry.text.lstrip().startswith(_HOST_NOTICE) else
+                         QUEUE_REASONS["command"] if _SLASH.match(entry.text.lstrip()) else QUEUE_REASONS["lost"]] += 1
         out, attached = [], list(self.attached)
         for entry in self.absorbed:
             if entry.text.lstrip().startswith(_HOST_NOTICE):
                 self.skipped[QUEUE_REASONS["notice"]] += 1
+                continue
+            if _SLASH.match(entry.text.lstrip()):
+                self.skipped[QUEUE_REASONS["command"]] += 1
                 continue
             twin = next((a for a in attached if a.text == entry.text), None)
             if twin is not None:
@@ -161,7 +181,9 @@ class QueueBook:
         for a in attached:
             if a.text.lstrip().startswith(_HOST_NOTICE):
                 self.skipped[QUEUE_REASONS["notice"]] += 1
+            elif _SLASH.match(a.text.lstrip()):
+                self.skipped[QUEUE_REASONS["command"]] += 1
             else:
                 out.append(a)
-        self.waiting, self.absorbed, self.attached = [], [], []
+        self.waiting, self.absorbed, self.attached, self.dequeued = [], [], [], []
         return out

@@ -24,13 +24,32 @@ the files' names and the order a folder lists them change nothing.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-__all__ = ["scan", "COPIED"]
+__all__ = ["scan", "COPIED", "record_key"]
 
 #: The skip reason of a record another file holds too.
 COPIED = "record repeated from another session's transcript (resumed or forked: counted where first written)"
+
+
+def record_key(rec: dict):
+    """What identifies a record across files: its ``uuid``; for the records that carry none (queue
+    operations, some attachments) their type, time and content together. None when neither exists.
+
+    >>> record_key({"uuid": "u1"}), record_key({"type": "queue-operation", "timestamp": "t", "operation": "enqueue",
+    ...                                          "content": "go"})
+    ('u1', 'queue-operation|t|enqueue|"go"')
+    """
+    u = rec.get("uuid")
+    if isinstance(u, str) and u:
+        return u
+    t, ts = rec.get("type"), rec.get("timestamp")
+    if t in ("queue-operation", "attachment") and isinstance(ts, str) and ts:
+        body = rec.get("content") if t == "queue-operation" else rec.get("attachment")
+        return f"{t}|{ts}|{rec.get('operation', '')}|{json.dumps(body, sort_keys=True, ensure_ascii=False)}"
+    return None
 
 
 def scan(files: list[Path], lines) -> tuple[list[Path], dict]:
@@ -50,8 +69,8 @@ def scan(files: list[Path], lines) -> tuple[list[Path], dict]:
             if isinstance(ts, str) and ts:
                 lo = ts if lo is None or ts < lo else lo
                 hi = ts if hi is None or ts > hi else hi
-            u = rec.get("uuid")
-            if isinstance(u, str) and u and u not in seen:
+            u = record_key(rec)
+            if u is not None and u not in seen:
                 seen.add(u)
                 holders[u].append((f, rec.get("sessionId")))
         first[f], last[f] = lo, hi

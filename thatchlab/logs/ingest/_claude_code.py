@@ -46,7 +46,7 @@ from pathlib import Path
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
 from thatchlab.logs.ingest._cc_queue import QueueBook
-from thatchlab.logs.ingest._cc_sessions import COPIED, scan
+from thatchlab.logs.ingest._cc_sessions import COPIED, record_key, scan
 from thatchlab.logs.ingest._names import looks_like_thatch, server_name, subagent_mode, thatch_tool
 from thatchlab.logs.ingest._nudge import split_prompt
 from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
@@ -235,8 +235,8 @@ class _Reader:
     # ------------------------------------------------------------------ records
     def record(self, rec: dict):
         t = rec.get("type")
-        u = rec.get("uuid")
-        if isinstance(u, str) and self.owners.get(u, self.path) != self.path:
+        u = record_key(rec) if self.owners else None
+        if u is not None and self.owners.get(u, self.path) != self.path:
             self.skipped[COPIED] += 1
             return
         if rec.get("isSidechain") and self.subagents == "none" and t in ("user", "assistant", "attachment", "system"):
@@ -373,6 +373,8 @@ class _Reader:
             self.prompt(rec, texts)
 
     def prompt(self, rec, texts):
+        if not rec.get("isSidechain"):
+            self.queue.delivered("\n".join(texts))
         parts, hooks = [], []
         local = Counter()  # what is cut out, counted once the record is kept
         for text in texts:

@@ -18,8 +18,11 @@ key order changes between versions):
 - ``attachment`` records hold hook output (``hook_success`` with the plain
   stdout thatch's ``flush-tools`` prints, ``hook_additional_context`` for JSON
   output, with ``hookEvent``), ``system`` and ``progress`` records the host's
-  own notes; ``summary``, ``file-history-snapshot``, ``queue-operation`` and
-  other bookkeeping records carry nothing for the log.
+  own notes; ``queued_command`` attachments and ``queue-operation`` records
+  hold the prompts typed while the agent worked
+  (:mod:`~thatchlab.logs.ingest._cc_queue`); ``summary``,
+  ``file-history-snapshot`` and other bookkeeping records carry nothing for
+  the log.
 
 Commands (``<command-name>``), their output, ``[Request interrupted by
 user]`` markers and compaction summaries (``isCompactSummary``, "This
@@ -29,9 +32,13 @@ the host, not typed: they are not prompts. A thatch call that never ran (a
 or no result yet in a file still being written) is a row with its reason in
 ``skip_reason``, which a replay skips.
 
-thatch runs as the MCP server ``thatch`` (tools ``mcp__thatch__<tool>``); its
-``UserPromptSubmit`` hook prints the nudge blocks, which the host records
-after the prompt, before the assistant's reply.
+thatch runs as the MCP server ``thatch`` (tools ``mcp__thatch__<tool>``, or
+under a plugin's prefix or plain names: :mod:`~thatchlab.logs.ingest._names`);
+its ``UserPromptSubmit`` hook prints the nudge blocks, which the host records
+after the prompt, before the assistant's reply. Sub-agents' records
+(sidechains) are the main agent's delegations and the sub-agent's own calls;
+``--resume``/``--continue`` and forks start files that repeat earlier
+records (:mod:`~thatchlab.logs.ingest._cc_sessions`).
 """
 
 from __future__ import annotations

@@ -72,6 +72,25 @@ def test_a_queued_prompt_row_keeps_host_context_out_and_counts_it_once(tmp_path)
     assert res.read["prompts typed while the agent worked (queued)"] == 1
 
 
+def test_hook_output_recorded_under_a_queued_prompt_is_its_nudge(tmp_path):
+    nudge = "[thatch] User decision model\n- [0.58 conf, 1 tests] When naming tests: you tend to use test_ prefixes"
+    recs = [{"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-02-01T10:00:00.000Z",
+             "cwd": "/home/dev/app", "message": {"role": "user", "content": "rename the test helpers"}},
+            {"type": "assistant", "uuid": "a1", "sessionId": "s1", "timestamp": "2026-02-01T10:00:02.000Z",
+             "message": {"content": [{"type": "text", "text": "On it."}]}},
+            {"type": "attachment", "uuid": "q1", "parentUuid": "a1", "sessionId": "s1",
+             "timestamp": "2026-02-01T10:00:04.000Z", "attachment": {
+                 "type": "queued_command", "prompt": "and the fixtures", "commandMode": "prompt"}},
+            {"type": "attachment", "uuid": "h1", "parentUuid": "q1", "sessionId": "s1",
+             "timestamp": "2026-02-01T10:00:04.000Z", "attachment": {
+                 "type": "hook_success", "hookEvent": "UserPromptSubmit", "content": nudge}},
+            {"type": "user", "uuid": "u2", "sessionId": "s1", "timestamp": "2026-02-01T10:01:00.000Z",
+             "cwd": "/home/dev/app", "message": {"role": "user", "content": "thanks, now run them"}}]
+    log = ingest.claude_code(_write(tmp_path / "p" / "s1.jsonl", recs), project_store="cwd").log
+    assert log["text"].tolist() == ["rename the test helpers", "and the fixtures", "thanks, now run them"]
+    assert log["logged_nudge"].tolist() == [None, nudge, None]  # not given to the next typed prompt
+
+
 # ------------------------------------------------------------------ sub-agents and the hook rules
 def test_subagent_modes_and_the_hook_rules_of_each_release(tmp_path):
     """A delegation read with subagents='all' is a task sub-agent's message: 07ecf87's hook skips it

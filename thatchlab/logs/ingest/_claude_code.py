@@ -258,6 +258,8 @@ class _Reader:
         elif isinstance(body, dict) and body.get("type") == "queued_command":
             self.read["queued_command attachments"] += 1
             self.queue.attachment(rec, body, self._loose_where)
+            if isinstance(rec.get("uuid"), str) and rec["uuid"]:  # hook output recorded for it joins it
+                self.owner[rec["uuid"]] = _Prompt(None, None, rec["uuid"], None, "")
         elif t == "user":
             self.user(rec)
         elif t == "assistant":
@@ -315,8 +317,9 @@ class _Reader:
         return ts, self._session(rec), cwd
 
     def queued_prompt(self, q):
-        """A prompt typed while the agent worked, sent into a running turn: a row of its own (what
-        thatch's hook printed for it is not recorded: ``logged_nudge`` unknown)."""
+        """A prompt typed while the agent worked, sent into a running turn: a row of its own. What
+        thatch's hook printed for it is known only when the host recorded hook output under its
+        attachment; else ``logged_nudge`` is null (unknown)."""
         local = Counter()
         head, _ = strip_host_context(q.text, local)
         first = head.strip()
@@ -335,7 +338,8 @@ class _Reader:
             return
         self.seen.add(uuid)
         self.result.stripped.update(local)
-        p = _Prompt(q.ts, q.session, uuid, q.cwd, head)
+        sink = self.owner.get(q.uuid) if q.uuid is not None else None
+        p = _Prompt(q.ts, q.session, uuid, q.cwd, head, hooks=list(sink.hooks) if sink is not None else [])
         self.prompts.append(p)
         self.read["prompts typed while the agent worked (queued)"] += 1
         if q.uuid is not None:
@@ -655,7 +659,10 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
     prefix = server_name(server)
     result = IngestResult(log=None)
     files = _transcripts(path, subagents != "none", result.skipped)
-    files, owners = scan(files, lambda f, c: _lines(f, prefix, c))
+    if len(files) > 1:
+        files, owners = scan(files, lambda f, c: _lines(f, prefix, c))
+    else:
+        owners = {}
     reader = _Reader(server, subagents, result, owners)
     bar = progress(files, total=len(files), desc="transcripts", enabled=None if len(files) > _BAR_FILES else False)
     for f in bar:

@@ -195,3 +195,27 @@ def test_opencode_without_either_table_layout_names_its_schema_version(tmp_path)
     con.close()
     with pytest.raises(StoreSchemaError, match=r"schema version ingest does not know \(user_version 7\)"):
         ingest.opencode(tmp_path)
+
+
+@pytest.mark.parametrize("names", [("a-first", "b-second"), ("b-second", "a-first")])
+def test_a_call_cut_off_in_the_first_file_gets_its_result_from_the_resumed_copy(tmp_path, names):
+    """The original ends before the call's result; the --resume copy repeats the call and holds the result
+    (Lewik/gromozeka docs/session-management.md: a resume copies the history into a new file)."""
+    base = {"sessionId": "s-a", "cwd": "/home/dev/app"}
+    first = [{**base, "type": "user", "uuid": "u1", "timestamp": "2026-02-01T10:00:00.000Z",
+              "message": {"role": "user", "content": "track my naming habits"}},
+             {**base, "type": "assistant", "uuid": "x1", "timestamp": "2026-02-01T10:00:05.000Z",
+              "message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "mcp__thatch__prediction_update",
+                                       "input": {"matcher": "naming", "prediction": "short names",
+                                                 "signal": "create"}}]}}]
+    copy = [{**r, "sessionId": "s-b"} for r in first] + [
+        {"type": "user", "uuid": "t1", "sessionId": "s-b", "cwd": "/home/dev/app",
+         "timestamp": "2026-02-01T10:03:00.000Z", "message": {"content": [
+             {"type": "tool_result", "tool_use_id": "toolu_1", "content": '[created] acme/app :: "short names" for '
+                                                                          '"naming"'}]}}]
+    folder = tmp_path / names[0]
+    _write(folder / "p" / f"{names[0]}.jsonl", first)
+    _write(folder / "p" / f"{names[1]}.jsonl", copy)
+    log = ingest.claude_code(folder).log
+    assert log[["kind", "session", "skip_reason", "store"]].values.tolist() == [
+        ["message", "s-a", None, "acme/app"], ["prediction_update", "s-a", None, "acme/app"]]

@@ -18,8 +18,9 @@ depend on the order files are read in:
 3. else the file's path, as text.
 
 Every other copy is left out and counted once. :func:`scan` also gives the
-order files are read in, by their first record's time, then path, so that
-the files' names and the order a folder lists them change nothing.
+order files are read in, by their first record's time, then their last
+(a copy begins where its original began, and ends later), then path, so
+that the files' names and the order a folder lists them change nothing.
 """
 
 from __future__ import annotations
@@ -80,5 +81,5 @@ def scan(files: list[Path], lines) -> tuple[list[Path], dict]:
             continue
         best = min(held, key=lambda fs: (fs[0].stem != fs[1], last[fs[0]] or "\uffff", str(fs[0])))
         owners[u] = best[0]
-    order = sorted(files, key=lambda f: (first[f] or "\uffff", str(f)))
+    order = sorted(files, key=lambda f: (first[f] or "\uffff", last[f] or "\uffff", str(f)))
     return order, owners

@@ -219,3 +219,32 @@ def test_a_call_cut_off_in_the_first_file_gets_its_result_from_the_resumed_copy(
     log = ingest.claude_code(folder).log
     assert log[["kind", "session", "skip_reason", "store"]].values.tolist() == [
         ["message", "s-a", None, "acme/app"], ["prediction_update", "s-a", None, "acme/app"]]
+
+
+def test_opencode_session_with_nudges_but_calls_under_another_name_says_so(tmp_path):
+    db = tmp_path / "opencode.db"
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, directory TEXT NOT NULL);"
+                      "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
+                      "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
+                      "INSERT INTO session VALUES ('ses_1', NULL, '/home/dev/app')")
+    at = 1771236000000
+    nudge = "[thatch] Situational behaviors\n- [0.50 conf, 0 tests] When committing: consider run the tests"
+    for mid, role, t in (("msg_1", "user", at), ("msg_2", "assistant", at + 5000)):
+        con.execute("INSERT INTO message VALUES (?, 'ses_1', ?, ?)", (mid, t, json.dumps({"role": role,
+                                                                                         "time": {"created": t}})))
+    con.execute("INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', ?)",
+                (json.dumps({"type": "text", "text": "commit the fix"}),))
+    con.execute("INSERT INTO part VALUES ('prt_2', 'msg_1', 'ses_1', ?)",
+                (json.dumps({"type": "text", "synthetic": True, "text": nudge}),))
+    con.execute("INSERT INTO part VALUES ('prt_3', 'msg_2', 'ses_1', ?)", (json.dumps(
+        {"type": "tool", "tool": "prefs_behavior_feedback", "callID": "c1", "state": {
+            "status": "completed", "input": {"behavior": "run the tests", "relevant": True}, "output": "ok",
+            "time": {"start": at + 5000}}}),))
+    con.commit()
+    con.close()
+    res = ingest.opencode(tmp_path, project_store="cwd")
+    assert res.log["kind"].tolist() == ["message"]
+    assert "prefs_behavior_feedback" in res.warnings[0] and "--server" in res.warnings[0]
+    fixed = ingest.opencode(tmp_path, project_store="cwd", server="prefs")
+    assert fixed.log["kind"].tolist() == ["message", "behavior_feedback"] and fixed.warnings == []

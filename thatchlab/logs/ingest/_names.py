@@ -42,11 +42,13 @@ def server_name(server: str) -> str:
 
     >>> server_name("thatch"), server_name("mcp__thatch__"), server_name("mcp__plugin_thatch_thatch__")
     ('thatch', 'thatch', 'plugin_thatch_thatch')
+    >>> server_name("thatch_")  # opencode's prefix
+    'thatch'
     """
     s = server.strip()
     if s.startswith("mcp__"):
         s = s[len("mcp__"):]
-    return s[:-2] if s.endswith("__") else s
+    return s[:-2] if s.endswith("__") else s[:-1] if s.endswith("_") and len(s) > 1 else s
 
 
 def thatch_tool(name, server: str = "thatch"):

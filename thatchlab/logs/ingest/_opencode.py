@@ -29,7 +29,7 @@ import pandas as pd
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
-from thatchlab.logs.ingest._names import server_name, subagent_mode, thatch_tool
+from thatchlab.logs.ingest._names import looks_like_thatch, server_name, subagent_mode, thatch_tool
 from thatchlab.logs.ingest._nudge import has_nudge
 from thatchlab.logs.ingest._opencode_store import load
 from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
@@ -110,6 +110,9 @@ class _Rows:
         self.rows: list[dict] = []
         self.evidence = StoreEvidence()
         self.calls: set = set()
+        self.nudged: set = set()       # sessions with thatch's hook output
+        self.called: set = set()       # sessions with a recognised thatch call
+        self.candidates: dict = {}     # session → tool names that look like thatch's under another server
 
     def user(self, msg, parts, session, ts, cwd, subagent=None) -> None:
         result = self.result
@@ -140,6 +143,8 @@ class _Rows:
         row = message_row(" ".join(typed), synthetic, ts=ts, session=session, record_id=msg["id"], cwd=cwd,
                           engine=self.engine)
         result.read["nudges"] += row["logged_nudge"] is not None
+        if row["logged_nudge"] is not None:
+            self.nudged.add(session)
         self.rows.append(row)
 
     def assistant(self, parts, session, ts, cwd) -> None:
@@ -150,7 +155,10 @@ class _Rows:
             found = thatch_tool(p.get("tool"), self.server)
             if found is None:
                 result.read["other tool calls"] += 1
+                if looks_like_thatch(p.get("tool")):
+                    self.candidates.setdefault(session, set()).add(p.get("tool"))
                 continue
+            self.called.add(session)
             kind = found[0]
             state = p.get("state") if isinstance(p.get("state"), dict) else {}
             args = state.get("input") if isinstance(state.get("input"), dict) else {}
@@ -296,6 +304,14 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
             result.skipped[f"message role {role!r}"] += 1
     for row in out.rows:
         row["subagent"] = _subagent_kind(stored.sessions.get(row["session"], {}))
+    unread = sorted(s for s in out.nudged - out.called if s in out.candidates)
+    if unread:
+        names = sorted({n for s in unread for n in out.candidates[s]})
+        result.read["sessions with thatch's hook output and no recognised call"] += len(unread)
+        result.warnings.append(
+            f"{len(unread)} session(s) hold thatch's nudges but no call to thatch's tools under --server {server!r} "
+            f"({', '.join(unread[:3])}); tool names that look like thatch's: {', '.join(names[:5])}: pass --server "
+            "with the name the host registered thatch under")
     name_stores(out.rows, out.evidence, project_store, result)
     result.log = finish_log(out.rows, result.skipped, source=str(path))
     result.tables = {"interactions": result.log}

@@ -141,8 +141,9 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
             typer.echo(f"no backups of {backup}")
         for r in table.itertuples():
             rows = ", ".join(f"{t} {n}" for t, n in r.tables.items())
-            typer.echo(f"{r.path}  {r.taken_at}  {r.reason}  {'intact' if r.intact else 'CHANGED since taken'}"
-                       f"  ({rows})")
+            state = ("CHANGED since taken" if not r.intact else "intact" if r.restorable
+                     else f"intact, but restore refuses it now: {r.problem}")
+            typer.echo(f"{r.path}  {r.taken_at}  {r.reason}  {state}  ({rows})")
         return
     if production is None:
         raise InputError("restore: expected BACKUP PRODUCTION (or --list PRODUCTION)")

@@ -47,10 +47,12 @@ from thatchlab.core.sqlite import (
     SQLITE_HEADER,
     connect_readonly,
     connect_readwrite,
+    file_uri,
     is_busy,
+    quote_name,
     table_names,
 )
-from thatchlab.store._backups import check_restorable, write_backup
+from thatchlab.store._backups import check_restorable, update_marker, write_backup
 from thatchlab.store._core import (
     ENGINE_KEYS,
     _section,
@@ -206,7 +208,9 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         try:
             fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
             if backup and not dry_run:
-                result.backup_path = _write_backup(production_db, timeout, "merge")
+                plan = {"export": str(export_path.resolve()), "engines": list(engines),
+                        "created": _tables_to_create(con, engines)}
+                result.backup_path = _write_backup(production_db, timeout, "merge", merge=plan)
             triggers = _lift_triggers(con, engines, result)
             _apply(con, engines, result, all_stores=all_stores, replace_newer=replace_newer)
             for _, sql in triggers:
@@ -218,6 +222,8 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
                 deferred = _SigintDeferred()  # from COMMIT on, a Ctrl-C cannot make a success look failed
                 deferred.__enter__()
                 con.execute("COMMIT")
+                if result.backup_path is not None:
+                    _record_merge(production_db, result)
         except BaseException:
             if deferred is not None:
                 deferred.__exit__(None, None, None)
@@ -279,13 +285,16 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
     (:func:`~thatchlab.store._backups.check_restorable`: its marker names
     this file, its bytes are what was taken, its other tables match
     production's; an export, a backup of another file or swapped arguments
-    raise :class:`StoreSchemaError` and nothing changes). Production's
-    current content is first written as a new backup (reason ``before
-    restore``, ``RestoreResult.safety_path``); then the backup's pages are
-    copied into production with SQLite's backup API, which holds
-    production's write lock for the whole copy (waiting up to ``timeout``
-    for another writer) and commits it as one transaction; the file is
-    written in place, so its owner, mode and journal mode stay.
+    raise :class:`StoreSchemaError` and nothing changes). The backup's pages
+    are copied into production with SQLite's backup API, which takes
+    production's write lock at its first step and holds it until the copy
+    commits as one transaction (waiting up to ``timeout`` for another
+    writer). Right after that first step, under the same lock, production's
+    current content is written as a new backup (reason ``before restore``,
+    ``RestoreResult.safety_path``): no write can land between the safety
+    copy and the restore. The file is written in place, so its owner, mode
+    and journal mode stay; the tables a merge created are gone again, every
+    other table holds the backup's rows.
     """
     _check_timeout(timeout)
     backup, production = Path(backup), Path(production)
@@ -299,26 +308,38 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
                                    "refusing to restore it")
         if not table_names(src):
             raise StoreSchemaError(f"{backup}: the backup holds no tables; refusing to restore it")
-    check_restorable(backup, production)
+    data = backup.read_bytes()
+    check_restorable(backup, production, data=data)  # the bytes checked are the bytes restored
+    safety: list = []
+
+    def progress(status, remaining, total):
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            raise _Busy()
+        if not safety:  # the first page is copied: production's write lock is ours until the copy commits
+            safety.append(_write_backup(production, timeout, "before restore", locked_file=not wal))
+
     try:
-        with contextlib.closing(connect_readonly(backup, timeout=timeout)) as src, \
+        with contextlib.closing(connect_bytes(data)) as src, \
                 contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
-            dst.execute("BEGIN IMMEDIATE")  # hold production still while its safety copy is taken
+            # in WAL mode readers see the committed state beside the copy's lock; in rollback mode the
+            # copy's exclusive lock keeps them out, and the file holds the committed state until it commits
+            wal = str(dst.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
             try:
-                safety = _write_backup(production, timeout, "before restore")
-            finally:
-                dst.execute("ROLLBACK")
-            _backup(src, dst, production, timeout)
+                src.backup(dst, pages=1, progress=progress)  # a page a step: the lock is held from step one
+            except _Busy:
+                raise StoreWriteError(f"{production}: production is busy: another connection held its lock "
+                                      f"for more than {timeout:g} s; nothing was changed") from None
             res = dst.execute("PRAGMA integrity_check").fetchall()
             if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
                 raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
-            counts = {t: dst.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
+            counts = {t: dst.execute(f"SELECT COUNT(*) FROM {quote_name(t)}").fetchone()[0]
                       for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
     except ThatchlabError:
         raise
     except (OSError, sqlite3.Error) as exc:
         raise _write_error(production, exc, timeout, "restore failed", "production was left as it was") from None
-    return RestoreResult(path=production, backup_path=backup, counts=counts, safety_path=safety)
+    return RestoreResult(path=production, backup_path=backup, counts=counts,
+                         safety_path=safety[0] if safety else None)
 
 
 # ------------------------------------------------------------------ the export
@@ -438,17 +459,46 @@ def _backup(src, dst, label, timeout):
                               f"than {timeout:g} s; nothing was changed") from None
 
 
-def _write_backup(production: Path, timeout, reason: str) -> Path:
+def _tables_to_create(con, engines) -> list:
+    """The tables merging ``engines`` creates in production (those it writes that production lacks)."""
+    have = table_names(con)
+    want = {"stores"}
+    for engine in engines:
+        if engine in ENGINE_TABLES:
+            want |= {v for k, v in ENGINE_TABLES[engine].items() if k != "item_fk"}
+        else:
+            want |= {t for t in _section(ENGINE_KEYS[engine]).TABLES if _ex_columns(con, t)}
+    return sorted(want - have)
+
+
+def _record_merge(production: Path, result) -> None:
+    """Add the rows the merge removed and added per table to its backup's marker (best effort: the
+    tables it created are in the marker already, which is all a restore needs)."""
+    with contextlib.suppress(OSError, ValueError):
+        update_marker(result.backup_path, write_bytes_atomic, os.stat(production),
+                      removed=dict(result.removed), added=dict(result.added),
+                      added_stores=list(result.added_stores))
+
+
+def _write_backup(production: Path, timeout, reason: str, merge: dict | None = None,
+                  locked_file: bool = False) -> Path:
     """A consistent copy of the live file as a new backup (with its marker); returns its path.
 
     Called while the merge holds production's write lock: the read-only
     connection sees the last committed state (WAL included) and nothing can
-    commit until the merge does.
+    commit until the merge does. ``locked_file``: this process holds the
+    exclusive lock of a rollback-journal file whose changes are not written
+    yet (a restore's first step), so the file itself is the committed state
+    and is read without taking a lock.
     """
     st = os.stat(production)
     mem = sqlite3.connect(":memory:")
     try:
-        with contextlib.closing(connect_readonly(production, timeout=timeout)) as src:
+        if locked_file:
+            src = sqlite3.connect(file_uri(production.resolve(), "ro") + "&immutable=1", uri=True)
+        else:
+            src = connect_readonly(production, timeout=timeout)
+        with contextlib.closing(src):
             _backup(src, mem, production, timeout)
         data = bytearray(mem.serialize())
     finally:
@@ -456,7 +506,7 @@ def _write_backup(production: Path, timeout, reason: str) -> Path:
     # bytes 18-19 say "WAL" when production is in WAL mode; the copy is a complete file
     # in rollback-journal mode, so it opens (read-only too) without -wal/-shm beside it
     data[18:20] = b"\x01\x01"
-    return write_backup(production, bytes(data), reason, st, write_bytes_atomic)
+    return write_backup(production, bytes(data), reason, st, write_bytes_atomic, merge=merge)
 
 
 def _check_timeout(timeout) -> float:
@@ -483,22 +533,22 @@ def _lift_triggers(con, engines, result) -> list:
                        "ORDER BY rowid").fetchall()
     lifted = [(name, sql) for name, tbl, sql in rows if tbl in written and sql]
     for name, _ in lifted:
-        con.execute(f'DROP TRIGGER main."{name}"')
+        con.execute(f"DROP TRIGGER main.{quote_name(name)}")
     result.triggers = [name for name, _ in lifted]
     return lifted
 
 
 # ------------------------------------------------------------------ the transaction
 def _main_columns(con, table) -> list:
-    return [r[1] for r in con.execute(f'PRAGMA main.table_info("{table}")')]
+    return [r[1] for r in con.execute(f"PRAGMA main.table_info({quote_name(table)})")]
 
 
 def _ex_columns(con, table) -> list:
-    return [r[1] for r in con.execute(f'PRAGMA ex.table_info("{table}")')]
+    return [r[1] for r in con.execute(f"PRAGMA ex.table_info({quote_name(table)})")]
 
 
 def _count(con, table) -> int:
-    return con.execute(f'SELECT COUNT(*) FROM main."{table}"').fetchone()[0]
+    return con.execute(f"SELECT COUNT(*) FROM main.{quote_name(table)}").fetchone()[0]
 
 
 def _apply(con, engines, result, all_stores: bool = False, replace_newer: bool = False):
@@ -518,9 +568,10 @@ def _apply(con, engines, result, all_stores: bool = False, replace_newer: bool =
 
 def _newer_than(con, t, where: str, args: list, log_end: str) -> int:
     """Production rows of one engine (in ``where``'s stores) whose last change is after ``log_end``:
-    an item or matcher updated later, or an item with a later provenance row."""
+    an item or matcher updated later, or an item with a later provenance row. A change time that
+    cannot be read as a time counts as later: nothing says the row is older than the log."""
     item_fk = t["item_fk"]
-    later = "julianday({col}) > julianday(?)"
+    later = "coalesce(julianday({col}) > julianday(?), 1)"
     n = 0
     for table in (t["items"], t["matchers"]):
         n += con.execute(f"SELECT COUNT(*) FROM main.{table} WHERE ({where}) AND "

@@ -562,3 +562,76 @@ def test_version_flag_prints_the_package_version():
 
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == f"thatchlab {__version__}"
+
+
+# ------------------------------------------------------------------ no output overwrites what it should not (issue 36)
+def test_export_overwrite_never_replaces_a_production_store_or_the_log(small_interactions, tmp_path, capsys):
+    """``export --overwrite`` onto a live production store replaced it whole (its entries and
+    dedup_pairs gone, no backup); onto the input log it replaced the log. Both are refused."""
+    log, lookup = small_interactions
+    export, prod = toy_export_and_production(tmp_path)
+    con = __import__("sqlite3").connect(prod)
+    con.execute("CREATE TABLE dedup_pairs (a INTEGER, b INTEGER)")
+    con.commit()
+    con.close()
+    before = prod.read_bytes()
+    argv = ["export", str(log), "--engine", "prediction", "--lookup", str(lookup), "--overwrite", "--out"]
+    code, out, err = run(argv + [str(prod)], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {prod}: is not a thatchlab export (it holds tables no export writes: "
+                          "dedup_pairs, entries)") and f"thatchlab merge EXPORT {prod}" in err
+    assert prod.read_bytes() == before
+    log_bytes = log.read_bytes()
+    code, _, err = run(argv + [str(log)], capsys)
+    assert code == 2 and err == (f"error: --out {log}: is LOG, an input of this command; writing it would replace "
+                                 "what is being read (choose another path)\n")
+    assert log.read_bytes() == log_bytes
+    # an earlier export is replaced, as before
+    code, _, err = run(argv + [str(export)], capsys)
+    assert code == 0, err
+
+
+def test_synth_onto_an_existing_log_needs_overwrite(tmp_path, capsys):
+    target = tmp_path / "s.csv"
+    target.write_text("a log someone wrote\n")
+    code, out, err = run(["synth", "belief", "--out", str(target), "--size", "5"], capsys)
+    assert code == 2 and out == "" and err == (f"error: --out {target}: the file exists (a log you may need); "
+                                               "pass --overwrite to replace it, or choose another path\n")
+    assert target.read_text() == "a log someone wrote\n"
+    (tmp_path / "p.events.csv").write_text("x\n")
+    code, _, err = run(["synth", "patterns", "--out", str(tmp_path / "p.csv"), "--size", "2"], capsys)
+    assert code == 2 and "p.events.csv: the file exists" in err and not (tmp_path / "p.recalls.csv").exists()
+    code, out, _ = run(["synth", "belief", "--out", str(target), "--size", "5", "--overwrite"], capsys)
+    assert code == 0 and out.startswith("wrote ")
+
+
+@pytest.mark.parametrize("argv, option, name", [
+    (["replay", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--events-out", "LOG"], "--events-out", "LOG"),
+    (["replay", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--metrics-out", "LOOKUP"], "--metrics-out",
+     "--lookup"),
+    (["sweep", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--space", '{"k": [2.0]}',
+      "--metric", "log_loss", "--out", "LOOKUP"], "--out", "--lookup"),
+    (["fit", "prior", "LOG", "--lookup", "LOOKUP", "--out", "LOOKUP"], "--out", "--lookup"),
+    (["fit", "halflife", "MEM", "--out", "MEM"], "--out", "INPUT"),
+    (["mine", "EVENTS", "RECALLS", "--out", "RECALLS"], "--out", "RECALLS"),
+    (["export", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--out", "LOG"], "--out", "LOG"),
+    (["ingest", "omi", "MEM", "--out", "MEM"], "--out", "PATH"),
+])
+def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, name, small_interactions, tmp_path,
+                                                               capsys):
+    import shutil
+
+    log, lookup = small_interactions
+    copies = {key: tmp_path / f"{key.lower()}.csv" for key in ("LOG", "LOOKUP", "MEM", "EVENTS", "RECALLS")}
+    shutil.copy(lookup, copies["LOOKUP"])  # CSV inputs: an output's suffix can name them
+    logs.write_interaction_log(logs.read_interaction_log(log), copies["LOG"])
+    logs.write_memory_log(logs.read_memory_log(DATA / "memory_log.jsonl"), copies["MEM"])
+    logs.write_stream(logs.read_event_log(DATA / "events.jsonl"), copies["EVENTS"])
+    logs.write_stream(logs.read_recall_stream(DATA / "recalls.jsonl"), copies["RECALLS"])
+    before = {k: p.read_bytes() for k, p in copies.items()}
+    code, out, err = run([str(copies.get(a, a)) for a in argv], capsys)
+    target = copies[argv[argv.index(option) + 1]]
+    assert code == 2 and out == ""
+    assert err == (f"error: {option} {target}: is {name}, an input of this command; writing it would replace what "
+                   "is being read (choose another path)\n")
+    assert {k: p.read_bytes() for k, p in copies.items()} == before

@@ -16,7 +16,7 @@ from thatchlab.cli._inputs import (
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import echo_pairs, read_mapping, write_frame
+from thatchlab.cli._io import check_not_inputs, echo_pairs, read_mapping, write_frame
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
@@ -182,11 +182,14 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     from thatchlab.core.errors import ExportExistsError, InputError
     from thatchlab.replay import run as run_replay
     from thatchlab.replay.scoring import engine_class
-    from thatchlab.store import export_sqlite
+    from thatchlab.store import check_export_target, export_sqlite
 
     choice("--engine", engine, SCORING)
+    check_not_inputs([("--out", out), ("--out's manifest", out.with_name(out.stem + ".manifest.json"))],
+                     [("LOG", log), ("--params", params), ("--decision", decision), ("--lookup", lookup)])
     if out.exists() and not overwrite:  # refused before the replay, not after it
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it")
+    check_export_target(out, overwrite)  # only an earlier export is replaced, never production or a log
     dec = None
     if decision is not None:
         from thatchlab.tune import Decision

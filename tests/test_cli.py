@@ -616,6 +616,7 @@ def test_synth_onto_an_existing_log_needs_overwrite(tmp_path, capsys):
     (["mine", "EVENTS", "RECALLS", "--out", "RECALLS"], "--out", "RECALLS"),
     (["export", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--out", "LOG"], "--out", "LOG"),
     (["ingest", "omi", "MEM", "--out", "MEM"], "--out", "PATH"),
+    (["decide", "ROWS", "--metric", "log_loss", "--default", "DEFAULT", "--out", "DEFAULT"], "--out", "--default"),
 ])
 def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, name, small_interactions, tmp_path,
                                                                capsys):
@@ -628,6 +629,10 @@ def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, na
     logs.write_memory_log(logs.read_memory_log(DATA / "memory_log.jsonl"), copies["MEM"])
     logs.write_stream(logs.read_event_log(DATA / "events.jsonl"), copies["EVENTS"])
     logs.write_stream(logs.read_recall_stream(DATA / "recalls.jsonl"), copies["RECALLS"])
+    copies["ROWS"] = tmp_path / "rows.parquet"
+    copies["ROWS"].write_bytes(b"rows of a sweep")
+    copies["DEFAULT"] = tmp_path / "default.json"
+    copies["DEFAULT"].write_text('{"k": 5.0}')
     before = {k: p.read_bytes() for k, p in copies.items()}
     code, out, err = run([str(copies.get(a, a)) for a in argv], capsys)
     target = copies[argv[argv.index(option) + 1]]
@@ -726,3 +731,19 @@ def test_merging_the_main_jobs_export_then_undoing_it(tmp_path, tmp_path_factory
     code, out, err = run(["restore", str(backup), str(prod)], capsys)
     assert code == 0, err
     assert _dump(prod) == before
+
+
+def test_restore_list_says_when_restore_would_refuse_a_backup(tmp_path, capsys):
+    import sqlite3
+
+    export, prod = toy_export_and_production(tmp_path)
+    assert run(["merge", str(export), str(prod)], capsys)[0] == 0
+    backup = next(tmp_path.glob("prod.db.*.bak"))
+    con = sqlite3.connect(prod)
+    con.execute("ALTER TABLE entries ADD COLUMN tags TEXT")  # production migrated its own table
+    con.commit()
+    con.close()
+    code, out, _ = run(["restore", "--list", str(prod)], capsys)
+    assert code == 0 and f"  merge  intact, but restore refuses it now: {backup}: its other tables differ" in out
+    code, _, err = run(["restore", str(backup), str(prod)], capsys)
+    assert code == 2 and err.startswith(f"error: {backup}: its other tables differ from {prod}'s now (entries)")

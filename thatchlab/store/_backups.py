@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from thatchlab.core.errors import StoreSchemaError, StoreWriteError
+from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError
 from thatchlab.core.sqlite import connect_readonly, quote_name, table_names
 
 __all__ = ["backup_path_for", "write_backup", "read_marker", "update_marker", "list_backups", "prune_backups",
@@ -189,7 +189,7 @@ def clean_orphans(production) -> list:
         if not _pid_gone(pid):
             live.add(target)
             continue
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # gone meanwhile, or a directory we may not write to
             tmp.unlink()
             removed.append(tmp)
     for marker_file in sorted(production.parent.glob(f"{glob_escape(production.name)}.*.bak.json")):
@@ -198,7 +198,7 @@ def clean_orphans(production) -> list:
             continue
         if read_marker(backup) is None:
             continue  # not a marker of ours: not ours to remove
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             marker_file.unlink()
             removed.append(marker_file)
     return removed
@@ -289,7 +289,7 @@ def restorable_problem(backup: Path, production: Path, *, marker: dict | None = 
     :func:`check_restorable` raises), or ``None`` when it can."""
     try:
         check_restorable(backup, production, marker=marker, data=data)
-    except StoreSchemaError as exc:
+    except ThatchlabError as exc:  # not a backup of it as it stands, or production unreadable now
         return str(exc)
     except sqlite3.DatabaseError as exc:
         return f"{backup}: not a readable SQLite database ({exc})"

@@ -21,7 +21,13 @@ them, and so would any copy-and-swap of a file other processes have open.
    production holds exactly its old content. The file itself is written in
    place, so its owner and mode stay as they were.
 
-:func:`restore` puts a backup back under the same lock with the backup API.
+Before any of that, the export's vectors must be in production's embedding
+space: the ``model`` tags and vector lengths of its rows are compared with
+production's, and another model is refused (:class:`ModelMismatchError`).
+
+:func:`restore` puts a backup back with the backup API, taking its safety
+copy of production under the lock that copy holds; the backup's marker lists
+the tables its merge created, which the restore removes again.
 """
 
 from __future__ import annotations

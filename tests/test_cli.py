@@ -584,7 +584,8 @@ def test_export_overwrite_never_replaces_a_production_store_or_the_log(small_int
     log_bytes = log.read_bytes()
     code, _, err = run(argv + [str(log)], capsys)
     assert code == 2 and err == (f"error: --out {log}: is LOG, an input of this command; writing it would replace "
-                                 "what is being read (choose another path)\n")
+                                 "what is being read (export to a new file; to update a production store, "
+                                 "`thatchlab merge` the export into it)\n")
     assert log.read_bytes() == log_bytes
     # an earlier export is replaced, as before
     code, _, err = run(argv + [str(export)], capsys)
@@ -636,9 +637,11 @@ def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, na
     before = {k: p.read_bytes() for k, p in copies.items()}
     code, out, err = run([str(copies.get(a, a)) for a in argv], capsys)
     target = copies[argv[argv.index(option) + 1]]
+    hint = ("export to a new file; to update a production store, `thatchlab merge` the export into it"
+            if argv[0] == "export" else "choose another path")
     assert code == 2 and out == ""
     assert err == (f"error: {option} {target}: is {name}, an input of this command; writing it would replace what "
-                   "is being read (choose another path)\n")
+                   f"is being read ({hint})\n")
     assert {k: p.read_bytes() for k, p in copies.items()} == before
 
 

@@ -163,7 +163,7 @@ def _same_file(p: Path, q: Path) -> bool:
     return p.exists() and q.exists() and os.path.samefile(p, q)
 
 
-def check_not_inputs(outputs, inputs) -> None:
+def check_not_inputs(outputs, inputs, hint: str = "choose another path") -> None:
     """Fail before any work when an output option names one of the verb's inputs.
 
     Parameters
@@ -171,6 +171,8 @@ def check_not_inputs(outputs, inputs) -> None:
     outputs, inputs : iterables of (str, Path or None)
         ``(option, path)`` pairs; ``None`` (not given) is skipped. Paths are
         compared as :func:`check_distinct` compares them.
+    hint : str
+        What to do instead, in the error's parentheses.
 
     >>> check_not_inputs([("--events-out", Path("log.csv"))], [("LOG", Path("./log.csv"))])
     Traceback (most recent call last):
@@ -186,7 +188,7 @@ def check_not_inputs(outputs, inputs) -> None:
         for name, q in given:
             if _same_file(Path(path), q):
                 raise InputError(f"{option} {path}: is {name}, an input of this command; writing it would "
-                                 "replace what is being read (choose another path)")
+                                 f"replace what is being read ({hint})")
 
 
 def read_mapping(path: Path, what: str) -> dict:

@@ -210,7 +210,8 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
 
     choice("--engine", engine, SCORING)
     check_not_inputs([("--out", out), ("--out's manifest", out.with_name(out.stem + ".manifest.json"))],
-                     [("LOG", log), ("--params", params), ("--decision", decision), ("--lookup", lookup)])
+                     [("LOG", log), ("--params", params), ("--decision", decision), ("--lookup", lookup)],
+                     hint="export to a new file; to update a production store, `thatchlab merge` the export into it")
     if out.exists() and not overwrite:  # refused before the replay, not after it
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it")
     check_export_target(out, overwrite)  # only an earlier export is replaced, never production or a log

@@ -87,15 +87,20 @@ def _write_temp(path: Path, data: bytes, like: os.stat_result) -> Path:
     tmp = _temp_for(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with contextlib.suppress(PermissionError):  # only root may give a file away
-            os.fchown(fd, like.st_uid, like.st_gid)
-        os.fchmod(fd, like.st_mode & 0o7777)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            with contextlib.suppress(PermissionError):  # only root may give a file away
+                os.fchown(fd, like.st_uid, like.st_gid)
+            os.fchmod(fd, like.st_mode & 0o7777)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:  # a full disk, a size limit: no partial file stays
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return tmp
 
 

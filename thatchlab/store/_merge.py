@@ -453,10 +453,6 @@ def _engines_of(export_conn, label) -> list:
                                f"{row[0]!r}; expected a JSON list of engine names") from None
 
 
-#: The names of the scoring constants in production's code (the manifest's keys → production's).
-_CODE_NAMES = {"k": "K", "p0": "P0", "soft_weight": "W_SOFT"}
-
-
 def _production_changes(manifest) -> dict:
     """``code_changes`` and ``environment`` of a merge, from the export's manifest (none without one)."""
     if not isinstance(manifest, dict):

@@ -618,6 +618,8 @@ def test_synth_onto_an_existing_log_needs_overwrite(tmp_path, capsys):
     (["export", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--out", "LOG"], "--out", "LOG"),
     (["ingest", "omi", "MEM", "--out", "MEM"], "--out", "PATH"),
     (["decide", "ROWS", "--metric", "log_loss", "--default", "DEFAULT", "--out", "DEFAULT"], "--out", "--default"),
+    (["sweep", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--space", '{"k": [2.0]}',
+      "--metric", "log_loss", "--cache", "LOG"], "--cache", "LOG"),
 ])
 def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, name, small_interactions, tmp_path,
                                                                capsys):

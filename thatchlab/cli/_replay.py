@@ -237,12 +237,13 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
         check_count("--n-trials", n_trials, 1, MAX_TRIALS, "a number of configurations")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")
     check_out(out)
-    if out is not None:
-        from thatchlab.tune.persist import sidecar_path
+    from thatchlab.tune.persist import sidecar_path
 
-        check_not_inputs([("--out", out), ("--out's sidecar", sidecar_path(out))],
-                         [("LOG", log), ("--recalls", recalls), ("--config", config), ("--lookup", lookup),
-                          ("--cache", cache), ("--space", Path(space) if _is_file(space) else None)])
+    side = None if out is None else sidecar_path(out)
+    check_distinct(("--out", out), ("--out's sidecar", side), ("--cache", cache))
+    check_not_inputs([("--out", out), ("--out's sidecar", side), ("--cache", cache)],
+                     [("LOG", log), ("--recalls", recalls), ("--config", config), ("--lookup", lookup),
+                      ("--space", Path(space) if _is_file(space) else None)])
     directions = get_engine(engine).metrics
     if metric not in directions:
         raise InputError(f"--metric: engine {engine!r} has no metric {metric!r}; expected one of "

@@ -131,6 +131,10 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         raise InputError("--recalls: only mnemo takes a recall dump")
     if out.is_dir():
         raise InputError(f"--out {out}: is a directory; expected a log file (.jsonl, .csv or .parquet)")
+    from thatchlab.cli._io import check_not_inputs
+
+    check_not_inputs([("--out", target) for target in _outputs(source, out).values()],
+                     [("PATH", path), ("--recalls", recalls), ("--lookup", lookup)])
     if source == "claude-code":
         res = ing.claude_code(path, server=server, subagents=subagents, engine=engine, project_store=project_store)
     elif source == "opencode":

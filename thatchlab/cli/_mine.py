@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from thatchlab.cli._inputs import choice, epoch, parse_time
-from thatchlab.cli._io import check_out, echo_pairs, write_out
+from thatchlab.cli._io import check_not_inputs, check_out, echo_pairs, write_out
 
 __all__ = ["mine"]
 
@@ -30,6 +30,7 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
 
     choice("--mode", mode, ("fraction", "seed"))
     check_out(out)
+    check_not_inputs([("--out", out)], [("EVENTS", events), ("RECALLS", recalls)])
     params = AnticipationParams(window=window, lookback=lookback, mode=mode)
     ev, rc = read_event_log(events), read_recall_stream(recalls)
     at = parse_time(now, "--now")

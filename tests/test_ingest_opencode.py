@@ -113,11 +113,13 @@ def test_sample_rows_kinds_ids_and_skip_reasons(oc):
     assert running["logged_reply"] is None and running["text"] == "the Cedar Falls link opens the south lot"
     assert dict(oc.not_run) == {"tool error": 1, "still running": 1}
     assert dict(oc.stripped) == {"thatch nudge part": 4, "other synthetic part": 2}
-    assert dict(oc.skipped) == {"subagent session": 1, "user message without typed text": 1}
+    # the sub-agent's session is read by default (issue 32): its delegation prompt is counted, not a row
+    assert dict(oc.skipped) == {"sub-agent prompt (a delegation from the main agent, not typed by the user)": 1,
+                                "user message without typed text": 1}
     assert oc.warnings == []
     read = oc.read
     assert (read["databases"], read["storage folders"], read["sessions"], read["messages"], read["parts"]) == (
-        1, 1, 3, 16, 40)
+        1, 1, 3, 18, 42)  # the sub-agent's 2 messages and their parts are read by default (issue 32)
     assert read["prompts"] == 3 and read["nudges"] == 2 and read["thatch tool calls"] == 8
     assert read["other tool calls"] == 1  # opencode's task tool (the subagent)
     assert read["other thatch tool calls (memory, chat...: not log rows)"] == 1  # thatch_memory_remember
@@ -163,7 +165,7 @@ def test_db_only_storage_only_and_channel_databases(oc, tmp_path):
     shutil.copy(OC / "opencode.db", chan / "opencode.db")
     both = ingest.opencode(chan)
     assert len(both.log) == 11 and both.read["databases"] == 2
-    assert both.read["messages in more than one source (the database's copy read)"] == 16
+    assert both.read["messages in more than one source (the database's copy read)"] == 18
 
 
 def test_subagents_engine_filter_and_project_store_choices():

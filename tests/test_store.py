@@ -183,7 +183,12 @@ def test_existing_target_is_refused_and_kept(tmp_path, engines):
     with pytest.raises(ExportExistsError):
         export_sqlite(target, prediction=pred)
     assert target.read_bytes() == b"precious"
-    export_sqlite(target, prediction=pred, overwrite=True)
+    with pytest.raises(ExportExistsError, match="is not a thatchlab export"):  # not even with overwrite (issue 36)
+        export_sqlite(target, prediction=pred, overwrite=True)
+    assert target.read_bytes() == b"precious"
+    target.unlink()
+    export_sqlite(target, prediction=pred)
+    export_sqlite(target, prediction=pred, overwrite=True)  # an earlier export is replaced
     assert import_sqlite(target).prediction is not None
 
 
@@ -370,3 +375,36 @@ def test_reimport_under_another_model_name_answers_like_the_original(tmp_path, e
     strict = import_sqlite(path, embedder=LookupEmbedder(vectors, name="Xenova/bge-small-en-v1.5"))
     strict.prediction.set_params(strict_model=True)
     assert len(strict.prediction.nudge("writing tests")) == 0
+
+
+def test_export_overwrite_replaces_only_an_earlier_export(tmp_path):
+    """overwrite=True onto a production store wiped its memories (issue 36); now only an export,
+    or an empty file, is replaced, and the error points to a merge."""
+    import shutil
+
+    from tests._stores import toy_export_and_production
+    from thatchlab.core.errors import ExportExistsError
+
+    export, prod = toy_export_and_production(tmp_path)
+    engine = import_sqlite(export).prediction
+    before = prod.read_bytes()
+    with pytest.raises(ExportExistsError, match=r"is not a thatchlab export \(it holds tables no export writes: "
+                                                r"entries\).*thatchlab merge EXPORT"):
+        export_sqlite(prod, prediction=engine, overwrite=True)
+    assert prod.read_bytes() == before
+    bare = tmp_path / "bare.db"  # the thatch tables alone, no thatchlab_meta: a production store too
+    con = sqlite3.connect(prod)
+    con.execute("DROP TABLE entries")
+    con.commit()
+    con.close()
+    shutil.copy(prod, bare)
+    with pytest.raises(ExportExistsError, match="no thatchlab_meta table: a production store"):
+        export_sqlite(bare, prediction=engine, overwrite=True)
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"ts": "2026-01-01T00:00:00Z"}\n')
+    with pytest.raises(ExportExistsError, match="not a SQLite database: a log or another file"):
+        export_sqlite(log, prediction=engine, overwrite=True)
+    assert export_sqlite(export, prediction=engine, overwrite=True).path == export
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert export_sqlite(empty, prediction=engine, overwrite=True).path == empty

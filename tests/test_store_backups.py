@@ -257,3 +257,166 @@ def _check_deferred(_SigintDeferred):
         os.kill(os.getpid(), signal.SIGINT)
         signal.sigtimedwait([], 0.05) if hasattr(signal, "sigtimedwait") else None
         raise AssertionError("no KeyboardInterrupt")
+
+
+# ------------------------------------------------------------------ undo works for every export (issue 36)
+@pytest.fixture(scope="module")
+def engine_exports(tmp_path_factory, real_embedder):
+    """The main job's own export (every engine) and one export of each engine alone, re-exported from it."""
+    from tests._main_job import main_job
+
+    main = main_job(tmp_path_factory, real_embedder).export_path
+    out = {"main job": main}
+    contents = import_sqlite(main)
+    where = tmp_path_factory.mktemp("single")
+    for key in ("prediction", "behavior", "beliefs", "calibration", "patterns"):
+        out[key] = export_sqlite(where / f"{key}.db", **{key: contents[key]}).path
+    return out
+
+
+@pytest.mark.parametrize("which", ["main job", "prediction", "behavior", "beliefs", "calibration", "patterns"])
+def test_restore_undoes_the_merge_of_every_export(tmp_path, engine_exports, which):
+    """A merge's backup, listed as intact, restores: production holds exactly its rows of before in
+    every table, and the tables the merge created are gone."""
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute("CREATE TABLE dedup_pairs (a INTEGER, b INTEGER)")
+    con.execute("INSERT INTO dedup_pairs VALUES (1, 2)")
+    con.commit()
+    con.close()
+    before = _dump(prod)
+    res = merge_into(engine_exports[which], prod, allow_unreviewed=True)
+    assert _dump(prod) != before
+    table = list_backups(prod)
+    assert list(table["path"]) == [res.backup_path]
+    assert bool(table["intact"][0]) and bool(table["restorable"][0]) and table["problem"][0] is None
+    marker = json.loads(res.backup_path.with_name(res.backup_path.name + ".json").read_text())
+    created = {"main job": ["belief_memories", "confidence_shadow_observations", "memories", "temporal_patterns"],
+               "beliefs": ["belief_memories"], "calibration": ["confidence_shadow_observations", "memories"],
+               "patterns": ["temporal_patterns"]}.get(which, [])
+    assert marker["merge"]["created"] == created
+    assert marker["merge"]["added"] == res.added and marker["merge"]["removed"] == res.removed
+    back = restore(res.backup_path, prod)
+    assert _dump(prod) == before
+    assert not set(created) & set(back.counts) and back.counts["dedup_pairs"] == 1
+    if which == "main job":  # and the undo is undone by the safety copy the restore took
+        merged = _dump(back.safety_path)
+        restore(back.safety_path, prod)
+        assert _dump(prod) == merged
+
+
+def test_restore_list_and_restore_agree_when_production_changed_its_own_schema(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    res = merge_into(_export(tmp_path), prod)
+    con = sqlite3.connect(prod)
+    con.execute("ALTER TABLE entries ADD COLUMN tags TEXT")  # production migrated its own table since
+    con.commit()
+    con.close()
+    table = list_backups(prod)
+    assert bool(table["intact"][0]) and not table["restorable"][0]
+    assert "other tables differ" in table["problem"][0] and "(entries)" in table["problem"][0]
+    with pytest.raises(StoreSchemaError, match=r"other tables differ .*\(entries\)"):
+        restore(res.backup_path, prod)
+
+
+# ------------------------------------------------------------------ no output overwrites what it should not
+def test_restore_holds_one_lock_across_the_safety_copy_and_the_copy(tmp_path, monkeypatch):
+    """A write that arrives once the safety copy is taken waits for the restore and lands after it.
+
+    Before, the safety copy was taken under one lock and the restore copied under another; a
+    write committed between the two was in neither (77 rows lost, with a delay forced there)."""
+    import threading
+    import time
+
+    from thatchlab.store import _merge as merge_module
+
+    prod = _production(tmp_path / "p.db")
+    res = merge_into(_export(tmp_path), prod)
+    real_write, real_copy = merge_module._write_backup, merge_module._backup
+    writers = []
+
+    def write_77_rows():
+        con = sqlite3.connect(prod, timeout=20)
+        con.executemany("INSERT INTO entries (body) VALUES (?)", [(f"late {i}",) for i in range(77)])
+        con.commit()
+        con.close()
+
+    def safety_then_a_writer(*args, **kwargs):
+        path = real_write(*args, **kwargs)
+        if kwargs.get("locked_file") is not None or args[2:3] == ("before restore",):
+            writers.append(threading.Thread(target=write_77_rows))
+            writers[-1].start()
+            time.sleep(0.5)
+        return path
+
+    def slow_copy(*args, **kwargs):
+        time.sleep(0.5)  # the moment between the safety copy and the restore copy, if there is one
+        return real_copy(*args, **kwargs)
+
+    monkeypatch.setattr(merge_module, "_write_backup", safety_then_a_writer)
+    monkeypatch.setattr(merge_module, "_backup", slow_copy)
+    back = restore(res.backup_path, prod)
+    writers[0].join(30)
+    late = "SELECT COUNT(*) FROM entries WHERE body LIKE 'late %'"
+    assert _rows(back.safety_path, late) + _rows(prod, late) in ([(0,), (77,)], [(77,), (0,)])
+    assert _rows(prod, late) == [(77,)]  # it waited for the restore
+
+
+def test_a_merge_killed_while_writing_its_backup_leaves_nothing_behind(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests.conftest import ROOT
+
+    prod = _production(tmp_path / "p.db")
+    export = _export(tmp_path)
+    script = textwrap.dedent(f"""
+        import os, signal
+        real = os.replace
+        def dying_replace(src, dst, *a, **k):
+            if str(dst).endswith(".bak"):  # the backup's bytes are written, its marker too
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(src, dst, *a, **k)
+        os.replace = dying_replace
+        from thatchlab.store import merge_into
+        merge_into({str(export)!r}, {str(prod)!r})
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith((".p.db", "p.db.")))
+    assert any(n.endswith(".tmp") for n in left) and any(n.endswith(".bak.json") for n in left)
+    assert len(list_backups(prod)) == 0  # listing removes what the dead writer left
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith((".p.db", "p.db."))) == []
+    assert _rows(prod, "SELECT COUNT(*) FROM predictions") == [(2,)]  # the merge never committed
+
+
+def test_rows_whose_change_time_cannot_be_read_count_as_newer(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute("UPDATE predictions SET updated_at = 'sometime last week' WHERE store = 'repo-a'")
+    con.commit()
+    con.close()
+    before = prod.read_bytes()
+    with pytest.raises(StoreConflictError, match="1 prediction row"):
+        merge_into(_export(tmp_path), prod)
+    assert prod.read_bytes() == before
+    res = merge_into(_export(tmp_path), prod, replace_newer=True)
+    assert res.newer == 1
+
+
+def test_table_and_trigger_names_with_a_double_quote_are_quoted(tmp_path):
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute('CREATE TABLE "odd ""name""" (x)')
+    con.execute('INSERT INTO "odd ""name""" VALUES (1)')
+    con.execute("CREATE TABLE audit (x)")
+    con.execute('CREATE TRIGGER "on ""delete""" AFTER DELETE ON predictions BEGIN INSERT INTO audit VALUES (1); END')
+    con.commit()
+    con.close()
+    before = _dump(prod)
+    res = merge_into(_export(tmp_path), prod)
+    assert res.triggers == ['on "delete"'] and 'odd "name"' in res.kept
+    assert _rows(prod, "SELECT COUNT(*) FROM audit") == [(0,)]
+    back = restore(res.backup_path, prod)
+    assert back.counts['odd "name"'] == 1 and _dump(prod) == before

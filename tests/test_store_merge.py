@@ -17,6 +17,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests._stores import production_ddl
@@ -501,3 +502,69 @@ def test_restore_puts_the_backup_back_into_a_live_wal_file(tmp_path):
     shutil.copy(prod, tmp_path / "copy.db")
     with pytest.raises(StoreSchemaError, match="not a backup thatchlab took"):
         restore(tmp_path / "copy.db", prod)
+
+
+# ------------------------------------------------------------------ one embedding space per production file (issue 36)
+def _tagged_production(path, model, dim, n=2):
+    """A production file whose predictions were embedded by ``model`` (``dim``-d vectors)."""
+    con = _production(path)
+    vecs = [np.eye(dim, dtype=np.float32)[i % dim].tobytes() for i in range(n)]
+    con.executemany("INSERT INTO predictions (id, store, statement, embedding, model, created_at, updated_at) "
+                    "VALUES (?, 'global', ?, ?, ?, '2026-01-10T00:00:00Z', '2026-01-10T00:00:00Z')",
+                    [(f"bge-{i}", f"learned {i}", v, model) for i, v in enumerate(vecs)])
+    con.commit()
+    con.close()
+    return path
+
+
+def _named_export(tmp_path, name, dim=8, file="named.db"):
+    from thatchlab.embed import FINGERPRINT_TEXTS
+
+    texts = ["writing tests", "use pytest", *FINGERPRINT_TEXTS]
+    vecs = {t: np.eye(max(dim, len(texts)), dtype=np.float32)[i][:dim] + 0.01 for i, t in enumerate(texts)}
+    eng = PredictionEngine(LookupEmbedder(vecs, name=name), project_store="new-repo")
+    eng.update("writing tests", "use pytest", "confirm", "x", now=T)
+    return export_sqlite(tmp_path / file, prediction=eng, overwrite=True), vecs
+
+
+def test_an_export_records_its_embedder_name_dimension_and_fingerprint(tmp_path):
+    from thatchlab.embed import FINGERPRINT_TEXTS, fingerprint
+
+    res, vecs = _named_export(tmp_path, "toy-model")
+    want = {"name": "toy-model", "dim": 8,
+            "fingerprint": fingerprint(LookupEmbedder(vecs).embed_passages(list(FINGERPRINT_TEXTS)))}
+    assert json.loads(res.manifest_path.read_text())["embedder"] == want
+    assert import_sqlite(res.path).meta["embedder"] == want
+    # a lookup table without the fixed texts: name and dimension, no fingerprint
+    export, _ = _export(tmp_path)
+    assert import_sqlite(export).meta["embedder"] == {"name": "toy", "dim": 8, "fingerprint": None}
+
+
+def test_merge_refuses_vectors_of_another_model_than_productions(tmp_path):
+    """Production's rows are tagged Xenova/bge-small-en-v1.5; an export of all-MiniLM-L6-v2 vectors of
+    the same length merged silently before, and every nudge after it compared vectors of two models."""
+    from thatchlab.core.errors import ModelMismatchError
+
+    prod = _tagged_production(tmp_path / "thatch.db", "Xenova/bge-small-en-v1.5", 8)
+    before = prod.read_bytes()
+    minilm, _ = _named_export(tmp_path, "sentence-transformers/all-MiniLM-L6-v2")
+    with pytest.raises(ModelMismatchError) as err:
+        merge_into(minilm.path, prod)
+    msg = str(err.value)
+    assert msg.startswith(f"{prod}: its rows were embedded by 'Xenova/bge-small-en-v1.5' (8-d) but the export "
+                          "named.db's by 'sentence-transformers/all-MiniLM-L6-v2' (8-d) (fingerprint ")
+    assert "--embedder" in msg and "--allow-model-mismatch" in msg and msg.endswith("production was not touched")
+    assert prod.read_bytes() == before and not list(tmp_path.glob("thatch.db.*.bak*"))
+    with pytest.raises(ModelMismatchError, match="were embedded by"):
+        merge_into(minilm.path, prod, dry_run=True)
+    # the same weights from another publisher (or a local directory of them) are the same space
+    bge, _ = _named_export(tmp_path, "BAAI/bge-small-en-v1.5", file="bge.db")
+    assert merge_into(bge.path, prod, backup=False).model_mismatch is None
+    # the same name with vectors of another length is not
+    prod2 = _tagged_production(tmp_path / "other.db", "Xenova/bge-small-en-v1.5", 8)
+    wide, _ = _named_export(tmp_path, "Xenova/bge-small-en-v1.5", dim=16, file="wide.db")
+    with pytest.raises(ModelMismatchError, match=r"'Xenova/bge-small-en-v1.5' \(8-d\) but .*\(16-d\)"):
+        merge_into(wide.path, prod2)
+    res = merge_into(minilm.path, prod2, allow_model_mismatch=True)
+    assert res.model_mismatch.startswith(f"{prod2}: its rows were embedded by")
+    assert res.production_models == {"Xenova/bge-small-en-v1.5": [8]}

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from thatchlab.cli._inputs import SCORING, check_number, choice, epoch, get_embedder, parse_time
-from thatchlab.cli._io import check_out, is_sqlite, write_out
+from thatchlab.cli._io import check_not_inputs, check_out, is_sqlite, write_out
 
 __all__ = ["fit", "calibrate"]
 
@@ -27,6 +27,7 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
 
     choice("WHAT", what, ("prior", "halflife", "derive"))
     check_out(out)
+    check_not_inputs([("--out", out)], [("INPUT", input), ("--lookup", lookup)])
     if what == "prior":
         choice("--engine", engine, SCORING)
         if is_sqlite(input):

@@ -88,8 +88,15 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
                                               "new ones added, rows no longer in the source kept. ai-memory also "
                                               "writes <stem>.observations and <stem>.outcomes beside it; mnemo "
                                               "writes <stem>.events and <stem>.recalls"),
-           server: str = typer.Option("thatch", help="claude-code: the name thatch's MCP server is registered as"),
-           subagents: bool = typer.Option(False, help="claude-code/opencode: also read subagent transcripts"),
+           server: str = typer.Option("thatch", help="claude-code/opencode: the name thatch's MCP server is registered "
+                                                     "as, bare (thatch) or as a prefix (mcp__plugin_thatch_thatch__); "
+                                                     "its tools are read as mcp__<server>__<tool>, "
+                                                     "mcp__plugin_<plugin>_<server>__<tool>, <server>_<tool> and plain "
+                                                     "<tool>"),
+           subagents: str = typer.Option("calls", help="claude-code/opencode: what is read of sub-agents. calls (the "
+                                                       "default): their thatch calls are rows, their delegation prompts "
+                                                       "counted; all: their prompts too, as message rows; none: nothing "
+                                                       "of them"),
            engine: str = typer.Option(None, help="claude-code/opencode: keep only this engine's statements in "
                                                  "'surfaced' (prediction or behavior)"),
            project_store: str = typer.Option(
@@ -115,6 +122,7 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
     logs.log_format(out)  # an unknown suffix fails before any work
     if engine is not None:
         choice("--engine", engine, ("prediction", "behavior"))
+    choice("--subagents", subagents, ("calls", "all", "none"))
     if redact and source not in _TRANSCRIPTS:
         raise InputError("--redact: only transcripts (claude-code, opencode) are redacted")
     if lookup is not None and not redact:
@@ -123,10 +131,14 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         raise InputError("--recalls: only mnemo takes a recall dump")
     if out.is_dir():
         raise InputError(f"--out {out}: is a directory; expected a log file (.jsonl, .csv or .parquet)")
+    from thatchlab.cli._io import check_not_inputs
+
+    check_not_inputs([("--out", target) for target in _outputs(source, out).values()],
+                     [("PATH", path), ("--recalls", recalls), ("--lookup", lookup)])
     if source == "claude-code":
         res = ing.claude_code(path, server=server, subagents=subagents, engine=engine, project_store=project_store)
     elif source == "opencode":
-        res = ing.opencode(path, subagents=subagents, engine=engine, project_store=project_store)
+        res = ing.opencode(path, subagents=subagents, engine=engine, project_store=project_store, server=server)
     elif source == "omi":
         res = ing.omi_memories(path)
     elif source == "ai-memory":

@@ -12,7 +12,7 @@ from pathlib import Path
 from thatchlab.cli._io import read_mapping
 
 __all__ = ["SCORING", "REPLAY_ENGINES", "MAX_SECONDS", "choice", "check_seconds", "check_number", "check_count",
-           "engine_params", "get_embedder", "load_log", "parse_time", "epoch"]
+           "engine_params", "get_embedder", "model_embedder", "load_log", "parse_time", "epoch"]
 
 #: The two engines that replay an interaction log with an embedder.
 SCORING = ("prediction", "behavior")
@@ -127,14 +127,26 @@ def engine_params(engine: str, path: Path | None):
         raise ParamsError(f"{path}: {exc}") from None
 
 
-def get_embedder(lookup: Path | None):
-    """A LookupEmbedder from a ``text, embedding`` table, else the bundled model.
+def get_embedder(lookup: Path | None, model: str | None = None):
+    """A LookupEmbedder from a ``text, embedding`` table, a sentence-transformers model, else the bundled one.
 
     Parameters
     ----------
     lookup : Path or None
         A table (JSONL, CSV or Parquet) with ``text`` and ``embedding`` columns.
+    model : str or None
+        ``--embedder``: a local sentence-transformers directory or a model name in the
+        Hugging Face cache. Production's own model (any copy of bge-small-en-v1.5) is
+        run as production runs it: mean pooling, its query prefix, and the tag
+        production writes (``Xenova/bge-small-en-v1.5``); any other model as it is,
+        tagged with its name (a directory's name).
     """
+    if lookup is not None and model is not None:
+        from thatchlab.core.errors import InputError
+
+        raise InputError("--embedder and --lookup: give one source of vectors, not both")
+    if model is not None:
+        return model_embedder(model)
     if lookup is None:
         from thatchlab.embed import default_embedder
 
@@ -148,6 +160,27 @@ def get_embedder(lookup: Path | None):
     if missing:
         raise InputError(f"{lookup}: missing column(s) {sorted(missing)}; expected a table with text and embedding")
     return LookupEmbedder(table[["text", "embedding"]], name=Path(lookup).stem)
+
+
+def model_embedder(name_or_path: str):
+    """The embedder of ``--embedder NAME_OR_PATH`` (see :func:`get_embedder`).
+
+    >>> emb = model_embedder("/models/bge-small-en-v1.5")
+    >>> emb.name, emb.pooling, emb.query_prefix.startswith("Represent this sentence")
+    ('Xenova/bge-small-en-v1.5', 'mean', True)
+    >>> model_embedder("/models/my-model").name
+    'my-model'
+    """
+    from thatchlab.core.errors import InputError
+    from thatchlab.embed import BGE_QUERY_PREFIX, SentenceTransformerEmbedder, same_model_name
+    from thatchlab.replay import PRODUCTION_MODEL
+
+    if not isinstance(name_or_path, str) or not name_or_path.strip():
+        raise InputError(f"--embedder: expected a model directory or name, got {name_or_path!r}")
+    if same_model_name(name_or_path, PRODUCTION_MODEL):
+        return SentenceTransformerEmbedder(name_or_path, pooling="mean", query_prefix=BGE_QUERY_PREFIX,
+                                           name=PRODUCTION_MODEL)
+    return SentenceTransformerEmbedder(name_or_path)
 
 
 def load_log(engine: str, path: Path, recalls: Path | None = None):

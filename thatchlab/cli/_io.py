@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 __all__ = ["TABLE_SUFFIXES", "write_frame", "write_atomic", "write_out", "check_out", "check_distinct",
+           "check_not_inputs",
            "read_mapping", "is_sqlite", "fmt_value", "echo_pairs"]
 
 #: Suffixes of the tables the verbs write.
@@ -152,6 +153,42 @@ def check_distinct(*options) -> None:
                 raise InputError(f"{other} and {option} both name {path}; expected two different files "
                                  "(the second write would replace the first)")
         seen.append((option, p))
+
+
+def _same_file(p: Path, q: Path) -> bool:
+    import os
+
+    if p.resolve() == q.resolve():
+        return True
+    return p.exists() and q.exists() and os.path.samefile(p, q)
+
+
+def check_not_inputs(outputs, inputs, hint: str = "choose another path") -> None:
+    """Fail before any work when an output option names one of the verb's inputs.
+
+    Parameters
+    ----------
+    outputs, inputs : iterables of (str, Path or None)
+        ``(option, path)`` pairs; ``None`` (not given) is skipped. Paths are
+        compared as :func:`check_distinct` compares them.
+    hint : str
+        What to do instead, in the error's parentheses.
+
+    >>> check_not_inputs([("--events-out", Path("log.csv"))], [("LOG", Path("./log.csv"))])
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --events-out log.csv: is LOG, an input of this command; writing it would replace what is being read (choose another path)
+    """
+    from thatchlab.core.errors import InputError
+
+    given = [(name, Path(q)) for name, q in inputs if q is not None]
+    for option, path in outputs:
+        if path is None:
+            continue
+        for name, q in given:
+            if _same_file(Path(path), q):
+                raise InputError(f"{option} {path}: is {name}, an input of this command; writing it would "
+                                 f"replace what is being read ({hint})")
 
 
 def read_mapping(path: Path, what: str) -> dict:

@@ -15,11 +15,17 @@ def run(data: Path = typer.Option(None, help="directory holding the logs (defaul
         config: Path = typer.Option(None, help="JSON or TOML file of per-engine parameters"),
         release: list[str] = typer.Option(None, "--release", help="SYSTEM=RELEASE: replay that production "
                                           "release of a system (thatch, omi, ai-memory, mnemo; repeatable); "
-                                          "default: each system's newest")):
+                                          "default: each system's newest"),
+        embedder: str = typer.Option(None, help="a sentence-transformers model (local directory or cached name) "
+                                                "to embed every text with instead of the bundled one, e.g. a "
+                                                "local copy of production's bge-small-en-v1.5, so the export "
+                                                "merges into production's embedding space")):
     """The main job: replay every engine, sweep, fit, report and export."""
+    from thatchlab.cli._inputs import model_embedder
     from thatchlab.run import run_all
 
-    res = run_all(data, out, config=config, release=release or None)
+    res = run_all(data, out, config=config, release=release or None,
+                  embedder=None if embedder is None else model_embedder(embedder))
     for name, secs in res.timings.items():
         typer.echo(f"  {name:<28} {secs:6.1f} s")
     if res.skipped:

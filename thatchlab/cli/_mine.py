@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from thatchlab.cli._inputs import choice, epoch, parse_time
-from thatchlab.cli._io import check_out, echo_pairs, write_out
+from thatchlab.cli._io import check_not_inputs, check_out, echo_pairs, write_out
 
 __all__ = ["mine"]
 
@@ -16,7 +16,9 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
          recalls: Path = typer.Argument(..., help="the recall stream (JSONL, CSV or Parquet)"),
          now: str = typer.Option(None, help="aware ISO time; patterns are mined over [now - lookback, now) "
                                             "(default: one second after the last event or recall)"),
-         mode: str = typer.Option("fraction", help="sequential confidence: fraction or seed"),
+         mode: str = typer.Option("seed", help="sequential confidence: seed (mnemo's SQL: every pair counts; "
+                                               "production) or fraction (thatchlab's study option: the share "
+                                               "of trigger occurrences followed)"),
          window: str = typer.Option("24h", help="how soon B must follow A (e.g. 24h, 90min)"),
          lookback: str = typer.Option("30d", help="how far back to mine"),
          out: Path = typer.Option(None, help="write the patterns (.csv, .parquet or .json)")):
@@ -30,6 +32,7 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
 
     choice("--mode", mode, ("fraction", "seed"))
     check_out(out)
+    check_not_inputs([("--out", out)], [("EVENTS", events), ("RECALLS", recalls)])
     params = AnticipationParams(window=window, lookback=lookback, mode=mode)
     ev, rc = read_event_log(events), read_recall_stream(recalls)
     at = parse_time(now, "--now")

@@ -19,6 +19,7 @@ from thatchlab.cli._inputs import (
 )
 from thatchlab.cli._io import (
     check_distinct,
+    check_not_inputs,
     check_out,
     echo_pairs,
     read_mapping,
@@ -52,6 +53,9 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
     choice("--engine", engine, REPLAY_ENGINES)
     check_out(events_out, metrics_out)
     check_distinct(("--events-out", events_out), ("--metrics-out", metrics_out))
+    check_not_inputs([("--events-out", events_out), ("--metrics-out", metrics_out)],
+                     [("LOG", log), ("--recalls", recalls), ("--config", config), ("--lookup", lookup),
+                      ("--initial", initial)])
     start = None
     if initial is not None:
         from thatchlab.core.errors import InputError
@@ -153,6 +157,13 @@ def _write_metrics(metrics: dict, path: Path) -> None:
         "text": [None if number(v) or v is None else str(v) for v in metrics.values()]}), path)
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def parse_space(text: str) -> dict:
     """A search space from JSON text or a JSON/TOML file.
 
@@ -226,6 +237,13 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
         check_count("--n-trials", n_trials, 1, MAX_TRIALS, "a number of configurations")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")
     check_out(out)
+    from thatchlab.tune.persist import sidecar_path
+
+    side = None if out is None else sidecar_path(out)
+    check_distinct(("--out", out), ("--out's sidecar", side), ("--cache", cache))
+    check_not_inputs([("--out", out), ("--out's sidecar", side), ("--cache", cache)],
+                     [("LOG", log), ("--recalls", recalls), ("--config", config), ("--lookup", lookup),
+                      ("--space", Path(space) if _is_file(space) else None)])
     directions = get_engine(engine).metrics
     if metric not in directions:
         raise InputError(f"--metric: engine {engine!r} has no metric {metric!r}; expected one of "
@@ -271,6 +289,7 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
 
     if out.suffix.lower() != ".json":
         raise InputError(f"--out {out}: expected a .json file")
+    check_not_inputs([("--out", out)], [("ROWS", rows), ("--default", default)])
     check_count("--n-boot", n_boot, 1, MAX_BOOT, "a number of resamples")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")
     rules = {}

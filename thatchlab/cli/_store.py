@@ -16,7 +16,7 @@ from thatchlab.cli._inputs import (
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import echo_pairs, read_mapping, write_frame
+from thatchlab.cli._io import check_not_inputs, echo_pairs, read_mapping, write_frame
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
@@ -76,7 +76,10 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
                                              help="replace production rows changed after the export's log ended"),
           allow_release_mismatch: bool = typer.Option(
               False, "--allow-release-mismatch",
-              help="merge an export made for another thatch release than production's schema shows")):
+              help="merge an export made for another thatch release than production's schema shows"),
+          allow_model_mismatch: bool = typer.Option(False, "--allow-model-mismatch",
+                                                    help="merge vectors of another embedding model than "
+                                                         "production's rows (every nudge after it is noise)")):
     """Replace the exported engines' rows in a production file, keeping every other table and store.
 
     One transaction in the live file under its write lock: a failure leaves
@@ -87,7 +90,8 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
     check_seconds("--timeout", timeout)
     res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
                      timeout=timeout, allow_unreviewed=allow_unreviewed, all_stores=all_stores,
-                     replace_newer=replace_newer, allow_release_mismatch=allow_release_mismatch)
+                     replace_newer=replace_newer, allow_release_mismatch=allow_release_mismatch,
+                     allow_model_mismatch=allow_model_mismatch)
     import signal
     import threading
 
@@ -122,11 +126,28 @@ def _merge_report(res) -> None:
         typer.echo(f"  {res.newer} row(s) newer than the export's log end ({res.log_end}) {would}replaced "
                    "(--replace-newer)")
     typer.echo(f"  kept as they were: {', '.join(res.kept) or 'no other tables'}")
+    if res.model_mismatch:
+        typer.echo(f"  warning: {res.model_mismatch} (merged because --allow-model-mismatch was given)")
+    for line in res.environment:
+        typer.echo(f"  production setting to make: {line} (in production's environment)")
+    for engine, changes in res.code_changes.items():
+        what = ", ".join(f"{_CODE_NAMES.get(k, k)} = {_number(old)} -> {_number(new)}" if old is not None
+                         else f"{_CODE_NAMES.get(k, k)} = {_number(new)}" for k, (old, new) in changes.items())
+        typer.echo(f"  production code change to make ({engine}): {what} — constants in production's code; "
+                   "a merge ships rows, not code, so they take effect only when that code is changed")
     if res.dry_run:
         typer.echo(f"dry run: nothing written; merging {', '.join(res.engines)} into {res.path} would succeed")
     else:
         typer.echo(f"merged {', '.join(res.engines)} into {res.path}"
                    + (f" (backup: {res.backup_path})" if res.backup_path else ""))
+
+
+#: How production's code names the scoring constants a decision can ship.
+_CODE_NAMES = {"k": "K", "p0": "P0", "soft_weight": "W_SOFT"}
+
+
+def _number(value) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<production>.<UTC time>.bak); with "
@@ -148,8 +169,9 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
             typer.echo(f"no backups of {backup}")
         for r in table.itertuples():
             rows = ", ".join(f"{t} {n}" for t, n in r.tables.items())
-            typer.echo(f"{r.path}  {r.taken_at}  {r.reason}  {'intact' if r.intact else 'CHANGED since taken'}"
-                       f"  ({rows})")
+            state = ("CHANGED since taken" if not r.intact else "intact" if r.restorable
+                     else f"intact, but restore refuses it now: {r.problem}")
+            typer.echo(f"{r.path}  {r.taken_at}  {r.reason}  {state}  ({rows})")
         return
     if production is None:
         raise InputError("restore: expected BACKUP PRODUCTION (or --list PRODUCTION)")
@@ -183,16 +205,24 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
            overwrite: bool = typer.Option(False, help="replace an existing file"),
            production_model: str = typer.Option(None, help="the embedding model production will use"),
            allow_model_mismatch: bool = typer.Option(False, help="export even if the vectors' model differs"),
-           lookup: Path = typer.Option(None, help="table of text, embedding used instead of the bundled model")):
+           lookup: Path = typer.Option(None, help="table of text, embedding used instead of the bundled model"),
+           embedder: str = typer.Option(None, help="a sentence-transformers model (a local directory, or a name in "
+                                                   "the Hugging Face cache) every text is embedded with instead of "
+                                                   "the bundled model, e.g. a local copy of production's "
+                                                   "bge-small-en-v1.5, so the export is in production's space")):
     """Replay an interaction log and export the final state as a production SQLite store."""
     from thatchlab.core.errors import ExportExistsError, InputError
     from thatchlab.replay import run as run_replay
     from thatchlab.replay.scoring import engine_class
-    from thatchlab.store import export_sqlite
+    from thatchlab.store import check_export_target, export_sqlite
 
     choice("--engine", engine, SCORING)
+    check_not_inputs([("--out", out), ("--out's manifest", out.with_name(out.stem + ".manifest.json"))],
+                     [("LOG", log), ("--params", params), ("--decision", decision), ("--lookup", lookup)],
+                     hint="export to a new file; to update a production store, `thatchlab merge` the export into it")
     if out.exists() and not overwrite:  # refused before the replay, not after it
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it")
+    check_export_target(out, overwrite)  # only an earlier export is replaced, never production or a log
     dec = None
     if decision is not None:
         from thatchlab.tune import Decision
@@ -201,7 +231,7 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
         if dec.engine != engine:
             raise InputError(f"--decision {decision}: a decision for engine {dec.engine!r}, not {engine!r}")
     p = engine_params(engine, params) if params is not None or dec is None else dec.params
-    emb = get_embedder(lookup)
+    emb = get_embedder(lookup, embedder)
     data = load_log(engine, log)
     res = run_replay(data, engine=engine, params=p, embedder=emb)
     state = engine_class(engine).from_tables(res.tables, embedder=emb, params=res.params)
@@ -223,5 +253,8 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     for key, values in manifest["unreviewed"].items():
         typer.echo(f"  unreviewed ({key}): " + ", ".join(f"{k}={v!r}" for k, v in values.items())
                    + " — no decision shipped these; merge refuses them without --allow-unreviewed")
+    ident = manifest.get("embedder") or {}
+    if ident.get("fingerprint"):
+        typer.echo(f"  embedder: {ident.get('name')} ({ident.get('dim')}-d, fingerprint {ident['fingerprint']})")
     typer.echo(f"exported {', '.join(result.engines)} (model {result.model!r}) to {result.path}; "
                f"manifest: {result.manifest_path}")

@@ -25,7 +25,9 @@ def synth(kind: str = typer.Argument(..., help="preference, behavior, belief, re
           seed: int = typer.Option(0, help="seed of the world's generator"),
           size: int = typer.Option(None, help="sessions (preference, behavior; at most 500000), memories "
                                               "(belief; at most 100000), recall rows (recall; at most 1000000) "
-                                              "or days (patterns; at most 36500)")):
+                                              "or days (patterns; at most 36500)"),
+          overwrite: bool = typer.Option(False, help="replace an existing log (without it an existing file "
+                                                     "is refused)")):
     """Write a synthetic log from a seeded world with planted ground truth."""
     from thatchlab import logs
     from thatchlab import synth as worlds
@@ -42,6 +44,14 @@ def synth(kind: str = typer.Argument(..., help="preference, behavior, belief, re
     if seed < 0:
         raise InputError(f"--seed: expected an integer >= 0, got {seed}")
     logs.log_format(out)  # fail on an unknown suffix before generating anything
+    targets = ([out.with_name(f"{out.stem}.{name}{out.suffix}") for name in ("events", "recalls")]
+               if kind == "patterns" else [out])
+    for target in targets:
+        if target.is_dir():
+            raise InputError(f"--out {target}: is a directory; expected a log file")
+        if target.exists() and not overwrite:
+            raise InputError(f"--out {target}: the file exists (a log you may need); pass --overwrite to "
+                             "replace it, or choose another path")
     out.parent.mkdir(parents=True, exist_ok=True)
     written = []
     if kind == "preference":

@@ -17,7 +17,7 @@ from pathlib import Path
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 
 __all__ = ["file_uri", "database_label", "SNAPSHOT_MAX_BYTES", "connect_readonly", "connect_readwrite", "connect_own", "is_busy", "table_names", "table_columns",
-           "require_tables", "SQLITE_HEADER"]
+           "require_tables", "SQLITE_HEADER", "quote_name"]
 
 #: The first 16 bytes of every SQLite database file (checked on bytes already read, never by
 #: opening a file another connection of this process may have locked).
@@ -179,6 +179,15 @@ def _existing_database(path) -> Path:
     return p
 
 
+def quote_name(name: str) -> str:
+    """``name`` as a quoted SQL identifier: any table, index or trigger name, a ``"`` in it included.
+
+    >>> quote_name('entries'), quote_name('my "old" table')
+    ('"entries"', '"my ""old"" table"')
+    """
+    return '"' + str(name).replace('"', '""') + '"'
+
+
 def table_names(conn) -> set[str]:
     """Names of the tables in an open database."""
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -186,7 +195,7 @@ def table_names(conn) -> set[str]:
 
 def table_columns(conn, table) -> list[str]:
     """Column names of ``table`` (empty when the table does not exist)."""
-    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()]
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({quote_name(table)})").fetchall()]
 
 
 def require_tables(conn, label, tables: dict):

@@ -13,6 +13,13 @@ has a ``name`` that results and exports record.
 """
 
 from thatchlab.embed._cache import EmbeddingCache, default_cache_dir, weights_hash
+from thatchlab.embed._identity import (
+    FINGERPRINT_TEXTS,
+    embedder_identity,
+    fingerprint,
+    model_basename,
+    same_model_name,
+)
 from thatchlab.embed._lookup import Embedder, LookupEmbedder
 from thatchlab.embed._models import (
     BGE_QUERY_PREFIX,
@@ -39,4 +46,9 @@ __all__ = [
     "as_texts",
     "BGE_QUERY_PREFIX",
     "DEFAULT_MODEL_NAME",
+    "FINGERPRINT_TEXTS",
+    "fingerprint",
+    "embedder_identity",
+    "model_basename",
+    "same_model_name",
 ]

@@ -9,8 +9,14 @@ thatchlab does not model; ``restore`` puts such a backup back.
 """
 
 from thatchlab.store._backups import list_backups, prune_backups
-from thatchlab.store._core import ExportResult, StoreContents, export_sqlite, import_sqlite
+from thatchlab.store._core import (
+    ExportResult,
+    StoreContents,
+    check_export_target,
+    export_sqlite,
+    import_sqlite,
+)
 from thatchlab.store._merge import MergeResult, RestoreResult, merge_into, restore
 
 __all__ = ["ExportResult", "MergeResult", "RestoreResult", "StoreContents", "export_sqlite", "import_sqlite",
-           "merge_into", "restore", "list_backups", "prune_backups"]
+           "merge_into", "restore", "list_backups", "prune_backups", "check_export_target"]

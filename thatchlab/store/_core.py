@@ -58,7 +58,7 @@ from thatchlab.store._review import (
 __all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
            "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
            "atomic_sqlite", "write_bytes_atomic", "connect_bytes", "read_contents", "check_engines",
-           "ENGINE_KEYS"]
+           "ENGINE_KEYS", "check_export_target", "written_tables"]
 
 #: export keyword → section module. Sections load lazily.
 SECTIONS = {
@@ -202,10 +202,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
     given = {k: v for k, v in dict(prediction=prediction, behavior=behavior, beliefs=beliefs,
                                    calibration=calibration, patterns=patterns).items() if v is not None}
     sections = {k: _section(k) for k in given}
-    if path.exists() and not overwrite:
-        raise ExportExistsError(f"{path}: export target exists; pass overwrite=True to replace it")
-    if path.is_dir():
-        raise StoreWriteError(f"{path}: is a directory; expected a file path")
+    check_export_target(path, overwrite)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise StoreWriteError(f"{path}: directory {parent} does not exist")
@@ -271,6 +268,9 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
             # the production release each engine was replayed and exported for
             "releases": json.dumps(releases, sort_keys=True),
         }
+        # the embedding space of the vectors (a merge refuses another space than production's)
+        digest["embedder"] = _embedder_record(conn, given, sections)
+        meta["embedder"] = json.dumps(digest["embedder"], sort_keys=True)
         conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
 
     digest: dict = {}
@@ -292,9 +292,105 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
                             constants, digest["sha256"])
     manifest["log_end"] = digest["log_end"]
     manifest["releases"] = releases
+    manifest["embedder"] = digest["embedder"]
     _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
                         engines=[sections[k].ENGINE for k in given])
+
+
+def _embedder_record(conn, given, sections) -> dict | None:
+    """``{"name", "dim", "fingerprint"}`` of the scoring engines' vectors (None without them).
+
+    The name is the rows' ``model``; the fingerprint (see
+    :func:`thatchlab.embed.embedder_identity`) is taken from the engine's
+    embedder when its name is the rows' model, else it is unknown (``None``).
+    """
+    from thatchlab.core.schema import ENGINE_TABLES
+    from thatchlab.embed import embedder_identity
+
+    out = None
+    for key in _SCORING:
+        obj = given.get(key)
+        if obj is None:
+            continue
+        name = sections[key].model(obj)
+        t = ENGINE_TABLES[key]
+        dims = sorted({r[0] for table in (t["matchers"], t["items"]) for r in conn.execute(
+            f"SELECT DISTINCT length(embedding) / 4 FROM {table} WHERE embedding IS NOT NULL")})
+        record = {"name": name, "dim": dims[0] if len(dims) == 1 else (dims or None), "fingerprint": None}
+        if name is not None and getattr(obj, "model_name", None) == name:
+            ident = embedder_identity(obj.embedder)
+            if record["dim"] is None or ident["dim"] == record["dim"]:
+                record["fingerprint"] = ident["fingerprint"]
+                record["dim"] = ident["dim"] if record["dim"] is None else record["dim"]
+        if out is None or (out["fingerprint"] is None and record["fingerprint"] is not None):
+            out = record
+    return out
+
+
+def written_tables() -> set:
+    """Every table an export (or a merge of one) writes: ``stores``, ``thatchlab_meta`` and each
+    available engine section's tables."""
+    from thatchlab.core.schema import ENGINE_TABLES
+
+    out = {"stores", "thatchlab_meta", "prediction_dedup_pairs",  # 07ecf87 exports write the pair verdicts
+           *(t for eng in ENGINE_TABLES.values() for k, t in eng.items() if k != "item_fk")}
+    for sec in _available_sections().values():
+        out |= set(sec.TABLES)
+    return out
+
+
+def check_export_target(path, overwrite: bool = False) -> None:
+    """Refuse an export target that must not be replaced, before any work.
+
+    An existing file needs ``overwrite``; even then only an earlier export
+    (a SQLite file holding ``thatchlab_meta`` and no table an export does not
+    write) or an empty file is replaced. A production store (its
+    ``entries``, ``dedup_pairs``…), a log or any other file raises
+    :class:`ExportExistsError` pointing to a merge, which updates a
+    production file in place and keeps a backup.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise StoreWriteError(f"{path}: is a directory; expected a file path")
+    if not path.exists():
+        return
+    if not overwrite:
+        raise ExportExistsError(f"{path}: export target exists; pass overwrite=True to replace it")
+    what = _not_an_export(path)
+    if what is not None:
+        raise ExportExistsError(
+            f"{path}: is not a thatchlab export ({what}); overwrite replaces only an earlier export, never a "
+            f"production store or a log. To ship into a production file, export elsewhere and merge: "
+            f"thatchlab merge EXPORT {path} (thatchlab.store.merge_into), which keeps every other table and "
+            "a backup")
+
+
+def _not_an_export(path: Path) -> str | None:
+    """What ``path`` is when it is not an earlier export (None when it is one, or empty)."""
+    from thatchlab.core.sqlite import SQLITE_HEADER
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    if not head:
+        return None
+    if head != SQLITE_HEADER:
+        return "not a SQLite database: a log or another file"
+    try:
+        with contextlib.closing(connect_readonly(path)) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except (ThatchlabError, sqlite3.DatabaseError) as exc:
+        return f"not a readable SQLite database: {exc}"
+    tables = {t for t in tables if not t.startswith("sqlite_")}
+    foreign = sorted(tables - written_tables())
+    if foreign:
+        return f"it holds tables no export writes: {', '.join(foreign[:8])}{', …' if len(foreign) > 8 else ''}"
+    if "thatchlab_meta" not in tables:
+        return "it has no thatchlab_meta table: a production store"
+    return None
 
 
 def _explicit_params(params, key, like):

@@ -21,7 +21,13 @@ them, and so would any copy-and-swap of a file other processes have open.
    production holds exactly its old content. The file itself is written in
    place, so its owner and mode stay as they were.
 
-:func:`restore` puts a backup back under the same lock with the backup API.
+Before any of that, the export's vectors must be in production's embedding
+space: the ``model`` tags and vector lengths of its rows are compared with
+production's, and another model is refused (:class:`ModelMismatchError`).
+
+:func:`restore` puts a backup back with the backup API, taking its safety
+copy of production under the lock that copy holds; the backup's marker lists
+the tables its merge created, which the restore removes again.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pathlib import Path
 
 from thatchlab.core.errors import (
     InputError,
+    ModelMismatchError,
     StoreConflictError,
     StoreSchemaError,
     StoreWriteError,
@@ -47,10 +54,12 @@ from thatchlab.core.sqlite import (
     SQLITE_HEADER,
     connect_readonly,
     connect_readwrite,
+    file_uri,
     is_busy,
+    quote_name,
     table_names,
 )
-from thatchlab.store._backups import check_restorable, write_backup
+from thatchlab.store._backups import check_restorable, update_marker, write_backup
 from thatchlab.store._core import (
     ENGINE_KEYS,
     _section,
@@ -94,6 +103,11 @@ class MergeResult:
     all_stores: bool = False
     replace_newer: bool = False
     interrupted: bool = False
+    embedder: dict | None = None
+    production_models: dict = field(default_factory=dict)
+    model_mismatch: str | None = None
+    code_changes: dict = field(default_factory=dict)
+    environment: list = field(default_factory=list)
 
 
 @dataclass
@@ -114,7 +128,8 @@ class _Busy(Exception):
 def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = False, *,
                verify_manifest: bool = True, timeout: float = DEFAULT_TIMEOUT,
                allow_unreviewed: bool = False, all_stores: bool = False,
-               replace_newer: bool = False, allow_release_mismatch: bool = False) -> MergeResult:
+               replace_newer: bool = False, allow_release_mismatch: bool = False,
+               allow_model_mismatch: bool = False) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
     Only the tables of the engines listed in the export's ``thatchlab_meta``
@@ -148,6 +163,14 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         stores being replaced) that changed after the export's ``log_end``;
         without it such rows raise :class:`StoreConflictError` naming their
         count, and nothing changes.
+    allow_model_mismatch : merge an export whose vectors come from another
+        embedding model than production's rows (their ``model`` tags name
+        other weights, or their vectors have another length); without it
+        such an export raises :class:`ModelMismatchError` naming both models,
+        before anything is written. Production compares its query vectors
+        with the stored ones, so vectors of another model make every nudge
+        after the merge noise; re-export in production's space instead
+        (``thatchlab export --embedder``).
     allow_unreviewed : merge an export whose ``thatchlab_meta`` lists
         ``unreviewed`` values (parameters no decision shipped); without it
         such an export raises :class:`UnreviewedError` naming each one, before
@@ -171,6 +194,16 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     StoreConflictError
         Production holds rows newer than the export's ``log_end`` in the
         stores being replaced, and ``replace_newer`` is false.
+    ModelMismatchError
+        Production's rows were embedded by another model than the export's,
+        and ``allow_model_mismatch`` is false.
+
+    ``MergeResult.code_changes`` maps each engine to the shipped values that
+    live in production's code (K and P0 of the scoring engines), each as a
+    pair of production's value (or None) and the shipped one. A merge ships
+    rows, not code, so these take effect only when production's code is
+    changed (the CLI prints them); ``MergeResult.environment`` lists the
+    settings to put in production's environment.
 
     Production's triggers on the tables the merge writes are dropped inside
     the transaction and re-created, with their own SQL, before it commits: a
@@ -180,7 +213,7 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     """
     export_path, production_db = Path(export_path), Path(production_db)
     _check_timeout(timeout)
-    data, engines, unreviewed, log_end = _load_export(export_path, verify_manifest)
+    data, engines, unreviewed, log_end, info = _load_export(export_path, verify_manifest)
     if unreviewed and not allow_unreviewed:
         raise UnreviewedError(
             f"{export_path}: carries parameter values no decision shipped ({_describe_unreviewed(unreviewed)}); "
@@ -191,7 +224,8 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     _check_production_path(production_db)
     check_merge_release(data, export_path, production_db, allow=allow_release_mismatch)
     result = MergeResult(path=production_db, backup_path=None, engines=engines, dry_run=dry_run,
-                         unreviewed=unreviewed, log_end=log_end)
+                         unreviewed=unreviewed, log_end=log_end, embedder=info["embedder"],
+                         **_production_changes(info["manifest"]))
     con = deferred = None
     try:
         if dry_run:
@@ -212,8 +246,11 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         con.execute("BEGIN IMMEDIATE")  # production's write lock, waiting up to `timeout`
         try:
             fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
+            _check_embedding_space(con, production_db, export_path, result, allow_model_mismatch)
             if backup and not dry_run:
-                result.backup_path = _write_backup(production_db, timeout, "merge")
+                plan = {"export": str(export_path.resolve()), "engines": list(engines),
+                        "created": _tables_to_create(con, engines)}
+                result.backup_path = _write_backup(production_db, timeout, "merge", merge=plan)
             triggers = _lift_triggers(con, engines, result)
             _apply(con, engines, result, all_stores=all_stores, replace_newer=replace_newer)
             for _, sql in triggers:
@@ -225,6 +262,8 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
                 deferred = _SigintDeferred()  # from COMMIT on, a Ctrl-C cannot make a success look failed
                 deferred.__enter__()
                 con.execute("COMMIT")
+                if result.backup_path is not None:
+                    _record_merge(production_db, result)
         except BaseException:
             if deferred is not None:
                 deferred.__exit__(None, None, None)
@@ -286,13 +325,16 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
     (:func:`~thatchlab.store._backups.check_restorable`: its marker names
     this file, its bytes are what was taken, its other tables match
     production's; an export, a backup of another file or swapped arguments
-    raise :class:`StoreSchemaError` and nothing changes). Production's
-    current content is first written as a new backup (reason ``before
-    restore``, ``RestoreResult.safety_path``); then the backup's pages are
-    copied into production with SQLite's backup API, which holds
-    production's write lock for the whole copy (waiting up to ``timeout``
-    for another writer) and commits it as one transaction; the file is
-    written in place, so its owner, mode and journal mode stay.
+    raise :class:`StoreSchemaError` and nothing changes). The backup's pages
+    are copied into production with SQLite's backup API, which takes
+    production's write lock at its first step and holds it until the copy
+    commits as one transaction (waiting up to ``timeout`` for another
+    writer). Right after that first step, under the same lock, production's
+    current content is written as a new backup (reason ``before restore``,
+    ``RestoreResult.safety_path``): no write can land between the safety
+    copy and the restore. The file is written in place, so its owner, mode
+    and journal mode stay; the tables a merge created are gone again, every
+    other table holds the backup's rows.
     """
     _check_timeout(timeout)
     backup, production = Path(backup), Path(production)
@@ -306,26 +348,38 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
                                    "refusing to restore it")
         if not table_names(src):
             raise StoreSchemaError(f"{backup}: the backup holds no tables; refusing to restore it")
-    check_restorable(backup, production)
+    data = backup.read_bytes()
+    check_restorable(backup, production, data=data)  # the bytes checked are the bytes restored
+    safety: list = []
+
+    def progress(status, remaining, total):
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            raise _Busy()
+        if not safety:  # the first page is copied: production's write lock is ours until the copy commits
+            safety.append(_write_backup(production, timeout, "before restore", locked_file=not wal))
+
     try:
-        with contextlib.closing(connect_readonly(backup, timeout=timeout)) as src, \
+        with contextlib.closing(connect_bytes(data)) as src, \
                 contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
-            dst.execute("BEGIN IMMEDIATE")  # hold production still while its safety copy is taken
+            # in WAL mode readers see the committed state beside the copy's lock; in rollback mode the
+            # copy's exclusive lock keeps them out, and the file holds the committed state until it commits
+            wal = str(dst.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
             try:
-                safety = _write_backup(production, timeout, "before restore")
-            finally:
-                dst.execute("ROLLBACK")
-            _backup(src, dst, production, timeout)
+                src.backup(dst, pages=1, progress=progress)  # a page a step: the lock is held from step one
+            except _Busy:
+                raise StoreWriteError(f"{production}: production is busy: another connection held its lock "
+                                      f"for more than {timeout:g} s; nothing was changed") from None
             res = dst.execute("PRAGMA integrity_check").fetchall()
             if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
                 raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
-            counts = {t: dst.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
+            counts = {t: dst.execute(f"SELECT COUNT(*) FROM {quote_name(t)}").fetchone()[0]
                       for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
     except ThatchlabError:
         raise
     except (OSError, sqlite3.Error) as exc:
         raise _write_error(production, exc, timeout, "restore failed", "production was left as it was") from None
-    return RestoreResult(path=production, backup_path=backup, counts=counts, safety_path=safety)
+    return RestoreResult(path=production, backup_path=backup, counts=counts,
+                         safety_path=safety[0] if safety else None)
 
 
 # ------------------------------------------------------------------ the export
@@ -375,7 +429,7 @@ def _load_export(export_path: Path, verify_manifest: bool):
     if manifest is not None and (manifest.get("unreviewed") or {}) != unreviewed:
         raise StoreSchemaError(f"{export_path}: unreviewed values {unreviewed} differ from "
                                f"{manifest.get('unreviewed')!r} in {manifest_path.name}")
-    return data, engines, unreviewed, log_end
+    return data, engines, unreviewed, log_end, {"embedder": meta.get("embedder"), "manifest": manifest}
 
 
 def _describe_unreviewed(unreviewed: dict) -> str:
@@ -405,6 +459,67 @@ def _engines_of(export_conn, label) -> list:
     except (TypeError, json.JSONDecodeError):
         raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' is "
                                f"{row[0]!r}; expected a JSON list of engine names") from None
+
+
+def _production_changes(manifest) -> dict:
+    """``code_changes`` and ``environment`` of a merge, from the export's manifest (none without one)."""
+    if not isinstance(manifest, dict):
+        return {}
+    constants = manifest.get("production_constants") or {}
+    code = {}
+    for key, changes in (manifest.get("recommended_production_changes") or {}).items():
+        if isinstance(changes, dict):
+            code[key] = {name: (constants.get(name), value) for name, value in changes.items()}
+    env = [line for line in manifest.get("environment") or [] if isinstance(line, str)]
+    return {"code_changes": code, "environment": env}
+
+
+# ------------------------------------------------------------------ the embedding space
+def _vector_models(con, schema: str) -> dict:
+    """``{model tag: sorted vector lengths}`` of the scoring rows holding a vector in ``schema``."""
+    out: dict = {}
+    for engine in ("prediction", "behavior"):
+        t = ENGINE_TABLES[engine]
+        for table in (t["matchers"], t["items"]):
+            cols = [r[1] for r in con.execute(f"PRAGMA {schema}.table_info({quote_name(table)})")]
+            if "model" not in cols or "embedding" not in cols:
+                continue
+            for model, dim in con.execute(f"SELECT DISTINCT model, length(embedding) / 4 FROM "
+                                          f"{schema}.{quote_name(table)} WHERE embedding IS NOT NULL"):
+                out.setdefault(model if isinstance(model, str) and model else None, set()).add(dim)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _describe_models(models: dict) -> str:
+    return ", ".join(f"{m!r} ({'/'.join(str(d) for d in dims)}-d)" if m else
+                     f"untagged ({'/'.join(str(d) for d in dims)}-d)" for m, dims in models.items())
+
+
+def _check_embedding_space(con, production, export_path, result, allow: bool) -> None:
+    """Refuse (ModelMismatchError) an export whose vectors live in another space than production's rows."""
+    from thatchlab.embed import model_basename
+
+    theirs, ours = _vector_models(con, "main"), _vector_models(con, "ex")
+    result.production_models = theirs
+    if not theirs or not ours:
+        return  # production holds no vectors yet, or the export none: nothing to compare
+    names = {model_basename(m) for m in theirs if m} | {model_basename(m) for m in ours if m}
+    dims = {d for v in theirs.values() for d in v} | {d for v in ours.values() for d in v}
+    if len(names) <= 1 and len(dims) == 1:
+        return
+    fp = (result.embedder or {}).get("fingerprint") if isinstance(result.embedder, dict) else None
+    message = (f"{production}: its rows were embedded by {_describe_models(theirs)} but the export "
+               f"{export_path.name}'s by {_describe_models(ours)}"
+               + (f" (fingerprint {fp})" if fp else "")
+               + ": production compares its query vectors with the stored ones, so vectors of another model "
+               "make every nudge after the merge noise")
+    if allow:
+        result.model_mismatch = message
+        return
+    raise ModelMismatchError(
+        message + ". Export in production's space (thatchlab export --embedder PATH_OR_NAME of production's "
+        "model, e.g. a local copy of it), or pass allow_model_mismatch=True (--allow-model-mismatch) to merge "
+        "anyway; production was not touched")
 
 
 # ------------------------------------------------------------------ production
@@ -445,17 +560,46 @@ def _backup(src, dst, label, timeout):
                               f"than {timeout:g} s; nothing was changed") from None
 
 
-def _write_backup(production: Path, timeout, reason: str) -> Path:
+def _tables_to_create(con, engines) -> list:
+    """The tables merging ``engines`` creates in production (those it writes that production lacks)."""
+    have = table_names(con)
+    want = {"stores"}
+    for engine in engines:
+        if engine in ENGINE_TABLES:
+            want |= {v for k, v in ENGINE_TABLES[engine].items() if k != "item_fk"}
+        else:
+            want |= {t for t in _section(ENGINE_KEYS[engine]).TABLES if _ex_columns(con, t)}
+    return sorted(want - have)
+
+
+def _record_merge(production: Path, result) -> None:
+    """Add the rows the merge removed and added per table to its backup's marker (best effort: the
+    tables it created are in the marker already, which is all a restore needs)."""
+    with contextlib.suppress(OSError, ValueError):
+        update_marker(result.backup_path, write_bytes_atomic, os.stat(production),
+                      removed=dict(result.removed), added=dict(result.added),
+                      added_stores=list(result.added_stores))
+
+
+def _write_backup(production: Path, timeout, reason: str, merge: dict | None = None,
+                  locked_file: bool = False) -> Path:
     """A consistent copy of the live file as a new backup (with its marker); returns its path.
 
     Called while the merge holds production's write lock: the read-only
     connection sees the last committed state (WAL included) and nothing can
-    commit until the merge does.
+    commit until the merge does. ``locked_file``: this process holds the
+    exclusive lock of a rollback-journal file whose changes are not written
+    yet (a restore's first step), so the file itself is the committed state
+    and is read without taking a lock.
     """
     st = os.stat(production)
     mem = sqlite3.connect(":memory:")
     try:
-        with contextlib.closing(connect_readonly(production, timeout=timeout)) as src:
+        if locked_file:
+            src = sqlite3.connect(file_uri(production.resolve(), "ro") + "&immutable=1", uri=True)
+        else:
+            src = connect_readonly(production, timeout=timeout)
+        with contextlib.closing(src):
             _backup(src, mem, production, timeout)
         data = bytearray(mem.serialize())
     finally:
@@ -463,7 +607,7 @@ def _write_backup(production: Path, timeout, reason: str) -> Path:
     # bytes 18-19 say "WAL" when production is in WAL mode; the copy is a complete file
     # in rollback-journal mode, so it opens (read-only too) without -wal/-shm beside it
     data[18:20] = b"\x01\x01"
-    return write_backup(production, bytes(data), reason, st, write_bytes_atomic)
+    return write_backup(production, bytes(data), reason, st, write_bytes_atomic, merge=merge)
 
 
 def _check_timeout(timeout) -> float:
@@ -490,22 +634,22 @@ def _lift_triggers(con, engines, result) -> list:
                        "ORDER BY rowid").fetchall()
     lifted = [(name, sql) for name, tbl, sql in rows if tbl in written and sql]
     for name, _ in lifted:
-        con.execute(f'DROP TRIGGER main."{name}"')
+        con.execute(f"DROP TRIGGER main.{quote_name(name)}")
     result.triggers = [name for name, _ in lifted]
     return lifted
 
 
 # ------------------------------------------------------------------ the transaction
 def _main_columns(con, table) -> list:
-    return [r[1] for r in con.execute(f'PRAGMA main.table_info("{table}")')]
+    return [r[1] for r in con.execute(f"PRAGMA main.table_info({quote_name(table)})")]
 
 
 def _ex_columns(con, table) -> list:
-    return [r[1] for r in con.execute(f'PRAGMA ex.table_info("{table}")')]
+    return [r[1] for r in con.execute(f"PRAGMA ex.table_info({quote_name(table)})")]
 
 
 def _count(con, table) -> int:
-    return con.execute(f'SELECT COUNT(*) FROM main."{table}"').fetchone()[0]
+    return con.execute(f"SELECT COUNT(*) FROM main.{quote_name(table)}").fetchone()[0]
 
 
 def _apply(con, engines, result, all_stores: bool = False, replace_newer: bool = False):
@@ -525,9 +669,10 @@ def _apply(con, engines, result, all_stores: bool = False, replace_newer: bool =
 
 def _newer_than(con, t, where: str, args: list, log_end: str) -> int:
     """Production rows of one engine (in ``where``'s stores) whose last change is after ``log_end``:
-    an item or matcher updated later, or an item with a later provenance row."""
+    an item or matcher updated later, or an item with a later provenance row. A change time that
+    cannot be read as a time counts as later: nothing says the row is older than the log."""
     item_fk = t["item_fk"]
-    later = "julianday({col}) > julianday(?)"
+    later = "coalesce(julianday({col}) > julianday(?), 1)"
     n = 0
     for table in (t["items"], t["matchers"]):
         n += con.execute(f"SELECT COUNT(*) FROM main.{table} WHERE ({where}) AND "

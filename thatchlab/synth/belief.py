@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief import source_authority
 from thatchlab.core.params.belief import BELIEF_CLASSES
 from thatchlab.logs.memory import MEMORY_LOG_COLUMNS, validate_memory_log
 
@@ -164,6 +165,12 @@ class BeliefWorld:
             vals[finite] = _ts(start, tr.loc[finite, col].to_numpy(dtype=float))
             tr[col] = vals
         self.truth_ = tr
+        # state each source's authority on omi's 0-5 scale, as production's writer records it (the
+        # source policy's rule: user asserted -> 5, else the authority rounded down), so a replay
+        # under any release reads it rather than deriving it
+        stated = df["authority"].notna() | df["user_asserted"].notna()
+        df["source_authority"] = pd.array([source_authority(r) if k else None
+                                           for r, k in zip(df.to_dict("records"), stated)], dtype="Int64")
         return validate_memory_log(df[list(MEMORY_LOG_COLUMNS)])
 
     @staticmethod

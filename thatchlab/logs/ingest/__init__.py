@@ -41,9 +41,9 @@ from thatchlab.logs.ingest._nudge import NUDGE_HEADERS, NudgeBlock, NudgeItem, p
 from thatchlab.logs.ingest._omi import omi_memories
 from thatchlab.logs.ingest._opencode import opencode
 from thatchlab.logs.ingest._share import redact, redact_text
-from thatchlab.logs.ingest._stores import detect_repo, parse_git_url
+from thatchlab.logs.ingest._stores import detect_repo, parse_git_url, worktree_main
 from thatchlab.logs.ingest._tools import INGEST_COLUMNS, SKIP_REASONS, THATCH_TOOLS, IngestResult
 
 __all__ = ["claude_code", "opencode", "omi_memories", "ai_memory", "mnemo_events", "IngestResult",
            "parse_nudges", "NudgeBlock", "NudgeItem", "NUDGE_HEADERS", "redact", "redact_text", "grow",
-           "Growth", "detect_repo", "parse_git_url", "THATCH_TOOLS", "INGEST_COLUMNS", "SKIP_REASONS"]
+           "Growth", "detect_repo", "parse_git_url", "THATCH_TOOLS", "INGEST_COLUMNS", "SKIP_REASONS", "worktree_main"]

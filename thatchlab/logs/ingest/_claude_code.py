@@ -18,8 +18,11 @@ key order changes between versions):
 - ``attachment`` records hold hook output (``hook_success`` with the plain
   stdout thatch's ``flush-tools`` prints, ``hook_additional_context`` for JSON
   output, with ``hookEvent``), ``system`` and ``progress`` records the host's
-  own notes; ``summary``, ``file-history-snapshot``, ``queue-operation`` and
-  other bookkeeping records carry nothing for the log.
+  own notes; ``queued_command`` attachments and ``queue-operation`` records
+  hold the prompts typed while the agent worked
+  (:mod:`~thatchlab.logs.ingest._cc_queue`); ``summary``,
+  ``file-history-snapshot`` and other bookkeeping records carry nothing for
+  the log.
 
 Commands (``<command-name>``), their output, ``[Request interrupted by
 user]`` markers and compaction summaries (``isCompactSummary``, "This
@@ -29,9 +32,13 @@ the host, not typed: they are not prompts. A thatch call that never ran (a
 or no result yet in a file still being written) is a row with its reason in
 ``skip_reason``, which a replay skips.
 
-thatch runs as the MCP server ``thatch`` (tools ``mcp__thatch__<tool>``); its
-``UserPromptSubmit`` hook prints the nudge blocks, which the host records
-after the prompt, before the assistant's reply.
+thatch runs as the MCP server ``thatch`` (tools ``mcp__thatch__<tool>``, or
+under a plugin's prefix or plain names: :mod:`~thatchlab.logs.ingest._names`);
+its ``UserPromptSubmit`` hook prints the nudge blocks, which the host records
+after the prompt, before the assistant's reply. Sub-agents' records
+(sidechains) are the main agent's delegations and the sub-agent's own calls;
+``--resume``/``--continue`` and forks start files that repeat earlier
+records (:mod:`~thatchlab.logs.ingest._cc_sessions`).
 """
 
 from __future__ import annotations
@@ -45,6 +52,9 @@ from pathlib import Path
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
+from thatchlab.logs.ingest._cc_queue import QueueBook
+from thatchlab.logs.ingest._cc_sessions import COPIED, record_key, scan
+from thatchlab.logs.ingest._names import looks_like_thatch, server_name, subagent_mode, thatch_tool
 from thatchlab.logs.ingest._nudge import split_prompt
 from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
 from thatchlab.logs.ingest._tools import (
@@ -61,7 +71,7 @@ from thatchlab.logs.ingest._tools import (
 __all__ = ["claude_code", "strip_host_context", "not_run_reason"]
 
 #: Record types that carry nothing the interaction log needs (read, not skipped).
-_QUIET_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress", "permission-mode",
+_QUIET_TYPES = ("summary", "file-history-snapshot", "progress", "permission-mode",
                 "custom-title", "ai-title", "checkpoint", "result", "tag", "agent-name", "last-prompt",
                 "pr-link", "agent-setting", "mode", "turn_end")
 #: Prompt texts the host writes itself: slash commands, their output, bash mode, notices.
@@ -78,6 +88,12 @@ _CONTEXT = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics|system-r
 _REFUSED = ("The user doesn't want to proceed with this tool use", "Permission for this tool use was denied",
             "The user doesn't want to take this action right now")
 _PROMPT_HOOKS = (None, "UserPromptSubmit")
+_SUBAGENT_PROMPT = "sub-agent prompt (a delegation from the main agent, not typed by the user)"
+_COMPACT_PROMPT = "compaction agent prompt (Claude Code's own summary writer)"
+#: How the compaction agent's prompt begins (marot/spotter test/fixtures/transcripts/…/agent-acompact-e1f845.jsonl).
+_SUMMARY_TASK = "Your task is to create a detailed summary of the conversation so far"
+_FORMS = {"mcp": "mcp__<server>__<tool>", "plugin": "mcp__plugin_<plugin>_<server>__<tool>",
+          "host": "<server>_<tool>", "plain": "<tool> (no prefix)"}
 #: Files above this many get a progress bar.
 _BAR_FILES = 20
 
@@ -190,14 +206,17 @@ def _transcripts(path, subagents: bool, skipped: Counter) -> list[Path]:
 class _Reader:
     """The records of all transcript files, read in turn; state kept per file where it is per file."""
 
-    def __init__(self, prefix: str, subagents: bool, result: IngestResult):
-        self.prefix, self.subagents, self.result = prefix, subagents, result
+    def __init__(self, server: str, subagents: str, result: IngestResult, owners=None):
+        self.server, self.subagents, self.result = server, subagents, result
+        self.owners = owners or {}
+        self.unrecognised: dict = {}   # file → tool names that look like thatch's under another server
         self.read, self.skipped = result.read, result.skipped
         self.seen: set = set()
         self.rows: list = []
         self.prompts: list[_Prompt] = []
         self.evidence = StoreEvidence()
         self.prompt_ids = ContentIds("claude-code-prompt")
+        self.queued_ids = ContentIds("claude-code-queued")
         self.pending: dict = {}        # tool_use id → row awaiting its result
         self.other_calls: dict = {}    # tool_use id → (session, explicit store) of thatch's other tools
         self.new_file(None)
@@ -207,14 +226,41 @@ class _Reader:
         self.owner: dict = {}          # record uuid → the prompt it (or its hook output) belongs to
         self.open: _Prompt | None = None
         self.loose: list[str] = []     # prompt-hook text seen before its prompt
+        self.queue = QueueBook(self.skipped, self.read)
+        self.chain: dict = {}          # a 1.0 sidechain record's uuid → the uuid its sub-agent began with
+        self.file_hooks = self.file_calls = 0
+        self.file_candidates: list = []
+
+    def end_file(self):
+        """The file has ended: its queued prompts become rows, and a file with thatch's hook output but
+        no call under a recognised name is remembered (the tools may be registered under another name)."""
+        for q in self.queue.close():
+            self.queued_prompt(q)
+        if self.path is not None and self.file_hooks and not self.file_calls and self.file_candidates:
+            self.unrecognised[self.path] = sorted(set(self.file_candidates))
 
     # ------------------------------------------------------------------ records
     def record(self, rec: dict):
         t = rec.get("type")
-        if rec.get("isSidechain") and not self.subagents and t in ("user", "assistant", "attachment", "system"):
+        u = record_key(rec) if self.owners else None
+        if u is not None and self.owners.get(u, self.path) != self.path:
+            self.skipped[COPIED] += 1
+            return
+        if rec.get("isSidechain") and self.subagents == "none" and t in ("user", "assistant", "attachment", "system"):
             self.skipped["sidechain record"] += 1
             return
-        if t == "user":
+        if rec.get("isSidechain"):
+            self._chain(rec)
+        body = rec.get("attachment") if t == "attachment" else None
+        if t == "queue-operation":
+            self.read["queue operations"] += 1
+            self.queue.operation(rec, self._loose_where)
+        elif isinstance(body, dict) and body.get("type") == "queued_command":
+            self.read["queued_command attachments"] += 1
+            self.queue.attachment(rec, body, self._loose_where)
+            if isinstance(rec.get("uuid"), str) and rec["uuid"]:  # hook output recorded for it joins it
+                self.owner[rec["uuid"]] = _Prompt(None, None, rec["uuid"], None, "")
+        elif t == "user":
             self.user(rec)
         elif t == "assistant":
             self.assistant(rec)
@@ -222,6 +268,7 @@ class _Reader:
             event, texts = _hook_texts(rec)
             if texts:
                 self.read["thatch hook outputs"] += 1
+                self.file_hooks += 1
                 session = self._session(rec)
                 for text in texts:
                     self.evidence.see(session, text)
@@ -239,11 +286,64 @@ class _Reader:
             self.path.stem
         cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) and rec["cwd"] else None
         self.evidence.project_dir(session, cwd)
-        if rec.get("isSidechain") and isinstance(rec.get("agentId"), str):
-            sub = f"{session}:{rec['agentId']}"
+        self.evidence.branch(session, rec.get("gitBranch"))
+        agent = self._agent(rec)
+        if agent is not None:
+            sub = f"{session}:{agent}"
             self.evidence.alias(sub, session)  # the same server, so the same project store
             return sub
         return session
+
+    def _chain(self, rec):
+        """Remember which sub-agent a 1.0 sidechain record belongs to: the uuid its chain began with
+        (1.0 wrote sub-agents' records into the main file without an ``agentId``)."""
+        u, parent = rec.get("uuid"), rec.get("parentUuid")
+        if isinstance(u, str) and u and u not in self.chain:
+            self.chain[u] = self.chain.get(parent, u) if isinstance(parent, str) else u
+
+    def _agent(self, rec):
+        """The sub-agent a record belongs to (its ``agentId``, or ``sidechain-<first uuid>``), or None."""
+        if not rec.get("isSidechain"):
+            return None
+        if isinstance(rec.get("agentId"), str) and rec["agentId"]:
+            return rec["agentId"]
+        root = self.chain.get(rec.get("uuid"))
+        return f"sidechain-{root[:8]}" if isinstance(root, str) else "sidechain"
+
+    def _loose_where(self, rec):
+        """``(ts, session, cwd)`` of a record that may lack a time (counted when the row needs one)."""
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) and rec["timestamp"] else None
+        cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) else None
+        return ts, self._session(rec), cwd
+
+    def queued_prompt(self, q):
+        """A prompt typed while the agent worked, sent into a running turn: a row of its own. What
+        thatch's hook printed for it is known only when the host recorded hook output under its
+        attachment; else ``logged_nudge`` is null (unknown)."""
+        local = Counter()
+        head, _ = strip_host_context(q.text, local)
+        first = head.strip()
+        reason = ("interruption record" if first.startswith(_INTERRUPTED) else
+                  "command or local-command record" if first.startswith(_NOT_TYPED) else
+                  "queued prompt without typed text (host context only)" if not first else None)
+        if reason is not None:
+            self.skipped[reason] += 1
+            return
+        if q.ts is None:
+            self.skipped["record without a timestamp"] += 1
+            return
+        uuid = q.uuid or self.queued_ids(q.session, q.ts, head)
+        if uuid in self.seen:
+            self.skipped["duplicate record"] += 1
+            return
+        self.seen.add(uuid)
+        self.result.stripped.update(local)
+        sink = self.owner.get(q.uuid) if q.uuid is not None else None
+        p = _Prompt(q.ts, q.session, uuid, q.cwd, head, hooks=list(sink.hooks) if sink is not None else [])
+        self.prompts.append(p)
+        self.read["prompts typed while the agent worked (queued)"] += 1
+        if q.uuid is not None:
+            self.owner[q.uuid] = p
 
     def _where(self, rec):
         ts = rec.get("timestamp")
@@ -284,13 +384,15 @@ class _Reader:
             self.prompt(rec, texts)
 
     def prompt(self, rec, texts):
+        if not rec.get("isSidechain"):
+            self.queue.delivered("\n".join(texts))
         parts, hooks = [], []
-        typed_by_host = rec.get("isMeta") or rec.get("isCompactSummary")
+        local = Counter()  # what is cut out, counted once the record is kept
         for text in texts:
             head, hook = split_prompt(text)  # hosts that appended the hook output to the prompt
             if hook:
                 hooks.append(hook)
-            head, inline = strip_host_context(head, Counter() if typed_by_host else self.result.stripped)
+            head, inline = strip_host_context(head, local)
             hooks.extend(inline)
             if head.strip():
                 parts.append(head)
@@ -301,6 +403,11 @@ class _Reader:
                   "interruption record" if first.startswith(_INTERRUPTED) else
                   "command or local-command record" if first.startswith(_NOT_TYPED) else
                   "prompt without typed text (host context only)" if not first else None)
+        agent = self._agent(rec)
+        if reason is None and agent is not None and (agent.startswith("acompact") or first.startswith(_SUMMARY_TASK)):
+            reason = _COMPACT_PROMPT
+        elif reason is None and agent is not None and self.subagents != "all":
+            reason = _SUBAGENT_PROMPT
         if reason is not None:
             if hooks:
                 self.hook(hooks, rec)
@@ -318,6 +425,7 @@ class _Reader:
             self.skipped["duplicate record"] += 1
             return
         self.seen.add(uuid)
+        self.result.stripped.update(local)
         p = _Prompt(ts, session, uuid, cwd, prompt, hooks=self.loose + hooks)
         self.loose = []
         self.prompts.append(p)
@@ -333,8 +441,11 @@ class _Reader:
             if not isinstance(b, dict) or b.get("type") != "tool_use":
                 continue
             name = b.get("name")
-            if not isinstance(name, str) or not name.startswith(self.prefix):
+            found = thatch_tool(name, self.server)
+            if found is None:
                 self.read["other tool calls"] += 1
+                if looks_like_thatch(name):
+                    self.file_candidates.append(name)
                 continue
             call_id = b.get("id") if isinstance(b.get("id"), str) and b["id"] else None
             if call_id is None:
@@ -347,7 +458,9 @@ class _Reader:
             if where is None:
                 continue
             self.seen.add(call_id)
-            kind = name[len(self.prefix):]
+            kind = found[0]
+            self.file_calls += 1
+            self.read[f"thatch tool calls named {_FORMS[found[1]]}"] += 1
             args = b.get("input") if isinstance(b.get("input"), dict) else {}
             if kind not in THATCH_TOOLS:  # the memory, chat... tools: not log rows, but their replies name stores
                 self.other_calls[call_id] = (where[1], args.get("store"))
@@ -392,9 +505,25 @@ class _Reader:
             self.skipped["hook output without a prompt"] += 1
 
 
+def _warn_unrecognised(found: dict, server: str, result) -> None:
+    """One warning for the transcripts that hold thatch's hook output but no call to a recognised name."""
+    if not found:
+        return
+    files = sorted(found, key=str)
+    names = sorted({n for f in files for n in found[f]})
+    result.read["transcripts with thatch's hook output and no recognised call"] += len(files)
+    shown = ", ".join(Path(f).name for f in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    result.warnings.append(
+        f"{len(files)} transcript(s) hold thatch's hook output but no call to thatch's tools under --server "
+        f"{server!r} ({shown}); tool names that look like thatch's: {', '.join(names[:5])}: pass --server with "
+        "the name the host registered thatch under")
+
+
 def _matters(raw: bytes, prefix: str) -> bool:
     """Whether a broken line may hold a prompt, a thatch tool call or a nudge (unsafe to skip)."""
-    if prefix.encode() in raw or b"[thatch] " in raw:
+    if prefix.encode() in raw or b"[thatch] " in raw or b"prediction_" in raw or b"behavior_" in raw:
+        return True
+    if b"queue-operation" in raw or b"queued_command" in raw:
         return True
     return (b'"type":"user"' in raw or b'"type": "user"' in raw) and b"tool_result" not in raw
 
@@ -430,18 +559,34 @@ def _lines(path: Path, prefix: str, skipped: Counter):
         yield n, rec
 
 
-def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine: str | None = None,
+def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str | None = None,
                 project_store: str | None = "auto") -> IngestResult:
     """The interaction log of Claude Code transcripts.
 
     Parameters
     ----------
     path : a ``.jsonl`` transcript, a project folder, or ``~/.claude/projects`` whole.
-    server : the name thatch's MCP server is registered under (its tools are
-        ``mcp__<server>__<tool>``).
-    subagents : also read subagent transcripts and sidechain records (their
-        prompts are the main agent's delegations, in sessions named
-        ``<session>:<agent id>``).
+    server : the name thatch's MCP server is registered under, bare
+        (``thatch``) or as a prefix (``mcp__plugin_thatch_thatch__``). Its
+        tools are read under every name a host gives them
+        (:mod:`~thatchlab.logs.ingest._names`: ``mcp__<server>__<tool>``,
+        ``mcp__plugin_<plugin>_<server>__<tool>``, ``<server>_<tool>`` and the
+        plain tool name); a file with thatch's hook output where no call is
+        recognised gets a warning naming the tool names that look like
+        thatch's.
+    subagents : what is read of sub-agents (``subagents/agent-*.jsonl`` files
+        of 2.x, ``agent-*.jsonl`` beside the session in 2.0, sidechain records
+        in the main file in 1.0), whose rows are in sessions named
+        ``<session>:<agent id>`` (``<session>:sidechain-<uuid prefix>`` in 1.0)
+        with ``subagent`` ``"task"``. ``"calls"`` (the default: what
+        production experienced): thatch calls made inside a sub-agent are
+        rows, since they changed production's state; the prompts a sub-agent
+        receives are the main agent's delegations, not the user's, and are
+        counted, not rows. ``"all"`` (or True): the delegation prompts too, as
+        message rows (thatch's prompt hook never ran on them). ``"none"`` (or
+        False): nothing of sub-agents (files and records counted). Claude
+        Code's own compaction agents (``agent-acompact-*``) never give a
+        prompt row.
     engine : ``"prediction"`` or ``"behavior"`` to keep only that engine's
         statements in ``surfaced`` (the replay of one engine compares its own
         items); None keeps both blocks' statements.
@@ -464,7 +609,13 @@ def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine
         the log's columns and the others as JSON in ``args``, ``record_id``
         the call's id, ``logged_reply`` the text of its ``tool_result``,
         ``skip_reason`` set when it never ran, counted in ``not_run``); a
-        ``cwd`` column. Rows follow time order.
+        ``cwd`` column. Rows follow time order. A prompt typed while the
+        agent worked (queued: ``queue-operation`` records, ``queued_command``
+        attachments, :mod:`~thatchlab.logs.ingest._cc_queue`) is a message row
+        of its own when it was sent into a running turn; its nudge is unknown
+        (null). A record that several files repeat (a resumed or forked
+        session) counts once, in the session that wrote it first
+        (:mod:`~thatchlab.logs.ingest._cc_sessions`).
 
     Raises
     ------
@@ -504,10 +655,15 @@ def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine
         raise LogValidationError(f"server: expected the MCP server's name, got {server!r}")
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")
-    prefix = f"mcp__{server}__"
+    subagents = subagent_mode(subagents)
+    prefix = server_name(server)
     result = IngestResult(log=None)
-    files = _transcripts(path, subagents, result.skipped)
-    reader = _Reader(prefix, subagents, result)
+    files = _transcripts(path, subagents != "none", result.skipped)
+    if len(files) > 1:
+        files, owners = scan(files, lambda f, c: _lines(f, prefix, c))
+    else:
+        owners = {}
+    reader = _Reader(server, subagents, result, owners)
     bar = progress(files, total=len(files), desc="transcripts", enabled=None if len(files) > _BAR_FILES else False)
     for f in bar:
         result.read["files"] += 1
@@ -515,10 +671,12 @@ def claude_code(path, server: str = "thatch", subagents: bool = False, *, engine
         for _, rec in _lines(f, prefix, result.skipped):
             result.read["records"] += 1
             reader.record(rec)
+        reader.end_file()
         if reader.loose:
             result.skipped["hook output without a prompt"] += 1
             reader.loose = []
     reader.finish(engine)
+    _warn_unrecognised(reader.unrecognised, server, result)
     name_stores(reader.rows, reader.evidence, project_store, result)
     result.log = finish_log(reader.rows, result.skipped, source=str(path))
     result.tables = {"interactions": result.log}

@@ -29,6 +29,7 @@ import pandas as pd
 
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.progress import progress
+from thatchlab.logs.ingest._names import looks_like_thatch, server_name, subagent_mode, thatch_tool
 from thatchlab.logs.ingest._nudge import has_nudge
 from thatchlab.logs.ingest._opencode_store import load
 from thatchlab.logs.ingest._stores import StoreEvidence, name_stores
@@ -45,7 +46,6 @@ from thatchlab.logs.ingest._tools import (
 __all__ = ["opencode"]
 
 _BAR_MESSAGES = 200
-_PREFIX = "thatch_"
 #: thatch's tools that are not interaction-log kinds (memories, chat, watchers, the host's own):
 #: counted, and read for the stores their replies name.
 _OTHER_THATCH = ("memory_", "store_list", "find_duplicates", "dedup_mark_checked", "extraction_done",
@@ -56,6 +56,12 @@ _EXTRACTION_TITLE = "thatch-extraction"
 #: ``state.status`` of a call that did not complete → its ``skip_reason``.
 _NOT_RUN = {"error": SKIP_REASONS["error"], "running": SKIP_REASONS["running"],
             "pending": SKIP_REASONS["pending"]}
+#: The error texts of a call the user refused at the permission prompt, or that a permission rule
+#: the user set refused (anomalyco/opencode packages/opencode/src/permission/next.ts @0fab91b7:
+#: ``RejectedError``, ``CorrectedError``, ``DeniedError``).
+_REFUSED = ("The user rejected permission to use this specific tool call",
+            "The user has specified a rule which prevents you from using this specific tool call")
+_SUBAGENT_PROMPT = "sub-agent prompt (a delegation from the main agent, not typed by the user)"
 
 
 def _ms(value, result):
@@ -98,14 +104,21 @@ def _synthetic_kind(part, text) -> str:
 class _Rows:
     """The log rows of one ingest, built message by message."""
 
-    def __init__(self, result, engine):
-        self.result, self.engine = result, engine
+    def __init__(self, result, engine, server="thatch", prompts_of_subagents=False):
+        self.result, self.engine, self.server = result, engine, server
+        self.prompts_of_subagents = prompts_of_subagents
         self.rows: list[dict] = []
         self.evidence = StoreEvidence()
         self.calls: set = set()
+        self.nudged: set = set()       # sessions with thatch's hook output
+        self.called: set = set()       # sessions with a recognised thatch call
+        self.candidates: dict = {}     # session → tool names that look like thatch's under another server
 
-    def user(self, msg, parts, session, ts, cwd) -> None:
+    def user(self, msg, parts, session, ts, cwd, subagent=None) -> None:
         result = self.result
+        if subagent is not None and not self.prompts_of_subagents:
+            result.skipped[_SUBAGENT_PROMPT] += 1
+            return
         typed, synthetic = [], []
         for p in parts:
             text = p.get("text")
@@ -130,6 +143,8 @@ class _Rows:
         row = message_row(" ".join(typed), synthetic, ts=ts, session=session, record_id=msg["id"], cwd=cwd,
                           engine=self.engine)
         result.read["nudges"] += row["logged_nudge"] is not None
+        if row["logged_nudge"] is not None:
+            self.nudged.add(session)
         self.rows.append(row)
 
     def assistant(self, parts, session, ts, cwd) -> None:
@@ -137,11 +152,14 @@ class _Rows:
         for p in parts:
             if p.get("type") != "tool":
                 continue
-            name = p.get("tool")
-            if not isinstance(name, str) or not name.startswith(_PREFIX):
+            found = thatch_tool(p.get("tool"), self.server)
+            if found is None:
                 result.read["other tool calls"] += 1
+                if looks_like_thatch(p.get("tool")):
+                    self.candidates.setdefault(session, set()).add(p.get("tool"))
                 continue
-            kind = name[len(_PREFIX):]
+            self.called.add(session)
+            kind = found[0]
             state = p.get("state") if isinstance(p.get("state"), dict) else {}
             args = state.get("input") if isinstance(state.get("input"), dict) else {}
             status = state.get("status")
@@ -167,14 +185,16 @@ class _Rows:
                 call = p["id"]
             self.calls.add(call)
             row = tool_row(kind, args, ts=at, session=session, record_id=call, cwd=cwd, reply=reply)
-            if status != "completed":
+            if status == "error" and isinstance(reply, str) and reply.startswith(_REFUSED):
+                mark_not_run(row, SKIP_REASONS["rejected"], result)
+            elif status != "completed":
                 mark_not_run(row, _NOT_RUN.get(status, SKIP_REASONS["no_result"]), result)
             result.read["thatch tool calls"] += 1
             self.rows.append(row)
 
 
-def opencode(path, *, subagents: bool = False, engine: str | None = None,
-             project_store: str | None = "auto") -> IngestResult:
+def opencode(path, *, subagents="calls", engine: str | None = None,
+             project_store: str | None = "auto", server: str = "thatch") -> IngestResult:
     """The interaction log of opencode's sessions.
 
     Parameters
@@ -184,7 +204,12 @@ def opencode(path, *, subagents: bool = False, engine: str | None = None,
         read and merged by id, a database's copy winning), one database file,
         or a ``storage/`` folder. Databases are opened read-only, safely while
         opencode writes them.
-    subagents : also read sessions with a ``parentID`` (subagent runs).
+    subagents : what is read of sessions with a ``parentID`` (a sub-agent's
+        run, or thatch's own extraction child): ``"calls"`` (the default:
+        what production experienced) their thatch calls, as rows with
+        ``subagent`` set, their prompts (the parent's delegation, thatch's
+        extraction request) counted, not rows; ``"all"`` (or True) their
+        prompts too, as message rows; ``"none"`` (or False) nothing of them.
     engine : keep only this engine's statements in ``surfaced`` (``"prediction"``
         or ``"behavior"``; None: both).
     project_store : the store of rows whose call named none: ``"auto"`` names
@@ -194,6 +219,9 @@ def opencode(path, *, subagents: bool = False, engine: str | None = None,
         directory when it exists here; else its folder name, with a warning),
         ``"cwd"`` the directory's folder name, other text that store, None
         leaves them null.
+    server : the name thatch's tools are registered under (``thatch``: the
+        plugin's ``thatch_<tool>``); plain tool names are read too
+        (:mod:`~thatchlab.logs.ingest._names`).
 
     Returns
     -------
@@ -205,7 +233,9 @@ def opencode(path, *, subagents: bool = False, engine: str | None = None,
         (``record_id`` its ``callID``, else the part id; ``logged_reply`` its
         output or error text), in time order. A call that did not complete
         (``error``, ``running``, ``pending``) has its reason in
-        ``skip_reason``, so a replay skips it (counted in ``not_run``);
+        ``skip_reason``, so a replay skips it (counted in ``not_run``): a
+        permission the user rejected (or a rule the user set refused) is
+        ``rejected by the user``, other errors ``tool error``;
         synthetic and ignored parts are counted in ``stripped``.
 
     Raises
@@ -253,9 +283,10 @@ def opencode(path, *, subagents: bool = False, engine: str | None = None,
     """
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")
+    subagents = subagent_mode(subagents)
     result = IngestResult(log=None)
-    stored = load(path, result, subagents=subagents)
-    out = _Rows(result, engine)
+    stored = load(path, result, subagents=subagents != "none")
+    out = _Rows(result, engine, server_name(server), prompts_of_subagents=subagents == "all")
     bar = progress(stored.messages, total=len(stored.messages), desc="opencode messages",
                    enabled=None if len(stored.messages) > _BAR_MESSAGES else False)
     for msg, parts in bar:
@@ -266,13 +297,21 @@ def opencode(path, *, subagents: bool = False, engine: str | None = None,
         ts = _time(msg, "created", result)
         role = msg.get("role")
         if role == "user":
-            out.user(msg, parts, session, ts, cwd)
+            out.user(msg, parts, session, ts, cwd, _subagent_kind(stored.sessions.get(session, {})))
         elif role == "assistant":
             out.assistant(parts, session, ts, cwd)
         else:
             result.skipped[f"message role {role!r}"] += 1
     for row in out.rows:
         row["subagent"] = _subagent_kind(stored.sessions.get(row["session"], {}))
+    unread = sorted(s for s in out.nudged - out.called if s in out.candidates)
+    if unread:
+        names = sorted({n for s in unread for n in out.candidates[s]})
+        result.read["sessions with thatch's hook output and no recognised call"] += len(unread)
+        result.warnings.append(
+            f"{len(unread)} session(s) hold thatch's nudges but no call to thatch's tools under --server {server!r} "
+            f"({', '.join(unread[:3])}); tool names that look like thatch's: {', '.join(names[:5])}: pass --server "
+            "with the name the host registered thatch under")
     name_stores(out.rows, out.evidence, project_store, result)
     result.log = finish_log(out.rows, result.skipped, source=str(path))
     result.tables = {"interactions": result.log}

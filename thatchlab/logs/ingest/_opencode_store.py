@@ -8,7 +8,10 @@ opencode keeps its data in ``~/.local/share/opencode`` (``$XDG_DATA_HOME/opencod
   ...), ``message`` (``id``, ``session_id``, ``time_created``, ``data``) and
   ``part`` (``id``, ``message_id``, ``session_id``, ``data``); ``data`` is
   the record's JSON without its ids, times are epoch milliseconds. Newer
-  versions add columns; only those of the first migration are read.
+  versions add columns; only those of the first migration are read. Newer
+  still keep a session's history in ``session_message`` rows, read as
+  messages and parts (:mod:`~thatchlab.logs.ingest._opencode_v2`); a
+  database with neither table layout is an error naming its schema version.
 - **the legacy tree** ``storage/``, one pretty-printed JSON file per record:
   ``session/<project>/<session>.json``, ``message/<session>/<message>.json``,
   ``part/<message>/<part>.json``. opencode copies it into the database once
@@ -39,6 +42,7 @@ from pathlib import Path
 
 from thatchlab.core.errors import LogValidationError, StoreSchemaError
 from thatchlab.core.sqlite import connect_readonly, is_busy, require_tables, table_names
+from thatchlab.logs.ingest._opencode_v2 import V2_COLUMNS, read_session_messages, schema_version
 
 __all__ = ["plain_id", "locate", "load", "Stored"]
 
@@ -194,11 +198,20 @@ def _locked(db) -> StoreSchemaError:
 
 
 def _read_tables(conn, db: Path, merged: _Merge, result, subagents: bool) -> None:
-    missing = [t for t in _COLUMNS if t not in table_names(conn)]
-    if missing:
+    names = table_names(conn)
+    missing = [t for t in _COLUMNS if t not in names]
+    v2 = "session_message" in names
+    if "session" not in names:
         raise StoreSchemaError(f"{db}: not an opencode database (no table {', '.join(map(repr, missing))}; an "
                                "opencode.db has the tables session, message and part)")
-    require_tables(conn, str(db), _COLUMNS)
+    if missing and not v2:
+        raise StoreSchemaError(
+            f"{db}: an opencode database of a schema version ingest does not know ({schema_version(conn)}): "
+            f"no table {', '.join(map(repr, missing))} and no table 'session_message' (known: session with message "
+            "and part, or session with session_message)")
+    require_tables(conn, str(db), {t: c for t, c in _COLUMNS.items() if t not in missing})
+    if v2:
+        require_tables(conn, str(db), {"session_message": V2_COLUMNS})
     dropped = set()
     titled = "title" in {r[1] for r in conn.execute("PRAGMA table_info(session)")}
     query = f"SELECT id, parent_id, directory, {'title' if titled else 'NULL'} FROM session ORDER BY id"
@@ -209,6 +222,9 @@ def _read_tables(conn, db: Path, merged: _Merge, result, subagents: bool) -> Non
     for sid, info in merged.sessions.items():
         if _subagent(info) and not subagents:
             dropped.add(sid)
+    projected = read_session_messages(conn, db, merged, result, dropped.__contains__, plain_id, _json) if v2 else set()
+    if missing:  # session_message only
+        return
     rows = conn.execute("SELECT id, session_id, time_created, data FROM message ORDER BY time_created, id")
     kept = set()
     for mid, sid, created, data in rows:
@@ -216,6 +232,9 @@ def _read_tables(conn, db: Path, merged: _Merge, result, subagents: bool) -> Non
         plain_id(mid, where, "message id", db)
         plain_id(sid, where, "session id", db)
         if sid in dropped:
+            continue
+        if sid in projected:
+            result.read["message rows of a session also in session_message (its session_message rows read)"] += 1
             continue
         obj = _json(data, where, result, " of its data", file=db)
         if obj is not None and merged.message(mid, created, {**obj, "id": mid, "sessionID": sid}):

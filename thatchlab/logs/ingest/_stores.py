@@ -15,12 +15,16 @@ this order (:func:`name_stores`):
    "acme/app"...``, the memory tools' ``[saved] acme/app :: ...``) and the hook
    text that names it (the session-start reminder's ``conventions for
    "acme/app"``), counting only calls that did not pass a ``store``;
-2. the same, from another session of the same project directory;
-3. :func:`detect_repo` on the project directory, when it exists on this machine;
+2. the same, from another session of the same repository: the same project
+   directory, or another worktree of the same main checkout
+   (:func:`worktree_main`: a git worktree shares its repository's store);
+3. :func:`detect_repo` on the project directory, when it exists on this
+   machine (else on the worktree's main checkout, when that exists);
 4. the store the session's calls passed explicitly (the one passed most
    often), with a warning;
-5. the directory's folder name, with a warning (the guess may be wrong: pass
-   ``project_store=`` to name it).
+5. the folder name of the main checkout (a worktree's, as thatch names a
+   repository without an origin) or of the directory, with a warning naming
+   the guess (it may be wrong: pass ``project_store=`` to name it).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ import re
 import subprocess
 from collections import Counter, defaultdict
 
-__all__ = ["parse_git_url", "detect_repo", "folder_name", "stores_named_in", "StoreEvidence", "name_stores"]
+__all__ = ["parse_git_url", "detect_repo", "folder_name", "stores_named_in", "StoreEvidence", "name_stores",
+           "worktree_main"]
 
 # parseGitUrl's four remote forms, tried in order; the host is dropped
 _REMOTES = (re.compile(r"^git@([^:]+):(.+)/(.+)$"), re.compile(r"^https?://[^/]+/(.+)/(.+)$"),
@@ -44,6 +49,45 @@ _NAMED = (re.compile(r"\[(?:created|codified|saved|forgotten)\] (.+?) :: "),
           re.compile(r'project architecture and conventions for "([^"\n]+)"'),
           re.compile(r'Thatch persistent memory is active with stores "([^"\n]+)" and "global"'))
 _GIT_TIMEOUT = 10
+#: Folders that hold a repository's worktrees inside its main checkout: Claude Code's own
+#: ``claude --worktree`` (``<repo>/.claude/worktrees/<name>``) and the common ``<repo>/.worktrees/<name>``.
+_INSIDE = ("/.claude/worktrees/", "/.worktrees/")
+#: A folder beside the main checkout named after it (``<repo>-worktrees/<name>``, as in
+#: marot/spotter test/fixtures/transcripts: ``/home/USER/projects/spotter-worktrees/spotter-dov``).
+_BESIDE = re.compile(r"^(.*)/([^/]+)[-_.]worktrees/([^/]+)(/.*)?$")
+
+
+def worktree_main(directory, branch=None):
+    """The main checkout of a git worktree, from its path alone (None when the path shows none).
+
+    A path inside ``<repo>/.claude/worktrees/`` or ``<repo>/.worktrees/`` is a worktree of
+    ``<repo>``; one inside ``<parent>/<repo>-worktrees/`` a worktree of ``<parent>/<repo>``; one
+    inside ``<repo>/worktrees/<name>`` only when the session's git branch is ``<name>`` (the
+    transcript's ``gitBranch``: a folder merely called ``worktrees`` proves nothing).
+
+    >>> worktree_main("/home/dev/app/.claude/worktrees/fix-login"), worktree_main("/p/spotter-worktrees/spotter-dov")
+    ('/home/dev/app', '/p/spotter')
+    >>> worktree_main("/home/dev/app/worktrees/feat-x", "feat-x"), worktree_main("/home/dev/app/worktrees/feat-x")
+    ('/home/dev/app', None)
+    >>> worktree_main("/home/dev/app") is None
+    True
+    """
+    if not isinstance(directory, str) or not directory:
+        return None
+    d = directory.rstrip("/")
+    for marker in _INSIDE:
+        at = d.rfind(marker)
+        if at > 0 and len(d) > at + len(marker):
+            return d[:at]
+    m = _BESIDE.match(d)
+    if m is not None and m.group(1):
+        return f"{m.group(1)}/{m.group(2)}"
+    at = d.rfind("/worktrees/")
+    if at > 0 and isinstance(branch, str) and branch:
+        name = d[at + len("/worktrees/"):].split("/")[0]
+        if branch == name or branch.endswith("/" + name):
+            return d[:at]
+    return None
 
 
 def parse_git_url(url: str):
@@ -137,6 +181,7 @@ class StoreEvidence:
         self.directory: dict = {}                # session → its project directory
         self.aliases: dict = {}                  # a subagent's session → the session whose server it used
         self.passed: dict = defaultdict(Counter)  # session → stores its calls passed explicitly
+        self.branches: dict = {}                 # session → the git branch its records show
 
     def see(self, session, text, explicit_store=None) -> None:
         """Record the stores ``text`` (a reply or hook output) names; a reply to a call that passed
@@ -158,6 +203,17 @@ class StoreEvidence:
     def project_dir(self, session, directory) -> None:
         if session is not None and isinstance(directory, str) and directory and session not in self.directory:
             self.directory[session] = directory
+
+    def branch(self, session, branch) -> None:
+        if session is not None and isinstance(branch, str) and branch and session not in self.branches:
+            self.branches[session] = branch
+
+    def repo_of(self, session):
+        """``(repository key, main checkout or None)``: the main checkout of a worktree, else the directory."""
+        d = self.dir_of(session)
+        base = self.aliases.get(session, session)
+        main = worktree_main(d, self.branches.get(session, self.branches.get(base)))
+        return (main if main is not None else d), main
 
     def dir_of(self, session):
         """The project directory of ``session`` (its base session's for a subagent)."""
@@ -187,12 +243,13 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
     chosen, how = {}, Counter()
     by_dir = defaultdict(Counter)
     for s in evidence.named:
-        d = evidence.dir_of(s)
-        if d is not None and evidence.said(s) is not None:
-            by_dir[d][evidence.said(s)] += 1
-    guessed, hinted, conflicting = Counter(), Counter(), 0
+        key = evidence.repo_of(s)[0]
+        if key is not None and evidence.said(s) is not None:
+            by_dir[key][evidence.said(s)] += 1
+    guessed, hinted, guessed_main, conflicting = Counter(), Counter(), Counter(), 0
     for s in sessions:
         d = evidence.dir_of(s)
+        key, main = evidence.repo_of(s)
         if project_store == "cwd":
             chosen[s] = folder_name(d) if d else None
             how["folder name (--project-store cwd)"] += 1
@@ -207,18 +264,26 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
         if name is not None:
             chosen[s] = name
             how["named by production's replies in the session"] += 1
-        elif d is not None and by_dir.get(d):
-            c = by_dir[d]
-            chosen[s] = max(c, key=c.__getitem__)
-            how["named by production in another session of the directory"] += 1
+        elif key is not None and by_dir.get(key):
+            c = by_dir[key]
+            chosen[s] = max(c, key=lambda k: (c[k], k))
+            how["named by production in another session of the directory" if main is None else
+                "named by production in another worktree of the repository"] += 1
         elif d is not None and os.path.isdir(d):
             chosen[s] = detect_repo(d)
             how["detectRepo on the project directory"] += 1
+        elif main is not None and os.path.isdir(main):
+            chosen[s] = detect_repo(main)
+            how["detectRepo on the worktree's main checkout"] += 1
         elif evidence.passed.get(s):
             c = evidence.passed[s]
             chosen[s] = max(c, key=c.__getitem__)
             hinted[chosen[s]] += 1
             how["the store its calls passed (a guess)"] += 1
+        elif main is not None:
+            chosen[s] = folder_name(main)
+            guessed_main[chosen[s]] += 1
+            how["the worktree's main checkout folder name (a guess)"] += 1
         elif d is not None:
             chosen[s] = folder_name(d)
             guessed[chosen[s]] += 1
@@ -232,6 +297,7 @@ def name_stores(rows: list, evidence: StoreEvidence, project_store, result) -> N
     for k, v in how.items():
         result.read[f"sessions whose store is: {k}"] += v
     for counts, what in ((hinted, "taken from the store the calls passed"),
+                         (guessed_main, "named after the main checkout of the worktree its sessions ran in"),
                          (guessed, "named after the project folder")):
         if counts:
             names = ", ".join(f"{k!r} ({v} session{'s' if v > 1 else ''})" for k, v in sorted(counts.items()))

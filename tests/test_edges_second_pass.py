@@ -74,7 +74,8 @@ def test_write_table_csv_round_trips_texts_and_names(tmp_path):
 def test_write_table_csv_empty_text_reads_back_null(tmp_path):
     """CSV cannot tell an empty text from a missing one (documented on write_table): both read as null."""
     back = logs.read_table(logs.write_table(pd.DataFrame({"text": ["", None, "x"]}), tmp_path / "e.csv"))
-    assert back["text"].tolist() == [None, None, "x"]
+    # null as the text dtype has it: None in object (pandas 2), NaN in str (pandas 3)
+    assert back["text"].isna().tolist() == [True, True, False] and back["text"].iloc[2] == "x"
 
 
 def test_write_frame_csv_round_trips_through_our_reader_and_pandas(tmp_path):

@@ -47,8 +47,8 @@ def lookback_start(now, lookback):
     >>> lookback_start(pd.Timestamp("1700-01-01", tz="UTC"), "36500d") is None
     True
     """
-    try:
-        return now - pd.Timedelta(lookback)
+    try:  # in nanoseconds whatever unit ``now`` has (pandas 3 parses text to coarser units)
+        return pd.Timestamp(now).as_unit("ns") - pd.Timedelta(lookback)
     except (OverflowError, pd.errors.OutOfBoundsDatetime):
         return None
 

@@ -160,7 +160,7 @@ def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: in
     f_code, f_uni = pd.factorize(recalls["fact_id"].to_numpy(), sort=True)
     ne, nf = len(e_uni), len(f_uni)
     ms, me, tx = first_or_last(sess[:n_m], e_code.astype(np.int64), pd.to_datetime(m["ts"], utc=True)
-                               .array.asi8, ne, "min")
+                               .dt.as_unit("ns").array.asi8, ne, "min")  # rts is in ns too
     rs, rf, ty = first_or_last(sess[n_m:], f_code.astype(np.int64), rts, nf, "min")
     # denominator: sessions mentioning the entity, per workspace
     we_code, we_uni = pd.factorize(sess_ws[ms] * ne + me, sort=True)

@@ -211,6 +211,8 @@ def _parse_times(col: pd.Series):
         except (pa.ArrowException, UnicodeError):  # text pyarrow cannot hold (a lone surrogate)
             aware = text.str.contains(_AWARE, regex=True).to_numpy(dtype=bool)
         got = pd.to_datetime(text.where(aware), format="ISO8601", utc=True, errors="coerce")
+        # pandas 3 parses beyond the nanosecond range (to a coarser unit): those are looked at one by one
+        got = got.where((got >= _LO) & (got <= _HI))
         parsed[is_str] = got.dt.tz_localize(None).dt.as_unit("ns").to_numpy()
     present = col.notna().to_numpy()
     bad = []

@@ -70,7 +70,7 @@ class AnticipationReplayResult:
 
 
 def _first_recalls(recalls):
-    first = recalls.groupby(["workspace", "session"], sort=True)["ts"].min().rename("t0").reset_index()
+    first = recalls.groupby(["workspace", "session"], sort=True, observed=True)["ts"].min().rename("t0").reset_index()
     return first
 
 
@@ -151,11 +151,18 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     return _evaluate(sess, recalls, pick, runs, patterns, params)
 
 
+def _ids_by_key(df) -> dict:
+    """``{key: [fact_id, ...]}`` in row order. Not ``groupby().agg(list)``: pandas 2 casts the lists
+    back to the column's dtype, which fails for an Arrow-backed ``fact_id``."""
+    ids = df["fact_id"].to_numpy(dtype=object)
+    return {k: ids[rows].tolist() for k, rows in df.groupby("key").indices.items()}
+
+
 def _evaluate(sess, recalls, pick, runs, patterns, params):
     later = recalls.merge(sess[["workspace", "session", "key", "t0"]], on=["workspace", "session"])
     later = later[later["ts"] >= later["t0"]]
-    pre = pick.groupby("key")["fact_id"].agg(list).to_dict()
-    later_facts = later.groupby("key")["fact_id"].agg(lambda s: sorted(set(s))).to_dict()
+    pre = _ids_by_key(pick)
+    later_facts = {k: sorted(set(ids)) for k, ids in _ids_by_key(later).items()}
     n_later = later.groupby("key").size().to_dict()
     saved_rows = later.merge(pick[["key", "fact_id"]], on=["key", "fact_id"]).groupby("key").size().to_dict()
 

@@ -237,7 +237,7 @@ def before_test(log: pd.DataFrame, holdout=HOLDOUT) -> pd.DataFrame:
     from thatchlab.tune import holdout_segments
 
     ordered = log.sort_values("ts", kind="stable").reset_index(drop=True)
-    ts = pd.to_datetime(ordered["ts"], utc=True).astype("int64").to_numpy()
+    ts = pd.to_datetime(ordered["ts"], utc=True).dt.as_unit("ns").astype("int64").to_numpy()
     test = holdout_segments(ts, holdout)[-1]
     return ordered.iloc[:test.lo]
 

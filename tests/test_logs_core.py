@@ -157,7 +157,7 @@ def test_a_lone_surrogate_is_refused_with_row_and_column(tmp_path):
 
 def test_writers_refuse_a_lone_surrogate_and_write_nothing(tmp_path):
     df = pd.DataFrame({"ts": ["2026-01-01T00:00:00Z"] * 2, "session": ["s", "s"], "kind": ["message"] * 2,
-                       "text": ["fine", "bad \ud800"]})
+                       "text": pd.Series(["fine", "bad \ud800"], dtype=object)})  # str cannot hold it
     for suffix in (".jsonl", ".csv", ".parquet"):
         with pytest.raises(LogValidationError) as err:
             logs.write_interaction_log(df, tmp_path / f"out{suffix}")

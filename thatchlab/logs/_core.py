@@ -490,7 +490,21 @@ def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
         rows.append(obj)
     if not rows:
         raise _empty(path, "jsonl")
-    return pd.DataFrame.from_records(rows)
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    try:
+        index = pd.Index(names)  # the names' dtype as every reader has it (str on pandas 3)
+    except UnicodeEncodeError:  # a key with a lone surrogate, for validation to report
+        index = pd.Index(names, dtype=object)
+    return pd.DataFrame({c: _json_column([r.get(c, np.nan) for r in rows]) for c in names}, columns=index)
+
+
+def _json_column(values: list) -> pd.Series:
+    """A column of ``json.loads`` values as pandas 2 inferred it on every pandas: numbers and booleans
+    typed, a column with text in it object (pandas 3 would make it ``str``, which turns None into NaN
+    and cannot hold a lone surrogate, the very value this path exists to report)."""
+    if any(isinstance(v, str) for v in values):
+        return pd.Series(values, dtype=object)
+    return pd.Series(values)
 
 
 def _read_csv(p: Path, path) -> pd.DataFrame:

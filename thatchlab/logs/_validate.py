@@ -130,7 +130,9 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     if not failures:
         return out if errors == "raise" else (out, _empty_rejected(df))
 
-    table = (pd.DataFrame(failures, columns=["row", "column", "value", "expected"])
+    rows, cols, values, expected = zip(*failures)  # text as object on any pandas: str cannot hold a
+    table = (pd.DataFrame({"row": list(rows), "column": pd.Series(cols, dtype=object),  # lone surrogate
+                           "value": pd.Series(values, dtype=object), "expected": pd.Series(expected, dtype=object)})
              .drop_duplicates(subset=["row", "column"]).sort_values(["row"], kind="stable")
              .reset_index(drop=True))
     needs = table[table["column"].isin(absent) & table["value"].isna()]

@@ -164,7 +164,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out["source_authority"] = out["source_authority"].astype("Int64")
     for col in ("memory_id", "kind", "text", "belief_class", "tier", "memory_kind", "target_memory_id",
                 "subject_scope", "subject_entity_id"):
-        out[col] = out[col].map(lambda v: None if _isnull(v) else str(v)).astype(object)
+        # built as object: Series.map would infer pandas 3's str dtype and turn the None back into NaN
+        out[col] = pd.Series([None if _isnull(v) else str(v) for v in out[col].to_numpy(dtype=object)],
+                             index=out.index, dtype=object)
     extra = [c for c in out.columns if c not in MEMORY_LOG_COLUMNS]
     return out[list(MEMORY_LOG_COLUMNS) + extra]
 

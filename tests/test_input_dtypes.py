@@ -68,14 +68,15 @@ def _as(df: pd.DataFrame, form: str) -> pd.DataFrame:
 
 
 def _plain(df: pd.DataFrame) -> dict:
-    """A frame's cells by column, as Python values with every missing value None and times in ns."""
+    """A frame's cells by column, as Python values with times in ns. A missing value is None, except
+    in an object column, where it keeps its kind (None and NaN are different cells there)."""
     out = {}
     for col in df.columns:
         s = df[col]
         if isinstance(s.dtype, pd.DatetimeTZDtype):
             s = s.dt.as_unit("ns")
-        values = s.astype(object).tolist()
-        out[col] = [None if _missing(v) else _plain_value(v) for v in values]
+        kind = (lambda v: f"missing {type(v).__name__}") if s.dtype == object else (lambda v: None)
+        out[col] = [kind(v) if _missing(v) else _plain_value(v) for v in s.astype(object).tolist()]
     return out
 
 
@@ -190,3 +191,20 @@ def test_the_forms_are_what_they_say():
     assert str(_as(df, "str")["ts"].dtype) == "datetime64[us, UTC]"
     assert _as(df, "category")["ts"].tolist() == ["2026-01-05T09:00:00+00:00", None]
     assert _as(df, "string[pyarrow]")["store"].isna().tolist() == [False, True]
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_validated_logs_type_their_texts_alike_from_every_form(form, samples):
+    """Text columns a validator types come back as object with None for a missing cell (not pandas 3's
+    str with NaN), whatever the input's dtype: code and tests may write ``is None``."""
+    cases = [(samples["memory"], logs.validate_memory_log, ("text", "belief_class", "tier", "memory_kind",
+                                                              "target_memory_id", "subject_scope")),
+             (samples["interactions"], logs.validate_interaction_log, ("text", "matcher", "statement",
+                                                                        "signal", "rationale"))]
+    for df, validate, texts in cases:
+        out = validate(_as(df, form))
+        for col in texts:
+            s = out[col]
+            assert s.dtype == object, (form, col)
+            missing = [v for v in s if not isinstance(v, str)]
+            assert missing and all(v is None for v in missing), (form, col)

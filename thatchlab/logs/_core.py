@@ -138,7 +138,8 @@ def block_frame(block: np.ndarray, names: list, others: Mapping, order: list, in
     one consolidated block, not copied), the columns of ``others`` (arrays or Series) are
     inserted where ``order`` puts them. ``like``'s attrs are kept."""
     index = pd.RangeIndex(block.shape[1]) if index is None else index
-    out = pd.DataFrame(block.T, columns=pd.Index(names, dtype=object), index=index, dtype=object, copy=False)
+    # the names' Index as a frame built from a dict has it (str on pandas 3, object before)
+    out = pd.DataFrame(block.T, columns=pd.Index(list(names)), index=index, dtype=object, copy=False)
     at = {c: i for i, c in enumerate(order)}
     for c in sorted(others, key=at.__getitem__):
         v = others[c]
@@ -499,12 +500,13 @@ def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
 
 
 def _json_column(values: list) -> pd.Series:
-    """A column of ``json.loads`` values as pandas 2 inferred it on every pandas: numbers and booleans
-    typed, a column with text in it object (pandas 3 would make it ``str``, which turns None into NaN
-    and cannot hold a lone surrogate, the very value this path exists to report)."""
-    if any(isinstance(v, str) for v in values):
+    """A column of ``json.loads`` values typed as pandas infers them (as the columnar path has them),
+    except text pandas 3's ``str`` cannot hold (a lone surrogate, the very value this path exists to
+    report), which stays object."""
+    try:
+        return pd.Series(values)
+    except UnicodeEncodeError:
         return pd.Series(values, dtype=object)
-    return pd.Series(values)
 
 
 def _read_csv(p: Path, path) -> pd.DataFrame:

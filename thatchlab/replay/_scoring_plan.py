@@ -115,7 +115,7 @@ def _events_frame(block: np.ndarray, others: dict) -> pd.DataFrame:
     index = pd.RangeIndex(block.shape[1])
     for row in block:
         row[pd.isna(row)] = None
-    df = pd.DataFrame(block.T, columns=pd.Index(_EVENT_OBJECTS, dtype=object), index=index, dtype=object,
+    df = pd.DataFrame(block.T, columns=pd.Index(list(_EVENT_OBJECTS)), index=index, dtype=object,  # as the events path
                       copy=False)
     at = {c: i for i, c in enumerate(EVENT_COLUMNS)}
     for c in sorted(others, key=at.__getitem__):

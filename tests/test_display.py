@@ -78,6 +78,16 @@ def test_a_replay_result_shows_its_metrics_and_events():
 
 
 BAD = "<script>alert(1)</script>"
+
+
+def _str_dtype():
+    """pandas 3's default text dtype (on pandas 2.2 its forerunner, ``pyarrow_numpy``)."""
+    import pandas as pd
+
+    try:
+        return pd.StringDtype("pyarrow", na_value=float("nan"))
+    except TypeError:  # pandas 2.2
+        return pd.StringDtype("pyarrow_numpy")
 SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
@@ -88,7 +98,7 @@ def test_notebook_displays_escape_every_cell_and_header_of_any_dtype():
 
     frame = pd.DataFrame({
         "object": pd.Series([BAD], dtype=object), "string": pd.Series([BAD], dtype="string"),
-        "str": pd.Series([BAD], dtype=pd.StringDtype("pyarrow", na_value=float("nan"))),
+        "str": pd.Series([BAD], dtype=_str_dtype()),
         "category": pd.Categorical([BAD]), "arrow": pd.Series([BAD], dtype=pd.ArrowDtype(pa.string())),
         BAD: [1.5]}).set_axis(pd.Index([BAD], name=BAD))
     html = html_block(BAD, {BAD: BAD}, {BAD: frame})

@@ -47,6 +47,16 @@ def test_hash_changes_with_source_or_outputs_not_metadata(tmp_path):
 # -- escaping: every header and cell of the run report's tables, whatever its dtype ------------
 
 BAD = "<script>alert(1)</script>"
+
+
+def _str_dtype():
+    """pandas 3's default text dtype (on pandas 2.2 its forerunner, ``pyarrow_numpy``)."""
+    import pandas as pd
+
+    try:
+        return pd.StringDtype("pyarrow", na_value=float("nan"))
+    except TypeError:  # pandas 2.2
+        return pd.StringDtype("pyarrow_numpy")
 SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
@@ -58,7 +68,7 @@ def _hostile_frame():
     return pd.DataFrame({
         "object": pd.Series([BAD, None], dtype=object),
         "string": pd.Series([BAD, None], dtype="string"),
-        "str": pd.Series([BAD, None], dtype=pd.StringDtype("pyarrow", na_value=float("nan"))),
+        "str": pd.Series([BAD, None], dtype=_str_dtype()),
         "category": pd.Categorical([BAD, None]),
         "arrow": pd.Series([BAD, None], dtype=pd.ArrowDtype(pa.string())),
         BAD: [1.5, float("nan")],

@@ -287,7 +287,7 @@ class Lockstep:
                                                  .astype(object)), upd)):
             column = template[name].to_numpy(dtype=object).copy()
             column[at] = object_array(values)
-            out[name] = column
+            out[name] = pd.Series(column, index=out.index, dtype=template[name].dtype)  # not re-inferred
         p_true = template["p_true"].to_numpy(dtype=np.float64).copy()
         p_true[upd] = self.p_true[:, g]
         out["p_true"] = p_true

@@ -562,3 +562,54 @@ def test_version_flag_prints_the_package_version():
 
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == f"thatchlab {__version__}"
+
+
+# ------------------------------------------------------------------ errors name the real problem (issue 36 pt 8)
+MEMORY_LOG = Path(__file__).resolve().parents[1] / "data" / "memory_log.jsonl"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["run", "--data", "{f}", "--out", "{d}/o"], "error: {f}: is a file; expected the data directory holding the logs"),
+    (["run", "--out", "{f}"], "error: {f}: is a file; expected a directory for the report and the export"),
+    (["run", "--out", "{f}/sub"],
+     "error: {f}/sub: holds the file {f}; expected a directory for the report and the export"),
+    (["demo", "--out", "{f}"], "error: --out {f}: is a file; expected a directory for the exported store"),
+    (["import", str(Path("/nonexistent/a.db")), "--out", "{f}"],
+     "error: --out {f}: is a file; expected a directory to write the tables into"),
+    (["replay", str(MEMORY_LOG), "--engine", "belief", "--events-out", "{d}"],
+     "error: {d}: is a directory; expected a file to write"),
+    (["replay", str(MEMORY_LOG), "--engine", "belief", "--events-out", "{f}/e.csv"],
+     "error: {f}/e.csv: {f} is a file; expected a directory there"),
+    (["synth", "belief", "--out", "{f}/s.jsonl"], "error: --out {f}/s.jsonl: {f} is a file; expected a directory there"),
+    (["synth", "belief", "--out", "{d}"], "error: --out {d}: is a directory; expected a file to write"),
+    (["export", "{f}", "--engine", "behavior", "--out", "{d}"], "error: --out {d}: is a directory; expected a file to write"),
+    (["ingest", "omi", "{d}", "--out", "{d}/o.jsonl"],
+     "error: {d}: is a directory; expected the JSON file of omi's /v3/memories"),
+    (["ingest", "omi", "{f}", "--out", "{d}"], "error: --out {d}: is a directory; expected a file to write"),
+    (["calibrate", "{d}"], "error: {d}: is a directory; expected a log file (JSONL, CSV or Parquet)"),
+    (["replay", str(MEMORY_LOG), "--engine", "belief", "--config", "{d}"],
+     "error: {d}: is a directory; expected a JSON or TOML config file"),
+])
+def test_a_file_for_a_directory_and_the_reverse_are_named(tmp_path, capsys, argv, line):
+    f, d = tmp_path / "afile", tmp_path / "adir"
+    f.write_text("x")
+    d.mkdir()
+    argv = [a.format(f=f, d=d) for a in argv]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.splitlines() == [line.format(f=f, d=d)]
+    assert "Errno" not in err
+
+
+def test_no_errno_text_reaches_the_user(capsys):
+    from thatchlab.cli._app import fail
+    from thatchlab.cli._io import os_error_text, without_errno
+
+    assert os_error_text(PermissionError(13, "Permission denied", "/root/x.csv")) == "/root/x.csv: permission denied"
+    assert os_error_text(OSError(40, "Too many levels of symbolic links", "/tmp/loop")) == \
+        "/tmp/loop: a symbolic link loop; expected a path that resolves"
+    assert without_errno("cannot read ([Errno 2] No such file or directory: 'a.db')") == \
+        "cannot read (a.db: no such file or directory)"
+    fail(FileNotFoundError(2, "No such file or directory", "gone.csv"))
+    fail("x: cannot write ([Errno 28] No space left on device)")
+    assert capsys.readouterr().err.splitlines() == ["error: gone.csv: no such file or directory",
+                                                    "error: x: cannot write (no space left on device)"]

@@ -17,6 +17,7 @@ import warnings
 import typer
 
 from thatchlab.cli import _fit, _ingest, _job, _mine, _replay, _store, _synth
+from thatchlab.cli._io import without_errno, os_error_text
 from thatchlab.core.errors import ThatchlabError
 
 __all__ = ["app", "main", "VERBS"]
@@ -72,7 +73,9 @@ def one_line(text) -> str:
 
 def fail(message) -> None:
     """Print the one ``error:`` line of a failed verb on stderr."""
-    typer.echo(f"error: {one_line(message)}", err=True)
+    if isinstance(message, OSError):
+        message = os_error_text(message)
+    typer.echo(f"error: {without_errno(one_line(message))}", err=True)
 
 
 _INTERRUPTED = []

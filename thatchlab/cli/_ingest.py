@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from thatchlab.cli._inputs import choice, get_embedder
-from thatchlab.cli._io import echo_pairs
+from thatchlab.cli._io import check_file_out, echo_pairs
 
 __all__ = ["ingest", "SOURCES"]
 
@@ -148,6 +148,7 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
     from thatchlab.logs import ingest as ing
 
     choice("SOURCE", source, tuple(SOURCES))
+    check_file_out(out, "--out")
     logs.log_format(out)  # an unknown suffix fails before any work
     if engine is not None:
         choice("--engine", engine, ("prediction", "behavior"))
@@ -157,8 +158,6 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         raise InputError("--lookup: used only with --redact")
     if recalls is not None and source != "mnemo":
         raise InputError("--recalls: only mnemo takes a recall dump")
-    if out.is_dir():
-        raise InputError(f"--out {out}: is a directory; expected a log file (.jsonl, .csv or .parquet)")
     if source == "claude-code":
         res = ing.claude_code(path, server=server, subagents=subagents, engine=engine, project_store=project_store)
     elif source == "opencode":

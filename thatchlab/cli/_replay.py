@@ -19,6 +19,7 @@ from thatchlab.cli._inputs import (
 )
 from thatchlab.cli._io import (
     check_distinct,
+    check_file_out,
     check_out,
     echo_pairs,
     read_mapping,
@@ -271,6 +272,7 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
 
     if out.suffix.lower() != ".json":
         raise InputError(f"--out {out}: expected a .json file")
+    check_file_out(out, "--out")
     check_count("--n-boot", n_boot, 1, MAX_BOOT, "a number of resamples")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")
     rules = {}

@@ -16,7 +16,7 @@ from thatchlab.cli._inputs import (
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import echo_pairs, read_mapping, write_frame
+from thatchlab.cli._io import check_file_out, echo_pairs, read_mapping, write_frame
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
@@ -25,8 +25,11 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
             out: Path = typer.Option(None, help="directory to write every table into"),
             fmt: str = typer.Option("csv", "--format", help="csv, parquet or json")):
     """Read a store and print what it holds; optionally write its tables out."""
+    from thatchlab.core.errors import InputError
     from thatchlab.store import import_sqlite
 
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; expected a directory to write the tables into")
     contents = import_sqlite(path)
     typer.echo(f"{path}")
     if contents.meta:
@@ -184,6 +187,7 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     from thatchlab.store import export_sqlite
 
     choice("--engine", engine, SCORING)
+    check_file_out(out, "--out")  # a directory is not a store to replace
     if out.exists() and not overwrite:  # refused before the replay, not after it
         raise ExportExistsError(f"{out}: the file exists; pass --overwrite to replace it")
     dec = None

@@ -112,6 +112,8 @@ def load_sweep(path) -> pd.DataFrame:
 
     path = Path(path)
     suffix = _suffix(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; expected a sweep's rows file")
     if not path.is_file():
         raise InputError(f"{path}: no such sweep file")
     try:

@@ -153,6 +153,9 @@ _ORDER = {"write": 0, "restated": 1, "contradicted": 2, "read": 3}
 
 def _records(path) -> list:
     p = Path(os.path.expanduser(str(path)))
+    if p.is_dir():
+        raise LogValidationError(f"{path}: is a directory; expected the JSON file of omi's /v3/memories",
+                                 file=str(path))
     if not p.is_file():
         raise LogValidationError(f"{path}: no such omi export", file=str(path))
     try:

@@ -81,7 +81,10 @@ def test_calls_that_never_ran_are_rows_a_replay_skips(cc, emb):
         assert len(res.events) == len(log)  # one events row per log row
         assert res.events.loc[skipped.index, "action"].eq("skipped").all()
         assert res.events.loc[skipped.index, "confidence"].isna().all()
+        # issue 36 point 4: calls that never ran are their own count, apart from short messages
+        assert (res.metrics["n_calls_not_run"], res.metrics["n_skipped"]) == (4, 1)  # 1 short prompt
         alone = replay(applied, "prediction", emb, path=path)
+        assert alone.metrics["n_calls_not_run"] == 0
         assert res.tables["items"][["statement", "confirm_count", "disconfirm_count", "confidence"]].equals(
             alone.tables["items"][["statement", "confirm_count", "disconfirm_count", "confidence"]])
         items = res.tables["items"].set_index("statement")

@@ -17,7 +17,7 @@ import warnings
 import typer
 
 from thatchlab.cli import _fit, _ingest, _job, _mine, _replay, _store, _synth
-from thatchlab.cli._io import without_errno, os_error_text
+from thatchlab.cli._io import os_error_text, without_errno
 from thatchlab.core.errors import ThatchlabError
 
 __all__ = ["app", "main", "VERBS"]

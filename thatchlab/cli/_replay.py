@@ -26,6 +26,7 @@ from thatchlab.cli._io import (
     write_atomic,
     write_out,
 )
+from thatchlab.core.display import plural
 
 __all__ = ["replay", "sweep", "decide", "parse_space", "MAX_SEED", "MAX_TRIALS", "MAX_BOOT"]
 
@@ -239,7 +240,7 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
                             holdout=holdout, seed=seed, cache=None if cache is None else str(cache), base=base,
                             embedder=get_embedder(lookup) if engine in SCORING else None)
     winner = best(results, metric, minimize=directions[metric] == "min")
-    typer.echo(f"{len(results)} configurations of {engine}; best by validation {metric} "
+    typer.echo(f"{plural(len(results), 'configuration')} of {engine}; best by validation {metric} "
                f"({'lower' if directions[metric] == 'min' else 'higher'} is better):")
     echo_pairs([(k, getattr(winner.params, k)) for k in grid]
                + [(f"val_{metric}", winner.val), (f"test_{metric}", winner.test)])

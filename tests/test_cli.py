@@ -83,7 +83,7 @@ def test_merge_dry_run_then_merge_then_restore(tmp_path, capsys):
         code, _, err = run(["merge", str(export), str(prod), "--timeout", t], capsys)
         assert code == 2 and "timeout" in err
     code, out, _ = run(["prune-backups", str(prod), "--keep", "1"], capsys)
-    assert code == 0 and "0 backup(s) removed" in out  # the first and the newest always stay
+    assert code == 0 and "0 backups removed" in out  # the first and the newest always stay
 
 
 def test_merge_and_restore_errors_are_one_line(tmp_path, capsys):

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 __all__ = ["TABLE_SUFFIXES", "os_error_text", "without_errno", "write_frame", "write_atomic", "write_out", "check_out",
-           "check_file_out", "check_distinct",
+           "check_file_out", "check_resolves", "check_distinct",
            "read_mapping", "is_sqlite", "fmt_value", "echo_pairs"]
 
 #: Suffixes of the tables the verbs write.
@@ -192,6 +192,36 @@ def check_file_out(path: Path, option: str | None = None) -> None:
             return
 
 
+def check_resolves(*paths) -> None:
+    """Fail before any work when a path is (or runs through) a symbolic link loop.
+
+    >>> import os, tempfile
+    >>> d = Path(tempfile.mkdtemp()); os.symlink(d / "b", d / "a"); os.symlink(d / "a", d / "b")
+    >>> check_resolves(d / "a")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: .../a: a symbolic link loop; expected a path that resolves to a file
+    """
+    import errno
+
+    from thatchlab.core.errors import InputError
+
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            Path(path).resolve(strict=False)
+            os_loop = False
+        except RuntimeError:  # Python < 3.13 reports a loop so
+            os_loop = True
+        except OSError as exc:
+            os_loop = exc.errno == errno.ELOOP
+            if not os_loop:
+                raise
+        if os_loop:
+            raise InputError(f"{path}: a symbolic link loop; expected a path that resolves to a file")
+
+
 def check_distinct(*options) -> None:
     """Fail before any work when two output options name one file.
 
@@ -257,6 +287,9 @@ def read_mapping(path: Path, what: str) -> dict:
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: the {what} nests arrays or objects too deeply to read; expected a flat "
+                         "mapping of JSON or TOML") from None
     except (ValueError, OSError) as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc}); expected JSON or TOML") from None
     if not isinstance(data, dict):

@@ -183,6 +183,9 @@ def parse_space(text: str) -> dict:
     else:
         try:
             space = json.loads(text)
+        except RecursionError:
+            raise InputError("--space: nests arrays or objects too deeply to read; expected e.g. "
+                             "'{\"k\": [2, 5, 10]}'") from None
         except ValueError as exc:
             raise InputError(f"--space: not valid JSON ({exc}); expected e.g. '{{\"k\": [2, 5, 10]}}' "
                              "or a JSON file") from None

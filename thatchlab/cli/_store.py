@@ -16,7 +16,8 @@ from thatchlab.cli._inputs import (
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import check_file_out, echo_pairs, read_mapping, write_frame
+from thatchlab.cli._io import check_file_out, check_resolves, echo_pairs, read_mapping, write_frame
+from thatchlab.core.display import plural
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
@@ -136,6 +137,7 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
     from thatchlab.store import restore as restore_backup
 
     check_seconds("--timeout", timeout)
+    check_resolves(backup, production)
     if list_:
         if production is not None:
             raise InputError("restore --list: give the production file only")
@@ -162,10 +164,11 @@ def prune_backups(production: Path = typer.Argument(..., help="the production fi
 
     if keep < 0:
         raise InputError(f"--keep: expected a count >= 0, got {keep}")
+    check_resolves(production)
     removed = prune(production, keep)
     for p in removed:
         typer.echo(f"removed {p}")
-    typer.echo(f"{len(removed)} backup(s) removed")
+    typer.echo(f"{plural(len(removed), 'backup')} removed")
 
 
 def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV or Parquet)"),

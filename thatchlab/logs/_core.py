@@ -162,6 +162,15 @@ def _existing_file(path):
     if p.is_dir():
         raise LogValidationError(f"{path}: is a directory; expected a log file (JSONL, CSV or Parquet)",
                                  file=str(path), expected="a log file")
+    if p.is_symlink() and not p.exists():
+        try:
+            p.resolve(strict=False)
+        except (RuntimeError, OSError):  # a loop (RuntimeError before Python 3.13)
+            raise LogValidationError(f"{path}: a symbolic link loop; expected a log file", file=str(path),
+                                     expected="a log file") from None
+    if p.exists() and not p.is_file():
+        raise LogValidationError(f"{path}: not a regular file (a FIFO, a socket or a device); expected a log file",
+                                 file=str(path), expected="a log file")
     if not p.is_file():
         raise LogValidationError(f"{path}: no such file", file=str(path), expected="a log file")
     return path

@@ -138,8 +138,12 @@ def load_sweep(path) -> pd.DataFrame:
                     st["unit"], {s: z[f"labels/{s}"] for s in st["segments"]}, st["config_ids"],
                     {s: z[f"distinct/{s}"] for s in st["segments"]},
                     {k: z[f"num/{_key(*k)}"] for k in keys}, {k: z[f"den/{_key(*k)}"] for k in keys})
-    except (OSError, ValueError, KeyError) as exc:
-        raise InputError(f"{side}: not a readable sweep sidecar ({type(exc).__name__}: {exc})") from None
+    except InputError:
+        raise
+    except (MemoryError, RecursionError, Exception) as exc:  # truncated zip, bad arrays, missing keys...
+        raise InputError(f"{side}: not a readable sweep sidecar ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]}); expected the .decide.npz `thatchlab sweep --out` "
+                         "writes beside its rows") from None
     if "config_id" in frame.columns:
         frame["config_id"] = frame["config_id"].astype(str)
     return frame

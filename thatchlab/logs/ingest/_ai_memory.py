@@ -102,7 +102,7 @@ def _atom(memories: pd.DataFrame) -> np.ndarray:
         def from_meta(v):
             if not isinstance(v, str):
                 return False
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 m = json.loads(v)
                 return isinstance(m, dict) and m.get("atom_of") is not None
             return False

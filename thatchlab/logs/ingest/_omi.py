@@ -151,6 +151,17 @@ _KNOWN = frozenset((
 _ORDER = {"write": 0, "restated": 1, "contradicted": 2, "read": 3}
 
 
+def _loads(text: str, path, line: int | None = None):
+    """``json.loads(text)``; JSON nested too deeply to parse is a LogValidationError naming the file."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        where = f"{path}: line {line}" if line else str(path)
+        raise LogValidationError(f"{where}: JSON nested too deeply to read; expected omi's /v3/memories "
+                                 "(memory objects of flat fields)", file=str(path),
+                                 expected="JSON of memory objects") from None
+
+
 def _records(path) -> list:
     p = Path(os.path.expanduser(str(path)))
     if p.is_dir():
@@ -166,12 +177,16 @@ def _records(path) -> list:
     if not text.strip():
         return []
     try:
-        data = json.loads(text)
+        data = _loads(text, path)
+    except LogValidationError:
+        raise
     except ValueError as exc:
         lines = text.splitlines()
         first = next((ln for ln in lines if ln.strip()), "")
         try:
-            json_lines = isinstance(json.loads(first), dict)
+            json_lines = isinstance(_loads(first, path), dict)
+        except LogValidationError:
+            raise
         except ValueError:
             json_lines = False
         if not json_lines:
@@ -183,7 +198,9 @@ def _records(path) -> list:
             if not ln.strip():
                 continue
             try:
-                out.append(json.loads(ln))
+                out.append(_loads(ln, path, n))
+            except LogValidationError:
+                raise
             except ValueError as e:
                 raise LogValidationError(f"{path}: line {n}: not valid JSON ({e.msg}); expected one memory "
                                          "object a line", file=str(path), row=n - 1, expected="JSON") from None

@@ -320,3 +320,14 @@ def test_fields_first_seen_far_down_the_file_keep_their_types(tmp_path):
     bad = dict(late[2], matcher=5)
     e = _first_error(logs.read_interaction_log, _jsonl(tmp_path, head + [bad], name="bad.jsonl"))
     assert (e.row, e.column) == (3000, "matcher")
+
+
+def test_zero_rows_of_category_less_categoricals_validate():
+    """Issue 36 point 7: a rule mapping a categorical column gave a categorical without False among its
+    categories, and ``fillna(False)`` raised a raw TypeError."""
+    for validate, columns in ((logs.validate_memory_log, logs.MEMORY_LOG_COLUMNS),
+                              (logs.validate_recall_log, logs.RECALL_COLUMNS),
+                              (logs.validate_event_log, ("ts", "workspace", "session", "name", "entities")),
+                              (logs.validate_recall_stream, ("ts", "workspace", "session", "fact_id", "entities"))):
+        out = validate(pd.DataFrame({c: pd.Categorical([]) for c in columns}))
+        assert len(out) == 0 and list(out.columns)[:2] == list(columns)[:2]

@@ -305,6 +305,8 @@ def is_sqlite(path: Path) -> bool:
     """
     if Path(path).suffix.lower() in (".db", ".sqlite", ".sqlite3"):
         return True
+    if not Path(path).is_file():  # a FIFO would block the read below; its reader names what it is
+        return False
     try:
         with open(path, "rb") as fh:
             return fh.read(16) == b"SQLite format 3\x00"

@@ -4,6 +4,7 @@ production and ``restore`` a merge's backup."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import typer
@@ -151,7 +152,11 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
         return
     if production is None:
         raise InputError("restore: expected BACKUP PRODUCTION (or --list PRODUCTION)")
-    res = restore_backup(backup, production, timeout=timeout)
+    try:
+        res = restore_backup(backup, production, timeout=timeout)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged schema read while checking
+        raise InputError(f"{production} or {backup}: not a readable SQLite database ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]}); nothing was restored") from None
     echo_pairs(sorted(res.counts.items()))
     typer.echo(f"restored {res.backup_path} into {res.path} (production as it was before: {res.safety_path})")
 

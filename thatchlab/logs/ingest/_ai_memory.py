@@ -52,7 +52,9 @@ Values are read as stored, never changed in silence:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import sqlite3
 from urllib.parse import quote
 
 import numpy as np
@@ -149,6 +151,19 @@ def _unique(df: pd.DataFrame, what: str, result: IngestResult) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def _sqlite_errors_named(fn):
+    """``fn`` with SQLite's own errors (a damaged file) raised as a StoreSchemaError naming the database."""
+    @functools.wraps(fn)
+    def run(db, *args, **kwargs):
+        try:
+            return fn(db, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise StoreSchemaError(f"{db}: not a readable ai-memory database ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:200]})") from None
+    return run
+
+
+@_sqlite_errors_named
 def ai_memory(db) -> IngestResult:
     """The calibration logs of an ai-memory database (opened read-only).
 

@@ -36,7 +36,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import sys
 import tempfile
 import warnings
@@ -490,14 +489,14 @@ def run_fuzz(per_target: int = FULL, seed: int = 0, verbose: bool = False) -> Co
                 before = {p: h for p, h in before.items() if p != f[key]}
                 note(target, how, _verb_outcome(argv(), outputs, must_fail, before, folder))
                 shutil.rmtree(folder, ignore_errors=True)
-        for i in range(per_target):
+        for _ in range(per_target):
             folder, f = fresh()
-            export, prod = _store_pair(folder)
+            _store_pair(folder)  # prod.db, which the store arguments name
             for target, argv, must_fail in _argument_cases(f, folder, rng):
                 before = _snapshot(folder)
                 note(target, " ".join(argv[-2:])[:60], _verb_outcome(argv, [], must_fail, before, folder))
             shutil.rmtree(folder, ignore_errors=True)
-        for i in range(per_target):  # stores: damaged export, production and backup
+        for _ in range(per_target):  # stores: damaged export, production and backup
             folder, f = fresh()
             export, prod = _store_pair(folder)
             code, _, _ = _invoke(["merge", str(export), str(prod)])

@@ -157,7 +157,7 @@ def _sqlite_errors_named(fn):
     def run(db, *args, **kwargs):
         try:
             return fn(db, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # text that is not UTF-8 among others
             raise StoreSchemaError(f"{db}: not a readable ai-memory database ({type(exc).__name__}: "
                                    f"{' '.join(str(exc).split())[:200]})") from None
     return run

@@ -711,3 +711,12 @@ def test_symlink_loops_in_restore_and_prune_backups(tmp_path, capsys):
         code, _, err = run(argv, capsys)  # before: RuntimeError: Symlink loop (exit 1)
         assert code == 2 and err.splitlines() == [
             f"error: {tmp_path / name}: a symbolic link loop; expected a path that resolves to a file"], argv
+
+
+def test_help_shows_no_bool_type_for_flags(capsys):
+    """Issue 36 point 4: `--json  <bool>` said nothing a flag does not already say."""
+    from thatchlab.cli._app import VERBS
+
+    for verb in VERBS:
+        code, out, _ = run([verb, "--help"], capsys)
+        assert code == 0 and "<bool>" not in out and "--help" in out, verb

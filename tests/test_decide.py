@@ -469,3 +469,14 @@ def test_belief_calibration_and_anticipation_sweeps_record_cluster_sums_and_deci
     d = _quiet(decide, res, metrics[0], n_boot=200)
     assert 0 < d.combined["n_clusters"] <= len(stats.labels["test"]) and d.cluster == unit
     assert d.combined_record()["parameter"] == "combined"
+
+
+def test_summary_counts_agree_in_number():
+    """Issue 36 point 4: "1 configurations compared"."""
+    import dataclasses
+
+    from thatchlab.tune import decide, planted_sweep
+
+    d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
+    assert "  1 configuration compared" in dataclasses.replace(d, n_configs=1).summary()
+    assert f"  {d.n_configs} configurations compared" in d.summary() and d.n_configs > 1

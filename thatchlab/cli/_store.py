@@ -195,6 +195,8 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
                          f"{' '.join(str(exc).split())[:200]}); nothing was restored") from None
     echo_pairs(sorted(res.counts.items()))
     typer.echo(f"restored {res.backup_path} into {res.path} (production as it was before: {res.safety_path})")
+    for note in res.notes:
+        typer.echo(f"note: {note}")
 
 
 def prune_backups(production: Path = typer.Argument(..., help="the production file whose backups to prune"),

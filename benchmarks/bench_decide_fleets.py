@@ -19,7 +19,7 @@ Validation always prefers the change, so ``decide`` tests it in every world.
 
 Nominal false-ship: ``α/2 = 2.5 %`` (target ≤ 3.5 %); harm worlds: ships ≤ 5 % by default.
 
-    python benchmarks/bench_decide_fleets.py          # 400 worlds per cell
+    python benchmarks/bench_decide_fleets.py          # 400 worlds per cell (nested: 1,500)
     python benchmarks/bench_decide_fleets.py --ci     # 30 worlds per cell
 
 Last line: ``RESULT bench=decide_fleets nested=<rate> by_session=<rate> unbalanced=<worst rate>
@@ -49,8 +49,8 @@ from thatchlab.tune._testing import t_quantile
 
 METRIC, ALPHA = "interruption_rate", 0.05
 CHANGED = ScoringParams(threshold=0.65)
-FULL = {"reps": 400}
-CI = {"reps": 30}
+FULL = {"reps": 400, "nested": 1500}  # the nested cell decides twice a world and is cheap: more worlds
+CI = {"reps": 30, "nested": 30}
 LOOKS = 5
 
 
@@ -123,18 +123,19 @@ def main() -> int:
     args = ap.parse_args()
     _util.pin_threads()
     print(_util.describe_threads())
-    reps = (CI if args.ci else FULL)["reps"]
+    size = CI if args.ci else FULL
+    reps, nested_reps = size["reps"], size["nested"]
     rng = np.random.default_rng(args.seed)
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         counts = {"user": 0, "session": 0}
-        for _ in range(reps):
+        for _ in range(nested_reps):
             frame = fleet(rng, 8, 10, rng.normal(0, 0.05, 8))
             counts["user"] += ships(frame)[0]
             counts["session"] += ships(frame, cluster="session")[0]
         rows.append({"world": "nested", "users": 8, "decide": counts["user"], "other": counts["session"],
-                     "other_is": "cluster=session"})
+                     "other_is": "cluster=session", "worlds": nested_reps})
         for users in (10, 30, 100):
             ours = cr1 = 0
             for _ in range(reps):
@@ -164,9 +165,9 @@ def main() -> int:
         rows.append({"world": f"{LOOKS} looks", "users": 20, "decide": seq, "other": plain,
                      "other_is": "plain decide at each look"})
     table = pd.DataFrame(rows)
-    table["worlds"] = reps
-    table["decide_rate"] = table["decide"] / reps
-    table["other_rate"] = table["other"] / reps
+    table["worlds"] = table["worlds"].fillna(reps).astype(int) if "worlds" in table else reps
+    table["decide_rate"] = table["decide"] / table["worlds"]
+    table["other_rate"] = table["other"] / table["worlds"]
     with pd.option_context("display.width", 200):
         print(table.to_string(index=False))
     null = table[~table["world"].isin(["harm", f"{LOOKS} looks"])]

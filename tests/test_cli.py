@@ -85,7 +85,7 @@ def test_merge_dry_run_then_merge_then_restore(tmp_path, capsys):
         code, _, err = run(["merge", str(export), str(prod), "--timeout", t], capsys)
         assert code == 2 and "timeout" in err
     code, out, _ = run(["prune-backups", str(prod), "--keep", "1"], capsys)
-    assert code == 0 and "0 backup(s) removed" in out  # the first and the newest always stay
+    assert code == 0 and "0 backups removed" in out  # the first and the newest always stay
 
 
 def test_merge_and_restore_errors_are_one_line(tmp_path, capsys):
@@ -754,3 +754,161 @@ def test_restore_list_says_when_restore_would_refuse_a_backup(tmp_path, capsys):
     assert code == 0 and f"  merge  intact, but restore refuses it now: {backup}: its other tables differ" in out
     code, _, err = run(["restore", str(backup), str(prod)], capsys)
     assert code == 2 and err.startswith(f"error: {backup}: its other tables differ from {prod}'s now (entries)")
+
+
+# ------------------------------------------------------------------ errors name the real problem (issue 36 pt 8)
+MEMORY_LOG = Path(__file__).resolve().parents[1] / "data" / "memory_log.jsonl"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["run", "--data", "{f}", "--out", "{d}/o"], "error: {f}: is a file; expected the data directory holding the logs"),
+    (["run", "--out", "{f}"], "error: {f}: is a file; expected a directory for the report and the export"),
+    (["run", "--out", "{f}/sub"],
+     "error: {f}/sub: holds the file {f}; expected a directory for the report and the export"),
+    (["demo", "--out", "{f}"], "error: --out {f}: is a file; expected a directory for the exported store"),
+    (["import", str(Path("/nonexistent/a.db")), "--out", "{f}"],
+     "error: --out {f}: is a file; expected a directory to write the tables into"),
+    (["replay", str(MEMORY_LOG), "--engine", "belief", "--events-out", "{d}"],
+     "error: {d}: is a directory; expected a file to write"),
+    (["replay", str(MEMORY_LOG), "--engine", "belief", "--events-out", "{f}/e.csv"],
+     "error: {f}/e.csv: {f} is a file; expected a directory there"),
+    (["synth", "belief", "--out", "{f}/s.jsonl"], "error: --out {f}/s.jsonl: {f} is a file; expected a directory there"),
+    (["synth", "belief", "--out", "{d}"], "error: --out {d}: is a directory; expected a file to write"),
+    (["export", "{f}", "--engine", "behavior", "--out", "{d}"], "error: --out {d}: is a directory; expected a file to write"),
+    (["ingest", "omi", "{d}", "--out", "{d}/o.jsonl"],
+     "error: {d}: is a directory; expected the JSON file of omi's /v3/memories"),
+    (["ingest", "omi", "{f}", "--out", "{d}"], "error: --out {d}: is a directory; expected a file to write"),
+    (["calibrate", "{d}"], "error: {d}: is a directory; expected a log file (JSONL, CSV or Parquet)"),
+    (["replay", str(MEMORY_LOG), "--engine", "belief", "--config", "{d}"],
+     "error: {d}: is a directory; expected a JSON or TOML config file"),
+])
+def test_a_file_for_a_directory_and_the_reverse_are_named(tmp_path, capsys, argv, line):
+    f, d = tmp_path / "afile", tmp_path / "adir"
+    f.write_text("x")
+    d.mkdir()
+    argv = [a.format(f=f, d=d) for a in argv]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.splitlines() == [line.format(f=f, d=d)]
+    assert "Errno" not in err
+
+
+def test_no_errno_text_reaches_the_user(capsys):
+    from thatchlab.cli._app import fail
+    from thatchlab.cli._io import os_error_text, without_errno
+
+    assert os_error_text(PermissionError(13, "Permission denied", "/root/x.csv")) == "/root/x.csv: permission denied"
+    assert os_error_text(OSError(40, "Too many levels of symbolic links", "/tmp/loop")) == \
+        "/tmp/loop: a symbolic link loop; expected a path that resolves"
+    assert without_errno("cannot read ([Errno 2] No such file or directory: 'a.db')") == \
+        "cannot read (a.db: no such file or directory)"
+    fail(FileNotFoundError(2, "No such file or directory", "gone.csv"))
+    fail("x: cannot write ([Errno 28] No space left on device)")
+    assert capsys.readouterr().err.splitlines() == ["error: gone.csv: no such file or directory",
+                                                    "error: x: cannot write (no space left on device)"]
+
+
+# ------------------------------------------------------------------ no raw traceback, no unbounded time (pt 7)
+def _edge(src, dst, field, value, last=False):
+    recs = [json.loads(line) for line in src.read_text().splitlines()]
+    recs[-1 if last else 0][field] = value
+    dst.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return dst
+
+
+@pytest.mark.parametrize("when, last", [("1677-09-22T00:00:00Z", False), ("2262-04-10T00:00:00Z", True)])
+def test_times_at_pandas_range_edges_are_typed_errors(tmp_path, capsys, when, last):
+    """Before: mine raised OutOfBoundsDatetime, fit halflife OverflowError, calibrate ran for minutes (or read
+    only the far row into its default window)."""
+    ev = _edge(DATA / "events.jsonl", tmp_path / "ev.jsonl", "ts", when, last)
+    mem = _edge(DATA / "memory_log.jsonl", tmp_path / "mem.jsonl", "ts", when, last)
+    rec = _edge(DATA / "recall_log.jsonl", tmp_path / "rec.jsonl", "ts", when, last)
+    row = {"ev": 507, "mem": 1451, "rec": 1499} if last else {"ev": 0, "mem": 0, "rec": 0}
+    stamp = str(pd.Timestamp(when))
+    for argv, path in ((["mine", str(ev), str(DATA / "recalls.jsonl")], ev),
+                       (["replay", str(ev), "--engine", "anticipation", "--recalls", str(DATA / "recalls.jsonl")], ev),
+                       (["fit", "halflife", str(mem)], mem), (["replay", str(mem), "--engine", "belief"], mem),
+                       (["calibrate", str(rec)], rec), (["fit", "derive", str(rec)], rec),
+                       (["replay", str(rec), "--engine", "calibration"], rec)):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and err.splitlines() == [
+            f"error: {path}: data row {row[path.stem]}, column 'ts': {stamp} is outside 1678-01-01 to 2262-01-01 "
+            "(UTC), the times the day-counting engines take (a day, a window or a half-life added to it would "
+            "leave pandas' range)"], argv
+
+
+def test_a_wrong_year_far_from_the_others_is_named(tmp_path, capsys):
+    rec = _edge(DATA / "recall_log.jsonl", tmp_path / "rec.jsonl", "ts", "1900-01-01T00:00:00Z")
+    code, _, err = run(["calibrate", str(rec)], capsys)
+    assert code == 2 and err.startswith(f"error: {rec}: the times span 46140 days, from 1900-01-01 00:00:00+00:00 "
+                                        f"({rec}, data row 0, column 'ts') to 2026-")
+    assert err.rstrip().endswith("expected at most 36500 days (a century): a time that far from the others is "
+                                 "likely a wrong year")
+
+
+def test_truncated_sweep_sidecars_and_a_fifo_cache(tmp_path, capsys):
+    import os
+
+    rows, cache = tmp_path / "rows.parquet", tmp_path / "c.parquet"
+    argv = ["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", '{"state": [5, 10]}',
+            "--metric", "brier", "--cache", str(cache)]
+    assert run([*argv, "--out", str(rows)], capsys)[0] == 0
+    side = tmp_path / "rows.parquet.decide.npz"
+    side.write_bytes(side.read_bytes()[:300])
+    code, _, err = run(["decide", str(rows), "--metric", "brier", "--out", str(tmp_path / "d.json")], capsys)
+    assert code == 2 and err.startswith(f"error: {side}: not a readable sweep sidecar (BadZipFile: ")
+    clusters = next(tmp_path.glob("c.parquet.*.clusters.npz"))
+    clusters.write_bytes(clusters.read_bytes()[:300])
+    code, _, err = run([a.replace("[5, 10]", "[5, 10, 20]") for a in argv], capsys)
+    assert code == 2 and err.startswith(f"error: {clusters}: not a readable sweep cache sidecar (BadZipFile: ")
+    fifo = tmp_path / "fifo.parquet"
+    os.mkfifo(fifo)  # before: the sweep waited forever for a writer
+    code, _, err = run([*argv[:-1], str(fifo)], capsys)
+    assert code == 2 and err.splitlines() == [
+        f"error: {fifo}: is not a regular file (a FIFO, a socket or a device); expected the sweep cache, a Parquet "
+        "file (or a path where none exists yet)"]
+
+
+def test_deeply_nested_json_arguments_are_typed_errors(tmp_path, capsys):
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.json").write_text('{"a": ' + deep + "}")
+    (tmp_path / "omi.json").write_text(deep)
+    mem = str(DATA / "memory_log.jsonl")
+    for argv, line in (
+            (["sweep", mem, "--engine", "belief", "--metric", "auc", "--space", '{"a": ' + deep[:4000] + "}"],
+             "--space: nests arrays or objects too deeply to read; expected e.g. '{\"k\": [2, 5, 10]}'"),
+            (["sweep", mem, "--engine", "belief", "--metric", "auc", "--space", str(tmp_path / "deep.json")],
+             f"{tmp_path / 'deep.json'}: the space nests arrays or objects too deeply to read; expected a flat "
+             "mapping of JSON or TOML"),
+            (["replay", mem, "--engine", "belief", "--config", str(tmp_path / "deep.json")],
+             f"{tmp_path / 'deep.json'}: the config nests arrays or objects too deeply to read; expected a flat "
+             "mapping of JSON or TOML"),
+            (["run", "--config", str(tmp_path / "deep.json"), "--out", str(tmp_path / "r")],
+             f"{tmp_path / 'deep.json'}: the config nests arrays or objects too deeply to read; expected a mapping "
+             "of engine → parameters"),
+            (["ingest", "omi", str(tmp_path / "omi.json"), "--out", str(tmp_path / "o.jsonl")],
+             f"{tmp_path / 'omi.json'}: JSON nested too deeply to read; expected omi's /v3/memories (memory "
+             "objects of flat fields)")):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and err.splitlines() == [f"error: {line}"], argv
+
+
+def test_symlink_loops_in_restore_and_prune_backups(tmp_path, capsys):
+    import os
+
+    os.symlink(tmp_path / "b.db", tmp_path / "a.db")
+    os.symlink(tmp_path / "a.db", tmp_path / "b.db")
+    for argv, name in ((["restore", str(tmp_path / "a.db"), str(tmp_path / "x.db")], "a.db"),
+                       (["restore", "--list", str(tmp_path / "b.db")], "b.db"),
+                       (["prune-backups", str(tmp_path / "a.db"), "--keep", "1"], "a.db")):
+        code, _, err = run(argv, capsys)  # before: RuntimeError: Symlink loop (exit 1)
+        assert code == 2 and err.splitlines() == [
+            f"error: {tmp_path / name}: a symbolic link loop; expected a path that resolves to a file"], argv
+
+
+def test_help_shows_no_bool_type_for_flags(capsys):
+    """Issue 36 point 4: `--json  <bool>` said nothing a flag does not already say."""
+    from thatchlab.cli._app import VERBS
+
+    for verb in VERBS:
+        code, out, _ = run([verb, "--help"], capsys)
+        assert code == 0 and "<bool>" not in out and "--help" in out, verb

@@ -486,3 +486,14 @@ def test_a_parameter_that_changes_the_metrics_rows_is_never_identified_nor_shipp
     assert row["reason"].startswith("not identified: min_prompt_chars changes which rows interruption_rate "
                                     "counts (its denominator)")
     assert "min_prompt_chars" in d.unidentified
+
+
+def test_summary_counts_agree_in_number():
+    """Issue 36 point 4: "1 configurations compared"."""
+    import dataclasses
+
+    from thatchlab.tune import decide, planted_sweep
+
+    d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
+    assert "  1 configuration compared" in dataclasses.replace(d, n_configs=1).summary()
+    assert f"  {d.n_configs} configurations compared" in d.summary() and d.n_configs > 1

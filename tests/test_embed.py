@@ -481,3 +481,25 @@ def test_real_model_query_prefix_only_on_queries(real_embedder):
     np.testing.assert_allclose(emb.embed_queries(text),
                                real_embedder.embed_passages([BGE_QUERY_PREFIX + text[0]]), atol=1e-5)
     assert np.abs(emb.embed_queries(text) - emb.embed_passages(text)).max() > 0.01
+
+
+def test_a_huge_prompt_is_clipped_before_tokenizing(real_embedder, monkeypatch):
+    """Issue 36 point 7: a prompt far longer than the model reads is cut before the tokenizer sees it
+    (a 50 MB prompt took 6.5 GB), and the vector is the one of the tokens the model reads."""
+    from thatchlab.embed._models import clip_for_tokens
+
+    phrase = "please add tests for the parser "
+    assert real_embedder.model.max_seq_length == 256
+    normal = phrase * 400  # 12,800 characters: under the bound, unchanged
+    assert clip_for_tokens(normal, 256) is normal
+    huge = phrase * 60_000  # 1.9 MB
+    clipped = clip_for_tokens(huge, 256)
+    assert huge.startswith(clipped) and len(clipped) == len(phrase) * 42 + len("please add tests for the")  # 257 words
+    seen = []
+    encode = real_embedder.model.encode  # tokenizes what it is given
+    monkeypatch.setattr(real_embedder.model, "encode",
+                        lambda texts, **kw: seen.append(max(map(len, texts))) or encode(texts, **kw))
+    huge += "a text no cache holds " + str(id(seen))  # past the cut: changes the cache key, not the vector
+    big, small = real_embedder.embed_queries([huge, phrase * 60 + str(id(seen))])
+    assert max(seen) < 2000  # the tokenizer saw kilobytes, not the 1.9 MB
+    np.testing.assert_allclose(big, small, atol=1e-6)  # both read as their first 256 tokens

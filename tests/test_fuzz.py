@@ -224,3 +224,20 @@ def test_synth_calibrate_and_mine_options(tmp_path_factory, kind, size, seed, su
 def test_run_and_demo_on_bad_input():
     _invoke(["run", "--data", "/nonexistent/data", "--out", "/nonexistent/out"])
     _invoke(["demo", "--out", "/dev/null/demo"])
+
+
+# ----------------------------------------------------------------------------------- the reliability figures
+def test_reliability_fuzz_at_ci_size_has_no_raw_wrong_or_lossy_outcome():
+    """Issue 36 point 9: benchmarks/fuzz_reliability.py (the README's reliability figures at full size)
+    at CI size: every outcome is a typed error or a success that reads back."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_reliability.py"
+    spec = importlib.util.spec_from_file_location("fuzz_reliability", path)
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    counts = fuzz.run_fuzz(fuzz.CI, seed=0)
+    bad = {t: {k: c[k] for k in ("raw", "silently wrong", "data loss") if c[k]}
+           for t, c in counts["by_target"].items() if c["raw"] or c["silently wrong"] or c["data loss"]}
+    assert (counts["raw"], counts["silently wrong"], counts["data loss"]) == (0, 0, 0), bad
+    assert counts["tried"] == 144 and counts["typed"] + counts["ok"] == 144

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests._ingest import DATA, cli, replay, sample_embedder
+from thatchlab import logs
 from thatchlab.embed import LookupEmbedder
 from thatchlab.logs import ingest
 from thatchlab.replay import fidelity
@@ -99,3 +100,50 @@ def test_cli_dry_run_writes_nothing_for_any_source(tmp_path, capsys):
         for name, n in files.items():
             assert f"would write {n} rows to {tmp_path / f'{name}.jsonl'}" in text
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ never a log of no rows (issue 36 point 3)
+@pytest.mark.parametrize("source, content, found", [
+    ("claude-code", b"", "(read: files 1)"),
+    ("claude-code", b'{"type":"summary","summary":"x"}\n{"type":"file-history-snapshot"}\n',
+     "(read: files 1, records 2, other records 2; records by kind: file-history-snapshot 1, summary 1)"),
+    ("omi", b"[]", "(no record read)"),
+])
+def test_cli_ingest_of_nothing_writes_nothing_and_says_what_it_found(tmp_path, capsys, source, content, found):
+    src = tmp_path / ("s.jsonl" if source == "claude-code" else "m.json")
+    src.write_bytes(content)
+    out = tmp_path / "log.jsonl"
+    code, _, err = cli(["ingest", source, str(src), "--out", str(out)], capsys)
+    what = "prompt or thatch tool call" if source == "claude-code" else "memory"
+    assert code == 2 and err.splitlines() == [f"error: {src}: no {what} found to ingest {found}; expected "
+                                              f"{'interaction' if source == 'claude-code' else 'memory'} log "
+                                              f"records of {source}; nothing written"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("existing", ["", "\n\n", "half"])
+def test_cli_ingest_into_an_existing_empty_or_partial_log(tmp_path, capsys, existing):
+    """An empty --out (0 bytes, blank lines: what an ingest of nothing once wrote) or one holding part of
+    the source's rows is grown to the whole source."""
+    out = tmp_path / "log.jsonl"
+    if existing == "half":
+        assert cli(["ingest", "omi", str(DATA / "omi_memories.json"), "--out", str(out)], capsys)[0] == 0
+        lines = out.read_text().splitlines(keepends=True)
+        out.write_text("".join(lines[:10]))
+    else:
+        out.write_text(existing)
+    code, text, err = cli(["ingest", "omi", str(DATA / "omi_memories.json"), "--out", str(out)], capsys)
+    assert code == 0 and err == "", err
+    assert f"wrote 24 rows to {out}" in text
+    assert len(logs.read_memory_log(out)) == 24
+    code, text, _ = cli(["ingest", "omi", str(DATA / "omi_memories.json"), "--out", str(out)], capsys)
+    assert code == 0 and f"{out}: unchanged (24 rows, as the source holds them)" in text
+
+
+def test_cli_ingest_of_nothing_leaves_an_existing_log_as_it_was(tmp_path, capsys):
+    out = tmp_path / "log.jsonl"
+    assert cli(["ingest", "omi", str(DATA / "omi_memories.json"), "--out", str(out)], capsys)[0] == 0
+    before = out.read_bytes()
+    (tmp_path / "none.json").write_text("[]")
+    code, _, err = cli(["ingest", "omi", str(tmp_path / "none.json"), "--out", str(out)], capsys)
+    assert code == 2 and err.rstrip().endswith(f"{out} left as it was") and out.read_bytes() == before

@@ -83,7 +83,10 @@ def test_calls_that_never_ran_are_rows_a_replay_skips(cc, emb):
         assert len(res.events) == len(log)  # one events row per log row
         assert res.events.loc[skipped.index, "action"].eq("skipped").all()
         assert res.events.loc[skipped.index, "confidence"].isna().all()
+        # issue 36 point 4: calls that never ran are their own count, apart from short messages
+        assert (res.metrics["n_calls_not_run"], res.metrics["n_skipped"]) == (4, 1)  # 1 short prompt
         alone = replay(applied, "prediction", emb, path=path)
+        assert alone.metrics["n_calls_not_run"] == 0
         assert res.tables["items"][["statement", "confirm_count", "disconfirm_count", "confidence"]].equals(
             alone.tables["items"][["statement", "confirm_count", "disconfirm_count", "confidence"]])
         items = res.tables["items"].set_index("statement")
@@ -395,3 +398,35 @@ def test_store_from_the_store_its_calls_passed_when_nothing_else_names_it(tmp_pa
     res = ingest.claude_code(write(tmp_path / "s.jsonl", recs))
     assert res.log["store"].eq("acme/weather-app").all()
     assert len(res.warnings) == 1 and "the store the calls passed" in res.warnings[0]
+
+
+# ------------------------------------------------------------------ file order where time cannot decide
+def _call_and_prompt(ts_prompt, ts_call, result_first):
+    prompt = {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": ts_prompt, "cwd": "/x/app",
+              "message": {"content": "please add tests"}}
+    call = {"type": "assistant", "uuid": "x1", "sessionId": "s1", "timestamp": ts_call,
+            "message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "mcp__thatch__prediction_update",
+                                     "input": {"matcher": "writing tests", "prediction": "use pytest",
+                                               "signal": "confirm"}}]}}
+    result = {"type": "user", "uuid": "t1", "sessionId": "s1", "timestamp": ts_call,
+              "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                       "content": '[confirm] "use pytest" confidence=0.58 (1/0)'}]}}
+    return [prompt, result, call] if result_first else [prompt, call, result]
+
+
+@pytest.mark.parametrize("result_first", [False, True])
+def test_a_result_written_before_its_call_still_pairs_with_it(tmp_path, result_first):
+    """Issue 36 point 6: a tool_result that precedes its tool_use in the file answers that call."""
+    recs = _call_and_prompt("2026-01-05T09:00:00Z", "2026-01-05T09:00:05Z", result_first)
+    res = ingest.claude_code(write(tmp_path / "s.jsonl", recs), project_store="cwd")
+    assert res.log[["kind", "logged_reply", "skip_reason"]].values.tolist() == [
+        ["message", None, None], ["prediction_update", '[confirm] "use pytest" confidence=0.58 (1/0)', None]]
+    assert dict(res.not_run) == {}
+
+
+def test_equal_times_keep_file_order_a_prompt_before_its_calls(tmp_path):
+    """Issue 36 point 6: a prompt and the call it caused in the same millisecond keep the file's order."""
+    recs = _call_and_prompt("2026-01-05T09:00:00Z", "2026-01-05T09:00:00Z", result_first=True)
+    res = ingest.claude_code(write(tmp_path / "s.jsonl", recs), project_store="cwd")
+    assert res.log["kind"].tolist() == ["message", "prediction_update"]
+    assert res.log["logged_reply"].tolist()[1] == '[confirm] "use pytest" confidence=0.58 (1/0)'

@@ -182,11 +182,20 @@ def test_embedding_values_a_float32_cannot_hold_are_refused(tmp_path):
 def test_header_only_and_empty_files(tmp_path):
     (tmp_path / "m.csv").write_text("ts,memory_id,kind\n")
     assert len(logs.read_memory_log(tmp_path / "m.csv")) == 0
-    for name, text in (("e.jsonl", ""), ("e.csv", ""), ("blank.jsonl", "\n  \n\n"), ("blank.csv", "\n\n"),
-                       ("e.parquet", "")):
+    for name, text in (("e.csv", ""), ("blank.csv", "\n\n"), ("e.parquet", "")):
         (tmp_path / name).write_text(text)
         with pytest.raises(LogValidationError, match=f"{name}: empty file; expected "):
             logs.read_memory_log(tmp_path / name)
+    # no line is no object: an empty JSON-lines file is a log of no rows (issue 36 point 6), the file
+    # an ingest of nothing once wrote reads back instead of blocking every later command
+    for name, text in (("e.jsonl", ""), ("blank.jsonl", "\n  \n\n")):
+        (tmp_path / name).write_text(text)
+        for read, first in ((logs.read_memory_log, "ts"), (logs.read_interaction_log, "ts"),
+                            (logs.read_recall_log, "ts"), (logs.read_event_log, "ts")):
+            df = read(tmp_path / name)
+            assert len(df) == 0 and df.columns[0] == first
+        with pytest.raises(LogValidationError, match=f"{name}: empty file; expected "):
+            logs.read_table(tmp_path / name)  # no kind, no columns: still refused
 
 
 def test_a_bom_is_not_part_of_the_first_column(tmp_path):
@@ -311,3 +320,14 @@ def test_fields_first_seen_far_down_the_file_keep_their_types(tmp_path):
     bad = dict(late[2], matcher=5)
     e = _first_error(logs.read_interaction_log, _jsonl(tmp_path, head + [bad], name="bad.jsonl"))
     assert (e.row, e.column) == (3000, "matcher")
+
+
+def test_zero_rows_of_category_less_categoricals_validate():
+    """Issue 36 point 7: a rule mapping a categorical column gave a categorical without False among its
+    categories, and ``fillna(False)`` raised a raw TypeError."""
+    for validate, columns in ((logs.validate_memory_log, logs.MEMORY_LOG_COLUMNS),
+                              (logs.validate_recall_log, logs.RECALL_COLUMNS),
+                              (logs.validate_event_log, ("ts", "workspace", "session", "name", "entities")),
+                              (logs.validate_recall_stream, ("ts", "workspace", "session", "fact_id", "entities"))):
+        out = validate(pd.DataFrame({c: pd.Categorical([]) for c in columns}))
+        assert len(out) == 0 and list(out.columns)[:2] == list(columns)[:2]

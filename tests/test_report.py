@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from thatchlab.report import notebook_hash, render_notebook, rendering_hash
@@ -44,9 +45,75 @@ def test_hash_changes_with_source_or_outputs_not_metadata(tmp_path):
     assert notebook_hash(a) == h
 
 
+# ------------------------------------------------------------------ the run report shows what it has (issue 36 pt 4)
+def _render(tmp_path, sections):
+    from thatchlab.report import render_run_report
+
+    return render_run_report(tmp_path / "index.html", facts=[{"label": "Data", "value": "d"}], engines=[],
+                             ships={"paragraphs": ["Ships: nothing."],
+                                    "tables": [("", pd.DataFrame({"parameter": ["k", "p0"], "ships": [True, False]}))]},
+                             sections=sections, parameters={"values": {}}, versions={"python": "3"},
+                             timings={"replay": 1.0})
+
+
+def test_an_empty_table_or_figure_says_why_in_its_place(tmp_path):
+    empty = pd.DataFrame({"threshold": [], "val_interruption_rate": []})
+    empty.attrs["empty_reason"] = ("no message reached the strong regime with an outcome on validation under any "
+                                   "configuration, so wrong silent follows cannot be estimated")
+    html = _render(tmp_path, [{"title": "Sweep", "tables": [("Pareto front", empty), ("Other", pd.DataFrame())],
+                               "figures": [("Interruptions against wrong silent follows", None,
+                                            "no configuration at production's K and P0 was scored")]}]).read_text()
+    assert ('<h3>Pareto front</h3><p class="empty">Nothing to show: no message reached the strong regime with an '
+            "outcome on validation under any configuration, so wrong silent follows cannot be estimated.</p>") in html
+    assert '<h3>Other</h3><p class="empty">Nothing to show: no rows: the data gave nothing to show here.</p>' in html
+    assert ("<h3>Interruptions against wrong silent follows</h3><p class=\"empty\">Nothing to show: no "
+            "configuration at production&#x27;s K and P0 was scored.</p>") in html
+    assert "<img" not in html
+
+
+def test_booleans_read_as_words(tmp_path):
+    html = _render(tmp_path, []).read_text()
+    assert "<td>yes</td>" in html and "<td>no</td>" in html
+    assert ">True<" not in html and ">False<" not in html
+
+
+def test_glossary_travels_with_the_report(tmp_path):
+    import re
+
+    metrics = pd.DataFrame({"value": [0.5, 0.25, 3.0, 1.0]},
+                           index=["log_loss", "val_brier", "n_calls_not_run", "not_a_metric"])
+    metrics.attrs["index_is_metric"] = True
+    html = _render(tmp_path, [{"title": "Replay", "tables": [("Replay metrics", metrics)]}]).read_text()
+    glossary = (tmp_path / "glossary.html").read_text()
+    links = re.findall(r'<a href="([^"]*)" title="([^"]*)">([^<]*)</a>', html)
+    assert [(href, name) for href, _, name in links] == [
+        ("glossary.html#term-log_loss", "log_loss"), ("glossary.html#term-val_-metric", "val_brier"),
+        ("glossary.html#term-n_calls_not_run", "n_calls_not_run")]
+    assert links[0][1].startswith("Prequential log-loss: before each confirm/disconfirm/soft signal")
+    for href, _, _ in links:
+        assert f'id="{href.split("#")[1]}"' in glossary
+    assert "<td>not_a_metric</td>" in html  # a name the glossary does not define is not a dead link
+    assert "_build" not in html and "file://" not in html
+
+
+def test_the_packaged_glossary_is_the_documentation_glossary():
+    """The report's glossary (package data, so it ships in the wheel) is docs/glossary.md, word for word."""
+    packaged = ROOT / "thatchlab" / "report" / "templates" / "glossary.md"
+    assert packaged.read_text() == (ROOT / "docs" / "glossary.md").read_text(), \
+        "cp docs/glossary.md thatchlab/report/templates/glossary.md"
+
+
+def test_plural_counts_agree_in_number():
+    from thatchlab.core.display import plural
+
+    assert [plural(n, "configuration") for n in (0, 1, 2)] == ["0 configurations", "1 configuration",
+                                                               "2 configurations"]
+
+
 # -- escaping: every header and cell of the run report's tables, whatever its dtype ------------
 
 BAD = "<script>alert(1)</script>"
+SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
 def _str_dtype():
@@ -57,7 +124,6 @@ def _str_dtype():
         return pd.StringDtype("pyarrow", na_value=float("nan"))
     except TypeError:  # pandas 2.2
         return pd.StringDtype("pyarrow_numpy")
-SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
 def _hostile_frame():

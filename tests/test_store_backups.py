@@ -420,3 +420,27 @@ def test_table_and_trigger_names_with_a_double_quote_are_quoted(tmp_path):
     assert _rows(prod, "SELECT COUNT(*) FROM audit") == [(0,)]
     back = restore(res.backup_path, prod)
     assert back.counts['odd "name"'] == 1 and _dump(prod) == before
+
+
+def test_restore_after_production_changed_its_page_size_says_so_and_restores(tmp_path):
+    """Issue 36 point 7: a WAL-mode production vacuumed to another page size since the backup made
+    SQLite's page copy fail ("attempt to write a readonly database"); restore now leaves WAL mode
+    for the copy, brings back the backup's page size with its rows, returns to WAL and says so."""
+    prod = _production(tmp_path / "p.db")
+    con = sqlite3.connect(prod)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+    before = _dump(prod)
+    res = merge_into(_export(tmp_path), prod)
+    con = sqlite3.connect(prod)
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.execute("PRAGMA page_size=8192")
+    con.execute("VACUUM")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+    assert _rows(prod, "PRAGMA page_size") == [(8192,)]
+    back = restore(res.backup_path, prod)
+    assert back.notes == ["production's page size changed since the backup (8192 → 4096 bytes, the backup's): "
+                          "restored with the backup's page size, leaving WAL mode for the copy and returning to it"]
+    assert _dump(prod) == before
+    assert _rows(prod, "PRAGMA page_size") == [(4096,)] and _rows(prod, "PRAGMA journal_mode") == [("wal",)]

@@ -16,8 +16,10 @@ import sys
 import warnings
 
 import typer
+from typer.core import TyperCommand
 
 from thatchlab.cli import _fidelity, _fit, _ingest, _job, _mine, _replay, _store, _synth
+from thatchlab.cli._io import os_error_text, without_errno
 from thatchlab.core.errors import ThatchlabError
 
 __all__ = ["app", "main", "VERBS"]
@@ -74,7 +76,9 @@ def one_line(text) -> str:
 
 def fail(message) -> None:
     """Print the one ``error:`` line of a failed verb on stderr."""
-    typer.echo(f"error: {one_line(message)}", err=True)
+    if isinstance(message, OSError):
+        message = os_error_text(message)
+    typer.echo(f"error: {without_errno(one_line(message))}", err=True)
 
 
 _INTERRUPTED = []
@@ -120,8 +124,19 @@ def guarded(verb):
     return run
 
 
+class _Command(TyperCommand):
+    """A verb whose help shows no type for on/off flags (typer prints ``<bool>`` there, which says nothing)."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for p in params:
+            if getattr(p, "is_flag", False) and p.metavar is None:
+                p.metavar = ""
+        return params
+
+
 for _name, _verb in VERBS.items():
-    app.command(_name)(guarded(_verb))
+    app.command(_name, cls=_Command)(guarded(_verb))
 
 
 def main(argv=None):

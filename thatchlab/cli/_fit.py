@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from thatchlab.cli._inputs import SCORING, check_number, choice, epoch, get_embedder, parse_time
+from thatchlab.cli._inputs import (
+    SCORING,
+    check_calendar,
+    check_calendar_time,
+    check_number,
+    choice,
+    epoch,
+    get_embedder,
+    parse_time,
+)
 from thatchlab.cli._io import check_not_inputs, check_out, is_sqlite, write_out
 
 __all__ = ["fit", "calibrate"]
@@ -42,11 +51,14 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
             fitter = PriorFitter(soft_weight=res.params.soft_weight).fit(prov[["item_id", "signal"]])
     elif what == "halflife":
         log = logs.read_memory_log(input)
+        check_calendar([(input, log, ["ts"])], input)
         if not (log["kind"] == "write").any():
             raise InputError(f"{input}: the memory log has no write rows; expected memories to fit half-lives on")
         fitter = HalfLifeFitter().fit_from_log(log)
     else:
-        fitter = DeriveWeightsFitter().fit(logs.read_recall_log(input))
+        log = logs.read_recall_log(input)
+        check_calendar([(input, log, ["ts", "created_at"])], input)
+        fitter = DeriveWeightsFitter().fit(log)
     summary = fitter.summary_
     typer.echo(summary.to_string(float_format=lambda x: f"{x:.6g}"))
     if out is not None:
@@ -78,11 +90,13 @@ def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-mem
     if at_least("ai-memory", rel, "a78a228"):
         days = check_number("--days", days, 0, MAX_WINDOW_DAYS, "number of days")
     at = parse_time(now, "--now")
+    check_calendar_time(at, "--now")
     if is_sqlite(input):
         from thatchlab.logs.ai_memory import read_ai_memory
 
         tables = read_ai_memory(input)
         obs = tables.observations
+        check_calendar([(input, obs, ["observed_at"])], input)
         if at is None:
             at = obs["observed_at"].max() if len(obs) else epoch()
         report = calibrate_from_shadow(obs, at, days=days, audience=audience, memories=tables.memories,
@@ -95,7 +109,9 @@ def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-mem
         if audience is not None:
             raise InputError(f"--audience: {input} is a recall log, which carries no memory visibility "
                              "(metadata, lifecycle); expected an ai-memory SQLite database")
-        res = run_calibration(read_recall_log(input), CalibrationParams(window_days=days, release=rel))
+        log = read_recall_log(input)
+        check_calendar([(input, log, ["ts", "created_at"])], input)
+        res = run_calibration(log, CalibrationParams(window_days=days, release=rel))
         obs = res.state.observations
         if at is None and res.reports:
             report = res.reports[-1]

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from thatchlab.cli._inputs import choice, get_embedder
-from thatchlab.cli._io import echo_pairs
+from thatchlab.cli._io import check_file_out, echo_pairs
 
 __all__ = ["ingest", "SOURCES"]
 
@@ -64,9 +64,11 @@ def _grown(source: str, table: str, df, target: Path):
 
     from thatchlab.logs.ingest import grow
 
-    if not target.exists() or "record_id" not in df.columns:
+    if not target.exists() or "record_id" not in df.columns or _holds_nothing(target):
         return df, None
     existing = _read(source, table, target)
+    if len(existing) == 0:  # a log of no rows (a header alone): nothing to keep
+        return df, None
     with tempfile.TemporaryDirectory(prefix="thatchlab-ingest-") as tmp:
         same_format = Path(tmp) / f"fresh{target.suffix}"
         _write(source, table, df, same_format)
@@ -75,6 +77,40 @@ def _grown(source: str, table: str, df, target: Path):
     order = [c for c in df.columns if c in g.log.columns] + [c for c in g.log.columns if c not in df.columns]
     g.log = g.log[order]  # a reader may order extra columns differently from the adapter
     return g.log, g
+
+
+def _holds_nothing(path: Path) -> bool:
+    """Whether ``path`` is a file of no bytes or of blank lines only (an earlier ingest of nothing)."""
+    if not path.is_file():
+        return False
+    if path.stat().st_size > 4096:
+        return False
+    return not path.read_bytes().removeprefix(b"\xef\xbb\xbf").strip()
+
+
+#: What a source's rows are, for the message of an ingest that found none.
+_ROWS = {"claude-code": "prompt or thatch tool call", "opencode": "prompt or thatch tool call",
+         "omi": "memory", "ai-memory": "recall, observation or outcome", "mnemo": "event or recall"}
+
+
+def _counts(counter) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.items() if v)
+
+
+def _nothing_found(source: str, path: Path, out: Path, res) -> str:
+    """The message of an ingest whose source gave no row: the input, and what it held by kind."""
+    held = []
+    if res.read:
+        held.append(f"read: {_counts(res.read)}")
+    found = getattr(res, "found", None)
+    if found:
+        held.append(f"records by kind: {_counts(dict(sorted(found.items())))}")
+    if res.skipped:
+        held.append(f"skipped: {_counts(dict(sorted(res.skipped.items())))}")
+    what = "; ".join(held) if held else "no record read"
+    kept = f"{out} left as it was" if out.exists() else "nothing written"
+    return (f"{path}: no {_ROWS[source]} found to ingest ({what}); expected {SOURCES[source]} records "
+            f"of {source}; {kept}")
 
 
 def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, ai-memory or mnemo"),
@@ -119,6 +155,7 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
     from thatchlab.logs import ingest as ing
 
     choice("SOURCE", source, tuple(SOURCES))
+    check_file_out(out, "--out")
     logs.log_format(out)  # an unknown suffix fails before any work
     if engine is not None:
         choice("--engine", engine, ("prediction", "behavior"))
@@ -159,6 +196,8 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
     for line in res.warnings:
         typer.echo(f"warning: {line}", err=True)
     tables = dict(res.tables)
+    if all(df is None or len(df) == 0 for df in tables.values()):  # never a log of no rows
+        raise InputError(_nothing_found(source, path, out, res))
     lookup_rows = None
     if redact:
         tables["interactions"], lookup_rows = ing.redact(tables["interactions"], get_embedder(lookup))

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from thatchlab.cli._io import read_mapping
 
-__all__ = ["SCORING", "REPLAY_ENGINES", "MAX_SECONDS", "choice", "check_seconds", "check_number", "check_count",
-           "engine_params", "get_embedder", "model_embedder", "load_log", "parse_time", "epoch"]
+__all__ = ["SCORING", "REPLAY_ENGINES", "MAX_SECONDS", "CALENDAR", "MAX_SPAN_DAYS", "choice", "check_seconds",
+           "check_number", "check_count", "check_calendar", "check_calendar_time", "engine_params", "get_embedder", "model_embedder", "load_log", "parse_time",
+           "epoch"]
 
 #: The two engines that replay an interaction log with an embedder.
 SCORING = ("prediction", "behavior")
@@ -205,12 +206,95 @@ def load_log(engine: str, path: Path, recalls: Path | None = None):
     if engine in SCORING:
         return logs.read_interaction_log(path)
     if engine == "belief":
-        return logs.read_memory_log(path)
+        log = logs.read_memory_log(path)
+        check_calendar([(path, log, ["ts"])], path)
+        return log
     if engine == "calibration":
-        return logs.read_recall_log(path)
+        log = logs.read_recall_log(path)
+        check_calendar([(path, log, ["ts", "created_at"])], path)
+        return log
     if recalls is None:
         raise InputError("--recalls: the anticipation engine needs the recall stream (LOG is the event stream)")
-    return logs.read_event_log(path), logs.read_recall_stream(recalls)
+    ev, rc = logs.read_event_log(path), logs.read_recall_stream(recalls)
+    check_calendar([(path, ev, ["ts"]), (recalls, rc, ["ts"])], f"{path} and {recalls}")
+    return ev, rc
+
+
+#: The times the engines that count in days (belief half-lives, calibration windows, pattern mining,
+#: anticipation) take: pandas' nanosecond range less a margin at each end, so that adding a window,
+#: a half-life or a day to a time never leaves it.
+CALENDAR = ("1678-01-01", "2262-01-01")
+#: The longest stretch one log may cover, in days (a century): a wider one is a time far from the
+#: others (a wrong year), which would make every daily or windowed pass run over centuries.
+MAX_SPAN_DAYS = 36500
+
+
+def check_calendar(frames, source) -> None:
+    """Fail when a time of ``frames`` is outside :data:`CALENDAR` or they span more than
+    :data:`MAX_SPAN_DAYS`; the message names the file, the row, the column and the time.
+
+    Parameters
+    ----------
+    frames : list of ``(source, DataFrame, columns)``: the logs a verb reads and their time columns.
+    source : what to name when the times of several files are compared (the verb's inputs).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"ts": pd.to_datetime(["2026-01-01", "2262-04-10"], utc=True)})
+    >>> check_calendar([("log.jsonl", df, ["ts"])], "log.jsonl")
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: log.jsonl: data row 1, column 'ts': 2262-04-10 00:00:00+00:00 is outside 1678-01-01 to 2262-01-01 (UTC), the times the day-counting engines take (a day, a window or a half-life added to it would leave pandas' range)
+    """
+    import numpy as np
+    import pandas as pd
+
+    from thatchlab.core.errors import InputError
+
+    lo, hi = (pd.Timestamp(t, tz="UTC") for t in CALENDAR)
+    first = last = None  # (time, file, row, column)
+    for name, df, columns in frames:
+        for col in columns:
+            if col not in df.columns or len(df) == 0:
+                continue
+            s = pd.to_datetime(df[col], utc=True)
+            ok = s.notna().to_numpy()
+            bad = ok & ((s < lo) | (s >= hi)).to_numpy()
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InputError(f"{name}: data row {i}, column {col!r}: {s.iloc[i]} is outside {CALENDAR[0]} to "
+                                 f"{CALENDAR[1]} (UTC), the times the day-counting engines take (a day, a window or "
+                                 "a half-life added to it would leave pandas' range)")
+            if not ok.any():
+                continue
+            i_min, i_max = int(s.to_numpy().argmin()), int(s.to_numpy().argmax())
+            if first is None or s.iloc[i_min] < first[0]:
+                first = (s.iloc[i_min], name, i_min, col)
+            if last is None or s.iloc[i_max] > last[0]:
+                last = (s.iloc[i_max], name, i_max, col)
+    if first is not None and (last[0] - first[0]) > pd.Timedelta(days=MAX_SPAN_DAYS):
+        days = (last[0] - first[0]).days
+        raise InputError(f"{source}: the times span {days} days, from {first[0]} ({first[1]}, data row {first[2]}, "
+                         f"column {first[3]!r}) to {last[0]} ({last[1]}, data row {last[2]}, column {last[3]!r}); "
+                         f"expected at most {MAX_SPAN_DAYS} days (a century): a time that far from the others is "
+                         "likely a wrong year")
+
+
+def check_calendar_time(at, option: str) -> None:
+    """Fail when the time ``at`` an option gave (None passes) is outside :data:`CALENDAR`.
+
+    >>> import pandas as pd
+    >>> check_calendar_time(pd.Timestamp("2262-04-01", tz="UTC"), "--now")
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --now: 2262-04-01 00:00:00+00:00 is outside 1678-01-01 to 2262-01-01 (UTC), the times the day-counting engines take
+    """
+    import pandas as pd
+
+    from thatchlab.core.errors import InputError
+
+    if at is not None and not pd.Timestamp(CALENDAR[0], tz="UTC") <= at < pd.Timestamp(CALENDAR[1], tz="UTC"):
+        raise InputError(f"{option}: {at} is outside {CALENDAR[0]} to {CALENDAR[1]} (UTC), the times the "
+                         "day-counting engines take")
 
 
 def parse_time(value: str | None, option: str):

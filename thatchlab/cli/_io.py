@@ -6,16 +6,62 @@ importing the command line stays cheap; a verb pays for what it uses.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
 
-__all__ = ["TABLE_SUFFIXES", "write_frame", "write_atomic", "write_out", "check_out", "check_distinct",
-           "check_not_inputs",
+__all__ = ["TABLE_SUFFIXES", "os_error_text", "without_errno", "write_frame", "write_atomic", "write_out", "check_out",
+           "check_file_out", "check_resolves", "check_distinct", "check_not_inputs",
            "read_mapping", "is_sqlite", "fmt_value", "echo_pairs"]
 
 #: Suffixes of the tables the verbs write.
 TABLE_SUFFIXES = (".csv", ".parquet", ".json")
+
+
+def os_error_text(exc: OSError) -> str:
+    """What an OS error means for the path it names, in words (never Python's ``[Errno N]`` form).
+
+    >>> os_error_text(FileNotFoundError(2, "No such file or directory", "/nonexistent/a.csv"))
+    '/nonexistent/a.csv: no such file or directory'
+    """
+    import errno
+    import os
+
+    name = exc.filename
+    if name is None:
+        return (exc.strerror or type(exc).__name__).lower() if exc.strerror else without_errno(str(exc))
+    path = Path(os.fsdecode(name)) if isinstance(name, (str, bytes, os.PathLike)) else None
+    if isinstance(exc, FileExistsError) and path is not None and path.exists() and not path.is_dir():
+        return f"{name}: is a file; expected a directory there (or nothing)"
+    if isinstance(exc, FileExistsError):
+        return f"{name}: already exists"
+    if isinstance(exc, NotADirectoryError):
+        return f"{name}: a part of this path is a file; expected directories up to the last part"
+    if isinstance(exc, IsADirectoryError):
+        return f"{name}: is a directory; expected a file"
+    if isinstance(exc, PermissionError):
+        return f"{name}: permission denied"
+    if isinstance(exc, FileNotFoundError):
+        return f"{name}: no such file or directory"
+    if exc.errno == errno.ENOSPC:
+        return f"{name}: no space left on the device"
+    if exc.errno == errno.ELOOP:
+        return f"{name}: a symbolic link loop; expected a path that resolves"
+    what = (exc.strerror or type(exc).__name__).lower()
+    return f"{name}: {what}" + (f" ({exc.filename2})" if exc.filename2 else "")
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^:\]]+?)(?:: '([^']*)')?(?=$|[);,]|: )")
+
+
+def without_errno(text: str) -> str:
+    """``text`` with Python's ``[Errno N] Reason: 'path'`` pieces worded as ``path: reason``.
+
+    >>> without_errno("x.csv: cannot write (FileExistsError: [Errno 17] File exists: 'out')")
+    'x.csv: cannot write (FileExistsError: out: file exists)'
+    """
+    return _ERRNO.sub(lambda m: f"{m.group(2)}: {m.group(1).lower()}" if m.group(2) else m.group(1).lower(), text)
 
 
 def write_frame(df, path: Path) -> None:
@@ -101,8 +147,10 @@ def write_out(df, path: Path) -> None:
         write_frame(df, path)
     except ThatchlabError:
         raise
-    except Exception as exc:  # pyarrow / OS errors
-        raise InputError(f"{path}: cannot write ({type(exc).__name__}: {exc})") from None
+    except OSError as exc:  # a directory where the file goes, a file where a directory is expected...
+        raise InputError(f"{path}: cannot write ({os_error_text(exc)})") from None
+    except Exception as exc:  # pyarrow errors
+        raise InputError(f"{path}: cannot write ({type(exc).__name__}: {without_errno(str(exc))})") from None
 
 
 def check_out(*paths) -> None:
@@ -116,9 +164,62 @@ def check_out(*paths) -> None:
     from thatchlab.core.errors import InputError
 
     for path in paths:
+        if path is not None:
+            check_file_out(path)
         if path is not None and Path(path).suffix.lower() not in TABLE_SUFFIXES:
             raise InputError(f"{path}: unknown output format {Path(path).suffix!r}; "
                              "expected .csv, .parquet or .json")
+
+
+def check_file_out(path: Path, option: str | None = None) -> None:
+    """Fail before any work when an output file's path names a directory, or runs through a file.
+
+    >>> check_file_out(Path("/"), "--out")
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: --out /: is a directory; expected a file to write
+    """
+    from thatchlab.core.errors import InputError
+
+    path = Path(path)
+    named = f"{option} {path}" if option else str(path)
+    if path.is_dir():
+        raise InputError(f"{named}: is a directory; expected a file to write")
+    for where in path.parents:  # the first part of the path that exists must be a directory
+        if where.exists():
+            if not where.is_dir():
+                raise InputError(f"{named}: {where} is a file; expected a directory there")
+            return
+
+
+def check_resolves(*paths) -> None:
+    """Fail before any work when a path is (or runs through) a symbolic link loop.
+
+    >>> import os, tempfile
+    >>> d = Path(tempfile.mkdtemp()); os.symlink(d / "b", d / "a"); os.symlink(d / "a", d / "b")
+    >>> check_resolves(d / "a")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: .../a: a symbolic link loop; expected a path that resolves to a file
+    """
+    import errno
+
+    from thatchlab.core.errors import InputError
+
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            Path(path).resolve(strict=False)
+            os_loop = False
+        except RuntimeError:  # Python < 3.13 reports a loop so
+            os_loop = True
+        except OSError as exc:
+            os_loop = exc.errno == errno.ELOOP
+            if not os_loop:
+                raise
+        if os_loop:
+            raise InputError(f"{path}: a symbolic link loop; expected a path that resolves to a file")
 
 
 def check_distinct(*options) -> None:
@@ -210,6 +311,8 @@ def read_mapping(path: Path, what: str) -> dict:
 
     from thatchlab.core.errors import InputError
 
+    if Path(path).is_dir():
+        raise InputError(f"{path}: is a directory; expected a JSON or TOML {what} file")
     if not Path(path).is_file():
         raise InputError(f"{path}: no such {what} file")
     try:
@@ -220,6 +323,9 @@ def read_mapping(path: Path, what: str) -> dict:
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: the {what} nests arrays or objects too deeply to read; expected a flat "
+                         "mapping of JSON or TOML") from None
     except (ValueError, OSError) as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc}); expected JSON or TOML") from None
     if not isinstance(data, dict):
@@ -235,6 +341,8 @@ def is_sqlite(path: Path) -> bool:
     """
     if Path(path).suffix.lower() in (".db", ".sqlite", ".sqlite3"):
         return True
+    if not Path(path).is_file():  # a FIFO would block the read below; its reader names what it is
+        return False
     try:
         with open(path, "rb") as fh:
             return fh.read(16) == b"SQLite format 3\x00"

@@ -40,6 +40,10 @@ def demo(out: Path = typer.Option(Path("reports/demo"), help="directory for the 
     Prints the replies and nudge blocks and exports the store.
     """
     from thatchlab.cli.demo import run_demo
+    from thatchlab.core.errors import InputError
+
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; expected a directory for the exported store")
 
     result = run_demo(out, version=version)
     typer.echo(result.text())

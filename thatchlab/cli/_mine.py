@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from thatchlab.cli._inputs import choice, epoch, parse_time
+from thatchlab.cli._inputs import check_calendar, check_calendar_time, choice, epoch, parse_time
 from thatchlab.cli._io import check_not_inputs, check_out, echo_pairs, write_out
 
 __all__ = ["mine"]
@@ -36,6 +36,8 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
     params = AnticipationParams(window=window, lookback=lookback, mode=mode)
     ev, rc = read_event_log(events), read_recall_stream(recalls)
     at = parse_time(now, "--now")
+    check_calendar([(events, ev, ["ts"]), (recalls, rc, ["ts"])], f"{events} and {recalls}")
+    check_calendar_time(at, "--now")
     if at is None:
         last = pd.concat([ev["ts"], rc["ts"]]).max()
         at = epoch() if pd.isna(last) else last + pd.Timedelta(seconds=1)

@@ -19,6 +19,7 @@ from thatchlab.cli._inputs import (
 )
 from thatchlab.cli._io import (
     check_distinct,
+    check_file_out,
     check_not_inputs,
     check_out,
     echo_pairs,
@@ -26,6 +27,7 @@ from thatchlab.cli._io import (
     write_atomic,
     write_out,
 )
+from thatchlab.core.display import plural
 
 __all__ = ["replay", "sweep", "decide", "parse_space", "MAX_SEED", "MAX_TRIALS", "MAX_BOOT"]
 
@@ -192,6 +194,9 @@ def parse_space(text: str) -> dict:
     else:
         try:
             space = json.loads(text)
+        except RecursionError:
+            raise InputError("--space: nests arrays or objects too deeply to read; expected e.g. "
+                             "'{\"k\": [2, 5, 10]}'") from None
         except ValueError as exc:
             raise InputError(f"--space: not valid JSON ({exc}); expected e.g. '{{\"k\": [2, 5, 10]}}' "
                              "or a JSON file") from None
@@ -256,7 +261,7 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
                             holdout=holdout, seed=seed, cache=None if cache is None else str(cache), base=base,
                             embedder=get_embedder(lookup) if engine in SCORING else None)
     winner = best(results, metric, minimize=directions[metric] == "min")
-    typer.echo(f"{len(results)} configurations of {engine}; best by validation {metric} "
+    typer.echo(f"{plural(len(results), 'configuration')} of {engine}; best by validation {metric} "
                f"({'lower' if directions[metric] == 'min' else 'higher'} is better):")
     echo_pairs([(k, getattr(winner.params, k)) for k in grid]
                + [(f"val_{metric}", winner.val), (f"test_{metric}", winner.test)])
@@ -289,6 +294,7 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
 
     if out.suffix.lower() != ".json":
         raise InputError(f"--out {out}: expected a .json file")
+    check_file_out(out, "--out")
     check_not_inputs([("--out", out)], [("ROWS", rows), ("--default", default)])
     check_count("--n-boot", n_boot, 1, MAX_BOOT, "a number of resamples")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")

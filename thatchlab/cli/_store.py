@@ -4,6 +4,7 @@ production and ``restore`` a merge's backup."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import typer
@@ -16,7 +17,15 @@ from thatchlab.cli._inputs import (
     get_embedder,
     load_log,
 )
-from thatchlab.cli._io import check_not_inputs, echo_pairs, read_mapping, write_frame
+from thatchlab.cli._io import (
+    check_file_out,
+    check_not_inputs,
+    check_resolves,
+    echo_pairs,
+    read_mapping,
+    write_frame,
+)
+from thatchlab.core.display import plural
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
@@ -25,8 +34,11 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
             out: Path = typer.Option(None, help="directory to write every table into"),
             fmt: str = typer.Option("csv", "--format", help="csv, parquet or json")):
     """Read a store and print what it holds; optionally write its tables out."""
+    from thatchlab.core.errors import InputError
     from thatchlab.store import import_sqlite
 
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; expected a directory to write the tables into")
     contents = import_sqlite(path)
     typer.echo(f"{path}")
     if contents.meta:
@@ -161,6 +173,7 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
     from thatchlab.store import restore as restore_backup
 
     check_seconds("--timeout", timeout)
+    check_resolves(backup, production)
     if list_:
         if production is not None:
             raise InputError("restore --list: give the production file only")
@@ -175,9 +188,15 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
         return
     if production is None:
         raise InputError("restore: expected BACKUP PRODUCTION (or --list PRODUCTION)")
-    res = restore_backup(backup, production, timeout=timeout)
+    try:
+        res = restore_backup(backup, production, timeout=timeout)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged schema read while checking
+        raise InputError(f"{production} or {backup}: not a readable SQLite database ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]}); nothing was restored") from None
     echo_pairs(sorted(res.counts.items()))
     typer.echo(f"restored {res.backup_path} into {res.path} (production as it was before: {res.safety_path})")
+    for note in res.notes:
+        typer.echo(f"note: {note}")
 
 
 def prune_backups(production: Path = typer.Argument(..., help="the production file whose backups to prune"),
@@ -188,10 +207,11 @@ def prune_backups(production: Path = typer.Argument(..., help="the production fi
 
     if keep < 0:
         raise InputError(f"--keep: expected a count >= 0, got {keep}")
+    check_resolves(production)
     removed = prune(production, keep)
     for p in removed:
         typer.echo(f"removed {p}")
-    typer.echo(f"{len(removed)} backup(s) removed")
+    typer.echo(f"{plural(len(removed), 'backup')} removed")
 
 
 def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV or Parquet)"),
@@ -217,6 +237,7 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     from thatchlab.store import check_export_target, export_sqlite
 
     choice("--engine", engine, SCORING)
+    check_file_out(out, "--out")  # a directory is not a store to replace
     check_not_inputs([("--out", out), ("--out's manifest", out.with_name(out.stem + ".manifest.json"))],
                      [("LOG", log), ("--params", params), ("--decision", decision), ("--lookup", lookup)],
                      hint="export to a new file; to update a production store, `thatchlab merge` the export into it")

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from thatchlab.cli._inputs import choice
+from thatchlab.cli._io import check_file_out
 
 __all__ = ["synth", "KINDS", "SIZES"]
 
@@ -43,6 +44,7 @@ def synth(kind: str = typer.Argument(..., help="preference, behavior, belief, re
                              f"got {size}")
     if seed < 0:
         raise InputError(f"--seed: expected an integer >= 0, got {seed}")
+    check_file_out(out, "--out")
     logs.log_format(out)  # fail on an unknown suffix before generating anything
     targets = ([out.with_name(f"{out.stem}.{name}{out.suffix}") for name in ("events", "recalls")]
                if kind == "patterns" else [out])

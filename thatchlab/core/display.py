@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import html
 
-__all__ = ["RichDisplay", "html_block"]
+__all__ = ["RichDisplay", "html_block", "plural"]
 
 
 def html_block(title: str, facts: dict | None = None, tables: dict | None = None, *,
@@ -53,3 +53,16 @@ class RichDisplay:
     def _repr_html_(self) -> str:
         title, facts, tables = self._display_()
         return html_block(title, facts, tables)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word``, the word agreeing with the count.
+
+    >>> plural(1, "configuration"), plural(3, "configuration"), plural(2, "entry"), plural(0, "match", "matches")
+    ('1 configuration', '3 configurations', '2 entries', '0 matches')
+    """
+    if n == 1:
+        return f"{n} {word}"
+    if many is None:
+        many = word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+    return f"{n} {many}"

@@ -11,6 +11,7 @@ are re-exported by :mod:`thatchlab.embed`.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -306,6 +307,9 @@ class SentenceTransformerEmbedder(CachedEmbedder):
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = self.model
+        limit = getattr(model, "max_seq_length", None)
+        if isinstance(limit, int) and limit > 0:  # the model reads that many tokens: never tokenize 50 MB
+            texts = [clip_for_tokens(t, limit) for t in texts]
         step = self.batch_size * 16
         chunks = range(0, len(texts), step)
         out = [
@@ -315,6 +319,40 @@ class SentenceTransformerEmbedder(CachedEmbedder):
                               enabled=None if len(chunks) > 1 else False)
         ]
         return np.vstack(out)
+
+
+#: Characters per token past which a text is clipped before tokenizing: no tokenizer's token is
+#: that long, so the clipped text holds every token the model reads.
+CHARS_PER_TOKEN = 64
+_WORD = re.compile(r"\S+")
+
+
+def clip_for_tokens(text: str, max_tokens: int) -> str:
+    """``text`` cut where it surely holds more than the ``max_tokens`` tokens a model reads.
+
+    A text of up to ``CHARS_PER_TOKEN * max_tokens`` characters is returned as
+    is (every normal prompt: its vector is unchanged). A longer one is cut after
+    its ``max_tokens + 1``-th word (each word gives at least one token), and at
+    four times that length at most, so a huge prompt costs the tokenizer a few
+    kilobytes, not gigabytes.
+
+    >>> clip_for_tokens("short prompt", 4)
+    'short prompt'
+    >>> clip_for_tokens("w " * 1000, 4)
+    'w w w w w'
+    >>> len(clip_for_tokens("x" * 10**6, 4))
+    1024
+    """
+    cap = CHARS_PER_TOKEN * max_tokens
+    if len(text) <= cap:
+        return text
+    hard = 4 * cap
+    for n, m in enumerate(_WORD.finditer(text), start=1):
+        if m.end() > hard:
+            break
+        if n > max_tokens:
+            return text[:m.end()]
+    return text[:hard]
 
 
 def _offline() -> None:

@@ -163,6 +163,15 @@ def _existing_file(path):
     if p.is_dir():
         raise LogValidationError(f"{path}: is a directory; expected a log file (JSONL, CSV or Parquet)",
                                  file=str(path), expected="a log file")
+    if p.is_symlink() and not p.exists():
+        try:
+            p.resolve(strict=False)
+        except (RuntimeError, OSError):  # a loop (RuntimeError before Python 3.13)
+            raise LogValidationError(f"{path}: a symbolic link loop; expected a log file", file=str(path),
+                                     expected="a log file") from None
+    if p.exists() and not p.is_file():
+        raise LogValidationError(f"{path}: not a regular file (a FIFO, a socket or a device); expected a log file",
+                                 file=str(path), expected="a log file")
     if not p.is_file():
         raise LogValidationError(f"{path}: no such file", file=str(path), expected="a log file")
     return path
@@ -181,6 +190,8 @@ def _read_source(path, fmt, json_columns, columns, required, *, arrow: bool):
     """The parsed file: a DataFrame, or with ``arrow`` the pyarrow table of a JSON-lines file pyarrow read."""
     p = Path(_existing_file(path))
     if p.stat().st_size == 0:
+        if fmt == "jsonl" and required:  # no line, no object: a log of no rows
+            return _no_rows(required)
         raise _empty(path, fmt)
 
     def parse():
@@ -400,7 +411,7 @@ def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
     with pa.memory_map(str(p)) as source:  # the file's bytes, mapped (not copied) while parsed
         table = _arrow_jsonl(source.read_buffer(), dict(columns or {}), required)
     if table is None:
-        return _read_jsonl_lines(p, path)
+        return _read_jsonl_lines(p, path, required)
     return table if arrow else _to_pandas(table)
 
 
@@ -469,7 +480,12 @@ def _cast_late(table, late, kinds):
     return table
 
 
-def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
+def _no_rows(required) -> pd.DataFrame:
+    """The frame of a JSON-lines log holding no line: its ``required`` columns and no row."""
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in required})
+
+
+def _read_jsonl_lines(p: Path, path, required=()) -> pd.DataFrame:
     rows = []
     for row, lineno, raw in _jsonl_records(p):
         where = f"{path}: data row {row} (line {lineno})"
@@ -490,6 +506,8 @@ def _read_jsonl_lines(p: Path, path) -> pd.DataFrame:
                                      file=str(path), row=row, expected="a JSON object")
         rows.append(obj)
     if not rows:
+        if required:  # blank lines only: a log of no rows, as a 0-byte file
+            return _no_rows(required)
         raise _empty(path, "jsonl")
     names = list(dict.fromkeys(k for r in rows for k in r))
     try:

@@ -122,7 +122,10 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
             ok = rule.test(out)
         except Exception:  # a rule that cannot evaluate flags every row
             ok = pd.Series(False, index=out.index)
-        ok = pd.Series(ok, index=out.index).fillna(False).astype(bool)
+        ok = pd.Series(ok, index=out.index)
+        if isinstance(ok.dtype, pd.CategoricalDtype):  # a rule mapped a categorical column: its categories
+            ok = ok.astype(object)                      # may lack False (or be none at all, on 0 rows)
+        ok = ok.fillna(False).astype(bool)
         for i in np.flatnonzero(~ok.to_numpy()):
             val = out[rule.column].iloc[i] if rule.column in out.columns else None
             failures.append((int(i), rule.column, val, rule.expected))

@@ -33,11 +33,15 @@ _MEMORY_TIMES = ("created_at", "updated_at", "last_accessed_at", "expires_at", "
 
 
 def _select(conn, path, table, required) -> pd.DataFrame:
-    if table not in table_names(conn):
+    try:
+        names = table_names(conn)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged schema (text that is not UTF-8)
+        raise StoreSchemaError(f"{path}: not a readable SQLite database ({type(exc).__name__}: {exc})") from None
+    if table not in names:
         raise StoreSchemaError(f"{path}: missing table {table!r}; expected an ai-memory database")
     try:
         df = pd.read_sql_query(f"SELECT * FROM {table}", conn)
-    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError, UnicodeDecodeError) as exc:
         raise StoreSchemaError(f"{path}: cannot read table {table!r} ({exc})") from None
     missing = [c for c in required if c not in df.columns]
     if missing:

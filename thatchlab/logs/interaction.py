@@ -331,7 +331,7 @@ def _to_float(v):
 
 def _decode_list(v):
     if isinstance(v, str):
-        with contextlib.suppress(json.JSONDecodeError):
+        with contextlib.suppress(json.JSONDecodeError, RecursionError):
             return json.loads(v)
     if isinstance(v, np.ndarray):
         return v.tolist()

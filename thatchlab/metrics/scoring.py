@@ -376,7 +376,10 @@ def replay_metrics(result, log: pd.DataFrame | None = None) -> dict:
     ev = result.events
     out = {"n_events": int(len(ev))}
     oc, att, arrays, match, prop, est = _feedback_arrays(result, log)
-    out.update(regime_rates(oc))
+    for key, value in regime_rates(oc).items():
+        out[key] = value
+        if key == "n_skipped":  # short messages; calls that never ran are their own count beside them
+            out["n_calls_not_run"] = int(ev["action"].eq("skipped").sum()) if "action" in ev.columns else 0
     out.update(prequential_scores(ev, METRIC_SOFT_WEIGHT))
     out["n_surfaced"] = int(len(att))
     out["n_unresolved"] = int((~att["resolved"]).sum())

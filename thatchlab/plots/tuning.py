@@ -203,6 +203,9 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     >>> fig = pareto_plot(res, res.iloc[[0, 1, 2]], "interruption_rate", "wrong_silent_follow_rate")
     >>> fig.axes[0].get_xlabel()
     'interruption rate (fraction)'
+    >>> none = res.assign(val_wrong_silent_follow_rate=float("nan"))
+    >>> pareto_plot(none, none.iloc[:0], "interruption_rate", "wrong_silent_follow_rate").axes[0].texts[0].get_text()
+    'Nothing to show: no configuration has wrong_silent_follow_rate on val'
     """
     from matplotlib.figure import Figure
 
@@ -222,7 +225,13 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     ax.set_xlabel(_METRIC_UNITS.get(x, x))
     ax.set_ylabel(_METRIC_UNITS.get(y, y))
     ax.set_title(title or f"{x} against {y} ({'validation' if segment == 'val' else segment})")
-    ax.legend(frameon=False)
+    if len(pts) == 0:  # no point to draw: the figure says why instead of showing empty axes
+        have = results[[xc, yc]].apply(pd.to_numeric, errors="coerce").notna().any()
+        why = (f"no configuration has {y} on {segment}" if have[xc] or not have[yc] else
+               f"no configuration has {x} on {segment}")
+        ax.text(0.5, 0.5, f"Nothing to show: {why}", ha="center", va="center", wrap=True, transform=ax.transAxes)
+    else:
+        ax.legend(frameon=False)
     fig.tight_layout()
     return fig
 

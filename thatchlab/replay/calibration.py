@@ -152,11 +152,21 @@ def decay_touches(ts_ns, created_ns, memory_codes, start_confidence, half_life_d
     return before, after
 
 
+#: The most report windows one replay makes: a log's span over ``window_days``, past which a time far
+#: from the others (a wrong year) would have the replay run for hours.
+MAX_WINDOWS = 20000
+
+
 def _windows(start_ns, end_ns, window_days):
     if window_days <= 0:
         return [end_ns]
     w = int(round(window_days * _DAY_NS))
     n = max(1, math.ceil((end_ns - start_ns) / w))
+    if n > MAX_WINDOWS:
+        raise InputError(f"run_calibration: the log spans {(end_ns - start_ns) / _DAY_NS:.0f} days "
+                         f"({pd.Timestamp(start_ns, tz='UTC')} to {pd.Timestamp(end_ns, tz='UTC')}), {n} report "
+                         f"windows of {window_days:g} days; expected at most {MAX_WINDOWS} (a time far from the "
+                         "others is likely a wrong year; or take longer windows)")
     return [end_ns - (n - 1 - k) * w for k in range(n)]
 
 

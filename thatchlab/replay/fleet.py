@@ -54,7 +54,7 @@ __all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_U
 
 FLEET_BACKENDS = ("loky", "dask")
 #: Count metrics summed over users; the pooled rates are recomputed from these sums.
-POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_strong", "n_ambiguous", "n_none",
+POOLED_COUNTS = ("n_events", "n_messages", "n_skipped", "n_calls_not_run", "n_strong", "n_ambiguous", "n_none",
                  "n_follow_right", "n_follow_wrong", "n_follow_unresolved", "n_surfaced", "n_unresolved",
                  "n_top_confirmed", "n_top_contradicted")
 _ENGINES = ("prediction", "behavior")

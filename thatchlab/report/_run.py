@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-__all__ = ["GLOSSARY", "table_html", "render_run_report"]
+from thatchlab.report._glossary import GLOSSARY_FILE, entry_for, write_glossary
 
-#: Where the report links metric names: the docs' glossary, built with
-#: ``python -m sphinx -b html docs docs/_build/html`` (anchors ``#term-<metric>``).
-GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "_build" / "html" / "glossary.html"
+__all__ = ["GLOSSARY", "table_html", "empty_note", "render_run_report"]
+
+#: Where the report links metric names: the glossary page written beside ``index.html``
+#: (anchors ``#term-<metric>``), from the glossary the package carries (never a docs build).
+GLOSSARY = GLOSSARY_FILE
 _METRIC_COLUMNS = ("metric",)  # columns whose cells are metric names
+#: What an empty table says in its place when its frame names no reason (``attrs["empty_reason"]``).
+_NO_ROWS = "no rows: the data gave nothing to show here"
 
 
 def _environment():
@@ -31,9 +35,32 @@ def _environment():
                        undefined=StrictUndefined, keep_trailing_newline=True)
 
 
-def _glossary_link(name: str, out_dir: Path | None) -> str:
-    base = GLOSSARY.as_uri() if out_dir is None else os.path.relpath(GLOSSARY, out_dir)
-    return f'<a href="{html.escape(base)}#term-{html.escape(name)}">{html.escape(name)}</a>'
+def _glossary_link(name: str) -> str:
+    """``name`` linked to its entry of the glossary page beside the report, its first sentence as a
+    tooltip; plain text when the glossary has no entry for it."""
+    e = entry_for(name)
+    if e is None:
+        return html.escape(name)
+    return (f'<a href="{GLOSSARY_FILE}#{e.anchor}" title="{html.escape(e.tip)}">'
+            f"{html.escape(name)}</a>")
+
+
+def _word(v) -> str:
+    """A cell as text: booleans as yes/no, missing values as "–", the rest escaped."""
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if _missing(v):  # None, NaN, pd.NA, NaT: whatever the column's dtype holds
+        return "–"
+    return html.escape(str(v))
+
+
+def empty_note(why: str) -> Markup:
+    """What a table or a figure with no data shows in its place: the reason, as a paragraph.
+
+    >>> str(empty_note("no configuration"))
+    '<p class="empty">Nothing to show: no configuration.</p>'
+    """
+    return Markup(f'<p class="empty">Nothing to show: {html.escape(why)}.</p>')
 
 
 def table_html(df: pd.DataFrame, out_dir=None, metric_names: bool = False) -> Markup:
@@ -43,12 +70,22 @@ def table_html(df: pd.DataFrame, out_dir=None, metric_names: bool = False) -> Ma
     names) becomes the first column; numbers print with 4 significant digits,
     missing values as "–", text escaped. With ``metric_names`` the cells of a
     ``metric`` column (and the index when ``df.attrs["index_is_metric"]``) link
-    to their glossary entries, relative to ``out_dir``.
+    to their entries of ``glossary.html``, the page written beside the report
+    (``out_dir`` is kept for callers; the link is the same from any folder),
+    with the entry's first sentence as a tooltip.
+
+    Booleans read as "yes" and "no". A frame without rows shows, in the
+    table's place, why: ``df.attrs["empty_reason"]`` (a generic line without).
+
+    Every header and every cell that is not a number is escaped, whatever its dtype.
 
     >>> str(table_html(pd.DataFrame({"<a>": ["<b>"]}))).count("&lt;")
     2
+    >>> "<td>yes</td>" in str(table_html(pd.DataFrame({"ships": [True]})))
+    True
     """
-    out_dir = None if out_dir is None else Path(out_dir)
+    if len(df) == 0:
+        return empty_note(df.attrs.get("empty_reason") or _NO_ROWS.removesuffix("."))
     metric_cols = _METRIC_COLUMNS + (("",) if df.attrs.get("index_is_metric") else ())
     if not (isinstance(df.index, pd.RangeIndex) and df.index.name is None):
         df = df.reset_index().rename(columns={"index": ""})
@@ -60,20 +97,15 @@ def table_html(df: pd.DataFrame, out_dir=None, metric_names: bool = False) -> Ma
     for i, col in enumerate(df.columns):
         values = df.iloc[:, i]
         if metric_names and col in metric_cols:
-            values = [_glossary_link(str(v), out_dir) for v in values]
-        elif not pd.api.types.is_numeric_dtype(values.dtype):
-            values = [_cell_text(v) for v in values]
+            values = [_glossary_link(str(v)) for v in values]
+        elif pd.api.types.is_bool_dtype(values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype):
+            values = [_word(v) for v in values]
         elif isinstance(values.dtype, pd.api.extensions.ExtensionDtype):  # Int64, Float64, Arrow numbers
             values = ["–" if _missing(v) else f"{v:.4g}" if isinstance(v, float) else str(v) for v in values]
         cols[i] = pd.Series(values, index=df.index, dtype=object) if isinstance(values, list) else values
     df = pd.DataFrame(cols, index=df.index).set_axis(_escaped_labels(df.columns), axis=1)
     return Markup(df.to_html(border=0, classes="t", float_format=lambda x: f"{x:.4g}", na_rep="–",
                              index=False, escape=False))
-
-
-def _cell_text(value) -> str:
-    """A cell of a text (or any non-numeric) column: "–" when missing, else its text escaped."""
-    return "–" if _missing(value) else html.escape(str(value))
 
 
 def _missing(value) -> bool:
@@ -101,9 +133,13 @@ def _section(sec, out_dir, metric_names: bool) -> dict:
         elif not hasattr(table, "__html__"):
             raise TypeError(f"table {caption!r}: expected a DataFrame or Markup, got {type(table).__name__}")
         tables.append((caption, table))
+    figures = []
+    for fig in get("figures") or ():  # (caption, PNG path), or (caption, None, why) for one with no data
+        caption, src = fig[0], fig[1]
+        figures.append((caption, None if src is None else str(src),
+                        empty_note(fig[2] if len(fig) > 2 else _NO_ROWS.removesuffix(".")) if src is None else ""))
     return {"title": get("title", ""), "paragraphs": list(get("paragraphs") or ()),
-            "preformatted": list(get("preformatted") or ()), "tables": tables,
-            "figures": [(caption, str(src)) for caption, src in get("figures") or ()]}
+            "preformatted": list(get("preformatted") or ()), "tables": tables, "figures": figures}
 
 
 def render_run_report(path, *, facts, engines, ships, sections, parameters, versions, timings,
@@ -120,7 +156,8 @@ def render_run_report(path, *, facts, engines, ships, sections, parameters, vers
     sections : the job's sections, each a mapping or an object with ``title``,
         ``paragraphs``, ``preformatted`` (text shown as is), ``tables``
         (``(caption, DataFrame)``; metric names link to the glossary) and
-        ``figures`` (``(caption, relative PNG path)``).
+        ``figures`` (``(caption, relative PNG path)``, or ``(caption, None, why)``
+        for a figure the data cannot draw: the reason shows in its place).
     parameters : ``{"paragraphs": [...], "values": {name: {field: value}}}``, shown as JSON.
     versions, timings : ``{name: value}``, shown as tables.
     skipped : the steps that had no log.
@@ -142,4 +179,5 @@ def render_run_report(path, *, facts, engines, ships, sections, parameters, vers
     }
     text = _environment().get_template("run.html.j2").render(**context)
     path.write_text(text, encoding="utf-8")
+    write_glossary(out_dir)  # the entries the metric names link to travel with the report
     return path

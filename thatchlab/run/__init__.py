@@ -76,8 +76,16 @@ def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
 
         data_dir = samples_dir()
     data_dir, out_dir = Path(data_dir), Path(out_dir)
+    if data_dir.exists() and not data_dir.is_dir():
+        raise InputError(f"{data_dir}: is a file; expected the data directory holding the logs")
     if not data_dir.is_dir():
         raise InputError(f"{data_dir}: no such data directory")
+    for where in (out_dir, *out_dir.parents):  # the first part of the path that exists must be a directory
+        if where.exists():
+            if not where.is_dir():
+                named = "is a file" if where == out_dir else f"holds the file {where}"
+                raise InputError(f"{out_dir}: {named}; expected a directory for the report and the export")
+            break
     cfg = config if isinstance(config, dict) else load_config(config)
     cfg = with_releases(cfg, release)
     out_dir.mkdir(parents=True, exist_ok=True)

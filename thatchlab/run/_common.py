@@ -101,6 +101,9 @@ def load_config(path) -> dict:
             cfg = tomllib.loads(p.read_text(encoding="utf-8"))
         else:
             cfg = json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InputError(f"{p}: the config nests arrays or objects too deeply to read; expected a mapping of "
+                         "engine → parameters") from None
     except (ValueError, OSError) as exc:
         raise InputError(f"{p}: cannot read the config ({exc}); expected JSON or TOML") from None
     if not isinstance(cfg, dict):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from thatchlab import __version__
+from thatchlab.core.display import plural
 from thatchlab.run._common import _PARAMS, _params, release_of
 from thatchlab.run._steps import _policy, _prior_verdict
 
@@ -191,7 +192,7 @@ def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -
     policy = _policy(ctx)
     rules = policy.table().rename(columns={"name": "decision"})
     ships_part = {"paragraphs": [text], "tables": [("", ships), (
-        f"How the main job decides: {len(policy.rules)} decisions at α = {policy.level:g} each "
+        f"How the main job decides: {plural(len(policy.rules), 'decision')} at α = {policy.level:g} each "
         f"({policy.alpha:g} over all, Bonferroni)", rules)]}
     values = {name: _params(ctx["cfg"], name).to_dict() for name in _PARAMS}
     if "best_params" in ctx["state"]:

@@ -3,6 +3,7 @@ its report section."""
 
 from __future__ import annotations
 
+from thatchlab.core.display import plural
 from thatchlab.run._common import (
     _PARAMS,
     FORECAST_METRIC,
@@ -43,7 +44,7 @@ def _scoring(ctx, engine, filename):
     ctx["state"][f"{engine}:log"] = log
     ctx["state"][f"{engine} replay:metrics"] = res.metrics
     sec = Section(f"{engine.capitalize()} engine: replay of {filename}",
-                  f"{len(log)} events replayed under {_ran_under(ctx, engine)} (listed at the top) with the "
+                  f"{plural(len(log), 'event')} replayed under {_ran_under(ctx, engine)} (listed at the top) with the "
                   f"{res.embedder} embedder.")
     sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
     regimes = res.events.loc[res.events["kind"] == "message", "regime"].value_counts().rename("messages")
@@ -97,14 +98,19 @@ def _sweep(ctx):
                             f"validation under production's values, so {GUARD_METRIC} is undefined there."))
             front = pareto(sub, list(REGIME_METRICS))
             shown = front[list(out.nudge_space) + [f"val_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]
-                          + [f"test_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]]
+                          + [f"test_{m}" for m in (THRESHOLD_METRIC, *REGIME_METRICS)]].reset_index(drop=True)
+            why = _no_front(sub) if len(front) == 0 else None
+            shown.attrs["empty_reason"] = why
             tables.append(("Pareto front of interruptions and wrong silent follows (validation, production's "
-                           "K and P0)", shown.reset_index(drop=True)))
-            chosen = row_at(res, out.space, out.nudge.params)
-            figures.append(("Interruptions against wrong silent follows: every configuration at production's "
-                            "K and P0, the Pareto front, production's default and what the threshold decision "
-                            "ships", _save(pareto_plot(sub, front, *REGIME_METRICS, default=default, chosen=chosen),
-                                           ctx["out"], "sweep_pareto")))
+                           "K and P0)", shown))
+            caption = ("Interruptions against wrong silent follows: every configuration at production's "
+                       "K and P0, the Pareto front, production's default and what the threshold decision ships")
+            if why is not None:  # a figure of no point: the reason stands in its place
+                figures.append((caption, None, why))
+            else:
+                chosen = row_at(res, out.space, out.nudge.params)
+                figures.append((caption, _save(pareto_plot(sub, front, *REGIME_METRICS, default=default,
+                                                           chosen=chosen), ctx["out"], "sweep_pareto")))
     shipped = decision.shipped_parameters()
     ctx["state"]["prediction sweep:metrics"] = {
         "n_configs": len(res), "shipped": ", ".join(shipped) or "nothing",
@@ -113,7 +119,7 @@ def _sweep(ctx):
     configured = "the configured parameters" if ctx["cfg"].get("prediction") else "production's values"
     sec = Section(
         "Prediction engine: holdout sweep and decision",
-        f"{len(res)} configurations scored on a time-based holdout of {holdout:g} (validation = "
+        f"{plural(len(res), 'configuration')} scored on a time-based holdout of {holdout:g} (validation = "
         f"the {holdout:g} before the last {holdout:g} of the log, test = the last {holdout:g}), against "
         f"{configured}: what production runs. Each decision tests one candidate as a whole against it on "
         "the test stretch (a paired bootstrap over sessions, Student's t with one degree of freedom fewer "
@@ -122,7 +128,7 @@ def _sweep(ctx):
         f"{FORECAST_METRIC} with the prior fitted on the log before the test stretch as the candidate"
         + (f" (K = {fitted['k']:g}, P0 = {fitted['p0']:g})" if fitted else
            " (the fit was unusable here, so the validation winner is the candidate)")
-        + f"; the main job's {len(policy.rules)} decisions are made at α = {policy.level:g} each "
+        + f"; the main job's {plural(len(policy.rules), 'decision')} are made at α = {policy.level:g} each "
         f"({policy.alpha:g} over all), and the "
         "threshold decision's change is added only if the joint configuration improves both metrics on "
         "test. "
@@ -140,6 +146,22 @@ def _sweep(ctx):
                             "tested as a whole", _save(decision_forest(d), ctx["out"], f"decision_{d.metric}")))
     sec.figures.extend(figures)
     return sec
+
+
+def _no_front(rows) -> str:
+    """Why a sweep's rows give no Pareto front of interruptions and wrong silent follows, in words."""
+    import numpy as np
+
+    if len(rows) == 0:
+        return "no configuration at production's K and P0 was scored"
+    inter, wrong = (rows[f"val_{m}"].to_numpy(dtype=float) for m in REGIME_METRICS)
+    if not np.isfinite(wrong).any():
+        return ("no message reached the strong regime with an outcome on validation under any configuration, "
+                "so wrong silent follows cannot be estimated")
+    if not np.isfinite(inter).any():
+        return "no live message fell on validation, so interruptions cannot be estimated"
+    return ("no configuration has both rates on validation (each lacks one: no strong message with an outcome, "
+            "or no live message)")
 
 
 def _prior(ctx):
@@ -208,7 +230,7 @@ def _belief(ctx):
     ctx["state"]["belief decision"] = _policy(ctx).decide_half_lives(log, _params(ctx["cfg"], "belief"))
     ctx["state"]["belief replay and fit:metrics"] = res.metrics
     sec = Section("Belief model: currency against truth, fitted half-lives",
-                  f"{len(log)} memory-log events; currency and band recorded at each labelled read. "
+                  f"{plural(len(log), 'memory-log event')}; currency and band recorded at each labelled read. "
                   f"Time-only transitions (must be 0): {res.metrics['time_only_transitions']}.")
     sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
     sec.tables.append(("Band × truth", res.band_table))
@@ -264,7 +286,7 @@ def _anticipation(ctx):
     frac = mine_sequential(events, window=params.window, min_obs=params.min_obs, min_conf=params.min_conf,
                            mode="fraction")
     sec = Section("Anticipation: mined patterns and prefetch savings",
-                  f"{len(events)} events and {len(recalls)} recalls; patterns re-mined daily at 06:30 UTC "
+                  f"{plural(len(events), 'event')} and {plural(len(recalls), 'recall')}; patterns re-mined daily at 06:30 UTC "
                   f"over the trailing {params.lookback}, prefetching k = {params.k} facts per session.")
     sec.tables.append(("Replay metrics", _metrics_frame(res.metrics)))
     sec.tables.append(("Recall round-trips, tokens and latency per session", res.roi()))

@@ -113,12 +113,14 @@ class MergeResult:
 @dataclass
 class RestoreResult:
     """What :func:`restore` put back: ``counts`` maps each table to its rows now; ``safety_path``
-    is the backup of production taken just before."""
+    is the backup of production taken just before; ``notes`` says what else happened (a page size
+    that changed since the backup)."""
 
     path: Path
     backup_path: Path
     counts: dict = field(default_factory=dict)
     safety_path: Path | None = None
+    notes: list = field(default_factory=list)
 
 
 class _Busy(Exception):
@@ -364,11 +366,15 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
             # in WAL mode readers see the committed state beside the copy's lock; in rollback mode the
             # copy's exclusive lock keeps them out, and the file holds the committed state until it commits
             wal = str(dst.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
+            notes, was_wal = _match_page_size(src, dst, wal)
+            wal = was_wal
             try:
                 src.backup(dst, pages=1, progress=progress)  # a page a step: the lock is held from step one
             except _Busy:
                 raise StoreWriteError(f"{production}: production is busy: another connection held its lock "
                                       f"for more than {timeout:g} s; nothing was changed") from None
+            if notes:  # back to WAL, as production ran
+                dst.execute("PRAGMA journal_mode=WAL")
             res = dst.execute("PRAGMA integrity_check").fetchall()
             if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
                 raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
@@ -379,7 +385,27 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
     except (OSError, sqlite3.Error) as exc:
         raise _write_error(production, exc, timeout, "restore failed", "production was left as it was") from None
     return RestoreResult(path=production, backup_path=backup, counts=counts,
-                         safety_path=safety[0] if safety else None)
+                         safety_path=safety[0] if safety else None, notes=notes)
+
+
+def _match_page_size(src, dst, wal: bool) -> tuple:
+    """SQLite cannot copy pages into a WAL-mode file whose page size differs from the source's
+    (production may have been vacuumed to another page size since the backup). Take production
+    out of WAL mode for the copy (which needs no other connection open: SQLite refuses otherwise,
+    and nothing changes), so the copy brings back the backup's page size with its rows, and say
+    so. Returns ``(notes, wal still on)``."""
+    theirs = int(src.execute("PRAGMA page_size").fetchone()[0])
+    ours = int(dst.execute("PRAGMA page_size").fetchone()[0])
+    if theirs == ours or not wal:
+        return [], wal
+    mode = str(dst.execute("PRAGMA journal_mode=DELETE").fetchone()[0]).lower()
+    if mode == "wal":
+        raise StoreWriteError("production's page size changed since the backup "
+                              f"({theirs} → {ours} bytes) and, in WAL mode, SQLite copies pages only between "
+                              "equal page sizes; close the other connections to production (stop thatch) so "
+                              "restore can leave WAL mode for the copy; nothing was changed")
+    return [f"production's page size changed since the backup ({ours} → {theirs} bytes, the backup's): "
+            "restored with the backup's page size, leaving WAL mode for the copy and returning to it"], False
 
 
 # ------------------------------------------------------------------ the export

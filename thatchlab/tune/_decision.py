@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.display import plural
 from thatchlab.core.errors import InputError
 
 __all__ = ["Decision", "EVIDENCE_COLUMNS"]
@@ -216,9 +217,9 @@ class Decision:
         c = self.combined
         under = f" under {self.release_label}" if self.release_label else ""
         lines = [f"Decision({self.engine}, {self.metric}){under}: ship {what}",
-                 f"  {self.n_configs} configurations compared; optimism {self.optimism:.4g}"
+                 f"  {plural(self.n_configs, 'configuration')} compared; optimism {self.optimism:.4g}"
                  if isinstance(self.optimism, float) and math.isfinite(self.optimism)
-                 else f"  {self.n_configs} configurations compared"]
+                 else f"  {plural(self.n_configs, 'configuration')} compared"]
         if isinstance(c.get("delta"), float) and math.isfinite(c["delta"]):
             what_ = "shipped configuration" if c.get("config_id") else "candidate"
             lines.append(f"  {what_} vs default: {c['delta']:+.4g} [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]")

@@ -157,6 +157,12 @@ class Cache:
         self.sweep_id = sweep_id
         self.frame = None
         self.dtypes: dict = {}  # sweep id -> {column: dtype} of its integer and boolean columns
+        if self.path is not None and self.path.exists() and not self.path.is_file():
+            from thatchlab.core.errors import InputError
+
+            kind = "a directory" if self.path.is_dir() else "not a regular file (a FIFO, a socket or a device)"
+            raise InputError(f"{self.path}: is {kind}; expected the sweep cache, a Parquet file (or a path "
+                             "where none exists yet)")
         if self.path is not None and self.path.exists():
             try:
                 import pyarrow.parquet as pq
@@ -186,8 +192,7 @@ class Cache:
         if self._sums is None:
             self._sums = {}
             if self.sidecar is not None and self.sidecar.exists():
-                with np.load(self.sidecar, allow_pickle=False) as z:
-                    self._sums = _read_sums(z)
+                self._sums = _load_sums(self.sidecar)
         return self._sums
 
     def _write_sums(self):
@@ -253,6 +258,20 @@ class Cache:
         finally:
             if tmp.exists():
                 tmp.unlink()
+
+
+def _load_sums(path) -> dict:
+    """The sums of the sidecar at ``path``; a truncated or foreign file is an InputError naming it."""
+    from thatchlab.core.errors import InputError, ThatchlabError
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return _read_sums(z)
+    except ThatchlabError:
+        raise
+    except (MemoryError, RecursionError, Exception) as exc:  # truncated zip, bad arrays, missing keys...
+        raise InputError(f"{path}: not a readable sweep cache sidecar ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]}); remove it (and its cache) to rescore") from None
 
 
 def _read_sums(z) -> dict:

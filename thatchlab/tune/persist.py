@@ -112,6 +112,8 @@ def load_sweep(path) -> pd.DataFrame:
 
     path = Path(path)
     suffix = _suffix(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; expected a sweep's rows file")
     if not path.is_file():
         raise InputError(f"{path}: no such sweep file")
     try:
@@ -136,8 +138,12 @@ def load_sweep(path) -> pd.DataFrame:
                     st["unit"], {s: z[f"labels/{s}"] for s in st["segments"]}, st["config_ids"],
                     {s: z[f"distinct/{s}"] for s in st["segments"]},
                     {k: z[f"num/{_key(*k)}"] for k in keys}, {k: z[f"den/{_key(*k)}"] for k in keys})
-    except (OSError, ValueError, KeyError) as exc:
-        raise InputError(f"{side}: not a readable sweep sidecar ({type(exc).__name__}: {exc})") from None
+    except InputError:
+        raise
+    except (MemoryError, RecursionError, Exception) as exc:  # truncated zip, bad arrays, missing keys...
+        raise InputError(f"{side}: not a readable sweep sidecar ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]}); expected the .decide.npz `thatchlab sweep --out` "
+                         "writes beside its rows") from None
     if "config_id" in frame.columns:
         frame["config_id"] = frame["config_id"].astype(str)
     return frame

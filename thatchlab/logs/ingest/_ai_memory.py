@@ -52,7 +52,9 @@ Values are read as stored, never changed in silence:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import sqlite3
 from urllib.parse import quote
 
 import numpy as np
@@ -102,7 +104,7 @@ def _atom(memories: pd.DataFrame) -> np.ndarray:
         def from_meta(v):
             if not isinstance(v, str):
                 return False
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 m = json.loads(v)
                 return isinstance(m, dict) and m.get("atom_of") is not None
             return False
@@ -149,6 +151,19 @@ def _unique(df: pd.DataFrame, what: str, result: IngestResult) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def _sqlite_errors_named(fn):
+    """``fn`` with SQLite's own errors (a damaged file) raised as a StoreSchemaError naming the database."""
+    @functools.wraps(fn)
+    def run(db, *args, **kwargs):
+        try:
+            return fn(db, *args, **kwargs)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # text that is not UTF-8 among others
+            raise StoreSchemaError(f"{db}: not a readable ai-memory database ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:200]})") from None
+    return run
+
+
+@_sqlite_errors_named
 def ai_memory(db) -> IngestResult:
     """The calibration logs of an ai-memory database (opened read-only).
 

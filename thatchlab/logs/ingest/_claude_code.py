@@ -203,6 +203,13 @@ def _transcripts(path, subagents: bool, skipped: Counter) -> list[Path]:
     return out
 
 
+def _slim(block: dict, rec: dict) -> tuple[dict, dict]:
+    """What pairing a ``tool_result`` with its call reads of the block and its record (nothing else kept)."""
+    return ({"tool_use_id": block.get("tool_use_id"), "is_error": block.get("is_error"),
+             "content": _result_text(block.get("content"))},
+            {k: rec[k] for k in ("toolUseResult", "toolDenialKind") if k in rec and not isinstance(rec[k], dict)})
+
+
 class _Reader:
     """The records of all transcript files, read in turn; state kept per file where it is per file."""
 
@@ -218,6 +225,8 @@ class _Reader:
         self.prompt_ids = ContentIds("claude-code-prompt")
         self.queued_ids = ContentIds("claude-code-queued")
         self.pending: dict = {}        # tool_use id → row awaiting its result
+        self.calls: set = set()        # every tool_use id read (any tool's)
+        self.order: list = []          # prompts and call rows in file order (the tie-break of equal times)
         self.other_calls: dict = {}    # tool_use id → (session, explicit store) of thatch's other tools
         self.new_file(None)
 
@@ -230,6 +239,7 @@ class _Reader:
         self.chain: dict = {}          # a 1.0 sidechain record's uuid → the uuid its sub-agent began with
         self.file_hooks = self.file_calls = 0
         self.file_candidates: list = []
+        self.early: dict = {}          # tool_use id → (block, record) of a result read before its call
 
     def end_file(self):
         """The file has ended: its queued prompts become rows, and a file with thatch's hook output but
@@ -242,6 +252,7 @@ class _Reader:
     # ------------------------------------------------------------------ records
     def record(self, rec: dict):
         t = rec.get("type")
+        self.result.found[t if isinstance(t, str) else "(no type)"] += 1
         u = record_key(rec) if self.owners else None
         if u is not None and self.owners.get(u, self.path) != self.path:
             self.skipped[COPIED] += 1
@@ -429,6 +440,7 @@ class _Reader:
         p = _Prompt(ts, session, uuid, cwd, prompt, hooks=self.loose + hooks)
         self.loose = []
         self.prompts.append(p)
+        self.order.append(p)
         self.owner[uuid] = p
         self.open = p
 
@@ -440,6 +452,8 @@ class _Reader:
         for b in content:
             if not isinstance(b, dict) or b.get("type") != "tool_use":
                 continue
+            if isinstance(b.get("id"), str):
+                self.calls.add(b["id"])
             name = b.get("name")
             found = thatch_tool(name, self.server)
             if found is None:
@@ -465,14 +479,20 @@ class _Reader:
             if kind not in THATCH_TOOLS:  # the memory, chat... tools: not log rows, but their replies name stores
                 self.other_calls[call_id] = (where[1], args.get("store"))
                 self.read["other thatch tool calls"] += 1
-                continue
-            row = tool_row(kind, args, ts=where[0], session=where[1], record_id=call_id, cwd=where[2])
-            self.pending[call_id] = row
-            self.rows.append(row)
-            self.read["thatch tool calls"] += 1
+            else:
+                row = tool_row(kind, args, ts=where[0], session=where[1], record_id=call_id, cwd=where[2])
+                self.pending[call_id] = row
+                self.rows.append(row)
+                self.order.append(row)
+                self.read["thatch tool calls"] += 1
+            if call_id in self.early:  # its result came first in the file (hosts write results out of order)
+                self.tool_result(*self.early.pop(call_id))
 
     def tool_result(self, b, rec):
         call_id = b.get("tool_use_id")
+        if isinstance(call_id, str) and call_id not in self.calls:
+            self.early.setdefault(call_id, _slim(b, rec))  # kept (what pairing needs) until its call is read
+            return
         text = _result_text(b.get("content"))
         if call_id in self.other_calls:
             session, store = self.other_calls.pop(call_id)
@@ -490,12 +510,18 @@ class _Reader:
             self.evidence.see(row["session"], text, explicit_store=row["store"])
 
     def finish(self, engine):
-        for p in self.prompts:
+        rows = []  # in file order: a stable sort by time keeps it where times are equal
+        for item in self.order:
+            if not isinstance(item, _Prompt):
+                rows.append(item)
+                continue
+            p = item
             row = message_row(p.text, p.hooks, ts=p.ts, session=p.session, record_id=p.record_id, cwd=p.cwd,
                               engine=engine)
             self.read["prompts"] += 1
             self.read["prompts with thatch's hook output"] += row["logged_nudge"] is not None
-            self.rows.append(row)
+            rows.append(row)
+        self.rows = rows
         for row in self.pending.values():  # a session still being written, or a call cut off
             mark_not_run(row, SKIP_REASONS["no_result"], self.result)
         for row in self.rows:  # a sidechain's rows: a sub-agent the model dispatched (Task)

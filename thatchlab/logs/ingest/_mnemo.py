@@ -80,7 +80,7 @@ def _entities(v, counter: Counter):
         if s.startswith("["):
             try:
                 v = json.loads(s)
-            except ValueError:
+            except (ValueError, RecursionError):
                 counter["unreadable entities (read as none)"] += 1
                 return []
         elif s.startswith("{") and s.endswith("}"):  # a Postgres array literal {a,b}

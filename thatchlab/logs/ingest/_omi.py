@@ -160,8 +160,22 @@ _ORDER = {"write": 0, "restated": 1, "contradicted": 2, "read": 3}
 _APPLIED = 5
 
 
+def _loads(text: str, path, line: int | None = None):
+    """``json.loads(text)``; JSON nested too deeply to parse is a LogValidationError naming the file."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        where = f"{path}: line {line}" if line else str(path)
+        raise LogValidationError(f"{where}: JSON nested too deeply to read; expected omi's /v3/memories "
+                                 "(memory objects of flat fields)", file=str(path),
+                                 expected="JSON of memory objects") from None
+
+
 def _records(path) -> list:
     p = Path(os.path.expanduser(str(path)))
+    if p.is_dir():
+        raise LogValidationError(f"{path}: is a directory; expected the JSON file of omi's /v3/memories",
+                                 file=str(path))
     if not p.is_file():
         raise LogValidationError(f"{path}: no such omi export", file=str(path))
     try:
@@ -172,12 +186,16 @@ def _records(path) -> list:
     if not text.strip():
         return []
     try:
-        data = json.loads(text)
+        data = _loads(text, path)
+    except LogValidationError:
+        raise
     except ValueError as exc:
         lines = text.splitlines()
         first = next((ln for ln in lines if ln.strip()), "")
         try:
-            json_lines = isinstance(json.loads(first), dict)
+            json_lines = isinstance(_loads(first, path), dict)
+        except LogValidationError:
+            raise
         except ValueError:
             json_lines = False
         if not json_lines:
@@ -189,7 +207,9 @@ def _records(path) -> list:
             if not ln.strip():
                 continue
             try:
-                out.append(json.loads(ln))
+                out.append(_loads(ln, path, n))
+            except LogValidationError:
+                raise
             except ValueError as e:
                 raise LogValidationError(f"{path}: line {n}: not valid JSON ({e.msg}); expected one memory "
                                          "object a line", file=str(path), row=n - 1, expected="JSON") from None

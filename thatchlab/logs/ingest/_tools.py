@@ -62,6 +62,9 @@ class IngestResult:
     stripped : Counter
         What was cut out of prompts because the host, not the user, wrote it
         (IDE context, system reminders, hook output), by kind.
+    found : Counter
+        The source's records by kind (a transcript's record types), for
+        the message of an ingest that gave no row.
     warnings : list of str
         Sentences about guesses the adapter had to make (a store named after
         a folder, say); the command line prints each as a ``warning:`` line.
@@ -73,6 +76,7 @@ class IngestResult:
     skipped: Counter = field(default_factory=Counter)
     not_run: Counter = field(default_factory=Counter)
     stripped: Counter = field(default_factory=Counter)
+    found: Counter = field(default_factory=Counter)
     warnings: list = field(default_factory=list)
 
     def __repr__(self):

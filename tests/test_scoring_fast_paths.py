@@ -121,7 +121,8 @@ def _reference(eng, qvec, stores, threshold, max_items):
         "confidence": r3(f), "evidence_count": evidence, "matcher_description": matchers.take("description", m),
         "statement": items.take("statement", i), "score": score, "item_id": items.take("id", i),
         "matcher_id": matchers.take("id", m), "store": items.take("store", i), "cosine": c, "weight": w,
-        "stored_confidence": f}, columns=ITEM_COLUMNS)
+        "stored_confidence": f}, columns=ITEM_COLUMNS).astype(  # texts as object on pandas 3 too, as
+        {c: object for c in ("matcher_description", "statement", "item_id", "matcher_id", "store")})  # nudges
 
 
 def _js_cosine(a, b) -> float:

@@ -101,7 +101,9 @@ def _expected_rows(frame, columns):
     """The rows as the row-by-row writer made them: each vector as its own '<f4' bytes."""
     out = []
     for r in frame[columns].itertuples(index=False):
-        out.append(tuple(None if v is None else np.asarray(v, "<f4").tobytes() if c == "embedding" else v
+        # a missing cell is NULL: None in an object column, NaN in pandas 3's str
+        out.append(tuple(None if v is None or (isinstance(v, float) and v != v and c != "embedding")
+                         else np.asarray(v, "<f4").tobytes() if c == "embedding" else v
                          for c, v in zip(columns, r)))
     return out
 

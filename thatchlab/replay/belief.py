@@ -140,7 +140,7 @@ def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: i
         ev["currency"] = cur
         band = currency_band(cur)
         band[missing] = None          # no row was read: no band (a NaN currency alone is history)
-        ev["band"] = band
+        ev["band"] = pd.Series(band, index=ev.index, dtype=object)  # None stays None (pandas 3 infers str)
         known = (ev["belief_class"].notna() | ev["half_life_days"].notna()).to_numpy()
         if params.release == "4d5d5c5":
             listed = (ev["status"] == "active").to_numpy()

@@ -255,4 +255,6 @@ def items_frame(columns: list) -> pd.DataFrame:
     pandas keeps each array as its own column (no copy, no consolidation), which
     makes the frame ``pd.DataFrame(dict)`` gives at a fraction of its cost.
     """
-    return pd.DataFrame(dict(zip(ITEM_COLUMNS, item_arrays(columns))), copy=False)
+    # object columns stay object (:data:`ITEM_DTYPES`): pandas 3 would infer str from the arrays
+    return pd.DataFrame({name: pd.Series(arr, dtype=object, copy=False) if arr.dtype == object else arr
+                         for name, arr in zip(ITEM_COLUMNS, item_arrays(columns))}, copy=False)

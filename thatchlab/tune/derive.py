@@ -25,10 +25,15 @@ from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.metrics.calibration import brier, ece, log_loss
 from thatchlab.tune._derive_profile import (
     COEFS,
+    RANGES,
     _describe,
+    _fmt,
     _hessian,
+    _calibrated_cut,
     _Likelihood,
+    _local_maxima,
     _maximise,
+    _natural,
     _present,
     _profile_interval,
 )
@@ -225,11 +230,13 @@ class DeriveWeightsFitter(BaseFitter):
     _n_noun = "judged recalls"
 
     def __init__(self, params: CalibrationParams | None = None, fit_baseline: bool = False,
-                 alpha: float = 0.05, eps: float = 1e-6):
+                 alpha: float = 0.05, eps: float = 1e-6, calibrate: int = 0, random_state: int = 0):
         self.params = params
         self.fit_baseline = fit_baseline
         self.alpha = alpha
         self.eps = eps
+        self.calibrate = calibrate
+        self.random_state = random_state
         self._check_params()
 
     def _validate_params(self):
@@ -241,6 +248,10 @@ class DeriveWeightsFitter(BaseFitter):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < hi:
                 raise InputError(f"{name}: expected 0 < {name} < {hi:g}, got {value!r}")
+        for name in ("calibrate", "random_state"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise InputError(f"{name}: expected a whole number ≥ 0, got {value!r}")
         return {"fit_baseline": bool(self.fit_baseline)}
 
     def _repr_values(self):
@@ -286,6 +297,17 @@ class DeriveWeightsFitter(BaseFitter):
         theta = res.x
         lik = _Likelihood(x, names, base.derive_kwargs(), self.eps)
         crit = float(stats.chi2.ppf(1 - self.alpha, 1))
+        ages_vary = bool(np.ptp(lik.age) > 0)
+        # multi-start: one run finds the basin it starts in; a second maximum of the age curve's shape
+        # (the age penalty's sign flipped, a different half-life) is found from the grid's starts
+        ends = _local_maxima(lik, theta) if ages_vary else []
+        if ends and ends[0][0] > lik.loglik(theta) + _KINK_GAIN:
+            better_fit = optimize.minimize(self._nll, ends[0][1], args=(x, base), method="BFGS",
+                                           options=_BFGS_OPTIONS)
+            if -better_fit.fun > -res.fun:
+                res, theta = better_fit, better_fit.x
+        chi2_cut = crit
+        crit, _ = _calibrated_cut(lik, theta, crit, self.alpha, self.calibrate, self.random_state)
         k = len(names)
         for restart in range(_RESTARTS + 1):
             hess = _hessian(lambda t: self._nll(t, x, base), theta)
@@ -323,6 +345,11 @@ class DeriveWeightsFitter(BaseFitter):
                 break
             res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
         ident = np.array([not (pr[2][0]["flat"] or pr[2][1]["flat"]) for pr in prof])
+        ll_hat = lik.loglik(theta)
+        modes, extra = self._modes(lik, theta, ll_hat, ends, prof, crit, wald_se)
+        equal_age = self._equal_age_rule(lik.age, names)
+        for j in equal_age:
+            ident[j] = False
         cov = np.full((k, k), np.nan)
         sub = np.ix_(ident, ident)
         if ident.any():
@@ -344,6 +371,10 @@ class DeriveWeightsFitter(BaseFitter):
                 coef, se_i = float(theta[i]), float(se[i])
             lo, hi, bound, note = _describe(name, i, names, theta, prof[i], bool(ident[i]), lik.age,
                                             bool(absent[i]))
+            if i in equal_age:
+                lo, hi, bound, note = equal_age[i](lo, hi, note)
+            elif extra and ident[i]:
+                lo, hi, bound, note = _union(name, i, lo, hi, bound, note, extra)
             rows.append((name, coef, float(se_i), lo, hi, bool(ident[i]), bound, note, getattr(base, name)))
         summary = pd.DataFrame(rows, columns=["param", "coef", "se", "ci_lower", "ci_upper", "identified",
                                               "bound", "note", "hand_set"]).set_index("param")
@@ -360,6 +391,10 @@ class DeriveWeightsFitter(BaseFitter):
                         "a local maximum")
             warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
                           "intervals are not trustworthy", UserWarning)
+        if extra:
+            warn(f"DeriveWeightsFitter: the likelihood has {len(extra) + 1} modes within the χ² cut; the "
+                 "intervals are the union of every mode's profile interval (see modes_ and mode_profiles_)",
+                 UserWarning)
         if not ident.all():
             warn("DeriveWeightsFitter: the data do not inform "
                           f"{', '.join(n for n, ok in zip(names, ident, strict=True) if not ok)}: the profile "
@@ -374,8 +409,96 @@ class DeriveWeightsFitter(BaseFitter):
         self.identified_ = bool(ident.all())
         self.covariance_ = cov
         self.information_ = hess
+        self.crit_ = float(crit)
+        self.chi2_crit_ = float(chi2_cut)
+        self.modes_ = modes
+        self.mode_profiles_ = self._mode_profiles(names, theta, prof, extra)
+        self.multimodal_ = bool(extra)
         self.summary_ = summary  # last: a fitter with summary_ is fitted
         return self
+
+    @staticmethod
+    def _limits(name, value):
+        """The profile search range of a parameter on the fitting scale, around ``value``."""
+        lo_s, hi_s = _SEARCH.get(name, (value - _SEARCH_HALF_WIDTH, value + _SEARCH_HALF_WIDTH))
+        if name != "baseline":  # a half-life fitted past the search range: search beyond it
+            lo_s, hi_s = min(lo_s, value - 1.0), max(hi_s, value + 1.0)
+        return lo_s, hi_s
+
+    def _modes(self, lik, theta, ll_hat, ends, prof, crit, wald_se):
+        """Every local maximum the multi-start reached (``modes_``) and, for those within the χ² cut that
+        lie outside the estimate's own confidence region, their profile intervals.
+
+        A second maximum whose deviance ``2(ℓ̂ − ℓ_m)`` is at most ``χ²₁,₁₋α`` holds parameter values
+        the profile-likelihood rule keeps, though a profile walked out from the estimate stops at its
+        own basin's edge: its profile intervals (deviance measured from the best maximum) join the
+        estimate's as a union.
+        """
+        names = self._names
+        rows = [(0, ll_hat, 0.0, True, *[_natural(n, v) for n, v in zip(names, theta, strict=True)])]
+        extra = []
+        for ll_m, t_m in ends:
+            if np.all(np.abs(t_m - theta) <= 1e-3 * np.maximum(np.abs(theta), 1.0)) or ll_m > ll_hat + 1e-9:
+                continue
+            dev = 2.0 * (ll_hat - ll_m)
+            inside = all((lo is None or t_m[j] >= lo) and (hi is None or t_m[j] <= hi)
+                         for j, (lo, hi, _) in enumerate(prof))
+            reported = dev <= crit and not inside
+            rows.append((len(rows), ll_m, dev, reported, *[_natural(n, v) for n, v in zip(names, t_m, strict=True)]))
+            if not reported:
+                continue
+            ivals = []
+            for j, name in enumerate(names):
+                step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
+                lo, hi, _, _ = _profile_interval(lik, t_m, j, np.arange(len(names)), ll_hat, crit, step,
+                                                 self._limits(name, t_m[j]))
+                ivals.append((lo, hi))
+            extra.append({"mode": rows[-1][0], "log_likelihood": ll_m, "deviance": dev, "theta": t_m,
+                          "intervals": ivals})
+        modes = pd.DataFrame(rows, columns=["mode", "log_likelihood", "deviance", "within_cut", *names])
+        return modes.set_index("mode"), extra
+
+    def _mode_profiles(self, names, theta, prof, extra) -> pd.DataFrame:
+        """Each reported mode's estimate and profile interval per parameter (natural scale)."""
+        rows = []
+        for mode, t, ivals in [(0, theta, [(p[0], p[1]) for p in prof])] + \
+                [(e["mode"], e["theta"], e["intervals"]) for e in extra]:
+            for j, name in enumerate(names):
+                lo_r, hi_r = RANGES[name]
+                lo, hi = ivals[j]
+                rows.append((mode, name, _natural(name, t[j]), _natural(name, lo) if lo is not None else lo_r,
+                             _natural(name, hi) if hi is not None else hi_r))
+        return pd.DataFrame(rows, columns=["mode", "param", "coef", "ci_lower", "ci_upper"]).set_index(
+            ["mode", "param"])
+
+    def _equal_age_rule(self, age, names) -> dict:
+        """At one common age > 0 the half-life acts only through the freshness at that age and the
+        intercept and age penalty only through ``a − δz``: parameter index → a rewrite of its
+        ``(ci_lower, ci_upper, bound, note)`` that never claims an upper bound on the half-life or
+        any interval for the other two (only derive's clips could tell them apart, which is no
+        ground for a two-sided interval)."""
+        if len(age) == 0 or np.ptp(age) > 0 or age[0] <= 0:
+            return {}
+        cause = f"flat: ages all equal ({age[0]:g} days), so the half-life and the age penalty trade off"
+
+        def half_life(lo, hi, note):
+            keep = lo if np.isfinite(lo) and lo > 0 else math.nan
+            if not note.startswith("flat: "):
+                note = (f"{cause}; at one age the half-life acts only through the freshness at that age, "
+                        "which only where derive's clips bind could pin down, so no upper bound is claimed")
+            if math.isnan(keep):
+                return math.nan, math.nan, "none", note
+            return keep, math.inf, f"≥ {_fmt('half_life_days', keep)}", note
+
+        def linear(lo, hi, note):
+            if not note.startswith("flat: "):
+                note = f"{cause}; the intercept and the age penalty enter only through a − δz"
+            return math.nan, math.nan, "none", note
+
+        rule = {names.index("half_life_days"): half_life}
+        for name in ("intercept", "age_penalty"):
+            rule[names.index(name)] = linear
+        return rule
 
     def predict_proba(self, recalls: pd.DataFrame, params: CalibrationParams | None = None) -> np.ndarray:
         """Consumption probability of each judged touch under ``params`` (default: the fitted ones)."""
@@ -412,6 +535,31 @@ class DeriveWeightsFitter(BaseFitter):
                 for m, q in after.items()]
         return pd.DataFrame(rows, columns=["method", "brier_before", "brier_after", "ece_before", "ece_after",
                                            "log_loss_before", "log_loss_after", "n_train", "n_test"])
+
+
+def _union(name, i, lo, hi, bound, note, extra):
+    """Join the estimate's interval of parameter ``i`` with the other reported modes' (their hull in
+    ``ci_lower``/``ci_upper``; the pieces in words when they do not overlap)."""
+    lo_r, hi_r = RANGES[name]
+    pieces = [(lo, hi)]
+    for e in extra:
+        a, b = e["intervals"][i]
+        pieces.append((_natural(name, a) if a is not None else lo_r, _natural(name, b) if b is not None else hi_r))
+    pieces.sort()
+    merged = [list(pieces[0])]
+    for a, b in pieces[1:]:
+        if a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    words = " or ".join(f"{_fmt(name, a)} to {_fmt(name, b)}" for a, b in merged)
+    others = "; ".join(f"mode {e['mode']} ({_fmt(name, _natural(name, e['theta'][i]))}, deviance "
+                       f"{e['deviance']:.3g})" for e in extra)
+    text = (f"{len(extra) + 1} modes within the χ² cut: the estimate and {others}; the interval is the "
+            "union of their profile intervals")
+    note = f"{note}; {text}" if note else text
+    return min(p[0] for p in pieces), max(p[1] for p in pieces), words if len(merged) > 1 else \
+        f"{_fmt(name, merged[0][0])} to {_fmt(name, merged[0][1])}", note
 
 
 def interval_coverage(planted: CalibrationParams | None = None, replications: int = 200, *,

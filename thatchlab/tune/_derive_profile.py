@@ -361,8 +361,8 @@ def _local_maxima(lik: _Likelihood, theta) -> list:
 
     Each start sets the age penalty and ``ln hl`` of ``theta`` to a grid point, climbs with
     L-BFGS (analytic gradient) and polishes with Fisher scoring (:func:`_maximise`), so each end is a
-    maximum up to the clips' kinks. Starts that end within ``1e-3`` in every coordinate of another
-    end are one maximum.
+    maximum up to the clips' kinks. Ends that are one mode (:func:`_same_mode`: equal to ``1e-3``,
+    or no valley deeper than ``_VALLEY`` between them) keep the higher.
     """
     from scipy import optimize
 
@@ -376,19 +376,35 @@ def _local_maxima(lik: _Likelihood, theta) -> list:
             t = theta.copy()
             t[ia], t[ih] = d, math.log(h)
             starts.append(t)
-    ends = []
+    found = []
     for t in starts:
         with np.errstate(all="ignore"):
             res = optimize.minimize(lik.nll_and_grad, t, jac=True, method="L-BFGS-B",
                                     options={"maxiter": 500})
             ll, t2 = _maximise(lik, res.x if np.all(np.isfinite(res.x)) else t, free, tol=1e-8)
-        if not math.isfinite(ll):
-            continue
-        if any(np.all(np.abs(t2 - u) <= 1e-3 * np.maximum(np.abs(u), 1.0)) for _, u in ends):
-            continue
-        ends.append((ll, t2))
-    ends.sort(key=lambda e: -e[0])
+        if math.isfinite(ll):
+            found.append((ll, t2))
+    found.sort(key=lambda e: -e[0])
+    ends = []
+    for ll, t2 in found:
+        if not any(_same_mode(lik, u, ll_u, t2, ll) for ll_u, u in ends):
+            ends.append((ll, t2))
     return ends
+
+
+#: Two maxima are distinct modes only when the straight path between them dips this far (in
+#: log-likelihood) below the lower one; shallower dips are the clips' kinks stalling a climb on the
+#: slope of one mode.
+_VALLEY = 0.5
+
+
+def _same_mode(lik: _Likelihood, a, ll_a, b, ll_b) -> bool:
+    """Whether maxima ``a`` and ``b`` are one mode: equal to ``1e-3`` in every coordinate, or joined by
+    a straight path (9 interior points) that never drops more than ``_VALLEY`` below the lower end."""
+    if np.all(np.abs(b - a) <= 1e-3 * np.maximum(np.abs(a), 1.0)):
+        return True
+    low = min(ll_a, ll_b)
+    return all(lik.loglik(a + s * (b - a)) >= low - _VALLEY for s in np.linspace(0.1, 0.9, 9))
 
 
 def _calibrated_cut(lik: _Likelihood, theta, crit: float, draws: int, seed: int):

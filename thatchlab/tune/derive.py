@@ -346,7 +346,8 @@ class DeriveWeightsFitter(BaseFitter):
             if -better_fit.fun > -res.fun:
                 res, theta = better_fit, better_fit.x
         chi2_cut = crit
-        cuts, _ = _calibrated_cut(lik, theta, crit, self.calibrate, self.random_state)
+        # at one common age the rule for equal ages decides; the cuts matter where ages vary
+        cuts, _ = _calibrated_cut(lik, theta, crit, self.calibrate if ages_vary else 0, self.random_state)
         k = len(names)
         for restart in range(_RESTARTS + 1):
             hess = _hessian(lambda t: self._nll(t, x, base), theta)

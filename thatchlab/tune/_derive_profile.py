@@ -434,8 +434,10 @@ def _calibrated_cut(lik: _Likelihood, theta, crit: float, draws: int, seed: int)
     for b in range(int(draws)):
         boot = copy.copy(lik)
         boot.y = (rng.random(len(p)) < p).astype(np.float64)
-        ll_full, _ = _maximise(boot, theta, everything, tol=1e-7)
-        ll_j = np.array([_maximise(boot, theta, everything[everything != j], tol=1e-7)[0] for j in range(k)])
+        with np.errstate(all="ignore"):  # a draw can make the information singular; pinv copes
+            ll_full, _ = _maximise(boot, theta, everything, tol=1e-7)
+            ll_j = np.array([_maximise(boot, theta, everything[everything != j], tol=1e-7)[0]
+                             for j in range(k)])
         devs[b] = 2.0 * (max(ll_full, float(ll_j.max())) - ll_j)
     moving = devs.max(axis=0) > 0.02
     cuts[moving] = crit * np.maximum(1.0, devs[:, moving].mean(axis=0))

@@ -190,7 +190,9 @@ class DeriveWeightsFitter(BaseFitter):
     in (−0.2, −0.05, 0.05, 0.2) and the half-life in (5, 20, 80) days with the
     other coefficients at the first estimate's, and keeps the best maximum.
     ``modes_`` lists every distinct maximum reached (log-likelihood, deviance
-    from the best, the coefficients, ``reported``). A second maximum whose
+    from the best, the coefficients, ``reported``; two maxima are distinct
+    only when the straight path between them dips more than 0.5 in
+    log-likelihood below the lower one). A second maximum whose
     deviance passes the joint test, :math:`2(\ell(\hat\theta) - \ell_m) \le
     \chi^2_{k, 1-\alpha}` (``k`` fitted parameters), and that lies outside the
     estimate's intervals is profiled from its own peak; each interval is then

@@ -39,12 +39,22 @@ RESULT_KEYS = {
     "bench_decide_fleets": ("nested", "by_session", "unbalanced", "cr1", "harm_ship", "harm_allowed",
                             "split_shown", "looks_sequential", "looks_plain", "worlds", "ratio"),
     "bench_decide_planted_prior": ("ship", "oracle_power", "harmful", "worlds", "ratio"),
+    "bench_derive_coverage": ("worlds", "pooled", "pooled_covered", "intercept", "intercept_covered", "atom",
+                              "atom_covered", "corroboration", "corroboration_covered", "age_penalty",
+                              "age_penalty_covered", "half_life", "half_life_covered", "multimodal",
+                              "equal_age_worlds", "equal_age_two_sided", "ratio"),
+    "bench_ope_coverage": ("worlds", "ips", "ips_covered", "snips", "snips_covered", "dr", "dr_covered",
+                           "ips_percentile", "ips_percentile_covered", "ess_below_floor", "worlds_ess_ok",
+                           "ips_ess_ok", "ips_ess_ok_covered", "snips_ess_ok", "snips_ess_ok_covered", "dr_ess_ok",
+                           "dr_ess_ok_covered", "ratio"),
 }
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.
 RESULT_FIELDS = {
-    # 10 small worlds; coverage is a fraction and the ratio is the smallest coverage
-    "bench_derive_coverage": re.compile(r" replications=10 coverage_min=(?P<lo>[01]\.\d{4}) "
-                                        r"coverage_max=(?P<hi>[01]\.\d{4}) ratio=(?P=lo)$"),
+    # 4 small worlds planted in the script; coverage is a fraction, the ratio the pooled coverage, and
+    # no equal-age world gives the half-life a finite two-sided interval
+    "bench_derive_coverage": re.compile(r" worlds=4 pooled=(?P<pooled>[01]\.\d{4}) .* equal_age_worlds=2 "
+                                        r"equal_age_two_sided=0 coverage_min=(?P<lo>[01]\.\d{4}) "
+                                        r"coverage_max=(?P<hi>[01]\.\d{4}) ratio=(?P=pooled)$"),
 }
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "bool_values", "present", "text_equal", "is_text_dtype", "all_text",
+__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "dictionary_codes", "bool_values", "present", "text_equal", "is_text_dtype", "all_text",
            "factorize"]
 
 
@@ -95,7 +95,7 @@ def all_text(s: pd.Series) -> bool:
     return pd.api.types.infer_dtype(s, skipna=False) == "string"
 
 
-def _dictionary_codes(s: pd.Series):
+def dictionary_codes(s: pd.Series):
     """(codes with -1 for a missing cell, object array of the distinct values) of a text column."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         return (np.asarray(s.array.codes),
@@ -188,7 +188,7 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
             values = values.take(rows)
         codes, uniques = pd.factorize(values, sort=sort, use_na_sentinel=use_na_sentinel)
         return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
-    codes, values = _dictionary_codes(s)
+    codes, values = dictionary_codes(s)
     k = len(values)
     slot = codes.astype(np.intp) if rows is None else codes.take(rows).astype(np.intp)
     slot[slot < 0] = k                                # a missing cell counts in slot k

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "dictionary_codes", "bool_values", "present", "text_equal", "is_text_dtype", "all_text",
+__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
            "factorize"]
 
 
@@ -82,7 +82,8 @@ def is_text_dtype(dtype) -> bool:
             hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
     if isinstance(dtype, pd.CategoricalDtype):
         cats = dtype.categories
-        return is_text_dtype(cats.dtype) or (cats.dtype == object and all_text(pd.Series(cats, dtype=object)))
+        return is_text_dtype(cats.dtype) or (cats.dtype == object and (
+            len(cats) == 0 or all_text(pd.Series(cats, dtype=object))))   # no category: every cell missing
     return False
 
 
@@ -147,6 +148,25 @@ def present(s: pd.Series) -> np.ndarray:
         parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
     return s.notna().to_numpy(bool)
+
+
+def object_text(s: pd.Series) -> pd.Series:
+    """A text-dtype column as an object column of ``str`` with ``None`` where a cell is missing
+    (what an object frame holds); any other column is returned as it is."""
+    if not is_text_dtype(s.dtype):
+        return s
+    codes, values = dictionary_codes(s)
+    cells = np.append(values, np.array([None], dtype=object))[np.where(codes < 0, len(values), codes)]
+    return pd.Series(cells, index=s.index, name=s.name, dtype=object)
+
+
+def nonempty_text(s: pd.Series) -> np.ndarray:
+    """Per cell, whether it is a non-empty ``str``; a text dtype is judged by its distinct values."""
+    if is_text_dtype(s.dtype):
+        codes, values = dictionary_codes(s)
+        ok = np.array([isinstance(v, str) and v != "" for v in values], dtype=bool)
+        return np.append(ok, False)[codes]
+    return np.fromiter((isinstance(v, str) and v != "" for v in s.tolist()), dtype=bool, count=len(s))
 
 
 def text_equal(s: pd.Series, value: str) -> np.ndarray:

@@ -98,3 +98,17 @@ def test_utc_column_takes_arrow_times_and_text():
     from thatchlab.core.errors import TimeError
     with pytest.raises(TimeError, match="naive"):
         utc_column(pd.Series([1], dtype=pd.ArrowDtype(pa.timestamp("us"))), "t")
+
+
+def test_epoch_ns_reads_aware_nanosecond_columns_only():
+    from thatchlab.core.dtypes import epoch_ns
+
+    aware = pd.Series(pd.to_datetime(["2026-01-01T00:00:00.000000001Z", None], utc=True, format="ISO8601"))
+    want = [1767225600000000001, np.iinfo(np.int64).min]
+    assert epoch_ns(aware).tolist() == want
+    paris = aware.dt.tz_convert("Europe/Paris")
+    assert epoch_ns(paris).tolist() == want                  # instants, whatever the zone shown
+    arrow = aware.astype(pd.ArrowDtype(pa.timestamp("ns", tz="Europe/Paris")))
+    assert epoch_ns(arrow).tolist() == want
+    assert epoch_ns(aware.dt.floor("us").astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC")))) is None
+    assert epoch_ns(pd.Series([1, 2])) is None

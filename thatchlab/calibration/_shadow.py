@@ -30,7 +30,7 @@ from thatchlab.calibration._audience import (
 )
 from thatchlab.calibration._derive import derive, derive_signals, signals_json
 from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
-from thatchlab.core.dtypes import arrow_array, bool_values, is_text_dtype, native_times
+from thatchlab.core.dtypes import arrow_array, bool_values, epoch_ns, is_text_dtype, native_times
 from thatchlab.core.dtypes import present as present_cells
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import at_least, latest_release, resolve_release
@@ -291,15 +291,15 @@ def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
     column; text in a ``string``/Arrow/categorical column is compared by
     Arrow's kernel, with no pass per row.
     """
+    has_text = OBSERVED_AT_TEXT in obs.columns
+    parsed = epoch_ns(obs["observed_at"])   # UTC nanoseconds already (Arrow's read in place), in range
+    if parsed is not None and not has_text:
+        present = parsed != np.iinfo(np.int64).min
+        return (parsed < cutoff_ns) & present, present
     col = native_times(obs["observed_at"])
-    if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
-        parsed = col.array.asi8         # UTC nanoseconds already, each in range by construction
-    else:
+    if parsed is None:
         parsed = utc_column(col, "observations.observed_at").array.asi8     # validates every row
     present = parsed != np.iinfo(np.int64).min
-    has_text = OBSERVED_AT_TEXT in obs.columns
-    if isinstance(col.dtype, pd.DatetimeTZDtype) and not has_text:
-        return (parsed < cutoff_ns) & present, present
     cut = _rfc3339(cutoff_ns)
     own = _text_before(col, parsed < cutoff_ns, cut)
     if not has_text:

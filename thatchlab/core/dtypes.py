@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
+__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "epoch_ns", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
            "factorize"]
 
 
@@ -60,6 +60,21 @@ def native_times(s: pd.Series) -> pd.Series:
     if t.tz is None:
         return out
     return out.dt.tz_localize("UTC").dt.tz_convert(t.tz)
+
+
+def epoch_ns(s: pd.Series):
+    """UTC epoch nanoseconds of an aware nanosecond time column (``datetime64[ns, tz]`` or an Arrow
+    ``timestamp[ns, tz]``; a missing value is int64's minimum, as ``asi8`` gives it), read without
+    a copy where the data allow; None for any other column."""
+    if isinstance(s.dtype, pd.DatetimeTZDtype) and s.dtype.unit == "ns":
+        return s.array.asi8
+    t = _arrow_type(s.dtype)
+    if t is None or not is_arrow_timestamp(s.dtype) or t.unit != "ns" or t.tz is None:
+        return None
+    import pyarrow as pa
+
+    chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
+    return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
 
 
 def arrow_array(s: pd.Series):

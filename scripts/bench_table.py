@@ -83,6 +83,12 @@ BENCHES: dict = {
 
 #: What the other benchmarks compare (their figures: ``ratio`` and the fields named in their docstrings).
 DESCRIPTIONS = {
+    'bench_constraint_bound': 'how often a constraint passes on test when the true rate sits exactly at its bound '
+                              '(Wald and percentile bounds); a statistics study, not a timing',
+    'bench_decide_fleets': '`tune.decide` on fleet-shaped planted worlds (nested users, sessions, unbalanced '
+                           'users, CR1, harm, repeated looks); a statistics study, not a timing',
+    'bench_derive_coverage': "empirical coverage of DeriveWeightsFitter's nominal 95% intervals on synthetic "
+                             'recall worlds; a statistics study',
     'bench_replay': 'vectorised replay of 50k messages × 2k matchers vs its floor (one float32 GEMM of every message vector × the final matcher matrix, plus one dedup mat-vec per write) and vs the event-by-event path; loading a 100k-matcher state (`from_tables`)',
     'bench_sweep': '1,000-configuration sweep vs one replay, 50k events',
     'bench_sweep_regime': '1,000 configurations over threshold, strong bar (confidence, evidence) and conflict margin vs one replay, 50k messages',

@@ -134,14 +134,17 @@ def attribute(events: pd.DataFrame, nudges: pd.DataFrame) -> pd.DataFrame:
     return res.reset_index(drop=True)
 
 
-def regime_outcomes(events: pd.DataFrame, nudges: pd.DataFrame) -> pd.DataFrame:
+def regime_outcomes(events: pd.DataFrame, nudges: pd.DataFrame, attributed: pd.DataFrame | None = None
+                    ) -> pd.DataFrame:
     """Per message: ``regime`` and what it led to.
 
     ``strong`` → ``follow_right`` (top item's outcome confirm),
     ``follow_wrong`` (disconfirm or soft) or ``follow_unresolved``;
     ``ambiguous`` → ``interruption``; ``none`` → ``ask``; ``skipped`` → ``skipped``.
+    ``attributed`` is :func:`attribute` of the same events and nudges when the
+    caller already has it (computed here otherwise).
     """
-    att = attribute(events, nudges)
+    att = attribute(events, nudges) if attributed is None else attributed
     top = att[att["rank"] == 0].set_index("position")["outcome"]
     m = events.loc[events["kind"] == "message", ["position", "session", "regime"]].reset_index(drop=True)
     o = top.reindex(m["position"]).to_numpy(object)
@@ -495,8 +498,8 @@ def _feedback_arrays(result, log):
     """Per message: wrong follow, followed, confirmed and resolved surfaced items,
     whether the replay surfaced the logged list, propensities and the estimator."""
     ev, nu = result.events, result.nudges
-    oc = regime_outcomes(ev, nu)
     att = attribute(ev, nu)
+    oc = regime_outcomes(ev, nu, att)
     msgs = oc["position"].to_numpy()
     res_att = att[att["resolved"]]
     conf = (res_att["outcome"] == "confirm").groupby(res_att["position"]).sum()

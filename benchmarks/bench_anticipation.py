@@ -20,6 +20,15 @@ A generated stream of W workspaces × N events over 30 days (1,000 × 1,000 =
 * **SQLite** (secondary reference): the production query's SQLite rendering
   on a slice of CI size (10 workspaces at full size, 8 at CI).
 
+Peers on their own input (issue 33): each peer also runs on the data as its
+users hold it, made before the clock starts: **polars** on a polars
+DataFrame that ``pl.read_parquet`` read from a Parquet file of the events
+(``run_polars_native``: the same lazy query, no conversion), **DuckDB** on
+its own table ``mnemo_event`` created from that file (both SQL forms, no
+load). Ours runs on the pandas frame and, for ``arrow_ratio``, on the same
+frame Arrow-backed (``string[pyarrow]`` names, an Arrow timestamp column).
+``native_ratio`` is the faster native peer over ours (target >= 1.5).
+
 How the clocks are made fair: importing ``_util`` first pins 1 thread for
 BLAS/OpenMP and polars, DuckDB's pool is set to 1 (printed); every side
 starts from the same pandas frame and its conversions (frame to DuckDB
@@ -36,14 +45,18 @@ exactly, confidence and delay within 1e-9 relative) or the script exits 1.
 
 Last line: ``RESULT bench=anticipation events=<n> ratio=<fastest peer s / ours s>
 duckdb_ratio=<faster DuckDB form> duckdb_lateral_ratio=.. duckdb_cte_ratio=.. polars_ratio=..
-sqlite_ratio=<on the slice> cpu_ratio=<as ratio, CPU s> ours_s=<wall s>``; above 1 means
-ours is faster.
+sqlite_ratio=<on the slice> cpu_ratio=<as ratio, CPU s> ours_s=<wall s>
+native_polars_ratio=<polars on its own frame / ours> native_duckdb_ratio=<faster DuckDB form on its own
+table / ours> native_ratio=<faster of the two / ours> arrow_ratio=<ours on the object frame / ours on
+the Arrow frame>``; above 1 means ours is faster.
 """
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -116,8 +129,13 @@ def run_duckdb(con, events: pd.DataFrame, sql: str) -> pd.DataFrame:
 
 def run_polars(events: pd.DataFrame) -> pd.DataFrame:
     """Seed-mode mining in polars from the pandas frame; result as pandas."""
+    return run_polars_native(pl.from_pandas(events[["workspace", "name", "ts"]]))
+
+
+def run_polars_native(frame: "pl.DataFrame") -> pd.DataFrame:
+    """Seed-mode mining in polars on a polars frame (``workspace, name, ts``); result as pandas."""
     w_ns = WINDOW_US * 1000
-    df = (pl.from_pandas(events[["workspace", "name", "ts"]])
+    df = (frame
           .with_columns(w=pl.col("workspace").rank("dense").cast(pl.Int64) - 1,
                         nm=pl.col("name").rank("dense").cast(pl.Int64) - 1,
                         t=pl.col("ts").dt.epoch("ns"))
@@ -143,6 +161,26 @@ def run_polars(events: pd.DataFrame) -> pd.DataFrame:
            .select("workspace", "trigger", "target", "observations", "confidence",
                    avg_delay_s=pl.col("d") / pl.col("observations") / 1e9))
     return out.collect().to_pandas()
+
+
+def native_inputs(events: pd.DataFrame, con, tmp: Path):
+    """The peers' own forms, made before any clock: a polars frame read by polars from a Parquet file
+    of the events, and DuckDB's own table ``mnemo_event`` (naive UTC times) created from that file."""
+    path = tmp / "events.parquet"
+    events[["workspace", "name", "ts"]].to_parquet(path, index=False)
+    frame = pl.read_parquet(path)
+    con.execute(f"CREATE OR REPLACE TABLE mnemo_event AS SELECT workspace AS workspace_id, name, "
+                f"timezone('UTC', ts) AS occurred_at FROM read_parquet('{path}')")
+    return frame
+
+
+def arrow_events(events: pd.DataFrame) -> pd.DataFrame:
+    """The events Arrow-backed, as ``read_parquet(dtype_backend="pyarrow")`` gives them."""
+    import pyarrow as pa
+
+    return pd.DataFrame({"ts": events["ts"].astype(pd.ArrowDtype(pa.timestamp("ns", tz="UTC"))),
+                         "workspace": events["workspace"].astype("string[pyarrow]"),
+                         "name": events["name"].astype("string[pyarrow]")})
 
 
 def run_sqlite(events: pd.DataFrame) -> pd.DataFrame:
@@ -217,8 +255,16 @@ def main() -> int:
     n = len(events)
     print(f"events: {n:,} ({n_ws} workspaces x {per_ws} events over 30 days); "
           f"best of {repeat} rounds, each side warmed up once")
+    tmp = Path(tempfile.mkdtemp(prefix="thatchlab-bench-anticipation-"))
+    native_con = _util.duckdb_connect()
+    pl_frame = native_inputs(events, native_con, tmp)
+    arrow = arrow_events(events)
     res = timed_rounds({
         "ours": lambda: ours(events),
+        "ours_arrow": lambda: ours(arrow),
+        "native_lateral": lambda: native_con.execute(SEED_SEQUENTIAL_DUCKDB).df(),
+        "native_cte": lambda: native_con.execute(SEED_SEQUENTIAL_DUCKDB_CTE).df(),
+        "native_polars": lambda: run_polars_native(pl_frame),
         "lateral": lambda: run_duckdb(con, events, SEED_SEQUENTIAL_DUCKDB),
         "cte": lambda: run_duckdb(con, events, SEED_SEQUENTIAL_DUCKDB_CTE),
         "polars": lambda: run_polars(events),
@@ -226,7 +272,13 @@ def main() -> int:
         "sqlite": lambda: run_sqlite(sl),
     }, repeat)
     con.close()
+    native_con.close()
+    shutil.rmtree(tmp, ignore_errors=True)
     labels = {"ours": "thatchlab mine_sequential(mode='seed')",
+              "ours_arrow": "thatchlab on the Arrow-backed frame",
+              "native_lateral": f"duckdb {duckdb.__version__}, production SQL on its own table",
+              "native_cte": f"duckdb {duckdb.__version__}, CTE form on its own table",
+              "native_polars": f"polars {pl.__version__} on a polars frame read by polars",
               "lateral": f"duckdb {duckdb.__version__}, production SQL (LATERAL)",
               "cte": f"duckdb {duckdb.__version__}, CTE + window count + day buckets",
               "polars": f"polars {pl.__version__}, search_sorted + int_ranges + group_by (lazy)",
@@ -236,21 +288,34 @@ def main() -> int:
         print(f"{labels[name]}: {wall:.3f} s wall, {cpu:.3f} s CPU, {len(out):,} rows")
     got, got_sl = res["ours"][2], res["ours_slice"][2]
     ok = True
-    for name, label in (("lateral", "duckdb LATERAL"), ("cte", "duckdb CTE"), ("polars", "polars")):
+    for name, label in (("lateral", "duckdb LATERAL"), ("cte", "duckdb CTE"), ("polars", "polars"),
+                        ("native_lateral", "duckdb LATERAL, own table"), ("native_cte", "duckdb CTE, own table"),
+                        ("native_polars", "polars, own frame")):
         ok = same_rows(got, res[name][2], label) and ok
     ok = same_rows(got_sl, res["sqlite"][2], "sqlite") and ok
+    try:
+        pd.testing.assert_frame_equal(res["ours_arrow"][2], got)
+    except AssertionError as exc:
+        print(f"MISMATCH ours on the Arrow frame: {exc}")
+        ok = False
     if not ok:
         return 1
     print("rows identical: yes (keys and observations exact, confidence and delay within 1e-9 relative)")
     t = {name: wall for name, (wall, _, _) in res.items()}
     cpu = {name: c for name, (_, c, _) in res.items()}
     t_duck = min(t["lateral"], t["cte"])
+    t_native_duck = min(t["native_lateral"], t["native_cte"])
+    native = min(t_native_duck, t["native_polars"]) / t["ours"]
+    arrow_ratio = t["ours"] / t["ours_arrow"]
+    print(f"targets: faster native peer / ours = {native:.3f} (>= 1.5: {'met' if native >= 1.5 else 'NOT met'}); "
+          f"arrow_ratio = {arrow_ratio:.3f} (>= 0.8: {'met' if arrow_ratio >= 0.8 else 'NOT met'})")
     print(_util.result("anticipation", events=n, ratio=min(t_duck, t["polars"]) / t["ours"],
                        duckdb_ratio=t_duck / t["ours"], duckdb_lateral_ratio=t["lateral"] / t["ours"],
                        duckdb_cte_ratio=t["cte"] / t["ours"], polars_ratio=t["polars"] / t["ours"],
                        sqlite_ratio=t["sqlite"] / t["ours_slice"],
                        cpu_ratio=min(cpu["lateral"], cpu["cte"], cpu["polars"]) / cpu["ours"],
-                       ours_s=t["ours"]))
+                       ours_s=t["ours"], native_polars_ratio=t["native_polars"] / t["ours"],
+                       native_duckdb_ratio=t_native_duck / t["ours"], native_ratio=native, arrow_ratio=arrow_ratio))
     return 0
 
 

@@ -16,6 +16,15 @@ side starting from the same in-memory pandas DataFrame:
   median and mean, a second ``groupby`` with the bucket, two sums for the
   utility (for reference).
 
+Peers on their own input (issue 33): the same query also runs on each
+peer's native form of the data, made before the clock starts, as its users
+would hold it: **polars** on a polars DataFrame that ``pl.read_parquet``
+read from a Parquet file of the observations, and **DuckDB** on its own
+table (``CREATE TABLE ... AS`` from that Parquet file). Ours runs on the
+pandas frame (its native input) and, for ``arrow_ratio``, on the same
+frame Arrow-backed (``string[pyarrow]`` text, Arrow timestamps and floats,
+as ``read_parquet(dtype_backend="pyarrow")`` gives it).
+
 Rows must agree with ours (counts, buckets and utilities exactly; means to
 1e-12 relative, since the engines sum in different orders; medians exactly
 against pandas and to 1e-12 relative against DuckDB and polars, which
@@ -40,13 +49,17 @@ Usage: ``python benchmarks/bench_calibration.py [--ci] [--rows N] [--repeat N] [
 
 Last line: ``RESULT bench=calibration rows=<n> ratio=<min(duckdb_s, polars_s) / ours_s>
 duckdb_ratio=<duckdb_s / ours_s> polars_ratio=<polars_s / ours_s> pandas_ratio=<pandas_s / ours_s>
-distinct_duckdb_ratio=<the same on fresh string objects>``.
+distinct_duckdb_ratio=<the same on fresh string objects> native_polars_ratio=<polars on its own frame /
+ours> native_duckdb_ratio=<DuckDB on its own table / ours> native_ratio=<the faster native peer / ours;
+target >= 1.0> arrow_ratio=<ours on the object frame / ours on the Arrow-backed frame; target >= 0.8>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -138,6 +151,49 @@ def polars_report(obs: pd.DataFrame, cutoff) -> list:
     return [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in out.iter_rows()]
 
 
+def arrow_frame(obs: pd.DataFrame) -> pd.DataFrame:
+    """The observations as ``read_parquet(dtype_backend="pyarrow")`` holds them: every column Arrow-backed."""
+    import pyarrow as pa
+
+    out = pd.DataFrame({c: obs[c].astype("string[pyarrow]") for c in ("memory_id", "namespace", "source",
+                                                                         "recall_outcome")})
+    out["observed_at"] = obs["observed_at"].astype(pd.ArrowDtype(pa.timestamp("ns", tz="UTC")))
+    out["derived_confidence"] = obs["derived_confidence"].astype(pd.ArrowDtype(pa.float64()))
+    return out[list(obs.columns)]
+
+
+def native_inputs(obs: pd.DataFrame, con, tmp: Path):
+    """Each peer's own form of the data, made before any clock: a polars DataFrame read by polars from
+    a Parquet file, and a DuckDB table created from it (``obs_native``)."""
+    path = tmp / "observations.parquet"
+    obs[COLUMNS].to_parquet(path, index=False)
+    frame = pl.read_parquet(path)
+    con.execute(f"CREATE OR REPLACE TABLE obs_native AS SELECT * FROM read_parquet('{path}')")
+    return frame
+
+
+def polars_native(df: "pl.DataFrame", cutoff) -> list:
+    """The polars query on a polars frame (no conversion)."""
+    v, o = pl.col("derived_confidence"), pl.col("recall_outcome")
+    bucket = (v.clip(0.0, 1.0) * 10).floor().cast(pl.Int64).clip(upper_bound=9)
+    judged = o.count()
+    out = (df.filter(pl.col("observed_at") >= cutoff.to_pydatetime())
+             .with_columns(bucket.alias("b"))
+             .group_by(["namespace", "source"])
+             .agg(pl.len().alias("count"), v.median().alias("median"), v.mean().alias("mean"),
+                  *[(pl.col("b") == i).sum().alias(f"b{i}") for i in range(10)],
+                  pl.when(judged > 0).then((o == "consumed").sum() / judged).alias("util"))
+             .sort(["namespace", "source"], nulls_last=True))
+    return [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in out.iter_rows()]
+
+
+def duckdb_native(con, cutoff) -> list:
+    """DuckDB's query on its own table."""
+    rows = con.execute(SQL.replace("FROM obs WHERE", "FROM obs_native WHERE"),
+                       {"cutoff": cutoff.to_pydatetime()}).fetchall()
+    return [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in rows]
+
+
 def compare(ours: pd.DataFrame, other: list, label: str, median_rtol: float) -> tuple:
     """(problems, exact medians) of another engine's ``(ns, src, count, median, mean, buckets, util)``
     rows against ours."""
@@ -177,17 +233,24 @@ def main(argv=None) -> int:
     con = _util.duckdb_connect()
     print(_util.describe_threads(con))
 
+    tmp = Path(tempfile.mkdtemp(prefix="thatchlab-bench-calibration-"))
+    pl_frame = native_inputs(obs, con, tmp)
+    arrow_obs = arrow_frame(obs)
     sides = {
         "ours": lambda: calibrate_from_shadow(obs, now, days=days),
+        "ours_arrow": lambda: calibrate_from_shadow(arrow_obs, now, days=days),
         "duckdb": lambda: duckdb_report(con, obs, cutoff),
         "polars": lambda: polars_report(obs, cutoff),
         "pandas": lambda: pandas_report(obs, cutoff),
+        "duckdb_native": lambda: duckdb_native(con, cutoff),
+        "polars_native": lambda: polars_native(pl_frame, cutoff),
     }
     best, out = dict.fromkeys(sides, float("inf")), {}
     for _ in range(rounds):
         for name, fn in sides.items():
             seconds, out[name] = _util.best_of(fn, repeat=repeat, warmup=1)
             best[name] = min(best[name], seconds)
+    shutil.rmtree(tmp, ignore_errors=True)
     # the same frame with a fresh object in every text cell (rows as sqlite3 returns them)
     fresh = obs.copy()
     for col in ("namespace", "source", "recall_outcome"):
@@ -200,7 +263,10 @@ def main(argv=None) -> int:
     report = out["ours"]
     ours = report.rows
     problems, exact = [], {}
-    for name, rtol in (("pandas", 0.0), ("duckdb", 1e-12), ("polars", 1e-12)):
+    if out["ours_arrow"].to_json() != report.to_json():
+        problems.append("ours on the Arrow-backed frame differs from ours on the object frame")
+    for name, rtol in (("pandas", 0.0), ("duckdb", 1e-12), ("polars", 1e-12), ("duckdb_native", 1e-12),
+                       ("polars_native", 1e-12)):
         found, exact[name] = compare(ours, out[name], name, rtol)
         problems += found
     in_window = int((obs["observed_at"] >= cutoff).sum())
@@ -216,10 +282,19 @@ def main(argv=None) -> int:
           f"{best['duckdb']:.4f} s; polars {pl.__version__}: {best['polars']:.4f} s; pandas "
           f"{pd.__version__}: {best['pandas']:.4f} s (best of {repeat} × {rounds} rounds, 1 warm-up each)")
     print(f"a fresh string object in every cell: ours {distinct['ours']:.4f} s, DuckDB {distinct['duckdb']:.4f} s")
-    ratios = {k: best[k] / best["ours"] for k in ("duckdb", "polars", "pandas")}
+    print(f"peers on their own input: DuckDB on its own table {best['duckdb_native']:.4f} s, polars on a polars "
+          f"frame read by polars {best['polars_native']:.4f} s; ours on the Arrow-backed frame "
+          f"{best['ours_arrow']:.4f} s")
+    ratios = {k: best[k] / best["ours"] for k in ("duckdb", "polars", "pandas", "duckdb_native", "polars_native")}
+    native = min(ratios["duckdb_native"], ratios["polars_native"])
+    arrow = best["ours"] / best["ours_arrow"]
+    print(f"targets: faster native peer / ours = {native:.3f} (>= 1.0: {'met' if native >= 1.0 else 'NOT met'}); "
+          f"arrow_ratio = {arrow:.3f} (>= 0.8: {'met' if arrow >= 0.8 else 'NOT met'})")
     print(_util.result("calibration", rows=n, ratio=min(ratios["duckdb"], ratios["polars"]),
                        duckdb_ratio=ratios["duckdb"], polars_ratio=ratios["polars"],
-                       pandas_ratio=ratios["pandas"], distinct_duckdb_ratio=distinct["duckdb"] / distinct["ours"]))
+                       pandas_ratio=ratios["pandas"], distinct_duckdb_ratio=distinct["duckdb"] / distinct["ours"],
+                       native_polars_ratio=ratios["polars_native"], native_duckdb_ratio=ratios["duckdb_native"],
+                       native_ratio=native, arrow_ratio=arrow))
     return 0
 
 

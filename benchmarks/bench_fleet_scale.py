@@ -30,13 +30,22 @@ drivers run one after the other; with ``--ci`` they run at the same time to
 stay well under a minute on 2 shared cores (each peak RSS is its own
 process's; the CI clocks are a smoke test, not a comparison).
 
+Throughput (issue 33 point 5): after the drivers are done, this process
+replays the first users' logs (100 users, 50,000 events at full size) as
+ONE in-process ``replay.run`` of their stacked log (each event in its user's
+store, as in the fleet): the events a second one replay gets through. The
+large fleet's events per second per worker over that is
+``throughput_ratio`` (target >= 0.5).
+
     python benchmarks/bench_fleet_scale.py          # 500 and 2,000 users, 500 events each
     python benchmarks/bench_fleet_scale.py --ci     # 20 and 80 users, 50 events each
 
 Last line: ``RESULT bench=fleet_scale users_small=<n> users_large=<n>
 driver_peak_mb_<small>=<MB> driver_peak_mb_<large>=<MB> driver_growth=<large / small>
-ratio=<driver_growth> events_per_user=<n> replay_s_small=<s> replay_s_large=<s>``; the
-target is ``driver_growth <= 1.2`` (the script exits 1 when it is missed).
+ratio=<driver_growth> events_per_user=<n> replay_s_small=<s> replay_s_large=<s>
+throughput_ratio=<events/s per worker / events/s of one in-process replay> in_process_eps=<events/s>
+worker_eps=<events/s per worker>``; the targets are ``driver_growth <= 1.2`` (the script exits 1 when
+it is missed) and ``throughput_ratio >= 0.5`` (printed met or NOT met).
 """
 
 from __future__ import annotations
@@ -60,6 +69,8 @@ import numpy as np  # noqa: E402
 
 #: Most the driver's peak RSS may grow from the small fleet to the large one.
 TARGET_GROWTH = 1.2
+#: Worker processes of each driver's LocalCluster (one thread each).
+N_WORKERS = 2
 _GAP_S = 47 * 60
 
 
@@ -137,7 +148,7 @@ def drive(source: str, warm: str, embedder_path: str, expect_users: int, rows_pe
     with open(embedder_path, "rb") as fh:
         emb = pickle.load(fh)
     with dask.config.set({"distributed.worker.profile.enabled": False}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            LocalCluster(n_workers=N_WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
                          silence_logs=40) as cluster, Client(cluster) as client:
         run_fleet(warm, embedder=emb, backend="dask", client=client)
         before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -148,8 +159,30 @@ def drive(source: str, warm: str, embedder_path: str, expect_users: int, rows_pe
     ok = (len(res.per_user) == expect_users and bool((rows == rows_per_user).all())
           and res.pooled["n_events"] == expect_users * rows_per_user and res.forecasts.empty)
     return {"users": int(len(res.per_user)), "events": int(res.pooled["n_events"]), "seconds": seconds,
+            "workers": N_WORKERS,
             "peak_mb": peak_mb, "peak_before_replay_mb": before_mb, "ok": ok, "log_loss": res.pooled["log_loss"],
             "interruption_rate": res.pooled["interruption_rate"]}
+
+
+def in_process_rate(root: Path, embedder_path: str, n_users: int) -> tuple:
+    """(events, seconds) of one in-process replay of the first ``n_users`` users' logs stacked
+    (their rows in time order, each in its user's store), after a warm-up on the first user."""
+    import pandas as pd
+
+    from thatchlab.replay import run
+    from thatchlab.replay._fleet_dataset import list_users, read_user_log
+
+    _util.pin_threads()
+    warnings.simplefilter("ignore", UserWarning)
+    with open(embedder_path, "rb") as fh:
+        emb = pickle.load(fh)
+    listing = list_users(str(root))
+    logs = [read_user_log(listing.location, "user", u, f)
+            for u, f in list(zip(listing.users, listing.files))[:n_users]]
+    log = pd.concat(logs, ignore_index=True).sort_values("ts", kind="stable", ignore_index=True)
+    run(logs[0], embedder=emb)
+    seconds, _ = _util.best_of(run, log, embedder=emb, repeat=1, warmup=0)
+    return len(log), seconds
 
 
 def _start_driver(source, warm, embedder_path, users, rows_per_user, repeat) -> subprocess.Popen:
@@ -203,6 +236,12 @@ def main() -> int:
                 report(n)
         for n in procs if args.ci else ():
             report(n)
+        # after the drivers: a driver forked from a parent that replayed in memory would inherit
+        # that parent's peak RSS (Linux carries ru_maxrss across fork and exec)
+        ref_users = 10 if args.ci else 100
+        ref_events, ref_s = in_process_rate(root, str(tmp / "embedder.pkl"), ref_users)
+        print(f"one in-process replay of {ref_users} users' stacked logs: {ref_events:,} events in {ref_s:.1f} s "
+              f"({ref_events / ref_s:,.0f} events/s)", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if not all(r["ok"] for r in runs.values()):
@@ -213,10 +252,16 @@ def main() -> int:
     met = growth <= TARGET_GROWTH
     print(f"driver growth {n_large} / {n_small} users: {growth:.3f} "
           f"(target <= {TARGET_GROWTH}: {'met' if met else 'NOT met'})")
+    in_process_eps = ref_events / ref_s
+    worker_eps = large["events"] / large["seconds"] / large["workers"]
+    throughput = worker_eps / in_process_eps
+    print(f"throughput: {worker_eps:,.0f} events/s per worker ({large['workers']} workers) vs {in_process_eps:,.0f} "
+          f"in one in-process replay: {throughput:.3f} (target >= 0.5: {'met' if throughput >= 0.5 else 'NOT met'})")
     print(_util.result("fleet_scale", users_small=n_small, users_large=n_large,
                        **{f"driver_peak_mb_{n_small}": small["peak_mb"], f"driver_peak_mb_{n_large}": large["peak_mb"]},
                        driver_growth=growth, ratio=growth, events_per_user=2 * n_sessions,
-                       replay_s_small=small["seconds"], replay_s_large=large["seconds"]))
+                       replay_s_small=small["seconds"], replay_s_large=large["seconds"],
+                       throughput_ratio=throughput, in_process_eps=in_process_eps, worker_eps=worker_eps))
     return 0 if met else 1
 
 

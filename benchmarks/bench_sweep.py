@@ -19,7 +19,8 @@ Fair clocks: BLAS/OpenMP threads are pinned to the same count for both sides
 start from the same in-memory log and embedder, are run once untimed to
 warm caches and imports, then timed best of ``--repeat`` (the same N).
 
-Last line: ``RESULT bench=sweep configs=<n> ratio=<sweep_s / single_s>``.
+Last line: ``RESULT bench=sweep configs=<n> ratio=<sweep_s / single_s> arrow_ratio=<sweep_s / the same sweep
+ of the log Arrow-backed (string[pyarrow] text, Arrow timestamps)>``.
 """
 
 from __future__ import annotations
@@ -96,6 +97,15 @@ def main(argv=None) -> int:
     sweep_s, res = _util.best_of(sweep, log, space, "log_loss", embedder=emb, holdout=0.2, repeat=repeat)
     print(f"best of {repeat} after 1 warm-up; "f"sweep: {sweep_s:.3f} s for {len(res)} configurations "
           f"({1000 * sweep_s / len(res):.2f} ms per configuration)")
+    arrow_s, arrow_res = _util.best_of(sweep, _util.arrow_backed(log), space, "log_loss", embedder=emb, holdout=0.2,
+                                       repeat=repeat)
+    try:
+        pd.testing.assert_frame_equal(arrow_res, res)
+    except AssertionError as exc:
+        print(f"MISMATCH: the sweep of the Arrow-backed log differs: {exc}")
+        return 1
+    print(f"the same sweep on the Arrow-backed log: {arrow_s:.3f} s, identical (arrow_ratio "
+          f"{sweep_s / arrow_s:.3f}, target >= 0.8)")
 
     # identical to one replay per configuration, on a sample
     plan = prepare(log, "prediction", embedder=emb)
@@ -125,7 +135,7 @@ def main(argv=None) -> int:
                     return 1
     print("forecasts bit-identical and scores equal (rtol 1e-12) on 5 sampled configurations")
     print(_util.result("sweep", configs=len(res), events=len(log), single_s=single_s, sweep_s=sweep_s,
-                       ratio=sweep_s / single_s))
+                       ratio=sweep_s / single_s, arrow_ratio=sweep_s / arrow_s))
     return 0
 
 

@@ -368,13 +368,19 @@ def _invoke(argv):
     return code, err.getvalue(), exc
 
 
+LAST: list = []  # the last verb's exit and error line, for -v
+
+
 def _verb_outcome(argv, outputs, must_fail, before, folder) -> str:
     try:
         with _limit(TIME_LIMIT), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             code, err, exc = _invoke(argv)
     except _Timeout:
+        LAST[:] = ["timed out"]
         return "raw"
+    last_line = (err.strip().splitlines() or [""])[-1][:160]
+    LAST[:] = [f"exit {code}: {last_line}" + (f" ({exc!r})"[:200] if exc else "")]
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("warning: ")]
     after = _snapshot(folder)
     written = {Path(p) for p, _ in outputs} | {p for p in before if p.name.endswith((".bak", ".bak.json"))}
@@ -446,7 +452,8 @@ def run_fuzz(per_target: int = FULL, seed: int = 0, verbose: bool = False) -> Co
         counts[outcome] += 1
         by_target.setdefault(target, Counter())[outcome] += 1
         if verbose and outcome in ("raw", "silently wrong", "data loss"):
-            print(f"  {outcome}: {target} ({damage})", flush=True)
+            print(f"  {outcome}: {target} ({damage})" + (f" — {LAST[0]}" if LAST else ""), flush=True)
+        LAST[:] = []
 
     with tempfile.TemporaryDirectory(prefix="thatchlab-fuzz-") as base:
         base = Path(base)

@@ -19,35 +19,48 @@ RESULT = re.compile(rf"^RESULT bench=(\w+)( \w+=\S+)* (\w+_)?ratio={_NUM}( \w+=\
 #: Fields each benchmark's RESULT line must carry, by script name (numbers unless given).
 RESULT_KEYS = {
     "bench_nudge": ("matchers", "floor_ratio", "peer_ratio", "p50_ms", "p95_ms", "floor_ratio_2k", "p50_ms_2k",
-                    "p95_ms_2k"),
+                    "p95_ms_2k", "numpy_ratio", "numpy_ratio_2k"),
     "bench_belief": ("rows", "floor_ratio"),
     "bench_calibration": ("rows", "ratio", "duckdb_ratio", "polars_ratio", "pandas_ratio",
-                          "distinct_duckdb_ratio"),
+                          "distinct_duckdb_ratio", "native_polars_ratio", "native_duckdb_ratio", "native_ratio",
+                          "arrow_ratio"),
     "bench_anticipation": ("events", "ratio", "duckdb_ratio", "duckdb_lateral_ratio", "duckdb_cte_ratio",
-                           "polars_ratio", "sqlite_ratio", "cpu_ratio", "ours_s"),
+                           "polars_ratio", "sqlite_ratio", "cpu_ratio", "ours_s", "native_polars_ratio",
+                           "native_duckdb_ratio", "native_ratio", "arrow_ratio"),
     # lifelines (the peer's ``ratio``) is an optional extra: it caps pandas below 3
     "bench_fit_halflife": ("classes", "segments", "floor_ratio")
     + (("ratio",) if importlib.util.find_spec("lifelines") else ()),
-    "bench_fit_prior": ("items", "pairs", "ratio", "same_reduction_ratio"),
+    "bench_fit_prior": ("items", "pairs", "ratio", "same_reduction_ratio", "value_counts_ratio", "unique_ratio",
+                        "arrow_ratio"),
     "bench_io": ("rows", "read_s", "polars_s", "polars_ratio", "polars_cpu_ratio", "peak_rss_mb", "ratio"),
     "bench_closed_loop": ("configs", "ratio"),
     "bench_fleet": ("users", "events", "ratio", "repeat"),
     "bench_fleet_scale": ("users_small", "users_large", "driver_growth", "ratio", "events_per_user",
-                          "replay_s_small", "replay_s_large"),
-    "bench_replay": ("events", "ratio", "floor_ratio", "write_ms", "load_s"),
-    "bench_sweep": ("configs", "ratio"),
+                          "replay_s_small", "replay_s_large", "throughput_ratio", "in_process_eps", "worker_eps"),
+    "bench_replay": ("events", "ratio", "floor_ratio", "write_ms", "load_s", "arrow_ratio"),
+    "bench_sweep": ("configs", "ratio", "arrow_ratio"),
     "bench_sweep_regime": ("configs", "ratio"),
     "bench_decide_calibration": ("false_ship", "coverage", "power", "clusters", "ratio"),
     "bench_constraint_bound": ("pass_rate", "wald", "percentile", "worlds", "ratio"),
     "bench_decide_fleets": ("nested", "by_session", "unbalanced", "cr1", "harm_ship", "harm_allowed",
                             "split_shown", "looks_sequential", "looks_plain", "worlds", "ratio"),
     "bench_decide_planted_prior": ("ship", "oracle_power", "harmful", "worlds", "ratio"),
+    "bench_derive_coverage": ("worlds", "pooled", "pooled_covered", "intercept", "intercept_covered", "atom",
+                              "atom_covered", "corroboration", "corroboration_covered", "age_penalty",
+                              "age_penalty_covered", "half_life", "half_life_covered", "multimodal",
+                              "equal_age_worlds", "equal_age_two_sided", "ratio"),
+    "bench_ope_coverage": ("worlds", "ips", "ips_covered", "snips", "snips_covered", "dr", "dr_covered",
+                           "ips_percentile", "ips_percentile_covered", "ess_below_floor", "worlds_ess_ok",
+                           "ips_ess_ok", "ips_ess_ok_covered", "snips_ess_ok", "snips_ess_ok_covered", "dr_ess_ok",
+                           "dr_ess_ok_covered", "ratio"),
 }
 #: Extra checks of a benchmark's RESULT line at CI size, by script name.
 RESULT_FIELDS = {
-    # 10 small worlds; coverage is a fraction and the ratio is the smallest coverage
-    "bench_derive_coverage": re.compile(r" replications=10 coverage_min=(?P<lo>[01]\.\d{4}) "
-                                        r"coverage_max=(?P<hi>[01]\.\d{4}) ratio=(?P=lo)$"),
+    # 4 small worlds planted in the script; coverage is a fraction, the ratio the pooled coverage, and
+    # no equal-age world gives the half-life a finite two-sided interval
+    "bench_derive_coverage": re.compile(r" worlds=4 pooled=(?P<pooled>[01]\.\d{4}) .* equal_age_worlds=2 "
+                                        r"equal_age_two_sided=0 coverage_min=(?P<lo>[01]\.\d{4}) "
+                                        r"coverage_max=(?P<hi>[01]\.\d{4}) ratio=(?P=pooled)$"),
 }
 
 

@@ -77,7 +77,7 @@ ESTIMATORS = {
     "belief": (BeliefStore, ["params"], BeliefParams, ("preference", 50.0), ("preference", -1)),
     "prior": (PriorFitter, ["soft_weight", "alpha", "objective", "soft"], None, ("alpha", 0.1), ("soft_weight", -0.5)),
     "halflife": (HalfLifeFitter, ["alpha", "weibull"], None, ("weibull", True), ("alpha", 1.5)),
-    "derive": (DeriveWeightsFitter, ["params", "fit_baseline", "alpha", "eps"], None, ("eps", 1e-4),
+    "derive": (DeriveWeightsFitter, ["params", "fit_baseline", "alpha", "eps", "calibrate", "random_state"], None, ("eps", 1e-4),
                ("fit_baseline", "yes")),
 }
 

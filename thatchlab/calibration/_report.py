@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.display import RichDisplay
+from thatchlab.core.dtypes import factorize, is_text_dtype, present, text_equal
 from thatchlab.core.params import at_least, latest_release, resolve_release
 
 __all__ = ["CalibrationReport", "REPORT_COLUMNS", "V070_COLUMNS", "DIVERGENCE_FIELDS", "empty_rows",
@@ -240,7 +241,11 @@ def _codes(column: pd.Series, rows: np.ndarray, *, sort: bool, na_sentinel: bool
     of each reference is then factorized as the full column would be, so
     equal values held by distinct objects still merge, and codes and uniques
     (the first row's object of each value, sorted when asked) are the same.
+    Any other dtype is coded by :func:`thatchlab.core.dtypes.factorize`
+    (categorical codes, Arrow's dictionary encoding) to the same codes and values.
     """
+    if column.dtype != object:     # string, Arrow-backed or categorical: coded without hashing objects
+        return factorize(column, rows, sort=sort, use_na_sentinel=na_sentinel)
     objects = column.to_numpy(object)
     ref_codes, distinct = pd.factorize(np.asarray(_References(objects)).take(rows))
     one_row = np.empty(len(distinct), dtype=np.intp)
@@ -303,7 +308,7 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     """
     ns_codes, ns_uni = _codes(obs["namespace"], rows, sort=True, na_sentinel=False)
     src_codes, src_uni = _codes(obs["source"], rows, sort=True, na_sentinel=False)
-    v = obs["derived_confidence"].to_numpy(np.float64).take(rows)
+    v = obs["derived_confidence"].to_numpy(np.float64, na_value=np.nan).take(rows)
     n_src = max(len(src_uni), 1)
     key = ns_codes * n_src + src_codes
     # groups are the (namespace, source) pairs present, in key order: a count per key, no sort
@@ -327,7 +332,14 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     cell += g * 10
     cell *= 3                           # outcome state: 0 null, 1 judged, 2 judged and consumed
     is_consumed = is_unconsumed = None
-    if "recall_outcome" in obs.columns:
+    if "recall_outcome" in obs.columns and is_text_dtype(obs["recall_outcome"].dtype):
+        # a text dtype: judged = present, two Arrow comparisons instead of coding every value
+        outcome = obs["recall_outcome"]
+        cell += present(outcome).take(rows)
+        is_consumed = text_equal(outcome, "consumed").take(rows)
+        cell += is_consumed
+        is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
+    elif "recall_outcome" in obs.columns:
         codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)
         cell += codes >= 0              # every non-null outcome, legacy recalled/skipped included
         hit = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "consumed"]

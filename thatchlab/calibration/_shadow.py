@@ -30,6 +30,8 @@ from thatchlab.calibration._audience import (
 )
 from thatchlab.calibration._derive import derive, derive_signals, signals_json
 from thatchlab.calibration._report import CalibrationReport, empty_rows, report_rows
+from thatchlab.core.dtypes import arrow_array, bool_values, epoch_ns, is_text_dtype, native_times
+from thatchlab.core.dtypes import present as present_cells
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import at_least, latest_release, resolve_release
 from thatchlab.core.params.calibration import CalibrationParams
@@ -254,6 +256,29 @@ def observed_at_text(values) -> list:
 
 
 
+def _text_before(col: pd.Series, instants_before: np.ndarray, cut: str) -> np.ndarray:
+    """``text < cut`` per row (a missing text: False) for the text a column stands for.
+
+    A timestamp column's text orders like its instants (``instants_before``);
+    a ``string``/Arrow text column is compared by Arrow's kernel, a categorical
+    by its categories; only an object column is compared row by row.
+    """
+    if isinstance(col.dtype, pd.DatetimeTZDtype):
+        return np.asarray(instants_before, dtype=bool)
+    if isinstance(col.dtype, pd.CategoricalDtype) and is_text_dtype(col.dtype):
+        cats = np.asarray(col.cat.categories.astype(object), dtype=object)
+        cat_before = np.append(cats < cut, False).astype(bool)     # code -1 (missing) picks the last
+        return cat_before.take(col.cat.codes.to_numpy(np.intp))
+    if is_text_dtype(col.dtype):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = arrow_array(col)
+        return bool_values(pc.less(arr, pa.scalar(cut, type=arr.type)))
+    texts = observed_at_text(col)
+    return np.fromiter((t is not None and t < cut for t in texts), dtype=bool, count=len(texts))
+
+
 def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
     """(observed_at < cutoff, observed_at present) per row, compared as production does.
 
@@ -263,22 +288,37 @@ def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
     thatchlab writes (:func:`observed_at_text`), all in one UTC format; for
     such text the string order is the time order (a shorter fraction is
     followed by ``+``, which sorts before every digit), so the instants are
-    compared directly and give the same answer.
+    compared directly and give the same answer. Arrow timestamps are such a
+    column; text in a ``string``/Arrow/categorical column is compared by
+    Arrow's kernel, with no pass per row.
     """
-    col = obs["observed_at"]
-    if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
-        parsed = col.array.asi8         # UTC nanoseconds already, each in range by construction
-    else:
+    has_text = OBSERVED_AT_TEXT in obs.columns
+    parsed = epoch_ns(obs["observed_at"])   # UTC nanoseconds already (Arrow's read in place), in range
+    if parsed is not None and not has_text:
+        present = parsed != np.iinfo(np.int64).min
+        return (parsed < cutoff_ns) & present, present
+    col = native_times(obs["observed_at"])
+    if parsed is None:
         parsed = utc_column(col, "observations.observed_at").array.asi8     # validates every row
     present = parsed != np.iinfo(np.int64).min
-    has_text = OBSERVED_AT_TEXT in obs.columns
-    if isinstance(col.dtype, pd.DatetimeTZDtype) and not has_text:
-        return (parsed < cutoff_ns) & present, present
+    cut = _rfc3339(cutoff_ns)
+    own = _text_before(col, parsed < cutoff_ns, cut)
+    if not has_text:
+        return own & present, present
+    stored = obs[OBSERVED_AT_TEXT]
+    if is_text_dtype(stored.dtype):
+        before = np.where(present_cells(stored), _text_before(stored, own, cut), own)
+    else:
+        is_str = np.fromiter((isinstance(t, str) for t in stored.tolist()), dtype=bool, count=len(stored))
+        before = own.copy()
+        before[is_str] = [t < cut for t in stored[is_str].tolist()]
+    return before & present, present
+    if not has_text and (isinstance(col.dtype, pd.DatetimeTZDtype) or is_text_dtype(col.dtype)):
+        return _text_before(col, parsed < cutoff_ns, cut) & present, present
     texts = observed_at_text(col)
     if has_text:
         stored = obs[OBSERVED_AT_TEXT].tolist()
         texts = [t if isinstance(t, str) else own for t, own in zip(stored, texts, strict=True)]
-    cut = _rfc3339(cutoff_ns)
     before = np.fromiter((t is not None and t < cut for t in texts), dtype=bool, count=len(texts))
     return before & present, present
 

@@ -259,9 +259,12 @@ def check_distinct(*options) -> None:
 def _same_file(p: Path, q: Path) -> bool:
     import os
 
-    if p.resolve() == q.resolve():
-        return True
-    return p.exists() and q.exists() and os.path.samefile(p, q)
+    try:
+        if p.resolve() == q.resolve():
+            return True
+        return p.exists() and q.exists() and os.path.samefile(p, q)
+    except (OSError, RuntimeError):  # unreadable or looping paths: the verb's own reads name them
+        return False
 
 
 def check_not_inputs(outputs, inputs, hint: str = "choose another path") -> None:
@@ -282,7 +285,9 @@ def check_not_inputs(outputs, inputs, hint: str = "choose another path") -> None
     """
     from thatchlab.core.errors import InputError
 
+    outputs = list(outputs)
     given = [(name, Path(q)) for name, q in inputs if q is not None]
+    check_resolves(*(q for _, q in given), *(p for _, p in outputs))  # a symbolic link loop is named first
     for option, path in outputs:
         if path is None:
             continue

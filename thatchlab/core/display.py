@@ -22,7 +22,7 @@ __all__ = ["RichDisplay", "html_block", "plural"]
 
 
 def html_block(title: str, facts: dict | None = None, tables: dict | None = None, *,
-               max_rows: int = 20) -> str:
+               max_rows: int = 40) -> str:
     """HTML of a title, one line of ``facts`` and each of ``tables`` (name → DataFrame) under its name."""
     parts = [f"<div class='thatchlab-display'><h4>{html.escape(str(title))}</h4>"]
     if facts:
@@ -32,7 +32,8 @@ def html_block(title: str, facts: dict | None = None, tables: dict | None = None
         if frame is None:
             continue
         if name:
-            parts.append(f"<p><i>{html.escape(str(name))}</i> ({len(frame):,} rows)</p>")
+            rows = plural(len(frame), "row").replace(str(len(frame)), f"{len(frame):,}", 1)
+            parts.append(f"<p><i>{html.escape(str(name))}</i> ({rows})</p>")
         parts.append(frame.to_html(max_rows=max_rows, notebook=True, border=0))
     parts.append("</div>")
     return "\n".join(parts)

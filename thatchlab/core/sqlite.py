@@ -112,6 +112,9 @@ def connect_readonly(path, timeout: float = 5.0) -> sqlite3.Connection:
             raise StoreWriteError(f"{p}: the database is locked by another process (an exclusive lock held "
                                   f"for more than {timeout:g} s); try again when it is done") from None
         raise StoreSchemaError(f"{p}: not a readable SQLite database ({exc})") from None
+    except UnicodeDecodeError as exc:  # a damaged schema: a table name that is not UTF-8
+        raise StoreSchemaError(f"{p}: not a readable SQLite database (its schema holds text that is not "
+                               f"UTF-8: {exc.reason})") from None
     return conn
 
 

@@ -12,6 +12,7 @@ import datetime as _dt
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import all_text, is_text_dtype, native_times
 from thatchlab.core.errors import TimeError
 
 __all__ = ["TIME_RANGE", "as_utc", "as_utc_series", "utc_column", "iso_ms", "iso_s", "system_clock", "resolve_now"]
@@ -64,14 +65,14 @@ def _in_range(ts: pd.Timestamp, value, what) -> pd.Timestamp:
 
 def as_utc_series(values, *, what: str = "ts") -> pd.Series:
     """Parse a column of aware times to ``datetime64[ns, UTC]``; naive values raise."""
-    s = pd.Series(values)
+    s = native_times(pd.Series(values))
     if isinstance(s.dtype, pd.DatetimeTZDtype):
         return _ns(s, what)
     if pd.api.types.is_datetime64_dtype(s.dtype):
         raise TimeError(f"{what}: naive datetimes; expected timezone-aware times (UTC)")
     out = []
     for i, v in enumerate(s.tolist()):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
+        if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
             out.append(pd.NaT)
             continue
         out.append(as_utc(v, what=f"{what}[{i}]"))
@@ -122,13 +123,18 @@ def resolve_now(now=None, clock=None) -> pd.Timestamp:
 
 
 def utc_column(values, what: str) -> pd.Series:
-    """A column of aware times as ``datetime64[ns, UTC]`` (ISO text parsed in one pass)."""
+    """A column of aware times as ``datetime64[ns, UTC]`` (ISO text parsed in one pass).
+
+    Arrow timestamps are taken as pandas' own (:func:`thatchlab.core.dtypes.native_times`)
+    and ``string``/Arrow text columns are recognised by their dtype, without a pass per row.
+    """
     s = pd.Series(values) if not isinstance(values, pd.Series) else values
+    s = native_times(s)
     if isinstance(s.dtype, pd.DatetimeTZDtype):
         return _ns(s, what)
     if pd.api.types.is_datetime64_dtype(s.dtype):
         raise TimeError(f"{what}: naive datetimes; expected timezone-aware times (UTC)")
-    if s.map(lambda v: isinstance(v, str)).all() and len(s):
+    if len(s) and (is_text_dtype(s.dtype) or all_text(s)):     # a text dtype: missing cells parse to NaT
         try:
             parsed = pd.to_datetime(s, format="ISO8601")
         except (TypeError, ValueError):

@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import native_times
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.time import TIME_RANGE
 from thatchlab.logs._core import (
@@ -191,6 +192,7 @@ def _parse_times(col: pd.Series):
     naive times, times outside the nanosecond range).
     """
     n = len(col)
+    col = native_times(col)         # Arrow timestamps: pandas' own, no pass per row
     if isinstance(col.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(col.dtype):
         naive = not isinstance(col.dtype, pd.DatetimeTZDtype)
         present = col.notna().to_numpy()

@@ -21,6 +21,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import dictionary_codes, is_text_dtype
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
@@ -90,6 +91,9 @@ def _str_cells(s: pd.Series, nonempty: bool) -> np.ndarray:
     if isinstance(s.dtype, pd.CategoricalDtype):
         per_category = _str_values(s.cat.categories.to_numpy(object), nonempty)
         return np.append(per_category, False)[s.cat.codes.to_numpy()]  # code -1 (null) → False
+    if is_text_dtype(s.dtype):       # string / Arrow text: judged by its distinct values
+        codes, values = dictionary_codes(s)
+        return np.append(_str_values(values, nonempty), False)[codes]
     if s.dtype != object:
         return (s.map(type).eq(str) & (s.map(_is_text) if nonempty else True)).to_numpy(dtype=bool)
     return _str_values(s.to_numpy(object), nonempty)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import is_text_dtype, nonempty_text, object_text
 from thatchlab.logs._core import read_table, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, validate_frame
@@ -22,7 +23,7 @@ __all__ = ["EVENT_SPEC", "RECALL_SPEC", "validate_event_log", "read_event_log",
 
 def _text(col):
     def test(df):
-        return df[col].map(lambda v: isinstance(v, str) and v != "")
+        return pd.Series(nonempty_text(df[col]), index=df.index)
     return RowRule(col, "non-empty text", test)
 
 
@@ -50,6 +51,13 @@ RECALL_SPEC = LogSpec(name="recall stream", required=("ts", "workspace", "sessio
 
 
 def _normalise(out):
+    """``entities`` as lists; text held in a ``string``/Arrow/categorical column as the object
+    column of ``str`` an object frame gives."""
+    def texts(frame):
+        for col in frame.columns:
+            if col != "entities" and is_text_dtype(frame[col].dtype):
+                frame[col] = object_text(frame[col])
+
     def one(v):
         if v is None or (isinstance(v, float) and np.isnan(v)):
             return []
@@ -57,8 +65,10 @@ def _normalise(out):
     if isinstance(out, tuple):
         valid, rejected = out
         valid["entities"] = [one(v) for v in valid["entities"]]
+        texts(valid)
         return valid, rejected
     out["entities"] = [one(v) for v in out["entities"]]
+    texts(out)
     return out
 
 

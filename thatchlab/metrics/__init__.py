@@ -15,9 +15,12 @@ from thatchlab.metrics.calibration import (
     reliability_curve,
 )
 from thatchlab.metrics.scoring import (
+    ESS_FLOOR,
     Estimate,
     attribute,
     counterfactual_metrics,
+    doubly_robust,
+    effective_sample_size,
     estimate,
     prequential,
     prequential_scores,
@@ -27,7 +30,8 @@ from thatchlab.metrics.scoring import (
     weighted_reliability,
 )
 
-__all__ = ["Estimate", "attribute", "counterfactual_metrics", "estimate", "prequential",
+__all__ = ["ESS_FLOOR", "Estimate", "attribute", "counterfactual_metrics", "doubly_robust",
+           "effective_sample_size", "estimate", "prequential",
            "prequential_scores", "regime_outcomes", "regime_rates", "replay_metrics",
            "weighted_reliability", "brier", "calibration_bins", "calibration_summary", "ece",
            "log_loss", "reliability_curve"]

@@ -345,3 +345,100 @@ def _bracketed_root(evaluate, a, fa, b, fb, z, xtol, max_iter=40):
                 fa /= 2.0
             side = 1
     return b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
+
+
+#: Multi-start grid: the age penalty and the half-life (days) each start tries, with the other
+#: coefficients at the estimate's values. Ages that vary let two shapes of the age curve fit about as
+#: well (a positive penalty with a longer half-life, a negative one with a shorter half-life), and a
+#: single optimiser run finds whichever basin it starts in.
+START_AGE_PENALTY = (-0.2, -0.05, 0.05, 0.2)
+START_HALF_LIFE = (5.0, 20.0, 80.0)
+
+
+def _local_maxima(lik: _Likelihood, theta) -> list:
+    """Local maxima of ``ℓ`` reached from the multi-start grid (and ``theta`` itself): ``[(ℓ, t), …]``,
+    best first.
+
+    Each start sets the age penalty and ``ln hl`` of ``theta`` to a grid point, climbs with
+    L-BFGS (analytic gradient) and polishes with Fisher scoring (:func:`_maximise`), so each end is a
+    maximum up to the clips' kinks. Ends that are one mode (:func:`_same_mode`: equal to ``1e-3``,
+    or no valley deeper than ``_VALLEY`` between them) keep the higher.
+    """
+    from scipy import optimize
+
+    theta = np.asarray(theta, dtype=np.float64)
+    names = lik.names
+    free = np.arange(len(names))
+    starts = [theta.copy()]
+    ia, ih = names.index("age_penalty"), names.index("half_life_days")
+    for d in START_AGE_PENALTY:
+        for h in START_HALF_LIFE:
+            t = theta.copy()
+            t[ia], t[ih] = d, math.log(h)
+            starts.append(t)
+    found = []
+    for t in starts:
+        with np.errstate(all="ignore"):
+            res = optimize.minimize(lik.nll_and_grad, t, jac=True, method="L-BFGS-B",
+                                    options={"maxiter": 500})
+            ll, t2 = _maximise(lik, res.x if np.all(np.isfinite(res.x)) else t, free, tol=1e-8)
+        if math.isfinite(ll):
+            found.append((ll, t2))
+    found.sort(key=lambda e: -e[0])
+    ends = []
+    for ll, t2 in found:
+        if not any(_same_mode(lik, u, ll_u, t2, ll) for ll_u, u in ends):
+            ends.append((ll, t2))
+    return ends
+
+
+#: Two maxima are distinct modes only when the straight path between them dips this far (in
+#: log-likelihood) below the lower one; shallower dips are the clips' kinks stalling a climb on the
+#: slope of one mode.
+_VALLEY = 0.5
+
+
+def _same_mode(lik: _Likelihood, a, ll_a, b, ll_b) -> bool:
+    """Whether maxima ``a`` and ``b`` are one mode: equal to ``1e-3`` in every coordinate, or joined by
+    a straight path (9 interior points) that never drops more than ``_VALLEY`` below the lower end."""
+    if np.all(np.abs(b - a) <= 1e-3 * np.maximum(np.abs(a), 1.0)):
+        return True
+    low = min(ll_a, ll_b)
+    return all(lik.loglik(a + s * (b - a)) >= low - _VALLEY for s in np.linspace(0.1, 0.9, 9))
+
+
+def _calibrated_cut(lik: _Likelihood, theta, crit: float, draws: int, seed: int):
+    """Per parameter, the χ² cut scaled by the profile deviance's mean under the fitted model (a
+    parametric-bootstrap Bartlett factor, never below 1): ``(cuts, deviances)``.
+
+    Each draw redraws every consumption from the fitted probabilities, maximises the likelihood
+    from ``theta`` (the draw's truth) over all parameters and with each parameter in turn held at
+    its true value, and records ``2(ℓ*(θ̂*) − ℓ*_p(θ_j))``, the statistic the profile interval
+    compares with ``χ²₁``, whose mean is 1 where the likelihood is regular. Derive's blend toward
+    the baseline makes the half-life and age penalty weakly identified wherever the base value sits
+    near the baseline, and there the deviance runs heavier than ``χ²₁`` (its plain 95% intervals
+    cover about 92.7% of worlds at 4000 touches); Bartlett's correction divides the deviance by its
+    mean, so the cut becomes ``χ²₁,₁₋α · max(1, mean D*_j)``.
+    """
+    import copy
+
+    theta = np.asarray(theta, dtype=np.float64)
+    k = len(theta)
+    cuts = np.full(k, float(crit))
+    if not int(draws):
+        return cuts, np.zeros((0, k))
+    everything = np.arange(k)
+    p = lik.p_and_jacobian(theta)[0]
+    rng = np.random.default_rng(seed)
+    devs = np.zeros((int(draws), k))
+    for b in range(int(draws)):
+        boot = copy.copy(lik)
+        boot.y = (rng.random(len(p)) < p).astype(np.float64)
+        with np.errstate(all="ignore"):  # a draw can make the information singular; pinv copes
+            ll_full, _ = _maximise(boot, theta, everything, tol=1e-7)
+            ll_j = np.array([_maximise(boot, theta, everything[everything != j], tol=1e-7)[0]
+                             for j in range(k)])
+        devs[b] = 2.0 * (max(ll_full, float(ll_j.max())) - ll_j)
+    moving = devs.max(axis=0) > 0.02
+    cuts[moving] = crit * np.maximum(1.0, devs[:, moving].mean(axis=0))
+    return cuts, devs

@@ -25,10 +25,15 @@ from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.metrics.calibration import brier, ece, log_loss
 from thatchlab.tune._derive_profile import (
     COEFS,
+    RANGES,
+    _calibrated_cut,
     _describe,
+    _fmt,
     _hessian,
     _Likelihood,
+    _local_maxima,
     _maximise,
+    _natural,
     _present,
     _profile_interval,
 )
@@ -177,6 +182,41 @@ class DeriveWeightsFitter(BaseFitter):
     found a better maximum: the fit restarts from there (simplex and BFGS, at
     most 3 times) before it profiles again.
 
+    **Several modes.** Derive's likelihood can have more than one maximum (a
+    positive age penalty with one half-life and a negative one with a shorter
+    half-life bend the age curve alike), and a profile walked out from one
+    maximum stops at its basin's edge. When ages vary, the fit also climbs
+    (L-BFGS, then Fisher scoring) from a grid of 12 starts, the age penalty
+    in (−0.2, −0.05, 0.05, 0.2) and the half-life in (5, 20, 80) days with the
+    other coefficients at the first estimate's, and keeps the best maximum.
+    ``modes_`` lists every distinct maximum reached (log-likelihood, deviance
+    from the best, the coefficients, ``reported``; two maxima are distinct
+    only when the straight path between them dips more than 0.5 in
+    log-likelihood below the lower one). A second maximum whose
+    deviance passes the joint test, :math:`2(\ell(\hat\theta) - \ell_m) \le
+    \chi^2_{k, 1-\alpha}` (``k`` fitted parameters), and that lies outside the
+    estimate's intervals is profiled from its own peak; each interval is then
+    the union of the modes' (``ci_lower``/``ci_upper`` their hull, ``bound``
+    the pieces, ``note`` names the modes), ``mode_profiles_`` holds every
+    reported mode's estimates and intervals, ``multimodal_`` is True and a
+    UserWarning says so.
+
+    **Calibrated cuts.** Where derive's base value sits near the baseline, the
+    half-life and the age penalty are weakly identified and the profile
+    deviance runs heavier than :math:`\chi^2_1`. With ``calibrate`` = B > 0
+    the fit redraws every consumption B times from the fitted model, and for
+    each draw and parameter records the profile deviance at the parameter's
+    known value; parameter ``j``'s cut is
+    :math:`\chi^2_{1,1-\alpha} \cdot \max(1, \overline{D^*_j})`, a
+    parametric-bootstrap Bartlett factor (``deviance_cut_``).
+
+    **Equal ages.** When every touch has the same age :math:`t > 0`, the data
+    see the half-life only through the freshness at :math:`t` and the
+    intercept and age penalty only through :math:`a - \delta z`; the
+    half-life is then never identified and never gets an upper bound (its
+    interval is "≥ X days" or none; only derive's clips could bound it), and
+    the intercept and age penalty have no interval.
+
     **Convergence** (``converged_``): the simplex reports success, the BFGS
     polish stopped on its gradient tolerance or on precision loss (not on an
     iteration limit or a non-finite value), and the gradient :math:`g` of
@@ -196,6 +236,9 @@ class DeriveWeightsFitter(BaseFitter):
     fit_baseline : also fit the baseline.
     alpha : 1 − interval level.
     eps : probabilities are clipped to ``[eps, 1 − eps]`` in the likelihood.
+    calibrate : parametric-bootstrap draws for the Bartlett-calibrated cuts
+        (0: the plain :math:`\chi^2_{1,1-\alpha}` cut).
+    random_state : seed of those draws.
 
     Attributes
     ----------
@@ -205,7 +248,10 @@ class DeriveWeightsFitter(BaseFitter):
     values), log_likelihood_, n_ (judged recalls), converged_, gradient_norm_,
     identified_ (all parameters identified), covariance_ (Wald, fitting scale;
     NaN rows and columns for parameters not identified), information_ (the
-    observed information, fitting scale).
+    observed information, fitting scale), modes_ (DataFrame, one row per
+    distinct maximum, 0 the estimate), mode_profiles_ (DataFrame indexed by
+    mode and parameter: coef, ci_lower, ci_upper), multimodal_ (a second mode
+    was reported), deviance_cut_ (dict: each parameter's cut), chi2_cut_.
 
     Examples
     --------
@@ -225,11 +271,13 @@ class DeriveWeightsFitter(BaseFitter):
     _n_noun = "judged recalls"
 
     def __init__(self, params: CalibrationParams | None = None, fit_baseline: bool = False,
-                 alpha: float = 0.05, eps: float = 1e-6):
+                 alpha: float = 0.05, eps: float = 1e-6, calibrate: int = 40, random_state: int = 0):
         self.params = params
         self.fit_baseline = fit_baseline
         self.alpha = alpha
         self.eps = eps
+        self.calibrate = calibrate
+        self.random_state = random_state
         self._check_params()
 
     def _validate_params(self):
@@ -241,6 +289,10 @@ class DeriveWeightsFitter(BaseFitter):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < hi:
                 raise InputError(f"{name}: expected 0 < {name} < {hi:g}, got {value!r}")
+        for name in ("calibrate", "random_state"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise InputError(f"{name}: expected a whole number ≥ 0, got {value!r}")
         return {"fit_baseline": bool(self.fit_baseline)}
 
     def _repr_values(self):
@@ -286,6 +338,18 @@ class DeriveWeightsFitter(BaseFitter):
         theta = res.x
         lik = _Likelihood(x, names, base.derive_kwargs(), self.eps)
         crit = float(stats.chi2.ppf(1 - self.alpha, 1))
+        ages_vary = bool(np.ptp(lik.age) > 0)
+        # multi-start: one run finds the basin it starts in; a second maximum of the age curve's shape
+        # (the age penalty's sign flipped, a different half-life) is found from the grid's starts
+        ends = _local_maxima(lik, theta) if ages_vary else []
+        if ends and ends[0][0] > lik.loglik(theta) + _KINK_GAIN:
+            better_fit = optimize.minimize(self._nll, ends[0][1], args=(x, base), method="BFGS",
+                                           options=_BFGS_OPTIONS)
+            if -better_fit.fun > -res.fun:
+                res, theta = better_fit, better_fit.x
+        chi2_cut = crit
+        # at one common age the rule for equal ages decides; the cuts matter where ages vary
+        cuts, _ = _calibrated_cut(lik, theta, crit, self.calibrate if ages_vary else 0, self.random_state)
         k = len(names)
         for restart in range(_RESTARTS + 1):
             hess = _hessian(lambda t: self._nll(t, x, base), theta)
@@ -305,7 +369,7 @@ class DeriveWeightsFitter(BaseFitter):
                 if name != "baseline":  # a half-life fitted past the search range: search beyond it
                     lo_s, hi_s = min(lo_s, theta[j] - 1.0), max(hi_s, theta[j] + 1.0)
                 step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
-                lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, crit, step,
+                lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, cuts[j], step,
                                                              (lo_s, hi_s), flat_dev=_FLAT_DEVIANCE)
                 if up > gain:
                     gain, better = up, top
@@ -323,6 +387,11 @@ class DeriveWeightsFitter(BaseFitter):
                 break
             res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
         ident = np.array([not (pr[2][0]["flat"] or pr[2][1]["flat"]) for pr in prof])
+        ll_hat = lik.loglik(theta)
+        modes, extra = self._modes(lik, theta, ll_hat, ends, prof, cuts, wald_se)
+        equal_age = self._equal_age_rule(lik.age, names)
+        for j in equal_age:
+            ident[j] = False
         cov = np.full((k, k), np.nan)
         sub = np.ix_(ident, ident)
         if ident.any():
@@ -344,6 +413,10 @@ class DeriveWeightsFitter(BaseFitter):
                 coef, se_i = float(theta[i]), float(se[i])
             lo, hi, bound, note = _describe(name, i, names, theta, prof[i], bool(ident[i]), lik.age,
                                             bool(absent[i]))
+            if i in equal_age:
+                lo, hi, bound, note = equal_age[i](lo, hi, note)
+            elif extra and ident[i]:
+                lo, hi, bound, note = _union(name, i, lo, hi, bound, note, extra)
             rows.append((name, coef, float(se_i), lo, hi, bool(ident[i]), bound, note, getattr(base, name)))
         summary = pd.DataFrame(rows, columns=["param", "coef", "se", "ci_lower", "ci_upper", "identified",
                                               "bound", "note", "hand_set"]).set_index("param")
@@ -360,6 +433,10 @@ class DeriveWeightsFitter(BaseFitter):
                         "a local maximum")
             warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
                           "intervals are not trustworthy", UserWarning)
+        if extra:
+            warn(f"DeriveWeightsFitter: the likelihood has {len(extra) + 1} modes the data do not rule out; the "
+                 "intervals are the union of every mode's profile interval (see modes_ and mode_profiles_)",
+                 UserWarning)
         if not ident.all():
             warn("DeriveWeightsFitter: the data do not inform "
                           f"{', '.join(n for n, ok in zip(names, ident, strict=True) if not ok)}: the profile "
@@ -374,8 +451,98 @@ class DeriveWeightsFitter(BaseFitter):
         self.identified_ = bool(ident.all())
         self.covariance_ = cov
         self.information_ = hess
+        self.deviance_cut_ = dict(zip(names, cuts.tolist(), strict=True))
+        self.chi2_cut_ = float(chi2_cut)
+        self.modes_ = modes
+        self.mode_profiles_ = self._mode_profiles(names, theta, prof, extra)
+        self.multimodal_ = bool(extra)
         self.summary_ = summary  # last: a fitter with summary_ is fitted
         return self
+
+    @staticmethod
+    def _limits(name, value):
+        """The profile search range of a parameter on the fitting scale, around ``value``."""
+        lo_s, hi_s = _SEARCH.get(name, (value - _SEARCH_HALF_WIDTH, value + _SEARCH_HALF_WIDTH))
+        if name != "baseline":  # a half-life fitted past the search range: search beyond it
+            lo_s, hi_s = min(lo_s, value - 1.0), max(hi_s, value + 1.0)
+        return lo_s, hi_s
+
+    def _modes(self, lik, theta, ll_hat, ends, prof, cuts, wald_se):
+        """Every local maximum the multi-start reached (``modes_``) and, for those the data do not
+        rule out that lie outside the estimate's own confidence region, their profile intervals.
+
+        A second maximum holds the truth only if its peak passes the joint likelihood-ratio test,
+        ``2(ℓ̂ − ℓ_m) ≤ χ²_{k,1−α}`` (``k`` fitted parameters); a profile walked out from the
+        estimate stops at its own basin's edge and never sees it. Such a mode's profile intervals
+        are measured from its own peak (within the basin it is a regular maximum) with the same
+        cuts, and join the estimate's as a union.
+        """
+        names = self._names
+        joint = float(stats.chi2.ppf(1 - self.alpha, len(names)))
+        rows = [(0, ll_hat, 0.0, True, *[_natural(n, v) for n, v in zip(names, theta, strict=True)])]
+        extra = []
+        for ll_m, t_m in ends:
+            if np.all(np.abs(t_m - theta) <= 1e-3 * np.maximum(np.abs(theta), 1.0)) or ll_m > ll_hat + 1e-9:
+                continue
+            dev = 2.0 * (ll_hat - ll_m)
+            inside = all((lo is None or t_m[j] >= lo) and (hi is None or t_m[j] <= hi)
+                         for j, (lo, hi, _) in enumerate(prof))
+            reported = dev <= joint and not inside
+            rows.append((len(rows), ll_m, dev, reported, *[_natural(n, v) for n, v in zip(names, t_m, strict=True)]))
+            if not reported:
+                continue
+            ivals = []
+            for j, name in enumerate(names):
+                step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
+                lo, hi, _, _ = _profile_interval(lik, t_m, j, np.arange(len(names)), ll_m, cuts[j], step,
+                                                 self._limits(name, t_m[j]))
+                ivals.append((lo, hi))
+            extra.append({"mode": rows[-1][0], "log_likelihood": ll_m, "deviance": dev, "theta": t_m,
+                          "intervals": ivals})
+        modes = pd.DataFrame(rows, columns=["mode", "log_likelihood", "deviance", "reported", *names])
+        return modes.set_index("mode"), extra
+
+    def _mode_profiles(self, names, theta, prof, extra) -> pd.DataFrame:
+        """Each reported mode's estimate and profile interval per parameter (natural scale)."""
+        rows = []
+        for mode, t, ivals in [(0, theta, [(p[0], p[1]) for p in prof])] + \
+                [(e["mode"], e["theta"], e["intervals"]) for e in extra]:
+            for j, name in enumerate(names):
+                lo_r, hi_r = RANGES[name]
+                lo, hi = ivals[j]
+                rows.append((mode, name, _natural(name, t[j]), _natural(name, lo) if lo is not None else lo_r,
+                             _natural(name, hi) if hi is not None else hi_r))
+        return pd.DataFrame(rows, columns=["mode", "param", "coef", "ci_lower", "ci_upper"]).set_index(
+            ["mode", "param"])
+
+    def _equal_age_rule(self, age, names) -> dict:
+        """At one common age > 0 the half-life acts only through the freshness at that age and the
+        intercept and age penalty only through ``a − δz``: parameter index → a rewrite of its
+        ``(ci_lower, ci_upper, bound, note)`` that never claims an upper bound on the half-life or
+        any interval for the other two (only derive's clips could tell them apart, which is no
+        ground for a two-sided interval)."""
+        if len(age) == 0 or np.ptp(age) > 0 or age[0] <= 0:
+            return {}
+        cause = f"flat: ages all equal ({age[0]:g} days), so the half-life and the age penalty trade off"
+
+        def half_life(lo, hi, note):
+            keep = lo if np.isfinite(lo) and lo > 0 else math.nan
+            if not note.startswith("flat: "):
+                note = (f"{cause}; at one age the half-life acts only through the freshness at that age, "
+                        "which only where derive's clips bind could pin down, so no upper bound is claimed")
+            if math.isnan(keep):
+                return math.nan, math.nan, "none", note
+            return keep, math.inf, f"≥ {_fmt('half_life_days', keep)}", note
+
+        def linear(lo, hi, note):
+            if not note.startswith("flat: "):
+                note = f"{cause}; the intercept and the age penalty enter only through a − δz"
+            return math.nan, math.nan, "none", note
+
+        rule = {names.index("half_life_days"): half_life}
+        for name in ("intercept", "age_penalty"):
+            rule[names.index(name)] = linear
+        return rule
 
     def predict_proba(self, recalls: pd.DataFrame, params: CalibrationParams | None = None) -> np.ndarray:
         """Consumption probability of each judged touch under ``params`` (default: the fitted ones)."""
@@ -412,6 +579,31 @@ class DeriveWeightsFitter(BaseFitter):
                 for m, q in after.items()]
         return pd.DataFrame(rows, columns=["method", "brier_before", "brier_after", "ece_before", "ece_after",
                                            "log_loss_before", "log_loss_after", "n_train", "n_test"])
+
+
+def _union(name, i, lo, hi, bound, note, extra):
+    """Join the estimate's interval of parameter ``i`` with the other reported modes' (their hull in
+    ``ci_lower``/``ci_upper``; the pieces in words when they do not overlap)."""
+    lo_r, hi_r = RANGES[name]
+    pieces = [(lo, hi)]
+    for e in extra:
+        a, b = e["intervals"][i]
+        pieces.append((_natural(name, a) if a is not None else lo_r, _natural(name, b) if b is not None else hi_r))
+    pieces.sort()
+    merged = [list(pieces[0])]
+    for a, b in pieces[1:]:
+        if a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    words = " or ".join(f"{_fmt(name, a)} to {_fmt(name, b)}" for a, b in merged)
+    others = "; ".join(f"mode {e['mode']} ({_fmt(name, _natural(name, e['theta'][i]))}, deviance "
+                       f"{e['deviance']:.3g})" for e in extra)
+    text = (f"{len(extra) + 1} modes the data do not rule out: the estimate and {others}; the interval "
+            "is the union of their profile intervals")
+    note = f"{note}; {text}" if note else text
+    return min(p[0] for p in pieces), max(p[1] for p in pieces), words if len(merged) > 1 else \
+        f"{_fmt(name, merged[0][0])} to {_fmt(name, merged[0][1])}", note
 
 
 def interval_coverage(planted: CalibrationParams | None = None, replications: int = 200, *,

@@ -27,6 +27,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import factorize, is_text_dtype
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.scoring import ScoringParams
 from thatchlab.tune._fitter import BaseFitter
@@ -103,6 +104,9 @@ def _signal_flags(signals: pd.DataFrame) -> dict:
     Items are coded once (``pd.factorize``, in order of first appearance); a
     missing item id raises :class:`InputError` naming its row.
     """
+    if isinstance(signals, pd.DataFrame) and "item_id" in signals.columns and "signal" in signals.columns \
+            and is_text_dtype(signals["signal"].dtype) and is_text_dtype(signals["item_id"].dtype):
+        return _text_signal_flags(signals)
     sig = _signal_column(signals)
     item = signals["item_id"].to_numpy()
     codes, items = pd.factorize(item)
@@ -112,6 +116,29 @@ def _signal_flags(signals: pd.DataFrame) -> dict:
     return {"signal": sig.to_numpy(), "item": item, "codes": codes, "items": items,
             "conf": sig.isin(_POSITIVE).to_numpy(), "dis": sig.isin(_NEGATIVE).to_numpy(),
             "soft": (sig == "soft").to_numpy()}
+
+
+def _text_signal_flags(signals: pd.DataFrame) -> dict:
+    """:func:`_signal_flags` of ``string``/Arrow/categorical columns: both coded through their
+    distinct values (no object per row), the same arrays and the same errors."""
+    known_names = _POSITIVE + _NEGATIVE + ("soft",) + _IGNORED
+    s_codes, s_values = factorize(signals["signal"])
+    known = np.append(np.isin(s_values, np.array(known_names, dtype=object)), False)[s_codes]
+    if not known.all():
+        row = int(np.flatnonzero(~known)[0])
+        got = signals["signal"].iloc[row]
+        raise InputError(f"signals row {row}, column 'signal': expected one of {list(known_names)}, "
+                         f"got {None if pd.isna(got) else got!r}")
+    codes, items = factorize(signals["item_id"])
+    if codes.size and codes.min() < 0:
+        row = int(np.flatnonzero(codes < 0)[0])
+        raise InputError(f"signals row {row}, column 'item_id': expected an item id, got None")
+
+    def flag(names):
+        return np.isin(s_values, np.array(names, dtype=object))[s_codes]
+
+    return {"signal": s_values[s_codes], "item": items[codes], "codes": codes, "items": items,
+            "conf": flag(_POSITIVE), "dis": flag(_NEGATIVE), "soft": flag(("soft",))}
 
 
 def _counts(flags: dict, soft_weight: float) -> pd.DataFrame:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import is_arrow_timestamp, is_text_dtype, native_times, object_text
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.progress import progress
 from thatchlab.tune._columns import ColumnOrder, result_frame, score_columns, score_segments
@@ -133,6 +134,9 @@ def _fingerprint(log) -> str:
         h.update(Path(log).read_bytes())
     elif isinstance(log, pd.DataFrame):
         h.update(repr(list(log.columns)).encode())
+        # the same cells give the same text whatever their backing (Arrow, string, categorical)
+        log = pd.DataFrame({c: object_text(native_times(log[c])) for c in log.columns}, index=log.index) \
+            if any(is_text_dtype(t) or is_arrow_timestamp(t) for t in log.dtypes) else log
         text = log.astype(str)
         for col in log.columns:  # vectors in full, not their abbreviated repr
             cells = log[col].to_numpy(object)

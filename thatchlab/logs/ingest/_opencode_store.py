@@ -189,6 +189,9 @@ def _read_db(db: Path, merged: _Merge, result, subagents: bool) -> None:
             if is_busy(exc):
                 raise _locked(db) from None
             raise StoreSchemaError(f"{db}: not a readable opencode database ({exc})") from None
+        except UnicodeDecodeError as exc:  # a damaged file: text columns that are not UTF-8
+            raise StoreSchemaError(f"{db}: not a readable opencode database (a text value is not UTF-8: "
+                                   f"{exc.reason}); expected the opencode.db opencode writes") from None
     result.read["databases"] += 1
 
 

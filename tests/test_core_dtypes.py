@@ -1,0 +1,114 @@
+"""Arrow-backed, ``string`` and categorical columns read without a per-row pass (issue 33 point 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from thatchlab.core.dtypes import (
+    all_text,
+    bool_values,
+    factorize,
+    is_text_dtype,
+    native_times,
+    present,
+    text_equal,
+)
+from thatchlab.core.time import utc_column
+
+TEXT = ["b", None, "a", "b", "é", None, "a"]
+#: every backing a text column reaches thatchlab with
+BACKINGS = {
+    "object": lambda v: pd.Series(v, dtype=object),
+    "string": lambda v: pd.Series(v, dtype="string"),
+    "string[pyarrow]": lambda v: pd.Series(v, dtype="string[pyarrow]"),
+    "arrow": lambda v: pd.Series(v, dtype=pd.ArrowDtype(pa.string())),
+    "arrow-large": lambda v: pd.Series(v, dtype=pd.ArrowDtype(pa.large_string())),
+    "category": lambda v: pd.Series(v, dtype="category"),
+    "chunked": lambda v: pd.Series(pd.arrays.ArrowExtensionArray(
+        pa.chunked_array([pa.array(v[:3], pa.string()), pa.array(v[3:], pa.string())]))),
+}
+
+
+@pytest.mark.parametrize("backing", list(BACKINGS))
+@pytest.mark.parametrize("sort", [False, True])
+@pytest.mark.parametrize("na", [False, True])
+def test_factorize_equals_object_factorize(backing, sort, na):
+    s = BACKINGS[backing](TEXT)
+    rows = np.array([0, 1, 2, 4, 6])
+    codes, uniques = factorize(s, rows, sort=sort, use_na_sentinel=na)
+    want_codes, want_uniques = pd.factorize(np.array(TEXT, dtype=object)[rows], sort=sort, use_na_sentinel=na)
+    assert codes.tolist() == want_codes.tolist()
+    assert [None if u != u else u for u in uniques.tolist()] == \
+        [None if u != u else u for u in want_uniques.tolist()]
+    # literal: sorted, missing last as nan
+    if sort and not na:
+        assert codes.tolist() == [1, 3, 0, 2, 0]
+        assert uniques[:3].tolist() == ["a", "b", "é"] and uniques[3] != uniques[3]
+
+
+def test_factorize_whole_column_first_appearance():
+    s = BACKINGS["string[pyarrow]"](TEXT)
+    codes, uniques = factorize(s)
+    assert codes.tolist() == [0, -1, 1, 0, 2, -1, 1]
+    assert uniques.tolist() == ["b", "a", "é"]
+
+
+def test_text_dtypes_and_cells():
+    assert [is_text_dtype(BACKINGS[b](TEXT).dtype) for b in BACKINGS] == [False, True, True, True, True, True,
+                                                                           True]
+    assert is_text_dtype(pd.Series([1, 2], dtype="category").dtype) is False
+    assert [all_text(BACKINGS[b](["x", "y"])) for b in BACKINGS] == [True] * 7
+    assert [all_text(BACKINGS[b](TEXT)) for b in BACKINGS] == [False] * 7
+    for b in BACKINGS:
+        s = BACKINGS[b](TEXT)
+        assert text_equal(s, "b").tolist() == [True, False, False, True, False, False, False], b
+        assert present(s).tolist() == [True, False, True, True, True, False, True], b
+
+
+def test_bool_values_reads_nulls_as_false_at_any_offset():
+    arr = pa.array([True, None, False, True, True, None, True, False, True, True])
+    assert bool_values(arr).tolist() == [True, False, False, True, True, False, True, False, True, True]
+    assert bool_values(arr.slice(3, 5)).tolist() == [True, True, False, True, False]
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_native_times_keeps_unit_zone_and_nulls(unit):
+    s = pd.Series([0, None, 1_700_000_000], dtype=pd.ArrowDtype(pa.timestamp("s", tz="Europe/Paris")))
+    s = s.astype(pd.ArrowDtype(pa.timestamp(unit, tz="Europe/Paris")))
+    out = native_times(s)
+    assert str(out.dtype) == f"datetime64[{unit}, Europe/Paris]"
+    assert out.isna().tolist() == [False, True, False]
+    assert out.iloc[2].isoformat() == "2023-11-14T23:13:20+01:00"
+    assert out.equals(s.astype(pd.DatetimeTZDtype(unit, "Europe/Paris")))
+    naive = native_times(pd.Series([5, None], dtype=pd.ArrowDtype(pa.timestamp(unit))))
+    assert str(naive.dtype) == f"datetime64[{unit}]"
+
+
+def test_utc_column_takes_arrow_times_and_text():
+    want = utc_column(pd.Series(["2026-01-01T00:00:00Z", "2026-01-02T00:00:00.5Z"]), "t")
+    arrow_ts = pd.Series(pd.to_datetime(["2026-01-01T00:00:00Z", "2026-01-02T00:00:00.5Z"], format="ISO8601"),
+                         dtype=pd.ArrowDtype(pa.timestamp("ms", tz="UTC")))
+    for s in (arrow_ts, pd.Series(["2026-01-01T00:00:00Z", "2026-01-02T00:00:00.5Z"], dtype="string[pyarrow]")):
+        got = utc_column(s, "t")
+        assert str(got.dtype) == "datetime64[ns, UTC]"
+        assert got.tolist() == want.tolist()
+    from thatchlab.core.errors import TimeError
+    with pytest.raises(TimeError, match="naive"):
+        utc_column(pd.Series([1], dtype=pd.ArrowDtype(pa.timestamp("us"))), "t")
+
+
+def test_epoch_ns_reads_aware_nanosecond_columns_only():
+    from thatchlab.core.dtypes import epoch_ns
+
+    aware = pd.Series(pd.to_datetime(["2026-01-01T00:00:00.000000001Z", None], utc=True, format="ISO8601"))
+    want = [1767225600000000001, np.iinfo(np.int64).min]
+    assert epoch_ns(aware).tolist() == want
+    paris = aware.dt.tz_convert("Europe/Paris")
+    assert epoch_ns(paris).tolist() == want                  # instants, whatever the zone shown
+    arrow = aware.astype(pd.ArrowDtype(pa.timestamp("ns", tz="Europe/Paris")))
+    assert epoch_ns(arrow).tolist() == want
+    assert epoch_ns(aware.dt.floor("us").astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC")))) is None
+    assert epoch_ns(pd.Series([1, 2])) is None

@@ -1,0 +1,243 @@
+"""Column dtypes beside NumPy's: Arrow-backed, ``string`` and categorical columns.
+
+Frames reach thatchlab from ``read_parquet(dtype_backend="pyarrow")``, polars'
+``to_pandas``, DuckDB's ``.df()`` and pandas 3's default strings as well as
+from NumPy-backed constructors. These helpers let the fast paths take every
+such column without a per-row Python pass:
+
+* :func:`native_times` turns an Arrow timestamp column into pandas' own
+  ``datetime64`` of the same unit and zone (missing values ``NaT``);
+* :func:`is_text_dtype` tells a column whose every present cell is a ``str``
+  by its dtype (``string``, ``string[pyarrow]``, Arrow ``string``/``large_string``,
+  a categorical of such categories);
+* :func:`all_text` answers "is every cell a ``str``?" from the dtype where it
+  can and falls back to one pass over an object column only;
+* :func:`factorize` codes a column (missing values ``-1`` or a code of their
+  own, uniques optionally sorted) with the uniques as plain Python objects,
+  so a result built from them is the same whatever the column's backing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "epoch_ns", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
+           "factorize"]
+
+
+def _arrow_type(dtype):
+    return dtype.pyarrow_dtype if isinstance(dtype, pd.ArrowDtype) else None
+
+
+def is_arrow_timestamp(dtype) -> bool:
+    """Whether ``dtype`` is an Arrow-backed timestamp (``timestamp[unit, tz][pyarrow]``)."""
+    import pyarrow as pa
+
+    t = _arrow_type(dtype)
+    return t is not None and pa.types.is_timestamp(t)
+
+
+def is_timestamp_dtype(dtype) -> bool:
+    """Whether ``dtype`` holds instants: ``datetime64[...]`` (aware or naive) or an Arrow timestamp."""
+    return (isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype)
+            or is_arrow_timestamp(dtype))
+
+
+def native_times(s: pd.Series) -> pd.Series:
+    """``s`` with an Arrow timestamp dtype turned into pandas' ``datetime64`` (same unit and zone,
+    nulls as ``NaT``); any other column is returned as it is."""
+    t = _arrow_type(s.dtype)
+    if t is None or not is_arrow_timestamp(s.dtype):
+        return s
+    import pyarrow as pa
+
+    # Arrow stores epoch counts in UTC: view them as datetime64 (a null is NaT), no object pass
+    chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
+    ints = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
+    values = ints.view(f"datetime64[{t.unit}]")
+    out = pd.Series(values, index=s.index, name=s.name, copy=False)
+    if t.tz is None:
+        return out
+    return out.dt.tz_localize("UTC").dt.tz_convert(t.tz)
+
+
+def epoch_ns(s: pd.Series):
+    """UTC epoch nanoseconds of an aware nanosecond time column (``datetime64[ns, tz]`` or an Arrow
+    ``timestamp[ns, tz]``; a missing value is int64's minimum, as ``asi8`` gives it), read without
+    a copy where the data allow; None for any other column."""
+    if isinstance(s.dtype, pd.DatetimeTZDtype) and s.dtype.unit == "ns":
+        return s.array.asi8
+    t = _arrow_type(s.dtype)
+    if t is None or not is_arrow_timestamp(s.dtype) or t.unit != "ns" or t.tz is None:
+        return None
+    import pyarrow as pa
+
+    chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
+    return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
+
+
+def arrow_array(s: pd.Series):
+    """The Arrow data of an Arrow-backed or ``string`` column (one chunked array, no copy for Arrow)."""
+    import pyarrow as pa
+
+    data = s.array.__arrow_array__()
+    return data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
+
+
+def is_text_dtype(dtype) -> bool:
+    """Whether every present cell of a column of ``dtype`` is a ``str``, known from the dtype alone."""
+    import pyarrow as pa
+
+    if isinstance(dtype, pd.StringDtype):
+        return True
+    t = _arrow_type(dtype)
+    if t is not None:
+        return pa.types.is_string(t) or pa.types.is_large_string(t) or (
+            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        return is_text_dtype(cats.dtype) or (cats.dtype == object and (
+            len(cats) == 0 or all_text(pd.Series(cats, dtype=object))))   # no category: every cell missing
+    return False
+
+
+def all_text(s: pd.Series) -> bool:
+    """Whether every cell of ``s`` is a ``str`` (a missing cell is not); vectorised unless ``s`` holds objects."""
+    if is_text_dtype(s.dtype):
+        return not bool(s.isna().any())
+    if s.dtype != object:
+        return False
+    return pd.api.types.infer_dtype(s, skipna=False) == "string"
+
+
+def dictionary_codes(s: pd.Series):
+    """(codes with -1 for a missing cell, object array of the distinct values) of a text column."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return (np.asarray(s.array.codes),
+                np.asarray(s.array.categories.astype(object), dtype=object))
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(arrow_array(s))
+    if enc.num_chunks != 1:
+        enc = enc.unify_dictionaries()
+    if enc.num_chunks == 0:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=object)
+    dictionary = enc.chunk(0).dictionary
+    parts = [_integers(c.indices, -1) for c in enc.chunks]
+    codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return codes, np.array(dictionary.to_pylist(), dtype=object)
+
+
+def _integers(arr, missing: int) -> np.ndarray:
+    """An Arrow integer array's values as NumPy (read from its buffer), ``missing`` at its nulls."""
+    width = np.dtype(arr.type.to_pandas_dtype())
+    values = np.frombuffer(arr.buffers()[1], dtype=width, count=len(arr), offset=arr.offset * width.itemsize)
+    if arr.null_count:
+        values = values.copy()
+        values[~_bits(arr.buffers()[0], arr.offset, len(arr))] = missing
+    return values
+
+
+def _bits(buffer, offset: int, n: int) -> np.ndarray:
+    """``n`` bits of an Arrow bitmap from bit ``offset`` as a NumPy bool array (no buffer: all True)."""
+    if buffer is None:
+        return np.ones(n, dtype=bool)
+    raw = np.frombuffer(buffer, dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little", count=offset + n)[offset:].view(bool)
+
+
+def bool_values(data) -> np.ndarray:
+    """An Arrow boolean (chunked) array as a NumPy bool array, a null as False."""
+    out = []
+    for c in (data.chunks if hasattr(data, "chunks") else [data]):
+        valid, value = c.buffers()[0], c.buffers()[1]
+        bits = _bits(value, c.offset, len(c))
+        out.append(bits & _bits(valid, c.offset, len(c)) if valid is not None else bits)
+    return np.concatenate(out) if out else np.zeros(0, dtype=bool)
+
+
+def present(s: pd.Series) -> np.ndarray:
+    """``s.notna()`` as a NumPy bool array (read from the validity bitmap of an Arrow-backed column)."""
+    if isinstance(s.dtype, pd.ArrowDtype):
+        parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+    return s.notna().to_numpy(bool)
+
+
+def object_text(s: pd.Series) -> pd.Series:
+    """A text-dtype column as an object column of ``str`` with ``None`` where a cell is missing
+    (what an object frame holds); any other column is returned as it is."""
+    if not is_text_dtype(s.dtype):
+        return s
+    codes, values = dictionary_codes(s)
+    cells = np.append(values, np.array([None], dtype=object))[np.where(codes < 0, len(values), codes)]
+    return pd.Series(cells, index=s.index, name=s.name, dtype=object)
+
+
+def nonempty_text(s: pd.Series) -> np.ndarray:
+    """Per cell, whether it is a non-empty ``str``; a text dtype is judged by its distinct values."""
+    if is_text_dtype(s.dtype):
+        codes, values = dictionary_codes(s)
+        ok = np.array([isinstance(v, str) and v != "" for v in values], dtype=bool)
+        return np.append(ok, False)[codes]
+    return np.fromiter((isinstance(v, str) and v != "" for v in s.tolist()), dtype=bool, count=len(s))
+
+
+def text_equal(s: pd.Series, value: str) -> np.ndarray:
+    """Per row, whether the cell is the ``str`` ``value`` (a missing or non-text cell is not), vectorised.
+
+    Arrow text is compared by Arrow's kernel, a categorical through its
+    categories; an object column compares each cell that is a ``str``.
+    """
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = np.asarray(s.array.categories.astype(object), dtype=object)
+        hit = np.append(np.array([isinstance(c, str) and c == value for c in cats], dtype=bool), False)
+        return hit.take(np.asarray(s.array.codes, dtype=np.intp))
+    if is_text_dtype(s.dtype):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        data = arrow_array(s)
+        return bool_values(pc.equal(data, pa.scalar(value, type=data.type)))
+    objects = s.to_numpy(object)
+    return np.fromiter((isinstance(v, str) and v == value for v in objects), dtype=bool, count=len(objects)) \
+        if s.dtype == object else np.zeros(len(s), dtype=bool)
+
+
+def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: bool = True):
+    """``pd.factorize(s.to_numpy(object)[rows], ...)`` for any backing: ``(codes, uniques)``.
+
+    ``uniques`` is an object ndarray of plain Python values (``str`` for text)
+    in order of first appearance (``sort=True``: sorted); with
+    ``use_na_sentinel=False`` the missing values, if any, are one unique held
+    as ``nan``, in order of appearance (last when sorted), as ``pd.factorize``
+    of an object array gives them. A text column (``string``, Arrow text, a categorical of text) is
+    coded once through its categories or Arrow's dictionary encoding and the
+    few distinct values are ordered afterwards; only an object column is
+    hashed value by value (by pandas, in C).
+    """
+    if not is_text_dtype(s.dtype):
+        values = s.to_numpy(object)
+        if rows is not None:
+            values = values.take(rows)
+        codes, uniques = pd.factorize(values, sort=sort, use_na_sentinel=use_na_sentinel)
+        return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
+    codes, values = dictionary_codes(s)
+    k = len(values)
+    slot = codes.astype(np.intp) if rows is None else codes.take(rows).astype(np.intp)
+    slot[slot < 0] = k                                # a missing cell counts in slot k
+    if sort:
+        seen = np.bincount(slot, minlength=k + 1).astype(bool)
+        present_ = np.flatnonzero(seen[:k])
+        order = present_[np.argsort(values[present_].astype(str), kind="stable")]
+        if seen[k] and not use_na_sentinel:           # the missing value sorts last
+            order = np.append(order, k)
+    else:                                             # order of first appearance, missing included
+        order = pd.unique(slot).astype(np.intp)       # integer hashing, in C
+        if use_na_sentinel:
+            order = order[order < k]
+    remap = np.full(k + 1, -1, dtype=np.intp)
+    remap[order] = np.arange(len(order))
+    uniques = np.append(values, np.array([np.nan], dtype=object))[order]
+    return remap.take(slot), uniques

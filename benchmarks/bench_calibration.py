@@ -254,7 +254,8 @@ def main(argv=None) -> int:
     # the same frame with a fresh object in every text cell (rows as sqlite3 returns them)
     fresh = obs.copy()
     for col in ("namespace", "source", "recall_outcome"):
-        fresh[col] = np.array([None if v is None else "".join(v) for v in obs[col]], dtype=object)
+        fresh[col] = pd.Series([None if not isinstance(v, str) else "".join(v) for v in obs[col]],  # object
+                               index=obs.index, dtype=object)  # whatever obs's text dtype (str on pandas 3)
     distinct = {name: _util.best_of(fn, repeat=repeat, warmup=1)[0] for name, fn in (
         ("ours", lambda: calibrate_from_shadow(fresh, now, days=days)),
         ("duckdb", lambda: duckdb_report(con, fresh, cutoff)))}

@@ -120,6 +120,9 @@ def read_polars(path, schema):
     df = pl.read_ndjson(path, schema=schema)
     df = df.with_columns(pl.col("ts").str.to_datetime(time_unit="ns", time_zone="UTC"))
     out = df.sort("ts", maintain_order=True).to_pandas()
+    for c in TEXTS:  # pandas 3 makes text str (missing as NaN): ours is object with None, as on pandas 2
+        if c in out.columns and out[c].dtype != object:
+            out[c] = out[c].astype(object).where(out[c].notna(), None)
     out["relevant"] = out["relevant"].astype("boolean")
     out["surfaced"] = _lists(out["surfaced"])
     return out

@@ -12,13 +12,13 @@ import json
 
 import pandas as pd
 
-from thatchlab.belief import MEMORY_COLUMNS, BeliefParams, BeliefStore
+from thatchlab.belief import EVIDENCE_COLUMNS, MEMORY_COLUMNS, BeliefParams, BeliefStore
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.belief import BELIEF_STATUSES
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.store._cells import check_cells, opt, time_text
 
-__all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
+__all__ = ["KEY", "ENGINE", "TABLES", "DDL", "COLUMNS", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
 
 KEY = "beliefs"
@@ -43,16 +43,25 @@ DDL = [
     corroboration_count INTEGER NOT NULL DEFAULT 0,
     superseded_by TEXT,
     evidence TEXT NOT NULL DEFAULT '[]',
-    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ({_STATUSES}))
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ({_STATUSES})),
+    source_authority INTEGER CHECK (source_authority IS NULL OR source_authority BETWEEN 0 AND 5),
+    evidence_families TEXT NOT NULL DEFAULT '[]',
+    evidence_time TEXT,
+    eligible INTEGER NOT NULL DEFAULT 1,
+    subject_entity_id TEXT
 )""",
 ]
+#: Every column written: the memory row, then omi's source-policy fields (``17fecf7``); files
+#: written before those fields existed are read without them.
+COLUMNS = (*MEMORY_COLUMNS, *EVIDENCE_COLUMNS)
 _TIMES = ("captured_at", "last_corroborated_at", "valid_to")
 #: The SQLite type of every column as written (see ``_cells.check_cells``).
 _KINDS = {"id": "text", "text": "text", "belief_class": "text?", "half_life_days": "num?",
           "user_asserted": "int", "kind": "text?", "tier": "text?", "subject_scope": "text?",
           "authority": "num?", "captured_at": "text", "last_corroborated_at": "text?", "valid_to": "text?",
           "confidence": "num?", "corroboration_count": "int", "superseded_by": "text?", "evidence": "text",
-          "status": "text"}
+          "status": "text", "source_authority": "int?", "evidence_families": "text", "evidence_time": "text?",
+          "eligible": "int", "subject_entity_id": "text?"}
 
 
 def _store(obj) -> BeliefStore:
@@ -71,14 +80,16 @@ def _rows(store: BeliefStore) -> list:
     out = []
     for r in store.row_views():
         row = []
-        for col in MEMORY_COLUMNS:
-            v = r[col]
-            if col in _TIMES:
+        for col in COLUMNS:
+            v = r.get(col)
+            if col in _TIMES or col == "evidence_time":
                 v = time_text(v)
-            elif col == "evidence":
-                v = json.dumps(list(v))
-            elif col == "user_asserted":
-                v = int(bool(v))
+            elif col in ("evidence", "evidence_families"):
+                v = json.dumps(list(v or ()))
+            elif col in ("user_asserted", "eligible"):
+                v = int(bool(True if v is None and col == "eligible" else v))
+            elif col == "source_authority":
+                v = None if v is None or v != v else int(v)
             else:
                 v = opt(v)
             row.append(v)
@@ -93,8 +104,8 @@ def create(conn) -> None:
 
 def write(conn, obj, params) -> dict:
     rows = _rows(_store(obj))
-    cols = ", ".join(MEMORY_COLUMNS)
-    marks = ", ".join("?" for _ in MEMORY_COLUMNS)
+    cols = ", ".join(COLUMNS)
+    marks = ", ".join("?" for _ in COLUMNS)
     conn.executemany(f"INSERT INTO belief_memories({cols}) VALUES ({marks})", rows)
     return {"belief_memories": len(rows)}
 
@@ -118,15 +129,21 @@ def read(conn) -> BeliefStore:
     if not present(conn):
         raise StoreSchemaError("beliefs: missing table 'belief_memories'")
     require_tables(conn, "beliefs", {"belief_memories": MEMORY_COLUMNS})
-    check_cells(conn, "beliefs", "belief_memories", _KINDS, key="id")
-    df = pd.read_sql_query(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM belief_memories ORDER BY rowid",
-                           conn)
+    have = set(table_columns(conn, "belief_memories"))
+    cols = [c for c in COLUMNS if c in MEMORY_COLUMNS or c in have]  # older files: no policy fields
+    check_cells(conn, "beliefs", "belief_memories", {c: _KINDS[c] for c in cols}, key="id")
+    df = pd.read_sql_query(f"SELECT {', '.join(cols)} FROM belief_memories ORDER BY rowid", conn)
     df = df.astype(object).where(df.notna(), None)
-    try:
-        df["evidence"] = [json.loads(v) if v is not None else [] for v in df["evidence"]]
-    except (TypeError, json.JSONDecodeError) as exc:
-        raise StoreSchemaError(f"beliefs: column 'evidence' is not JSON ({exc})") from None
+    for col in ("evidence", "evidence_families"):
+        if col not in df.columns:
+            continue
+        try:
+            df[col] = [json.loads(v) if v is not None else [] for v in df[col]]
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise StoreSchemaError(f"beliefs: column {col!r} is not JSON ({exc})") from None
     df["user_asserted"] = [bool(v) for v in df["user_asserted"]]
+    if "eligible" in df.columns:
+        df["eligible"] = [bool(v) for v in df["eligible"]]
     try:
         return BeliefStore(df, params=_params_from_meta(conn))
     except Exception as exc:

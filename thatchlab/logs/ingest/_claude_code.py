@@ -352,6 +352,7 @@ class _Reader:
         sink = self.owner.get(q.uuid) if q.uuid is not None else None
         p = _Prompt(q.ts, q.session, uuid, q.cwd, head, hooks=list(sink.hooks) if sink is not None else [])
         self.prompts.append(p)
+        self.order.append(p)  # its own time places it; file order only breaks ties
         self.read["prompts typed while the agent worked (queued)"] += 1
         if q.uuid is not None:
             self.owner[q.uuid] = p

@@ -1,8 +1,8 @@
 """Benchmark: how often a constraint passes on test when the true rate sits exactly at its bound.
 
-A statistics study, not a timing. ``tune.decide`` lets a configuration ship under a constraint
+A statistics study, not a timing. ``decide`` lets a configuration ship under a constraint
 (``wrong_silent_follow_rate <= 0.10``) only when the rate's one-sided bound on test is within it
-(:func:`thatchlab.tune._testing.constraint_bound`: CR2 cluster-robust t on the logit scale,
+(:func:`thatchlab.decide._testing.constraint_bound`: CR2 cluster-robust t on the logit scale,
 effective-cluster degrees of freedom). A configuration whose true rate *equals* the bound should
 then pass in at most ``α/2 = 2.5 %`` of worlds; the point value passes in about half.
 
@@ -33,7 +33,7 @@ import _util  # noqa: E402,I001  (pins BLAS/OpenMP threads before numpy starts i
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune._testing import constraint_bound, t_quantile
+from thatchlab.decide._testing import constraint_bound, t_quantile
 
 BOUND, ALPHA = 0.10, 0.05
 FULL = {"reps": 2000, "n_boot": 400}

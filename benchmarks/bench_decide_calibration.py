@@ -1,6 +1,6 @@
-"""Benchmark: false-ship rate, coverage and power of ``tune.decide`` in planted worlds.
+"""Benchmark: false-ship rate, coverage and power of ``decide`` in planted worlds.
 
-The study itself is :func:`thatchlab.tune.calibration_study.decide_calibration`.
+The study itself is :func:`thatchlab.decide.calibration_study.decide_calibration`.
 Each world is a sweep-shaped frame built directly (no replay): production's
 default and one changed configuration (``k = 20``) scored on ``G`` test
 sessions of unequal size. The changed configuration's per-session log-loss
@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune.calibration_study import decide_calibration
+from thatchlab.decide.calibration_study import decide_calibration
 
 FULL = {"reps": 1000, "clusters": (5, 8, 12, 20, 40, 80), "n_boot": 400}
 CI = {"reps": 40, "clusters": (5, 12), "n_boot": 200}

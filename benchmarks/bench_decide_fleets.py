@@ -1,4 +1,4 @@
-"""Benchmark: does ``tune.decide`` hold on fleet-shaped worlds? A statistics study, not a timing.
+"""Benchmark: does ``decide`` hold on fleet-shaped worlds? A statistics study, not a timing.
 
 Worlds are planted here, outside the code under test, as sweep-shaped frames (production's
 default and one changed configuration scored on ``interruption_rate``, a minimised rate), with
@@ -42,10 +42,10 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.params import ScoringParams
-from thatchlab.tune import decide
-from thatchlab.tune.resampling import ClusterStats
-from thatchlab.tune.sweep import config_id
-from thatchlab.tune._testing import t_quantile
+from thatchlab.decide import decide
+from thatchlab.sweep.resampling import ClusterStats
+from thatchlab.sweep import config_id
+from thatchlab.decide._testing import t_quantile
 
 METRIC, ALPHA = "interruption_rate", 0.05
 CHANGED = ScoringParams(threshold=0.65)

@@ -1,12 +1,12 @@
-"""Benchmark: how often ``tune.decide`` ships an improvement in replayed worlds with a planted prior.
+"""Benchmark: how often ``decide`` ships an improvement in replayed worlds with a planted prior.
 
 Each world is a :class:`~thatchlab.synth.PreferenceWorld` whose every item's
 confirm probability is drawn from the beta prior the scoring engine assumes,
 ``Beta(K·P0, K·(1 − P0))`` with planted ``K = 20, P0 = 0.3`` (``noise = 0``),
 while production's default is ``k = 5, p0 = 0.5``. Its log is replayed by
-:func:`~thatchlab.tune.sweep` over the 2 × 2 grid ``k ∈ {5, 20}``,
+:func:`~thatchlab.sweep.sweep` over the 2 × 2 grid ``k ∈ {5, 20}``,
 ``p0 ∈ {0.3, 0.5}`` on ``log_loss`` (holdout ``H``), and
-:func:`~thatchlab.tune.decide` (``n_boot = 1000``, its default, seed 0)
+:func:`~thatchlab.decide.decide` (``n_boot = 1000``, its default, seed 0)
 tests the validation-best configuration against the default on the test
 stretch (paired session-cluster bootstrap, studentized with ``t(G − 1)``,
 one-sided level ``α/2 = 2.5 %``), then the reduced configurations with Holm.
@@ -17,7 +17,7 @@ Per world the study records the candidate, what shipped
 configuration ``θ* = (k = 20, p0 = 0.3)`` against the default on the same
 test sessions and the *same* resamples ``decide`` draws
 (``cluster_resamples(G, n_boot, 0, segment_stream("test"))``), through
-:func:`thatchlab.tune._testing.paired_difference`:
+:func:`thatchlab.decide._testing.paired_difference`:
 ``δ = m_test(θ*) − m_test(θ₀)`` (negative = better), its SE and
 ``z = δ / SE``. For context it also gives ``z`` of ``p0 = 0.3`` alone and of
 ``k = 20`` alone against the default.
@@ -72,11 +72,12 @@ import warnings
 import pandas as pd
 from scipy import stats as sps
 
-from thatchlab import tune
+from thatchlab.sweep import config_id, sweep
+from thatchlab.decide import decide
 from thatchlab.core.params import ScoringParams
 from thatchlab.synth import PreferenceWorld
-from thatchlab.tune._testing import improvement_pvalue, paired_difference
-from thatchlab.tune.resampling import cluster_resamples, segment_stream
+from thatchlab.decide._testing import improvement_pvalue, paired_difference
+from thatchlab.sweep.resampling import cluster_resamples, segment_stream
 
 PRIOR = (20.0, 0.3)
 SPACE = {"k": [5.0, 20.0], "p0": [0.3, 0.5]}
@@ -108,11 +109,11 @@ def one_world(label, users, situations, sessions, holdout, seed, n_boot) -> dict
     """Replay, sweep and decide one world; the oracle comparison on the same resamples."""
     w = PreferenceWorld(n_users=users, n_situations=situations, seed=seed, prior=PRIOR, noise=0.0)
     log = w.log(sessions, seed=seed + 100_000)
-    res = tune.sweep(log, SPACE, "log_loss", embedder=w.lookup_embedder(), holdout=holdout)
-    d = tune.decide(res, "log_loss", n_boot=n_boot)  # seed 0, alpha 0.05: decide's defaults
+    res = sweep(log, SPACE, "log_loss", embedder=w.lookup_embedder(), holdout=holdout)
+    d = decide(res, "log_loss", n_boot=n_boot)  # seed 0, alpha 0.05: decide's defaults
     cs = res.attrs["clusters"]
     W = cluster_resamples(len(cs.labels["test"]), n_boot, 0, segment_stream("test"))  # decide's resamples
-    ids = [tune.config_id("prediction", p) for p in (DEFAULT, TRUTH, P0_ONLY, K_ONLY)]
+    ids = [config_id("prediction", p) for p in (DEFAULT, TRUTH, P0_ONLY, K_ONLY)]
     num, den = cs.sums("log_loss", "test", ids)
     vs = {name: paired_difference(num[0], den[0], num[i], den[i], W, ALPHA)
           for i, name in enumerate(("truth", "p0", "k"), start=1)}

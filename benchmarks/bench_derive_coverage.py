@@ -42,7 +42,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune.derive import COEFS, DeriveWeightsFitter
+from thatchlab.fit.derive import COEFS, DeriveWeightsFitter
 
 FULL = {"worlds": 60, "n": 4000, "equal_age_worlds": 12}
 CI = {"worlds": 4, "n": 1000, "equal_age_worlds": 2}

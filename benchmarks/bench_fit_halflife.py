@@ -57,7 +57,7 @@ try:  # the named peer is an optional extra (lifelines caps pandas below 3)
 except ImportError:
     ExponentialFitter = None
 
-from thatchlab.tune import HalfLifeFitter  # noqa: E402
+from thatchlab.fit import HalfLifeFitter  # noqa: E402
 
 HALF_LIVES = {"identity": 900.0, "relationship": 400.0, "preference": 180.0, "state": 30.0, "plan": 30.0,
               "episodic": 7.0, "meta_residue": 1.0, "meta_standing": 365.0}

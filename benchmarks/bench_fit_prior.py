@@ -58,7 +58,7 @@ from scipy.optimize import minimize  # noqa: E402
 from scipy.special import betaln  # noqa: E402
 from scipy.stats import betabinom  # noqa: E402
 
-from thatchlab.tune import PriorFitter  # noqa: E402
+from thatchlab.fit import PriorFitter  # noqa: E402
 
 K, P0 = 8.0, 0.62
 

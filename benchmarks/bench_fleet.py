@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 
 from thatchlab.replay import run_fleet  # noqa: E402
 from thatchlab.synth import PreferenceWorld  # noqa: E402
-from thatchlab.tune import PriorFitter  # noqa: E402
+from thatchlab.fit import PriorFitter  # noqa: E402
 
 
 def make_fleet(n_users: int, sessions_per_user: int = 25, seed: int = 0):

@@ -38,8 +38,8 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
 from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT, prequential_scores
 from thatchlab.replay.scoring import prepare, run
-from thatchlab.tune import sweep
-from thatchlab.tune._scoring_engines import forecast_matrix
+from thatchlab.sweep import sweep
+from thatchlab.sweep._scoring_engines import forecast_matrix
 
 
 def make_log(n_events: int, n_situations: int = 200, dim: int = 64, seed: int = 0):

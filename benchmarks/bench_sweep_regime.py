@@ -41,7 +41,7 @@ from bench_sweep import make_log
 from thatchlab.core.params import ScoringParams
 from thatchlab.metrics.scoring import regime_outcomes, regime_rates
 from thatchlab.replay.scoring import prepare, run
-from thatchlab.tune import sweep
+from thatchlab.sweep import sweep
 
 SPACE = {"threshold": [round(float(t), 3) for t in np.linspace(0.3, 0.75, 10)],
          "strong_confidence": [0.5, 0.6, 0.7, 0.8, 0.9], "strong_evidence": [0, 1, 3, 5],

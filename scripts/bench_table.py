@@ -85,7 +85,7 @@ BENCHES: dict = {
 DESCRIPTIONS = {
     'bench_constraint_bound': 'how often a constraint passes on test when the true rate sits exactly at its bound '
                               '(Wald and percentile bounds); a statistics study, not a timing',
-    'bench_decide_fleets': '`tune.decide` on fleet-shaped planted worlds (nested users, sessions, unbalanced '
+    'bench_decide_fleets': '`decide` on fleet-shaped planted worlds (nested users, sessions, unbalanced '
                            'users, CR1, harm, repeated looks); a statistics study, not a timing',
     'bench_derive_coverage': "empirical coverage of DeriveWeightsFitter's nominal 95% intervals on synthetic "
                              'recall worlds; a statistics study',
@@ -96,8 +96,8 @@ DESCRIPTIONS = {
     'bench_fleet': "1,000 users' replays on a 2-worker LocalCluster (users packed into a few tasks per worker) vs one process, both warmed",
     'bench_belief': 'currency + band for 1M memories vs the bare numpy formula (floor)',
     'bench_fit_halflife': 'half-lives of 8 classes, 6.4M segments (exact Poisson intervals included) vs the closed-form floor (`factorize` + `bincount`, points only) and lifelines `ExponentialFitter` per class',
-    'bench_decide_calibration': '`tune.decide` in planted worlds (1,000 null and 1,000 non-null per session count, 5–80 test sessions) vs the plain percentile interval of the same resamples; a statistics study, not a timing',
-    'bench_decide_planted_prior': '`tune.decide` on replayed worlds with a planted prior (K = 20, P0 = 0.3; 100 worlds per size) vs an oracle test of the planted truth on the same sessions and resamples; a statistics study',
+    'bench_decide_calibration': '`decide` in planted worlds (1,000 null and 1,000 non-null per session count, 5–80 test sessions) vs the plain percentile interval of the same resamples; a statistics study, not a timing',
+    'bench_decide_planted_prior': '`decide` on replayed worlds with a planted prior (K = 20, P0 = 0.3; 100 worlds per size) vs an oracle test of the planted truth on the same sessions and resamples; a statistics study',
     'bench_io': 'reading and validating a 1M-row JSONL interaction log vs `polars.read_ndjson(schema=)` + sort + `to_pandas` (same frame and dtypes, no validation); peak RSS of read + replay',
 }
 

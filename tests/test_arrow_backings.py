@@ -16,7 +16,8 @@ from thatchlab.core.params.anticipation import SEQUENTIAL_MODES
 from thatchlab.logs import validate_event_log, validate_interaction_log
 from thatchlab.replay import run
 from thatchlab.synth import PreferenceWorld
-from thatchlab.tune import PriorFitter, sweep
+from thatchlab.fit import PriorFitter
+from thatchlab.sweep import sweep
 
 
 def _text_columns(df):

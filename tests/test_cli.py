@@ -183,7 +183,7 @@ def test_replay_with_the_bundled_model(real_embedder, small_interactions, capsys
 
 def test_sweep_prints_the_best_configuration_and_writes_every_row(small_interactions, tmp_path, capsys):
     from thatchlab.embed import LookupEmbedder
-    from thatchlab.tune import best, sweep
+    from thatchlab.sweep import best, sweep
 
     log, lookup = small_interactions
     space = {"k": [2.0, 5.0], "threshold": [0.55, 0.65]}
@@ -218,7 +218,7 @@ def test_sweep_random_search_from_a_space_file_maximises(tmp_path, capsys):
 
 
 def test_fit_halflife_and_derive_print_the_summary(tmp_path, capsys):
-    from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter
+    from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter
 
     code, out, _ = run(["fit", "halflife", str(DATA / "memory_log.jsonl"), "--out", str(tmp_path / "h.csv")],
                        capsys)
@@ -389,7 +389,7 @@ INTERRUPTS = {  # verb argv, and a function the verb calls that a Ctrl-C interru
     "merge": (["merge", "a.db", "b.db"], "thatchlab.store.merge_into"),
     "replay": (["replay", str(DATA / "memory_log.jsonl"), "--engine", "belief"], "thatchlab.replay.run_belief"),
     "sweep": (["sweep", str(DATA / "memory_log.jsonl"), "--engine", "belief", "--space", '{"state": [5]}',
-               "--metric", "auc"], "thatchlab.tune.sweep"),
+               "--metric", "auc"], "thatchlab.sweep.sweep"),
     "fit": (["fit", "halflife", str(DATA / "memory_log.jsonl")], "thatchlab.logs.read_memory_log"),
     "calibrate": (["calibrate", str(DATA / "recall_log.jsonl")], "thatchlab.logs.read_recall_log"),
     "mine": (["mine", str(DATA / "events.jsonl"), str(DATA / "recalls.jsonl")], "thatchlab.logs.read_event_log"),
@@ -514,7 +514,8 @@ def test_synth_refuses_a_negative_seed(tmp_path, capsys):
 def test_the_decided_path_from_the_command_line(small_interactions, tmp_path, capsys):
     """sweep --out, decide --out, export --decision: the decided path without Python; export with
     explicit params lists them as unreviewed and merge refuses them."""
-    from thatchlab.tune import Decision, decide, load_sweep
+    from thatchlab.sweep import load_sweep
+    from thatchlab.decide import Decision, decide
 
     log, lookup = small_interactions
     rows = tmp_path / "rows.parquet"

@@ -1,4 +1,4 @@
-"""tune.decide, pareto, constraints and identification: decisions a researcher can defend."""
+"""decide, pareto, constraints and identification: decisions a researcher can defend."""
 
 import json
 import warnings
@@ -10,9 +10,10 @@ import pytest
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
 from thatchlab.synth import BeliefWorld, PreferenceWorld
-from thatchlab.tune import best, combine_decisions, decide, identification, pareto, sweep
-from thatchlab.tune.decide import EVIDENCE_COLUMNS, _holm_levels, holm, paired_difference
-from thatchlab.tune.registry import ClusterStats, cluster_resamples
+from thatchlab.sweep import best, identification, pareto, sweep
+from thatchlab.decide import combine_decisions, decide
+from thatchlab.decide import EVIDENCE_COLUMNS, _holm_levels, holm, paired_difference
+from thatchlab.sweep.registry import ClusterStats, cluster_resamples
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +175,7 @@ def test_no_real_difference_keeps_the_default(world):
 
 
 def test_constraint_and_records(regime_sweep):
-    from thatchlab.tune import config_id
+    from thatchlab.sweep import config_id
 
     wsf = regime_sweep.set_index("config_id")["val_wrong_silent_follow_rate"]
     bar = float(wsf[config_id("prediction", ScoringParams())])
@@ -268,7 +269,7 @@ def _plant(configs, metric="log_loss", n_clusters=40, seed=0, noise=0.02, extra=
     exactly ``effect`` (its weighted mean). ``extra``: ``{metric: {config: per-session
     rate}}`` for constrained metrics.
     """
-    from thatchlab.tune import ClusterStats, config_id
+    from thatchlab.sweep import ClusterStats, config_id
 
     rng = np.random.default_rng(seed)
     den = rng.integers(5, 40, n_clusters).astype(float)
@@ -321,7 +322,7 @@ def test_the_joint_change_ships_when_one_change_alone_hurts():
     # planted K=20, P0=0.3: k=20 at P0=0.5 is worse, the joint change improves by 0.03
     frame = _plant({_D: (0.70, 0.0), _K: (0.72, 0.02), _P: (0.69, -0.005), _KP: (0.60, -0.03)})
     d = decide(frame, "log_loss", n_boot=400)
-    from thatchlab.tune import config_id
+    from thatchlab.sweep import config_id
 
     assert d.params == ScoringParams(k=20.0, p0=0.3) and d.shipped_parameters() == ["k", "p0"]
     c = d.combined
@@ -334,7 +335,7 @@ def test_the_joint_change_ships_when_one_change_alone_hurts():
 def test_a_change_that_adds_nothing_is_dropped_and_the_reduced_row_ships_with_its_interval():
     frame = _plant({_D: (0.70, 0.0), _K: (0.65, -0.03), _P: (0.70, 0.0), _KP: (0.64, -0.03)})
     d = decide(frame, "log_loss", n_boot=400)
-    from thatchlab.tune import config_id
+    from thatchlab.sweep import config_id
 
     assert d.params == ScoringParams(k=20.0) and d.shipped_parameters() == ["k"]
     assert d.candidate == ScoringParams(k=20.0, p0=0.3)
@@ -389,7 +390,7 @@ def test_too_few_clusters_refuse_with_the_count():
 
 @pytest.mark.parametrize("n_clusters", [5, 8, 12])
 def test_false_ship_rate_under_null_effects_stays_below_five_percent(n_clusters):
-    from thatchlab.tune import config_id
+    from thatchlab.sweep import config_id
 
     reps, shipped = 200, 0
     rng = np.random.default_rng(n_clusters)
@@ -404,7 +405,7 @@ def test_false_ship_rate_under_null_effects_stays_below_five_percent(n_clusters)
 def test_soft_weight_is_scored_under_production_s_fixed_weights():
     from thatchlab.metrics.scoring import prequential_scores
     from thatchlab.replay.scoring import prepare
-    from thatchlab.tune._scoring_engines import METRIC_SOFT_WEIGHT
+    from thatchlab.sweep._scoring_engines import METRIC_SOFT_WEIGHT
 
     assert METRIC_SOFT_WEIGHT == ScoringParams().soft_weight == 0.25
     w = PreferenceWorld(5, 12, seed=301, noise=0.05)
@@ -428,7 +429,7 @@ def test_log_loss_clips_at_machine_epsilon_like_scikit_learn():
     from sklearn.metrics import log_loss as sk_log_loss
 
     from thatchlab.metrics.calibration import log_loss
-    from thatchlab.tune._scoring_engines import forecast_cluster_sums, forecast_scores
+    from thatchlab.sweep._scoring_engines import forecast_cluster_sums, forecast_scores
 
     y, p = np.array([1.0, 0.0, 1.0, 0.0]), np.array([0.0, 1.0, 1e-17, 0.3])
     ours = log_loss(y, p)
@@ -492,7 +493,7 @@ def test_summary_counts_agree_in_number():
     """Issue 36 point 4: "1 configurations compared"."""
     import dataclasses
 
-    from thatchlab.tune import decide, planted_sweep
+    from thatchlab.decide import decide, planted_sweep
 
     d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
     assert "  1 configuration compared" in dataclasses.replace(d, n_configs=1).summary()

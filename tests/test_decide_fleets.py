@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from thatchlab.core.errors import InputError
-from thatchlab.tune import decide
-from thatchlab.tune._testing import (
+from thatchlab.decide import decide
+from thatchlab.decide._testing import (
     linearized_se,
     paired_difference,
     sequence_halfwidth,

@@ -1,4 +1,4 @@
-"""thatchlab.tune.derive (DeriveWeightsFitter) on thatchlab.synth.recall (RecallWorld)."""
+"""thatchlab.fit.derive (DeriveWeightsFitter) on thatchlab.synth.recall (RecallWorld)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from thatchlab.calibration import CalibrationParams, derive
 from thatchlab.core.errors import InputError
 from thatchlab.synth.recall import PLANTED, RecallWorld
-from thatchlab.tune.derive import COEFS, DeriveWeightsFitter, recalibrate, recall_features
+from thatchlab.fit.derive import COEFS, DeriveWeightsFitter, recalibrate, recall_features
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_print_summary_shows_the_fit_and_every_coefficient(fitted, capsys):
 
 
 def test_learned_state_before_fit_raises_not_fitted(world):
-    from thatchlab.tune import NotFittedError
+    from thatchlab.fit import NotFittedError
 
     f = DeriveWeightsFitter()
     for name in ("summary_", "confidence_interval_", "log_likelihood_", "params_", "coef_", "n_"):
@@ -250,7 +250,7 @@ def test_equal_ages_ridge_is_flat_and_reported_unidentified(seed):
                               age_penalty=(c["intercept"] - (eta - 0.5 * (1 - fh)) / fh) / zh))
     np.testing.assert_allclose(values, f.log_likelihood_, rtol=0, atol=1e-6)
     # ...and the profile the fitter computes agrees: re-optimised at each half-life, within 0.01
-    from thatchlab.tune.derive import _Likelihood, _maximise
+    from thatchlab.fit.derive import _Likelihood, _maximise
 
     x = {k: frame[k].to_numpy(np.float64) for k in frame}
     lik = _Likelihood(x, COEFS, CalibrationParams().derive_kwargs(), 1e-6)
@@ -298,7 +298,7 @@ def test_a_normal_world_is_identified_with_finite_intervals(seed):
 
 
 def test_a_fit_cut_short_says_it_did_not_converge(monkeypatch, world):
-    import thatchlab.tune.derive as derive_module
+    import thatchlab.fit.derive as derive_module
 
     monkeypatch.setattr(derive_module, "_SIMPLEX_OPTIONS", {"maxiter": 5})
     monkeypatch.setattr(derive_module, "_BFGS_OPTIONS", {"maxiter": 1})
@@ -308,7 +308,7 @@ def test_a_fit_cut_short_says_it_did_not_converge(monkeypatch, world):
 
 
 def test_profile_interval_ends_are_where_the_deviance_reaches_the_calibrated_cut(world, fitted):
-    from thatchlab.tune.derive import _Likelihood, _maximise
+    from thatchlab.fit.derive import _Likelihood, _maximise
 
     f = recall_features(world.log)
     x = {k: f[k].to_numpy(np.float64) for k in ("age_days", "is_atom", "corroboration", "consumed")}
@@ -341,7 +341,7 @@ def test_interval_coverage_at_ci_size_is_near_nominal():
     0.75, a loose floor, since 20 draws give coverage only to about ±0.05. The full-size check
     (200 worlds of 6000, coverage in [0.90, 0.98] per parameter) is benchmarks/bench_derive_coverage.py.
     """
-    from thatchlab.tune.derive import interval_coverage
+    from thatchlab.fit.derive import interval_coverage
 
     cov = interval_coverage(replications=20, n_memories=100, n_recalls=1000, seed=12)
     assert len(cov) == 100 and set(cov["param"]) == set(COEFS)
@@ -400,7 +400,7 @@ def test_one_recorded_age_never_gives_the_half_life_a_two_sided_interval(seed):
 def test_union_of_two_modes_literal():
     """The interval of a parameter with a second mode inside the joint cut: the hull of both modes'
     intervals in ci_lower/ci_upper, the pieces in words when they do not overlap."""
-    from thatchlab.tune.derive import _union
+    from thatchlab.fit.derive import _union
 
     extra = [{"mode": 3, "deviance": 2.5, "theta": np.array([0.6, 0.1, 0.1, -0.15, np.log(9.0)]),
               "intervals": [(0.5, 0.7), (0.0, 0.2), (0.0, 0.2), (-0.21, -0.09), (np.log(7.0), np.log(12.0))]}]
@@ -417,7 +417,7 @@ def test_union_of_two_modes_literal():
 def test_multi_start_reaches_both_signs_of_the_age_penalty():
     """An age curve that a positive age penalty with a long half-life and a negative one with a short
     half-life fit about equally: the multi-start lists both maxima (the estimate's and the other)."""
-    from thatchlab.tune._derive_profile import _Likelihood, _local_maxima
+    from thatchlab.fit._derive_profile import _Likelihood, _local_maxima
 
     frame = _touches(np.random.default_rng(100).uniform(0, 100, 3000), 0)
     x = {k: frame[k].to_numpy(np.float64) for k in frame}
@@ -427,7 +427,7 @@ def test_multi_start_reaches_both_signs_of_the_age_penalty():
     lls = [e[0] for e in ends]
     assert lls == sorted(lls, reverse=True) and len(ends) >= 1
     # every end is a maximum: Fisher scoring from it gains nothing
-    from thatchlab.tune.derive import _maximise
+    from thatchlab.fit.derive import _maximise
 
     for ll, t in ends:
         assert _maximise(lik, t, np.arange(5), tol=1e-9)[0] == pytest.approx(ll, abs=1e-4)

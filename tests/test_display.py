@@ -28,7 +28,7 @@ def test_a_calibration_report_shows_its_rows_as_a_table():
 def test_a_decision_shows_what_ships_and_its_evidence():
     import numpy as np
 
-    from thatchlab.tune import decide, planted_sweep
+    from thatchlab.decide import decide, planted_sweep
 
     d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
     html = d._repr_html_()
@@ -40,7 +40,7 @@ def test_a_decision_shows_what_ships_and_its_evidence():
 
 
 def test_a_fitter_shows_its_summary():
-    from thatchlab.tune import PriorFitter
+    from thatchlab.fit import PriorFitter
 
     signals = pd.DataFrame({"item_id": [f"i{j // 4}" for j in range(40)],
                             "signal": ["confirm", "disconfirm", "confirm", "soft"] * 10})

@@ -30,8 +30,10 @@ def glossary_terms() -> set[str]:
 @pytest.fixture(scope="module")
 def printed_metric_names(real_embedder) -> set[str]:
     """Every metric name the toolkit prints, collected from the code itself."""
-    from thatchlab import logs, metrics, replay, tune
-    from thatchlab.tune.decide import EVIDENCE_COLUMNS
+    from thatchlab import logs, metrics, replay
+    from thatchlab.fit import HalfLifeFitter, PriorFitter
+    from thatchlab.sweep import engines, get_engine, sweep
+    from thatchlab.decide import EVIDENCE_COLUMNS
 
     names: set[str] = set()
     warnings.filterwarnings("ignore", category=UserWarning)  # inside pytest's per-test catch
@@ -51,19 +53,19 @@ def printed_metric_names(real_embedder) -> set[str]:
                                   logs.read_recall_stream(DATA / "recalls.jsonl"))
     names |= set(ant.metrics)
     # the sweep registry: every registered metric of every engine
-    for engine in tune.engines():
-        names |= set(tune.get_engine(engine).metrics)
+    for engine in engines():
+        names |= set(get_engine(engine).metrics)
     # counterfactual rows, decision evidence, fitter summaries
     cf = metrics.counterfactual_metrics(res, log, n_boot=0)
     names |= set(cf.columns) | set(cf["metric"])
     names |= set(EVIDENCE_COLUMNS) | {"p_value", "optimism", "n_configs", "unidentified"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        names |= set(tune.HalfLifeFitter().fit_from_log(memory).summary_.columns)
+        names |= set(HalfLifeFitter().fit_from_log(memory).summary_.columns)
         signals = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})
-        names |= set(tune.PriorFitter().fit(signals[["item_id", "signal"]]).summary_.columns)
+        names |= set(PriorFitter().fit(signals[["item_id", "signal"]]).summary_.columns)
         # a sweep's own columns besides the parameters and the val_/test_ metric columns
-        sw = tune.sweep(memory, {"episodic": [3.0, 7.0]}, "brier", engine="belief")
+        sw = sweep(memory, {"episodic": [3.0, 7.0]}, "brier", engine="belief")
     names |= {"coef", "se", "ci_lower", "ci_upper", "identified", "hand_set", "bound", "note"}  # DeriveWeightsFitter
     fields = {f.name for f in dataclasses.fields(belief.params)}
     names |= {c for c in sw.columns if c not in fields and not c.startswith(("val_", "test_"))}

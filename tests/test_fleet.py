@@ -12,7 +12,7 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.replay import FleetResult, run, run_fleet
 from thatchlab.scoring import PredictionEngine
 from thatchlab.synth import PreferenceWorld
-from thatchlab.tune import PriorFitter
+from thatchlab.fit import PriorFitter
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BeliefParams
 from thatchlab.synth import BeliefWorld
-from thatchlab.tune import HalfLifeFitter, exposure_segments
-from thatchlab.tune.halflife import NoExposureError, weibull_mle
+from thatchlab.fit import HalfLifeFitter, exposure_segments
+from thatchlab.fit.halflife import NoExposureError, weibull_mle
 
 LN2 = math.log(2)
 
@@ -212,7 +212,7 @@ def test_print_summary_shows_the_fit_and_every_group(capsys):
 
 
 def test_learned_state_before_fit_raises_not_fitted():
-    from thatchlab.tune import NotFittedError
+    from thatchlab.fit import NotFittedError
 
     f = HalfLifeFitter()
     for name in ("summary_", "confidence_interval_", "log_likelihood_", "half_life_", "n_"):

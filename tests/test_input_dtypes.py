@@ -19,7 +19,7 @@ from thatchlab import datasets, logs, replay
 from thatchlab.anticipation import mine
 from thatchlab.calibration import calibrate_from_shadow
 from thatchlab.embed import LookupEmbedder
-from thatchlab.tune import HalfLifeFitter
+from thatchlab.fit import HalfLifeFitter
 
 
 def _str_dtype():

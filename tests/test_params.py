@@ -11,7 +11,7 @@ from thatchlab.core.errors import InputError, ParamsError, ThatchlabError
 from thatchlab.core.params import BeliefParams, EstimatorParamsError, ParamsMixin, ScoringParams
 from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import BehaviorEngine, PredictionEngine
-from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
 
 
 def test_production_defaults():

@@ -5,7 +5,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from thatchlab.plots import metric_curve, metric_heatmap, prior_profile
-from thatchlab.tune import PriorFitter
+from thatchlab.fit import PriorFitter
 
 
 def _results():
@@ -57,7 +57,7 @@ def test_prior_profile_interior_and_boundary():
 
 def test_decision_forest_draws_every_tested_configuration_and_colours_what_ships():
     from thatchlab.plots import decision_forest
-    from thatchlab.tune import decide, planted_sweep
+    from thatchlab.decide import decide, planted_sweep
 
     ships = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
     fig = decision_forest(ships)
@@ -74,7 +74,7 @@ def test_decision_forest_draws_every_tested_configuration_and_colours_what_ships
 
 
 def test_decide_calibration_study_counts_worlds():
-    from thatchlab.tune import decide_calibration
+    from thatchlab.decide import decide_calibration
 
     table = decide_calibration(clusters=(5, 12), reps=30, n_boot=100, seed=7)
     assert table["clusters"].tolist() == [5, 12] and table["reps"].tolist() == [30, 30]

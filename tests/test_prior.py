@@ -12,8 +12,8 @@ from scipy.special import betaln
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
 from thatchlab.scoring import posterior_confidence
-from thatchlab.tune import PriorFitter
-from thatchlab.tune.prior import (
+from thatchlab.fit import PriorFitter
+from thatchlab.fit.prior import (
     beta_binomial_loglik,
     prequential_loglik,
     signal_counts,
@@ -226,7 +226,7 @@ def test_print_summary_shows_the_fit_and_every_parameter(overdispersed, capsys):
 
 def test_learned_state_before_fit_raises_not_fitted():
     from thatchlab.core.errors import ThatchlabError
-    from thatchlab.tune import NotFittedError
+    from thatchlab.fit import NotFittedError
 
     f = PriorFitter()
     for name in ("summary_", "confidence_interval_", "log_likelihood_", "k_", "n_"):
@@ -452,9 +452,9 @@ def test_soft_treatments_coverage_simulation():
     """Planted K = 6, P0 = 0.7, a quarter of the refusals soft; 40 seeded logs of 150 items per treatment.
 
     The docstring's 200-rep figures come from the same generator
-    (``python -m thatchlab.tune._prior_sim``); here, 40 reps keep it quick.
+    (``python -m thatchlab.fit._prior_sim``); here, 40 reps keep it quick.
     """
-    from thatchlab.tune._prior_sim import coverage
+    from thatchlab.fit._prior_sim import coverage
 
     cov = coverage(reps=40, seed=0).set_index(["soft", "objective"])
     assert cov["reps"].eq(40).all() and cov["boundary"].eq(0).all()

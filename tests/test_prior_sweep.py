@@ -10,8 +10,9 @@ from thatchlab import replay
 from thatchlab.core.params import ScoringParams
 from thatchlab.metrics import prequential, prequential_scores
 from thatchlab.synth import PreferenceWorld
-from thatchlab.tune import PriorFitter, sweep
-from thatchlab.tune.prior import prequential_loglik
+from thatchlab.fit import PriorFitter
+from thatchlab.sweep import sweep
+from thatchlab.fit.prior import prequential_loglik
 
 #: The sweep's holdout: validation = rows [0.02 n, 0.51 n), test = [0.51 n, n).
 HOLDOUT = 0.49

@@ -6,7 +6,7 @@ import pytest
 from thatchlab import replay
 from thatchlab.core.errors import InputError
 from thatchlab.synth import PreferenceWorld
-from thatchlab.tune import PriorFitter
+from thatchlab.fit import PriorFitter
 
 PLANTED_K, PLANTED_P0 = 6.0, 0.7
 

@@ -152,7 +152,7 @@ def test_the_pairs_table_helper_matches_the_ddl_rule():
 @pytest.fixture(scope="module")
 def two_release_sweep():
     from thatchlab.synth import PreferenceWorld
-    from thatchlab.tune import sweep
+    from thatchlab.sweep import sweep
 
     w = PreferenceWorld(n_users=2, n_situations=4, seed=0)
     return sweep(w.log(120), {"k": [2.0, 5.0], "release": ["v0.1.30", "07ecf87"]}, "log_loss",
@@ -160,8 +160,8 @@ def two_release_sweep():
 
 
 def test_sweep_rows_carry_their_release_and_it_is_never_unidentified(two_release_sweep, tmp_path):
-    from thatchlab.tune import pareto
-    from thatchlab.tune.persist import load_sweep, save_sweep
+    from thatchlab.sweep import pareto
+    from thatchlab.sweep.persist import load_sweep, save_sweep
 
     res = two_release_sweep
     assert res["release"].tolist() == ["v0.1.30", "07ecf87", "v0.1.30", "07ecf87"]
@@ -178,7 +178,7 @@ def test_sweep_rows_carry_their_release_and_it_is_never_unidentified(two_release
 def test_decide_refuses_a_sweep_over_several_releases_and_names_the_one_it_compared_under(two_release_sweep):
     from thatchlab.core.errors import InputError
     from thatchlab.core.params.production import production_params
-    from thatchlab.tune import Decision, decide
+    from thatchlab.decide import Decision, decide
 
     with pytest.raises(InputError, match=r"the sweep's rows replay 2 production releases \(thatch v0.1.30, "
                                          r"thatch 07ecf87\).*results\[results\['release'\] == '07ecf87'\]"):

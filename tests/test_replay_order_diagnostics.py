@@ -127,7 +127,7 @@ def test_the_cli_prints_the_diagnostics_and_the_reordering(tmp_path, capsys):
 # ----------------------------------------------------------------- fitter inputs from replays
 def test_replay_results_hand_each_fitter_its_input(sample, repo_root):
     from thatchlab.logs import read_memory_log, read_recall_log
-    from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+    from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
 
     log, emb = sample
     res = replay.run(log, "prediction", embedder=emb)

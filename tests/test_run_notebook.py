@@ -47,7 +47,7 @@ def test_the_notebook_stores_no_outputs_and_reads_paths_relative_to_its_folder(r
 
 
 def test_the_saved_results_reload_to_the_run_result(result):
-    from thatchlab.tune import Decision
+    from thatchlab.decide import Decision
 
     folder = result.out_dir / "results"
     assert set(result.results) == {"job", "metrics", "decisions", "sweep", "fits", "calibration_reliability"}

@@ -139,7 +139,7 @@ def test_declared_production_constants_are_used_for_confidence(tmp_path, engines
 
 
 class _FakeDecision:
-    """The duck type export_sqlite takes from tune.decide (tested against the real one there)."""
+    """The duck type export_sqlite takes from decide (tested against the real one there)."""
 
     engine = "prediction"
 

@@ -21,8 +21,8 @@ from thatchlab.core.params.production import SETTINGS, production_params, settin
 from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import PredictionEngine
 from thatchlab.store import export_sqlite, merge_into
-from thatchlab.tune import Decision, decide
-from thatchlab.tune.calibration_study import planted_sweep
+from thatchlab.decide import Decision, decide
+from thatchlab.decide.calibration_study import planted_sweep
 
 T = "2026-02-01T10:00:00Z"
 

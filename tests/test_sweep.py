@@ -1,4 +1,4 @@
-"""tune.sweep / tune.best: honest sweeps, amortised evaluation, cache and resume."""
+"""sweep / best: honest sweeps, amortised evaluation, cache and resume."""
 
 import dataclasses
 import json
@@ -16,14 +16,14 @@ from thatchlab.core.params import BeliefParams, ScoringParams
 from thatchlab.metrics.scoring import prequential_scores, regime_outcomes, regime_rates
 from thatchlab.replay.scoring import prepare
 from thatchlab.synth import BeliefWorld
-from thatchlab.tune import EngineSpec, best, get_engine, holdout_segments, sweep
-from thatchlab.tune._scoring_engines import (
+from thatchlab.sweep import EngineSpec, best, get_engine, holdout_segments, sweep
+from thatchlab.sweep._scoring_engines import (
     METRIC_SOFT_WEIGHT,
     forecast_matrix,
     forecast_scores,
     regimes_from_nudges,
 )
-from thatchlab.tune._space import grid_configs, random_configs
+from thatchlab.sweep._space import grid_configs, random_configs
 
 
 @pytest.fixture(scope="module")
@@ -392,7 +392,7 @@ def test_regimes_from_nudges_equal_plan_run(world):
 
 # -- the per-cluster bookkeeping ---------------------------------------------------------------------
 def test_cluster_bookkeeping_leaves_rows_unchanged_and_survives_the_cache(world, tmp_path):
-    from thatchlab.tune.registry import CLUSTERS_KEY
+    from thatchlab.sweep.registry import CLUSTERS_KEY
 
     log, emb = world
     base = get_engine("prediction")
@@ -419,8 +419,8 @@ def test_cluster_sums_are_stored_once_per_distinct_array(world, tmp_path):
     """A K × threshold × strong-bar grid: each K group shares its forecast sums, each threshold its
     coverage, so far fewer rows than configurations are stored, yet every accessor gives the
     matrices of the engine's arrays stacked per configuration, bit for bit."""
-    from thatchlab.tune._runner import Cache
-    from thatchlab.tune.registry import CLUSTERS_KEY, ClusterStats
+    from thatchlab.sweep._runner import Cache
+    from thatchlab.sweep.registry import CLUSTERS_KEY, ClusterStats
 
     log, emb = world
     base = get_engine("prediction")
@@ -482,7 +482,7 @@ def test_old_cluster_sidecars_still_resume(world, tmp_path):
     """A sidecar of full matrices (format 1, before the compact form) is still read."""
     import os
 
-    from thatchlab.tune._runner import Cache
+    from thatchlab.sweep._runner import Cache
 
     log, emb = world
     space = {"k": [2.0, 5.0], "threshold": [0.55, 0.6]}

@@ -1,4 +1,4 @@
-"""tune.sweep: one column set per engine and split, whatever metrics are optimised.
+"""sweep: one column set per engine and split, whatever metrics are optimised.
 
 Sweeps of one engine on one split, optimising different metrics (one or
 several), return the same columns in the same order: absent scores are NaN,
@@ -17,9 +17,9 @@ from sklearn.model_selection import TimeSeriesSplit
 
 from tests._sweep_logs import interaction_log
 from thatchlab.core.errors import InputError
-from thatchlab.tune import best, get_engine, holdout_segments, pareto, sweep
-from thatchlab.tune._columns import META_COLUMNS, score_segments
-from thatchlab.tune._runner import SCORED_COLUMN
+from thatchlab.sweep import best, get_engine, holdout_segments, pareto, sweep
+from thatchlab.sweep._columns import META_COLUMNS, score_segments
+from thatchlab.sweep._runner import SCORED_COLUMN
 
 SPLITS = {"holdout": 0.2, "folds": TimeSeriesSplit(n_splits=3)}
 

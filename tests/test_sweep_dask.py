@@ -1,11 +1,11 @@
-"""tune.sweep on a Dask LocalCluster: the same results as the local run, no model on the workers."""
+"""sweep on a Dask LocalCluster: the same results as the local run, no model on the workers."""
 
 import pandas as pd
 import pytest
 
 from tests._sweep_logs import interaction_log
 from thatchlab.synth import BeliefWorld
-from thatchlab.tune import sweep
+from thatchlab.sweep import sweep
 
 
 def _modules():

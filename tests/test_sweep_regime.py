@@ -20,8 +20,8 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
 from thatchlab.metrics.scoring import regime_outcomes
 from thatchlab.synth import PreferenceWorld
-from thatchlab.tune import get_engine, holdout_segments, sweep
-from thatchlab.tune._scoring_engines import (
+from thatchlab.sweep import get_engine, holdout_segments, sweep
+from thatchlab.sweep._scoring_engines import (
     _REGIME_ESTIMATOR,
     _REGIME_FIELDS,
     METRIC_SOFT_WEIGHT,
@@ -33,7 +33,7 @@ from thatchlab.tune._scoring_engines import (
     regime_cluster_sums,
     regimes_from_nudges,
 )
-from thatchlab.tune.registry import (
+from thatchlab.sweep.registry import (
     CLUSTERS_KEY,
     bootstrap_interval,
     cluster_resamples,

@@ -117,7 +117,7 @@ def test_counterfactual_estimates_use_only_matching_messages(world):
     # be checked against, and the sweep says so when it scores such a log directly
     net = cf.set_index("metric").loc["nudge_net_rate", "value"]
     assert other.metrics["nudge_net_rate_est"] == pytest.approx(net)
-    from thatchlab.tune import sweep
+    from thatchlab.sweep import sweep
 
     with pytest.warns(UserWarning, match="closed-loop log.*direct estimator.*counterfactual_metrics"):
         sweep(log, {"threshold": [0.6, 0.8]}, "nudge_net_rate", embedder=emb)

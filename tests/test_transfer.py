@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thatchlab.core.errors import InputError
-from thatchlab.tune import transfer_threshold
+from thatchlab.fit import transfer_threshold
 
 FROM = [0.1, 0.2, 0.3, 0.4]
 TO = [0.5, 0.6, 0.7, 0.8]

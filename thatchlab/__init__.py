@@ -41,15 +41,14 @@ _NAMES = {
     "import_sqlite": "thatchlab.store",
     "export_sqlite": "thatchlab.store",
     "merge_into": "thatchlab.store",
-    "sweep": "thatchlab.tune",
-    "best": "thatchlab.tune",
-    "PriorFitter": "thatchlab.tune",
-    "HalfLifeFitter": "thatchlab.tune",
-    "DeriveWeightsFitter": "thatchlab.tune",
+    "best": "thatchlab.sweep",
+    "PriorFitter": "thatchlab.fit",
+    "HalfLifeFitter": "thatchlab.fit",
+    "DeriveWeightsFitter": "thatchlab.fit",
 }
 
 _SUBPACKAGES = ("core", "embed", "logs", "datasets", "scoring", "belief", "calibration", "anticipation",
-                "replay", "synth", "metrics", "tune", "store", "plots", "report", "cli")
+                "replay", "synth", "metrics", "fit", "sweep", "decide", "tune", "store", "plots", "report", "cli")
 
 __all__ = sorted(_NAMES) + list(_SUBPACKAGES) + ["__version__"]
 

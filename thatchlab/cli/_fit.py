@@ -32,7 +32,7 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
 
     from thatchlab import logs
     from thatchlab.core.errors import InputError
-    from thatchlab.tune import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+    from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
 
     choice("WHAT", what, ("prior", "halflife", "derive"))
     check_out(out)

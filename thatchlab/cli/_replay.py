@@ -233,8 +233,8 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
           out: Path = typer.Option(None, help="write every configuration's row (.csv, .parquet or .json)")):
     """Score a parameter space out of sample and print the best configuration."""
     from thatchlab.core.errors import InputError
-    from thatchlab.tune import best, get_engine
-    from thatchlab.tune import sweep as run_sweep
+    from thatchlab.sweep import best, get_engine
+    from thatchlab.sweep import sweep as run_sweep
 
     choice("--engine", engine, REPLAY_ENGINES)
     choice("--search", search, ("grid", "random", "optuna"))
@@ -242,7 +242,7 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
         check_count("--n-trials", n_trials, 1, MAX_TRIALS, "a number of configurations")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")
     check_out(out)
-    from thatchlab.tune.persist import sidecar_path
+    from thatchlab.sweep.persist import sidecar_path
 
     side = None if out is None else sidecar_path(out)
     check_distinct(("--out", out), ("--out's sidecar", side), ("--cache", cache))
@@ -266,8 +266,8 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
     echo_pairs([(k, getattr(winner.params, k)) for k in grid]
                + [(f"val_{metric}", winner.val), (f"test_{metric}", winner.test)])
     if out is not None:
-        from thatchlab.tune import save_sweep
-        from thatchlab.tune.persist import sidecar_path
+        from thatchlab.sweep import save_sweep
+        from thatchlab.sweep.persist import sidecar_path
 
         save_sweep(results, out)
         typer.echo(f"rows written to {out}; per-session sums for `thatchlab decide` in {sidecar_path(out).name}")
@@ -289,8 +289,8 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
     import math
 
     from thatchlab.core.errors import InputError
-    from thatchlab.tune import decide as run_decide
-    from thatchlab.tune import load_sweep
+    from thatchlab.decide import decide as run_decide
+    from thatchlab.sweep import load_sweep
 
     if out.suffix.lower() != ".json":
         raise InputError(f"--out {out}: expected a .json file")

@@ -246,7 +246,7 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     check_export_target(out, overwrite)  # only an earlier export is replaced, never production or a log
     dec = None
     if decision is not None:
-        from thatchlab.tune import Decision
+        from thatchlab.decide import Decision
 
         dec = Decision.from_dict(read_mapping(decision, "decision"), source=str(decision))
         if dec.engine != engine:

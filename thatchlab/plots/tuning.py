@@ -3,7 +3,7 @@ prior profiles.
 
 The reliability diagram of a tuned replay is
 :func:`thatchlab.plots.scoring.prequential_reliability_diagram`; this module
-adds the views a sweep and the :class:`~thatchlab.tune.PriorFitter` need.
+adds the views a sweep and the :class:`~thatchlab.fit.PriorFitter` need.
 """
 
 from __future__ import annotations
@@ -142,13 +142,13 @@ def metric_curve(results: pd.DataFrame, param: str, metric: str, segments=("val"
 
 
 def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = None):
-    """Profile-likelihood deviance of K or P0 from a fitted :class:`~thatchlab.tune.PriorFitter`.
+    """Profile-likelihood deviance of K or P0 from a fitted :class:`~thatchlab.fit.PriorFitter`.
 
     Plots ``2(ℓ̂ − ℓ_profile)`` over a range around the estimate, the
     χ²₁ cut that defines the interval, the estimate and the interval ends.
 
     >>> import numpy as np
-    >>> from thatchlab.tune import PriorFitter
+    >>> from thatchlab.fit import PriorFitter
     >>> rng = np.random.default_rng(0)
     >>> c = rng.binomial(8, rng.beta(2, 3, 200))
     >>> prior_profile(PriorFitter().fit_counts(c, 8 - c)).axes[0].get_ylabel()
@@ -192,7 +192,7 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
                 chosen=None, segment: str = "val", title: str | None = None):
     """Every configuration on two metrics, the non-dominated front drawn as a line.
 
-    ``front`` is :func:`thatchlab.tune.pareto`'s result for ``[x, y]``;
+    ``front`` is :func:`thatchlab.sweep.pareto`'s result for ``[x, y]``;
     ``default`` and ``chosen`` (rows or mappings with the two score columns)
     are marked, so a reader sees where production's default sits and what a
     decision picked. Configurations with the same scores share a point (their
@@ -241,14 +241,14 @@ def decision_forest(decision, title: str | None = None):
 
     One row per evidence row with an interval (the default with that
     parameter alone changed: described, not the test), one per tested
-    configuration of :attr:`~thatchlab.tune.Decision.combined` (the candidate,
+    configuration of :attr:`~thatchlab.decide.Decision.combined` (the candidate,
     the gate, then the reduced configurations of the family), each a point
     estimate of (configuration − default) on the test stretch with its
     interval; the shipped configuration is drawn in colour, the rest in grey.
     A vertical line marks 0; the improving side is labelled.
 
     >>> import numpy as np
-    >>> from thatchlab.tune import decide, planted_sweep
+    >>> from thatchlab.decide import decide, planted_sweep
     >>> d = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
     >>> fig = decision_forest(d)
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
@@ -256,7 +256,7 @@ def decision_forest(decision, title: str | None = None):
     """
     from matplotlib.figure import Figure
 
-    from thatchlab.tune import metric_direction
+    from thatchlab.sweep import metric_direction
 
     c = decision.combined
     rows = []  # (label, delta, lo, hi, shipped)
@@ -301,7 +301,7 @@ def decision_forest(decision, title: str | None = None):
 def per_user_forest(decision, title: str | None = None):
     """Each user's test effect of a decision's change, worst first: the per-user forest plot.
 
-    One row per user of :attr:`~thatchlab.tune.Decision.per_user` (configuration − default over
+    One row per user of :attr:`~thatchlab.decide.Decision.per_user` (configuration − default over
     that user's test sessions, with its interval); users hurt beyond the harm margin are drawn in
     red, users whose interval is on the improving side in green, the rest in grey. A decision
     whose sweep named no users has no per-user table: the figure says so in its place.
@@ -317,7 +317,7 @@ def per_user_forest(decision, title: str | None = None):
     """
     from matplotlib.figure import Figure
 
-    from thatchlab.tune import metric_direction
+    from thatchlab.sweep import metric_direction
 
     table = getattr(decision, "per_user", None)
     fig = Figure(figsize=(8.0, 0.32 * max(0 if table is None else len(table), 4) + 1.4))

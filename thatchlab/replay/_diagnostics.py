@@ -5,7 +5,7 @@ threshold was set for: the bundled MiniLM's paraphrase cosines are lower
 than production's BGE-small's, so production's 0.60 surfaces little under
 it. When more than half of the scored messages surface nothing, the replay
 reports each message's best matcher cosine (median and 90th percentile)
-beside the threshold, and points to ``tune.transfer_threshold``.
+beside the threshold, and points to ``thatchlab.fit.transfer_threshold``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def silence_diagnostics(log: pd.DataFrame, events: pd.DataFrame, matchers: pd.Da
             out.append("Most cosines sit below the threshold: the embedder's cosine scale does not "
                        "match the threshold (thresholds set for one model do not transfer to another). "
                        "Re-tune the threshold on this model's cosines, or move it with "
-                       "thatchlab.tune.transfer_threshold(threshold, these_cosines, production_cosines) "
+                       "thatchlab.fit.transfer_threshold(threshold, these_cosines, production_cosines) "
                        "on the same text pairs; see the embeddings and thresholds section of the docs.")
     else:
         out.append("No message had a matcher of its dimension in its store or 'global': check the "

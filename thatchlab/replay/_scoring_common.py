@@ -92,7 +92,7 @@ class ReplayResult(RichDisplay):
     diagnostics: list = field(default_factory=list)
 
     def prior_signals(self) -> pd.DataFrame:
-        """The signal log :class:`~thatchlab.tune.PriorFitter` fits from: ``item_id, signal, ts``.
+        """The signal log :class:`~thatchlab.fit.PriorFitter` fits from: ``item_id, signal, ts``.
 
         One row per provenance row of the final state, in insertion order
         (``create``/``codify`` rows included; the fitter counts the signals).

@@ -82,7 +82,7 @@ class BeliefReplayResult:
     log: pd.DataFrame = field(repr=False, default=None)
 
     def exposures(self, end=None) -> pd.DataFrame:
-        """The replayed log's exposure segments, what :class:`~thatchlab.tune.HalfLifeFitter` fits:
+        """The replayed log's exposure segments, what :class:`~thatchlab.fit.HalfLifeFitter` fits:
         ``HalfLifeFitter().fit(ex["duration_days"], ex["event"], ex["group"])``
         (see :func:`thatchlab.belief.exposure_segments`)."""
         if self.log is None:

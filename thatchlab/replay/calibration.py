@@ -70,7 +70,7 @@ class CalibrationResult:
     log: pd.DataFrame = field(repr=False, default=None)
 
     def derive_rows(self) -> pd.DataFrame:
-        """The judged touches of the replayed log, what :class:`~thatchlab.tune.DeriveWeightsFitter`
+        """The judged touches of the replayed log, what :class:`~thatchlab.fit.DeriveWeightsFitter`
         fits (``ts, age_days, is_atom, corroboration, consumed``; see
         :func:`thatchlab.calibration.recall_features`)."""
         if self.log is None:

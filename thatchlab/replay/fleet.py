@@ -77,7 +77,7 @@ class FleetResult(RichDisplay):
     signals : DataFrame ``user, item_id, signal, ts``: every user's final
         provenance in insertion order, item ids qualified by user
         (``"<user>/<item id>"``, since two users' stores can hold the same
-        id), ready for ``tune.PriorFitter().fit(result.signals)``.
+        id), ready for ``thatchlab.fit.PriorFitter().fit(result.signals)``.
     forecasts : DataFrame ``user, position, item_id, signal, forecast``: the
         prequential forecasts behind the pooled scores.
     engine, embedder, params, backend : what ran.

@@ -27,7 +27,7 @@ _TAGS = {"tags": ["nbval-ignore-output"]}
 
 def _load(present) -> str:
     lines = ["%matplotlib inline", "import json", "from pathlib import Path", "", "import pandas as pd", "",
-             "from thatchlab import plots, tune", "from thatchlab.tune import policy", "",
+             "from thatchlab import decide, plots", "from thatchlab.decide import policy", "from thatchlab.sweep import pareto", "",
              'results = Path("results")  # beside this notebook: paths are relative to its folder', "",
              "", "def load_json(name):",
              '    return json.loads((results / name).read_text(encoding="utf-8"))', "", ""]
@@ -36,7 +36,7 @@ def _load(present) -> str:
     if "metrics" in present:
         lines.append('metrics = load_json("metrics.json")')
     if "decisions" in present:
-        lines += ['decisions = {key: tune.Decision.from_dict(d, f"decisions.json[{key}]")',
+        lines += ['decisions = {key: decide.Decision.from_dict(d, f"decisions.json[{key}]")',
                   '             for key, d in load_json("decisions.json").items()}']
     if "sweep" in present:
         lines.append('sweep = pd.read_parquet(results / "sweep.parquet")')
@@ -69,7 +69,7 @@ _PARETO = """\
 prediction = decisions["prediction"]
 base, swept = prediction.default, job["sweep"]["forecast_parameters"] + job["sweep"]["nudge_parameters"]
 at_base = policy.rows_at(sweep, job["sweep"]["forecast_parameters"], base)  # production's K and P0
-front = tune.pareto(at_base, list(policy.REGIME_METRICS))
+front = pareto(at_base, list(policy.REGIME_METRICS))
 nudge = next(d for d in prediction.parts if d.metric == policy.THRESHOLD_METRIC)
 plots.pareto_plot(at_base, front, *policy.REGIME_METRICS, default=policy.row_at(sweep, swept, base),
                   chosen=policy.row_at(sweep, swept, nudge.params))"""

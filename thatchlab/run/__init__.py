@@ -4,7 +4,7 @@
 one data directory: replay each engine under what production runs, run a
 small honest holdout sweep of the prediction engine, fit the prior, the
 belief half-lives and the derive coefficients, decide what ships
-(:mod:`thatchlab.tune.policy`), write an HTML report with figures
+(:mod:`thatchlab.decide.policy`), write an HTML report with figures
 (:mod:`thatchlab.report`), export the tuned state as a SQLite store with its
 manifest, and save the results (``results/``) with a notebook that reloads
 them (``run.ipynb``). Each log that is absent from the data directory is

@@ -1,4 +1,4 @@
-"""What the main job's steps and report share: its constants (from thatchlab.tune.policy), config, sections, figures."""
+"""What the main job's steps and report share: its constants (from thatchlab.decide.policy), config, sections, figures."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from thatchlab.core.params import (
     resolve_release,
 )
 from thatchlab.report import GLOSSARY  # noqa: F401
-from thatchlab.tune.policy import (  # noqa: F401
+from thatchlab.decide.policy import (  # noqa: F401
     ALPHA,
     DEFAULT_SWEEP_SPACE,
     FORECAST_METRIC,
@@ -30,7 +30,7 @@ from thatchlab.tune.policy import (  # noqa: F401
     THRESHOLD_METRIC,
 )
 
-#: The main job's decision policy lives in thatchlab.tune.policy; its constants are kept here
+#: The main job's decision policy lives in thatchlab.decide.policy; its constants are kept here
 #: for the steps and for ``from thatchlab.run import LEVEL``.
 DECISIONS = len(RULES)
 LEVEL = ALPHA / DECISIONS

@@ -83,7 +83,7 @@ def _job(ctx, policy) -> dict:
                       "rules": [r._asdict() for r in policy.rules]}}
     out = st.get("prediction outcome")
     if out is not None:
-        from thatchlab.tune import policy as pol
+        from thatchlab.decide import policy as pol
 
         job["sweep"] = {"space": out.space, "forecast_parameters": list(out.forecast_space),
                         "nudge_parameters": list(out.nudge_space), "forecast_metric": pol.FORECAST_METRIC,

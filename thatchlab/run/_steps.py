@@ -1,4 +1,4 @@
-"""The main job's steps: each replays, sweeps or fits one engine, has thatchlab.tune.policy decide, and returns
+"""The main job's steps: each replays, sweeps or fits one engine, has thatchlab.decide.policy decide, and returns
 its report section."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from thatchlab.run._common import (
     _params,
     _save,
 )
-from thatchlab.tune.policy import HOLDOUT, MainJobPolicy, row_at, rows_at
+from thatchlab.decide.policy import HOLDOUT, MainJobPolicy, row_at, rows_at
 
 
 def _policy(ctx) -> MainJobPolicy:
-    """The decision policy in force: thatchlab.tune.policy with the configured holdout."""
+    """The decision policy in force: thatchlab.decide.policy with the configured holdout."""
     return MainJobPolicy(holdout=ctx["cfg"].get("sweep", {}).get("holdout", HOLDOUT))
 
 
@@ -67,7 +67,7 @@ def _sweep(ctx):
     import warnings
 
     from thatchlab.plots import decision_forest, metric_heatmap, pareto_plot
-    from thatchlab.tune import pareto
+    from thatchlab.sweep import pareto
 
     log = ctx["state"].get("prediction:log")
     if log is None:
@@ -167,7 +167,7 @@ def _no_front(rows) -> str:
 def _prior(ctx):
     from thatchlab.core.params.production import production_params
     from thatchlab.plots import prior_profile
-    from thatchlab.tune import PriorFitter
+    from thatchlab.fit import PriorFitter
 
     res = ctx["state"].get("prediction")
     if res is None:
@@ -217,7 +217,7 @@ def _belief(ctx):
     from thatchlab.logs import read_memory_log
     from thatchlab.plots import currency_curves
     from thatchlab.replay import run_belief
-    from thatchlab.tune import HalfLifeFitter
+    from thatchlab.fit import HalfLifeFitter
 
     path = ctx["data"] / "memory_log.jsonl"
     if not path.is_file():
@@ -244,7 +244,7 @@ def _calibration(ctx):
     from thatchlab.logs import read_recall_log
     from thatchlab.plots import reliability_diagram
     from thatchlab.replay import run_calibration
-    from thatchlab.tune import DeriveWeightsFitter
+    from thatchlab.fit import DeriveWeightsFitter
 
     path = ctx["data"] / "recall_log.jsonl"
     if not path.is_file():

@@ -166,7 +166,7 @@ def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibra
         ``unreviewed`` (``{engine: {parameter: value}}``) — never as an
         environment line or a recommended change — and
         :func:`~thatchlab.store.merge_into` refuses the export unless allowed.
-    decision : a :class:`thatchlab.tune.Decision` or a mapping ``{engine: Decision}``
+    decision : a :class:`thatchlab.decide.Decision` or a mapping ``{engine: Decision}``
         (scoring engines). The engine's parameters become the decision's
         ``params`` (its default with only the shipped values changed); ``params``
         given for the same engine must equal them (else :class:`InputError`
@@ -452,7 +452,7 @@ def _decisions_for(decision, given) -> dict:
             raise ThatchlabError(f"decision for {key!r} given but no {key} engine is exported")
         for attr in ("params", "to_records", "shipped_parameters"):
             if not hasattr(dec, attr):
-                raise ThatchlabError(f"decision for {key!r}: expected a tune.Decision "
+                raise ThatchlabError(f"decision for {key!r}: expected a thatchlab.decide.Decision "
                                      f"(it has no {attr!r})")
     return out
 

@@ -220,7 +220,7 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
         raise UnreviewedError(
             f"{export_path}: carries parameter values no decision shipped ({_describe_unreviewed(unreviewed)}); "
             "they differ from what production runs and were never tested against it. Decide them "
-            "(tune.decide, thatchlab decide) and export with the decision, or pass allow_unreviewed=True "
+            "(thatchlab.decide.decide, thatchlab decide) and export with the decision, or pass allow_unreviewed=True "
             "(--allow-unreviewed) to merge them anyway; production was not touched",
             unreviewed=unreviewed)
     _check_production_path(production_db)

@@ -2,7 +2,7 @@
 
 Every parameter value an export carries is one of three things, per engine:
 
-- *shipped*: a :class:`~thatchlab.tune.Decision` chose it on held-out data;
+- *shipped*: a :class:`~thatchlab.decide.Decision` chose it on held-out data;
   it travels as an environment line (a setting production reads) or as a
   recommended production change (a constant in production's code), with the
   decision's evidence beside it;

@@ -1,40 +1,47 @@
-"""Tuning: sweeps and the fitters (PriorFitter, HalfLifeFitter, DeriveWeightsFitter)."""
+"""Deprecated: the tuning room is now three packages, :mod:`thatchlab.fit`, :mod:`thatchlab.sweep` and
+:mod:`thatchlab.decide`.
 
-from thatchlab.tune._fitter import BaseFitter, NotFittedError
-from thatchlab.tune.calibration_study import decide_calibration, planted_sweep
-from thatchlab.tune.decide import Decision, combine_decisions, decide
-from thatchlab.tune.derive import DeriveWeightsFitter
-from thatchlab.tune.halflife import HalfLifeFitter, exposure_segments
-from thatchlab.tune.persist import load_sweep, save_sweep
-from thatchlab.tune.prior import PriorFitter
-from thatchlab.tune.registry import (
-            EngineSpec,
-            Prepared,
-            Segment,
-            engines,
-            get_engine,
-            register_engine,
-)
-from thatchlab.tune.resampling import ClusterStats
-from thatchlab.tune.sweep import (
-            BestConfig,
-            best,
-            config_id,
-            holdout_segments,
-            identification,
-            metric_direction,
-            pareto,
-            sweep,
-)
-from thatchlab.tune.transfer import transfer_threshold
+Every public name of ``thatchlab.tune`` (and its public modules, e.g. ``thatchlab.tune.prior``)
+still resolves, with a :class:`DeprecationWarning` naming its new home; this shim is removed in the
+next release.
+"""
 
-__all__ = ["BaseFitter", "NotFittedError", "HalfLifeFitter", "exposure_segments", "DeriveWeightsFitter"]
-__all__ += ["PriorFitter", "transfer_threshold", "sweep", "best", "BestConfig", "holdout_segments", "config_id",
-            "EngineSpec", "ClusterStats", "Prepared", "Segment", "engines", "get_engine", "register_engine",
-            "decide", "Decision", "save_sweep", "load_sweep", "combine_decisions", "decide_calibration", "planted_sweep", "pareto", "identification", "metric_direction"]
+from __future__ import annotations
 
-# the main job's decision policy (what it decides, at which level, on which metric)
-from thatchlab.tune import policy  # noqa: E402
-from thatchlab.tune.policy import RULES, MainJobPolicy, PredictionOutcome  # noqa: E402
+import importlib
+import warnings
 
-__all__ += ["policy", "MainJobPolicy", "PredictionOutcome", "RULES"]
+_FIT = ("BaseFitter", "NotFittedError", "PriorFitter", "HalfLifeFitter", "exposure_segments",
+        "DeriveWeightsFitter", "transfer_threshold")
+_SWEEP = ("sweep", "best", "BestConfig", "holdout_segments", "config_id", "pareto", "identification",
+          "metric_direction", "EngineSpec", "Prepared", "Segment", "engines", "get_engine",
+          "register_engine", "ClusterStats", "save_sweep", "load_sweep")
+_DECIDE = ("decide", "Decision", "combine_decisions", "decide_calibration", "planted_sweep", "policy",
+           "MainJobPolicy", "PredictionOutcome", "RULES")
+MOVED = {**dict.fromkeys(_FIT, "thatchlab.fit"), **dict.fromkeys(_SWEEP, "thatchlab.sweep"),
+         **dict.fromkeys(_DECIDE, "thatchlab.decide")}
+
+__all__ = sorted(MOVED)
+
+
+def moved(old: str, new: str, name: str):
+    """``name`` of module ``new``, with a warning that ``old`` is deprecated (the shim modules' lookup)."""
+    try:
+        value = getattr(importlib.import_module(new), name)
+    except AttributeError:
+        raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
+    warnings.warn(f"{old}.{name} is deprecated and moves out in the next release: use {new}.{name}",
+                  DeprecationWarning, stacklevel=3)
+    return value
+
+
+def __getattr__(name: str):
+    if name not in MOVED:
+        raise AttributeError(f"module 'thatchlab.tune' has no attribute {name!r}")
+    value = moved(__name__, MOVED[name], name)
+    globals()[name] = value  # warn once per name (a from-import looks a name up twice)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -7,7 +7,7 @@ so a crashed sweep loses at most the chunks in flight (each row with a
 record of the scores its request filled, :data:`SCORED_COLUMN`); the configurations'
 per-cluster sums go to a NumPy sidecar beside it
 (``<file>.<sweep_id>.clusters.npz``, each distinct row stored once as in
-:class:`~thatchlab.tune.resampling.ClusterStats`), so a resumed sweep keeps them too.
+:class:`~thatchlab.sweep.resampling.ClusterStats`), so a resumed sweep keeps them too.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune.registry import EngineSpec
-from thatchlab.tune.resampling import ClusterStats
+from thatchlab.sweep.registry import EngineSpec
+from thatchlab.sweep.resampling import ClusterStats
 
 __all__ = ["Proposal", "ChunkScores", "Runner", "Cache", "typed", "chunked", "evaluate_chunk", "SIDECAR_FORMAT",
            "SCORED_COLUMN"]

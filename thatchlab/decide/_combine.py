@@ -1,8 +1,8 @@
 """Decisions on several metrics of one engine joined into one, the joint change checked on each.
 
-:func:`combine_decisions` is re-exported by :mod:`thatchlab.tune.decide` and
-:mod:`thatchlab.tune`; the :class:`~thatchlab.tune.Decision` it builds lives in
-:mod:`thatchlab.tune._decision`.
+:func:`combine_decisions` is re-exported by :mod:`thatchlab.decide.decide` and
+:mod:`thatchlab.decide`; the :class:`~thatchlab.decide.Decision` it builds lives in
+:mod:`thatchlab.decide._decision`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import math
 import pandas as pd
 
 from thatchlab.core.errors import InputError
-from thatchlab.tune._decision import EVIDENCE_COLUMNS, Decision
-from thatchlab.tune._picking import _direction, _spec_of
-from thatchlab.tune._testing import (
+from thatchlab.decide._decision import EVIDENCE_COLUMNS, Decision
+from thatchlab.sweep.reading import minimizes, spec_of
+from thatchlab.decide._testing import (
     check_constraint,
     describe_interval,
     improvement_pvalue,
@@ -23,8 +23,8 @@ from thatchlab.tune._testing import (
     paired_difference,
     span,
 )
-from thatchlab.tune.resampling import cluster_resamples, segment_stream
-from thatchlab.tune.sweep import config_id
+from thatchlab.sweep.resampling import cluster_resamples, segment_stream
+from thatchlab.sweep import config_id
 
 __all__ = ["combine_decisions"]
 
@@ -82,7 +82,7 @@ def combine_decisions(decisions, results: pd.DataFrame | None = None) -> Decisio
         for row in d.evidence.to_dict("records"):
             chosen.setdefault(row["parameter"], dict(row))
     fields = [f.name for f in dataclasses.fields(first.params)]
-    spec = _spec_of(results) if results is not None else None
+    spec = spec_of(results) if results is not None else None
     accepted: dict = {}
     contributors: list = []
     considered: set = set()
@@ -168,7 +168,7 @@ def _joint_checks(results, spec, joint, default, parts) -> dict:
         W = cluster_resamples(len(stats.labels["test"]), d.n_boot, d.seed, segment_stream("test"))
         (n0, d0), (n1, d1) = (tuple(a[0] for a in stats.sums(d.metric, "test", [c])) for c in (did, jid))
         r = paired_difference(n0, d0, n1, d1, W, d.alpha)
-        lower = _direction(results, d.metric, None, spec)
+        lower = minimizes(results, d.metric, None, spec)
         p = improvement_pvalue(r, lower)
         lo, hi = interval_at(r, d.alpha)
         cons = check_constraint(stats, results, d.constraint, jid, W, d.alpha) if d.constraint else {}

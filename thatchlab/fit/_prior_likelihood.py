@@ -1,6 +1,6 @@
 """PriorFitter's objectives on reduced data, with their derivatives and profiles (private).
 
-Both objectives of :class:`~thatchlab.tune.PriorFitter` are functions of
+Both objectives of :class:`~thatchlab.fit.PriorFitter` are functions of
 ``a = K·P0``, ``b = K·(1−P0)`` and ``K = a + b``, read at
 ``θ = (log K, logit P0)``. The data are reduced before the first
 evaluation, so that one evaluation costs a few dot products:

@@ -83,7 +83,7 @@ class BaseFitter(ParamsMixin):
     >>> MeanFitter().summary_
     Traceback (most recent call last):
     ...
-    thatchlab.tune._fitter.NotFittedError: MeanFitter is not fitted: call fit() before reading summary_
+    thatchlab.fit._base.NotFittedError: MeanFitter is not fitted: call fit() before reading summary_
     """
 
     #: What the fitter estimates, for :meth:`print_summary`.

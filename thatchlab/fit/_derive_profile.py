@@ -1,4 +1,4 @@
-"""The likelihood of :class:`~thatchlab.tune.DeriveWeightsFitter` and its profiles.
+"""The likelihood of :class:`~thatchlab.fit.DeriveWeightsFitter` and its profiles.
 
 ``_Likelihood`` is the Bernoulli log-likelihood of consumption under ai-memory's
 derive formula with its gradient and information; the functions below maximise

@@ -1,4 +1,4 @@
-"""The statistics of :func:`thatchlab.tune.decide`: paired clustered comparisons and the procedure.
+"""The statistics of :func:`thatchlab.decide.decide`: paired clustered comparisons and the procedure.
 
 Every comparison is a paired cluster-bootstrap difference of two ratio
 metrics studentized with ``G − 1`` degrees of freedom (``G`` the clusters
@@ -24,8 +24,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune._picking import _OPERATORS
-from thatchlab.tune.resampling import ratio_resamples
+from thatchlab.sweep.reading import OPERATORS
+from thatchlab.sweep.resampling import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
@@ -155,7 +155,7 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
     cluster holds most rows, CR1 with ``G − 1`` over-rejects (its residual is shrunk by its
     own weight, and ``G`` overstates the information); CR2 and ``G*`` correct both
     (``benchmarks/bench_decide_fleets.py`` measures it). ``weights`` ``(B, n_clusters)`` are
-    cluster resamples (:func:`~thatchlab.tune.resampling.cluster_resamples`) applied to
+    cluster resamples (:func:`~thatchlab.sweep.resampling.cluster_resamples`) applied to
     *both* configurations: their ``δ*`` are returned as ``draws`` for percentile
     comparisons. The two-sided p-value ``2·P(T ≥ |δ|/SE)`` has no floor, so it can reach
     any Holm level.
@@ -169,7 +169,7 @@ def paired_difference(num_a, den_a, num_b, den_b, weights, alpha: float = 0.05) 
 
     Examples
     --------
-    >>> from thatchlab.tune.resampling import cluster_resamples
+    >>> from thatchlab.sweep.resampling import cluster_resamples
     >>> W = cluster_resamples(3, 200, seed=0)
     >>> out = paired_difference([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], W)
     >>> out["delta"], out["ci_lower"], out["ci_upper"], out["df"]
@@ -260,7 +260,7 @@ def improvement_pvalue(r: dict, lower: bool) -> float:
 def ratio_interval(num, den, weights, alpha: float = 0.05) -> dict:
     """One configuration's ratio metric with its studentized cluster-bootstrap interval.
 
-    >>> from thatchlab.tune.resampling import cluster_resamples
+    >>> from thatchlab.sweep.resampling import cluster_resamples
     >>> out = ratio_interval([1.0, 1.0], [2.0, 2.0], cluster_resamples(2, 50))
     >>> out["value"], out["ci_lower"], out["ci_upper"]
     (0.5, 0.5, 0.5)
@@ -368,7 +368,7 @@ def check_constraint(stats, results, constraint, cid, W, alpha) -> dict:
             basis = f"the one-sided {100 * (1 - alpha / 2):g}% {side} bound"
         checked = one_sided if basis != "the test value" else value
         holds = bool(math.isfinite(value) and math.isfinite(checked)
-                     and _OPERATORS[op](value, float(bound)) and _OPERATORS[op](checked, float(bound)))
+                     and OPERATORS[op](value, float(bound)) and OPERATORS[op](checked, float(bound)))
         out[m] = {"rule": f"{op} {float(bound):g}", "value": value, "ci_lower": lo, "ci_upper": hi,
                   "bound": one_sided, "basis": basis, "holds": holds}
     return out

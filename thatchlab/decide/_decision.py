@@ -1,10 +1,10 @@
-"""The record :func:`~thatchlab.tune.decide` returns: what ships, the evidence, and its JSON form.
+"""The record :func:`~thatchlab.decide.decide` returns: what ships, the evidence, and its JSON form.
 
 :class:`Decision` holds the shipped parameters, one evidence row per
 parameter considered (columns :data:`EVIDENCE_COLUMNS`) and the test of the
 shipped configuration as a whole; :meth:`Decision.to_dict` and
 :meth:`Decision.from_dict` write and read it as JSON (``thatchlab decide
---out``). Both are re-exported by :mod:`thatchlab.tune.decide`.
+--out``). Both are re-exported by :mod:`thatchlab.decide.decide`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Decision:
     release : the production release compared under (``default``'s; a property).
     per_user : when the sweep's log names users, each user's test effect of the shipped
         configuration (else the candidate) against the default, worst first (columns
-        :data:`~thatchlab.tune._harm.PER_USER_COLUMNS`); None without users.
+        :data:`~thatchlab.decide._harm.PER_USER_COLUMNS`); None without users.
     harm : the harm check of that comparison (``users``, ``share_worse``, ``worst_decile``,
         ``margin``, ``hurt``, ``allowed``, ``holds``); None without users.
     looks : how many looks the ledger holds at this engine and metric, this one included (0
@@ -174,7 +174,7 @@ class Decision:
     def from_dict(cls, data, source="decision") -> Decision:
         """A decision written by :meth:`to_dict` (``thatchlab decide --out``).
 
-        >>> from thatchlab.tune import decide, planted_sweep
+        >>> from thatchlab.decide import decide, planted_sweep
         >>> d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
         >>> back = Decision.from_dict(d.to_dict())
         >>> back.params == d.params, back.shipped_parameters() == d.shipped_parameters()

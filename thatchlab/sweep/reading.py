@@ -1,6 +1,6 @@
 """Reading sweep results: metric directions, identification, the best configuration, Pareto fronts.
 
-:func:`~thatchlab.tune.sweep` produces a frame of configurations and their
+:func:`~thatchlab.sweep.sweep` produces a frame of configurations and their
 scores; the functions here pick from it. Directions come from the engine
 registry (AUC is maximised, log-loss minimised); a parameter the metric
 cannot see is reported, not tuned; ties are reported, never broken silently.
@@ -18,23 +18,23 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.production import SYSTEMS, setting
-from thatchlab.tune.registry import EngineSpec, engines, get_engine, metric_list
+from thatchlab.sweep.registry import EngineSpec, engines, get_engine, metric_list
 
 __all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction", "never_shipped", "sweep_release",
            "CONTEXT_FIELDS",
            "pick_candidate", "n_competitors"]
 
-_OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
 
-def _spec_of(results: pd.DataFrame, spec=None) -> EngineSpec:
+def spec_of(results: pd.DataFrame, spec=None) -> EngineSpec:
     if spec is not None:
         return get_engine(spec)
     name = results.attrs.get("engine")
     if name is None and "engine" in results.columns and len(results):
         name = results["engine"].iloc[0]
     if name is None:
-        raise InputError("results: no 'engine' column; expected a frame returned by tune.sweep")
+        raise InputError("results: no 'engine' column; expected a frame returned by thatchlab.sweep.sweep")
     return get_engine(name)
 
 
@@ -59,13 +59,13 @@ def metric_direction(metric: str, engine=None) -> str:
     return found.pop()
 
 
-def _direction(results, metric, minimize, spec=None) -> bool:
+def minimizes(results, metric, minimize, spec=None) -> bool:
     """True to minimise ``metric``: the explicit override, else the registered direction."""
     if minimize is not None:
         return bool(minimize)
     engine = None
     try:
-        engine = _spec_of(results, spec)
+        engine = spec_of(results, spec)
     except InputError:
         pass
     return metric_direction(metric, engine) == "min"
@@ -102,7 +102,7 @@ def _param_names(spec, results) -> list:
 def sweep_release(results, spec=None, what: str = "decide") -> str | None:
     """The one production release a sweep's rows replayed (None when they carry no ``release``).
 
-    Rows of several releases describe several productions: :func:`~thatchlab.tune.decide`
+    Rows of several releases describe several productions: :func:`~thatchlab.decide.decide`
     compares configurations under one, so it refuses them and says how to split them.
     """
     if "release" not in results.columns or not len(results):
@@ -158,7 +158,7 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
     >>> identification(res, "log_loss")["unidentified"]
     ['threshold']
     """
-    spec = _spec_of(results, spec)
+    spec = spec_of(results, spec)
     names = _param_names(spec, results)
     swept = _swept(results, names)
     denominator = [p for p in swept if p in getattr(spec, "denominators", {}).get(metric, ())]
@@ -195,7 +195,7 @@ def _unscored(results: pd.DataFrame, metric: str) -> bool:
     if asked is None:
         return False
     try:
-        spec = _spec_of(results)
+        spec = spec_of(results)
     except InputError:
         return False
     return metric in spec.metrics and metric not in spec.filled(asked)
@@ -205,16 +205,16 @@ def _constraint_mask(results: pd.DataFrame, constraint) -> np.ndarray:
     """Rows whose validation values satisfy every ``{metric: (op, value)}`` (NaN fails)."""
     keep = np.ones(len(results), dtype=bool)
     for m, rule in (constraint or {}).items():
-        if not (isinstance(rule, (tuple, list)) and len(rule) == 2 and rule[0] in _OPERATORS):
+        if not (isinstance(rule, (tuple, list)) and len(rule) == 2 and rule[0] in OPERATORS):
             raise InputError(f"constraint: expected {{metric: (op, value)}} with op in "
-                             f"{list(_OPERATORS)}, got {m!r}: {rule!r}")
+                             f"{list(OPERATORS)}, got {m!r}: {rule!r}")
         col = f"val_{m}"
         if _unscored(results, m):
             raise InputError(f"constraint: no scores in column {col!r}; score {m!r} in the sweep "
                              "(metric=[...])")
         v = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
         with np.errstate(invalid="ignore"):
-            keep &= np.isfinite(v) & _OPERATORS[rule[0]](v, float(rule[1]))
+            keep &= np.isfinite(v) & OPERATORS[rule[0]](v, float(rule[1]))
     return keep
 
 
@@ -278,8 +278,8 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     if _unscored(results, metric):
         raise InputError(f"results: no scores in column {col!r}; expected a sweep result scored on "
                          f"{metric!r} (metric=[...] for several)")
-    spec = _spec_of(results)
-    lower = _direction(results, metric, minimize, spec)
+    spec = spec_of(results)
+    lower = minimizes(results, metric, minimize, spec)
     vals = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
     if not np.isfinite(vals).any():
         raise InputError(f"results: every {col} is NaN; nothing to pick")
@@ -342,7 +342,7 @@ def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) ->
         if _unscored(results, m):
             raise InputError(f"results: no scores in column {c!r}; score every metric in the sweep "
                              "(metric=[...])")
-    sign = np.array([1.0 if _direction(results, m, None) else -1.0 for m in metrics])
+    sign = np.array([1.0 if minimizes(results, m, None) else -1.0 for m in metrics])
     V = results[cols].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64) * sign
     ok = np.isfinite(V).all(axis=1) & _constraint_mask(results, constraint)
     idx = np.flatnonzero(ok)

@@ -8,10 +8,10 @@ never saw. The engine's expensive preparation (validation, embeddings,
 cosines) runs once per sweep and is shipped to the workers; configurations
 are evaluated in chunks, and a Parquet cache lets a crashed sweep resume
 where it stopped. Result columns follow
-:class:`~thatchlab.tune._columns.ColumnOrder`: fixed by the engine, the split
+:class:`~thatchlab.sweep._columns.ColumnOrder`: fixed by the engine, the split
 and whether intervals are asked for, whatever metrics are optimised.
 Picking from the results (:func:`best`, :func:`pareto`,
-:func:`identification`) is :mod:`thatchlab.tune._picking`, re-exported here.
+:func:`identification`) is :mod:`thatchlab.sweep.reading`, re-exported here.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import pandas as pd
 from thatchlab.core.dtypes import is_arrow_timestamp, is_text_dtype, native_times, object_text
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.progress import progress
-from thatchlab.tune._columns import ColumnOrder, result_frame, score_columns, score_segments
-from thatchlab.tune._picking import BestConfig, best, identification, metric_direction, pareto
-from thatchlab.tune._runner import (
+from thatchlab.sweep._columns import ColumnOrder, result_frame, score_columns, score_segments
+from thatchlab.sweep.reading import BestConfig, best, identification, metric_direction, pareto
+from thatchlab.sweep._runner import (
     SCORED_COLUMN,
     Cache,
     ChunkScores,
@@ -40,8 +40,8 @@ from thatchlab.tune._runner import (
     chunked,
     typed,
 )
-from thatchlab.tune._space import check_space, grid_configs, optuna_suggest, random_configs
-from thatchlab.tune.registry import (
+from thatchlab.sweep._space import check_space, grid_configs, optuna_suggest, random_configs
+from thatchlab.sweep.registry import (
     CLUSTERS_KEY,
     EngineSpec,
     Prepared,
@@ -50,7 +50,7 @@ from thatchlab.tune.registry import (
     metric_list,
     register_engine,
 )
-from thatchlab.tune.resampling import ClusterStats, segment_clusters
+from thatchlab.sweep.resampling import ClusterStats, segment_clusters
 
 __all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id", "pareto", "identification",
            "metric_direction"]
@@ -60,7 +60,7 @@ _BACKENDS = ("loky", "dask")
 
 
 def _register_builtin():
-    from thatchlab.tune import _engines, _scoring_engines
+    from thatchlab.sweep import _engines, _scoring_engines
 
     builtin = {"prediction": _scoring_engines.prediction_spec, "behavior": _scoring_engines.behavior_spec,
                "belief": _engines.belief_spec, "calibration": _engines.calibration_spec,
@@ -200,7 +200,7 @@ def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
     """Hash of what makes cached rows reusable: engine, log, segments, embedder and bootstrap.
 
     A request for which the engine fills only some of its scores
-    (:meth:`~thatchlab.tune.registry.EngineSpec.filled`: forecast metrics
+    (:meth:`~thatchlab.sweep.registry.EngineSpec.filled`: forecast metrics
     alone on the scoring engines) also hashes the scores it fills, so its
     rows and per-cluster sums never stand in for a fuller request's. The
     hashed JSON must not change otherwise, or existing caches stop resuming.
@@ -216,7 +216,7 @@ def _sweep_id(spec, log, segments, prepared, metric, boot) -> str:
 
 
 def _result_rows(run: _SweepRun, chunk: ChunkScores, params_list, cids) -> tuple[pd.DataFrame, dict]:
-    """One scored chunk as result rows (:func:`~thatchlab.tune._columns.result_frame`), Arrow-typed.
+    """One scored chunk as result rows (:func:`~thatchlab.sweep._columns.result_frame`), Arrow-typed.
 
     Also returns the chunk's per-cluster sums, ``{config_id: {(metric, segment): (num, den)}}``,
     taken out of the engine's score dicts (they are no result column).
@@ -258,7 +258,7 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
         list of metrics scored together (the first is optimised: Optuna's
         objective, ``attrs["metric"]``). The choice never changes the
         result's columns.
-    engine : a registered engine name or an :class:`~thatchlab.tune.registry.EngineSpec`.
+    engine : a registered engine name or an :class:`~thatchlab.sweep.registry.EngineSpec`.
     search : ``"grid"``, ``"random"`` (``n_trials`` seeded draws) or ``"optuna"``
         (TPE seeded by ``seed``, ``n_trials`` trials, validation score as objective).
     holdout : fraction ``h`` or a scikit-learn ``TimeSeriesSplit``.
@@ -283,11 +283,11 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     Returns
     -------
     DataFrame, one row per distinct configuration in proposal order, columns
-    in :class:`~thatchlab.tune._columns.ColumnOrder`: every parameter field,
+    in :class:`~thatchlab.sweep._columns.ColumnOrder`: every parameter field,
     then for each scored segment (``val`` and ``test``; under a
     ``TimeSeriesSplit`` ``val`` holds each metric's mean over the folds
     ``val0``, ``val1``..., which follow it) every score the engine declares
-    (:meth:`~thatchlab.tune.registry.EngineSpec.score_names`: its metrics
+    (:meth:`~thatchlab.sweep.registry.EngineSpec.score_names`: its metrics
     in registered order, then counts such as ``n_labelled``) and, with
     ``intervals``, ``<m>_lo``/``<m>_hi`` of every metric; then ``engine``,
     ``config_id``, ``sweep_id``, ``embedder``, ``estimator``.
@@ -307,9 +307,9 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     metrics can see, see :func:`identification`; a ``UserWarning`` names
     them); ``identification`` (metric → its unidentified parameters);
     ``clusters`` (engines with clusters: a
-    :class:`~thatchlab.tune.resampling.ClusterStats` of per-cluster sums of
+    :class:`~thatchlab.sweep.resampling.ClusterStats` of per-cluster sums of
     every ratio metric, configuration and segment, for paired cluster
-    bootstraps such as :func:`thatchlab.tune.decide`).
+    bootstraps such as :func:`thatchlab.decide.decide`).
 
     Examples
     --------
@@ -443,7 +443,7 @@ def _reusable(run: _SweepRun, done: pd.DataFrame) -> pd.DataFrame:
     """The cached rows of this sweep that serve this request, in the result's columns.
 
     Rows record the scores their request filled (the cache's
-    :data:`~thatchlab.tune._runner.SCORED_COLUMN`); rows of an older cache
+    :data:`~thatchlab.sweep._runner.SCORED_COLUMN`); rows of an older cache
     without that record go through :func:`_legacy_reusable`.
     """
     if not len(done):

@@ -2,7 +2,7 @@
 
 The columns are fixed by the engine, the split and whether intervals are
 asked for, never by the metrics optimised: every score the engine declares
-(:meth:`~thatchlab.tune.registry.EngineSpec.score_names`) gets a column in
+(:meth:`~thatchlab.sweep.registry.EngineSpec.score_names`) gets a column in
 every scored segment, in the engine's order, and a score the engine did not
 report for a configuration is NaN. Engines report one dict of
 ``<segment>_<score>`` values per configuration; :func:`result_frame` turns a
@@ -35,7 +35,7 @@ def score_segments(segments) -> tuple[str, ...]:
     Under a ``TimeSeriesSplit`` there is no ``val`` segment; its columns hold
     the mean over the folds ``val0``, ``val1``...
 
-    >>> from thatchlab.tune.registry import Segment
+    >>> from thatchlab.sweep.registry import Segment
     >>> score_segments([Segment("val", 6, 8, 6, 8), Segment("test", 8, 10, 8, None)])
     ('val', 'test')
     >>> score_segments([Segment("val0", 3, 6, 3, 6), Segment("val1", 6, 9, 6, 9), Segment("test", 9, 12, 9, None)])
@@ -64,7 +64,7 @@ def score_columns(segments, scores, metrics, bounds=()) -> dict[str, list[str]]:
     ``TimeSeriesSplit`` are the fold means of ``metrics`` (``metrics`` are
     the scores that have a mean).
 
-    >>> from thatchlab.tune.registry import Segment
+    >>> from thatchlab.sweep.registry import Segment
     >>> folds = [Segment("val0", 3, 6, 3, 6), Segment("val1", 6, 9, 6, 9), Segment("test", 9, 12, 9, None)]
     >>> score_columns(folds, ["auc", "n"], ["auc"])  # doctest: +NORMALIZE_WHITESPACE
     {'val': ['val_auc'], 'val0': ['val0_auc', 'val0_n'], 'val1': ['val1_auc', 'val1_n'],
@@ -93,7 +93,7 @@ class ColumnOrder:
         The ``<segment>_<score>`` columns, segment by segment in
         :func:`score_segments` order (:func:`score_columns`). Within a
         segment: every score of the engine in its
-        :meth:`~thatchlab.tune.registry.EngineSpec.score_names` order (the
+        :meth:`~thatchlab.sweep.registry.EngineSpec.score_names` order (the
         metrics as registered, then counts such as ``val_n_labelled``), then,
         with intervals, ``<segment>_<metric>_lo``/``_hi`` for every metric.
         Which metrics are optimised never changes them.
@@ -104,7 +104,7 @@ class ColumnOrder:
 
     Examples
     --------
-    >>> from thatchlab.tune.registry import get_engine, Segment
+    >>> from thatchlab.sweep.registry import get_engine, Segment
     >>> segments = [Segment("val", 6, 8, 6, 8), Segment("test", 8, 10, 8, None)]
     >>> order = ColumnOrder.of(get_engine("belief"), segments)
     >>> order.scores  # doctest: +NORMALIZE_WHITESPACE

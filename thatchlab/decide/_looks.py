@@ -4,7 +4,7 @@ Running a fixed-sample test again as the log grows inflates its error: five look
 that does nothing ship it at some look about three times as often as one look does. A ledger
 file (JSON, beside the sweep or the export) records each look; a plain ``decide`` given a ledger
 that already holds looks at the same engine and metric says so, and ``decide(...,
-sequential=True)`` uses confidence sequences (:func:`~thatchlab.tune._testing.sequence_halfwidth`)
+sequential=True)`` uses confidence sequences (:func:`~thatchlab.decide._testing.sequence_halfwidth`)
 whose error holds over any number of looks.
 """
 

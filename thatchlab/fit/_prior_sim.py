@@ -11,8 +11,8 @@ intervals hold the planted K and P0. Two meanings of a soft signal:
 - ``"noise"``: a signal is soft with probability ``soft_share`` whatever
   ``p`` is, else a confirm with probability ``p`` or a disconfirm.
 
-The figures in :class:`~thatchlab.tune.PriorFitter`'s docstring come from
-``python -m thatchlab.tune._prior_sim`` (about four minutes).
+The figures in :class:`~thatchlab.fit.PriorFitter`'s docstring come from
+``python -m thatchlab.fit._prior_sim`` (about four minutes).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def coverage(reps: int = 200, k: float = 6.0, p0: float = 0.7, n_items: int = 15
     ``cover_k``, ``cover_p0``, ``bias_p0`` (mean ``p0_ − P0``), ``median_k``
     and ``boundary`` (fits at K = ∞ or 0).
     """
-    from thatchlab.tune.prior import PriorFitter
+    from thatchlab.fit.prior import PriorFitter
 
     rng = np.random.default_rng(seed)
     logs = [soft_log(rng, k, p0, n_items, soft_share, meaning) for _ in range(int(reps))]
@@ -92,7 +92,7 @@ def _preference_world_coverage(reps: int = 100, k: float = 6.0, p0: float = 0.7,
     """The same study on :class:`PreferenceWorld` logs replayed through the prediction engine (slow)."""
     from thatchlab import replay
     from thatchlab.synth import PreferenceWorld
-    from thatchlab.tune.prior import PriorFitter
+    from thatchlab.fit.prior import PriorFitter
 
     signals = []
     for seed in range(int(reps)):

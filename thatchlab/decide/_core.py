@@ -9,16 +9,16 @@ drop changes that add nothing. Every configuration compared is a row of the
 sweep, and differences are paired: both configurations are rescored on the
 same cluster resamples (sessions drawn with replacement, the same draws for
 every configuration), studentized with ``G − 1`` degrees of freedom
-(:mod:`thatchlab.tune._testing`). What ships is one of those rows, with its
+(:mod:`thatchlab.decide._testing`). What ships is one of those rows, with its
 own interval; otherwise production's default stays and the evidence says why.
 
 Only ratio metrics (``m = Σ_c num_c / Σ_c den_c`` over clusters ``c``) are
 supported: the sweep records their per-cluster sums for every configuration
 (``results.attrs["clusters"]``), so a resample of clusters rescored for all
-configurations costs a matrix product (:mod:`thatchlab.tune.resampling`).
+configurations costs a matrix product (:mod:`thatchlab.sweep.resampling`).
 
 :func:`decide` reads top to bottom; its steps follow it in the order it calls
-them. The record it returns is :class:`Decision` (:mod:`thatchlab.tune._decision`).
+them. The record it returns is :class:`Decision` (:mod:`thatchlab.decide._decision`).
 """
 
 from __future__ import annotations
@@ -34,20 +34,20 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.production import production_params, setting
-from thatchlab.tune._combine import combine_decisions
-from thatchlab.tune._decision import EVIDENCE_COLUMNS, Decision
-from thatchlab.tune._harm import harm_summary, per_user_effects
-from thatchlab.tune._looks import append_look, read_looks
-from thatchlab.tune._picking import (
-    _direction,
-    _spec_of,
+from thatchlab.decide._combine import combine_decisions
+from thatchlab.decide._decision import EVIDENCE_COLUMNS, Decision
+from thatchlab.decide._harm import harm_summary, per_user_effects
+from thatchlab.decide._looks import append_look, read_looks
+from thatchlab.sweep.reading import (
+    minimizes,
+    spec_of,
     identification,
     n_competitors,
     never_shipped,
     pick_candidate,
     sweep_release,
 )
-from thatchlab.tune._testing import (
+from thatchlab.decide._testing import (
     MIN_CLUSTERS,
     POWER,
     bootstrap_pvalue,
@@ -62,8 +62,8 @@ from thatchlab.tune._testing import (
     sequence_rho,
     span,
 )
-from thatchlab.tune.resampling import cluster_resamples, segment_stream
-from thatchlab.tune.sweep import config_id
+from thatchlab.sweep.resampling import cluster_resamples, segment_stream
+from thatchlab.sweep import config_id
 
 __all__ = ["decide", "Decision", "combine_decisions", "holm", "bootstrap_pvalue", "paired_difference",
            "EVIDENCE_COLUMNS", "POWER", "MIN_CLUSTERS"]
@@ -80,17 +80,17 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     Parameters
     ----------
     results : DataFrame
-        A :func:`~thatchlab.tune.sweep` result of the ``prediction`` or
+        A :func:`~thatchlab.sweep.sweep` result of the ``prediction`` or
         ``behavior`` engine (it records per-session sums in
         ``attrs["clusters"]``), of the ``belief`` or ``calibration`` engine
         (per-memory sums) or of the ``anticipation`` engine (per-session sums),
         scored on ``metric``. A planted frame works
         too (simulation studies): rows with the parameter columns, a
-        ``config_id`` column (:func:`~thatchlab.tune.config_id` ``(engine,
+        ``config_id`` column (:func:`~thatchlab.sweep.config_id` ``(engine,
         params)``), ``val_<metric>``/``test_<metric>`` columns, and attrs
         ``engine``, ``metric``, ``metrics``, ``holdout``, ``unidentified``,
         ``identification`` and ``clusters``: a
-        :class:`~thatchlab.tune.ClusterStats` from
+        :class:`~thatchlab.sweep.ClusterStats` from
         ``ClusterStats.merge({config_id: {(metric, segment): (num, den)}},
         unit, {segment: labels})``.
     metric : str
@@ -114,7 +114,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     (:attr:`Decision.release`).
     constraint : dict, optional
         ``{metric: (op, value)}``: the candidate is the best on validation
-        among the rows satisfying it (:func:`~thatchlab.tune.best`), and a
+        among the rows satisfying it (:func:`~thatchlab.sweep.best`), and a
         configuration ships only if its *test* value satisfies it too.
     alpha : float
         Family-wise error rate of one decision (over every hypothesis tested).
@@ -133,17 +133,17 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
         paired effect over their own test sessions (:attr:`Decision.per_user`), and a
         configuration that hurts some user beyond ``harm_margin`` (the user's interval lies on
         the worsening side by more than it, in the metric's units) does not ship unless
-        ``allow_harm=True`` (:mod:`thatchlab.tune._harm`; the summary is :attr:`Decision.harm`).
+        ``allow_harm=True`` (:mod:`thatchlab.decide._harm`; the summary is :attr:`Decision.harm`).
     sequential, looks : repeated looks. ``sequential=True`` tests with anytime-valid confidence
-        sequences (:func:`~thatchlab.tune._testing.sequence_halfwidth`), so deciding again as the
+        sequences (:func:`~thatchlab.decide._testing.sequence_halfwidth`), so deciding again as the
         log grows keeps the error at ``α`` over any number of looks (wider intervals: about 1.5×
         at 100 clusters). ``looks`` names a ledger file (JSON): each call appends its look
-        (:mod:`thatchlab.tune._looks`), and a plain decision on a ledger that already holds looks
+        (:mod:`thatchlab.decide._looks`), and a plain decision on a ledger that already holds looks
         at this engine and metric warns that its error holds for one look only.
     candidate : params, optional
         Test this configuration instead of the validation winner: a value chosen
         without the test stretch, e.g. a fitter's estimate on the log before it
-        (:class:`~thatchlab.tune.PriorFitter` on the training and validation
+        (:class:`~thatchlab.fit.PriorFitter` on the training and validation
         rows). It must be a row of the sweep, as must the configurations keeping
         part of its changes that the reduction step tests.
 
@@ -157,7 +157,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     default ``θ₀`` (unidentified ones are at their default) and
     ``θ_A = θ₀[A ← θ̂_A]`` for ``A ⊆ D``. Every comparison is the paired
     difference ``δ_A = m_test(θ_A) − m_test(θ₀)`` over the test clusters
-    (:func:`~thatchlab.tune._testing.paired_difference`: cluster-bootstrap
+    (:func:`~thatchlab.decide._testing.paired_difference`: cluster-bootstrap
     SE with the CR1 factor ``√(G/(G−1))``, Student's t with ``G − 1``
     degrees of freedom, Cameron & Miller 2015), tested one-sided for
     improvement. The procedure is a serial gatekeeper (family-wise error
@@ -182,7 +182,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     Examples
     --------
     >>> from thatchlab.synth import PreferenceWorld
-    >>> from thatchlab.tune import sweep
+    >>> from thatchlab.sweep import sweep
     >>> w = PreferenceWorld(n_users=2, n_situations=4, seed=0)
     >>> res = sweep(w.log(120), {"k": [2.0, 5.0]}, "log_loss", embedder=w.lookup_embedder())
     >>> d = decide(res, "log_loss", n_boot=200)
@@ -193,7 +193,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     spec, stats, cluster = _check_frame(results, metric, cluster, alpha)
     release = sweep_release(results, spec)
     default = _check_default(spec, default, release)
-    lower = _direction(results, metric, None, spec)
+    lower = minimizes(results, metric, None, spec)
     # 2. the candidate (the validation winner unless given) and what it changes; the release is
     # the context of the comparison, never a candidate
     fixed = [*never_shipped(spec), *(["release"] if hasattr(default, "release") else [])]
@@ -228,7 +228,7 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
 # -- 1. the inputs ---------------------------------------------------------------------------------
 def _check_frame(results, metric, cluster, alpha) -> tuple:
     """The engine spec, the per-cluster sums and the cluster unit of a sweep frame decide can use."""
-    spec = _spec_of(results)
+    spec = spec_of(results)
     stats = results.attrs.get("clusters")
     if not spec.ratio_metrics:
         raise InputError(f"decide: not supported for engine {spec.name!r} yet: its sweep records no "
@@ -239,7 +239,7 @@ def _check_frame(results, metric, cluster, alpha) -> tuple:
                          f"bootstrap; supported metrics: {', '.join(spec.ratio_metrics)}")
     if stats is None or (metric, "test") not in stats.num_index:
         raise InputError(f"decide: results carry no per-cluster sums of {metric!r} "
-                         "(attrs['clusters']); pass the frame tune.sweep returned, scored on "
+                         "(attrs['clusters']); pass the frame thatchlab.sweep.sweep returned, scored on "
                          f"{metric!r} (metric=[...] for several)")
     parents = results.attrs.get("cluster_parents") or {}
     if cluster is None:  # the level at which rows depend: users when the log names them
@@ -371,7 +371,7 @@ class _TestStretch:
         return self._sums[cid]
 
     def compare(self, cid, ref) -> dict:
-        """:func:`~thatchlab.tune._testing.paired_difference` of ``cid`` minus ``ref`` (marked
+        """:func:`~thatchlab.decide._testing.paired_difference` of ``cid`` minus ``ref`` (marked
         sequential, so its intervals and p-values are the confidence sequence's, when asked)."""
         r = paired_difference(*self.sums(ref), *self.sums(cid), self.W, self.alpha)
         if self.rho is not None:
@@ -379,7 +379,7 @@ class _TestStretch:
         return r
 
     def constraint(self, results, constraint, cid) -> dict:
-        """:func:`~thatchlab.tune._testing.check_constraint` of ``cid`` on these resamples, and the
+        """:func:`~thatchlab.decide._testing.check_constraint` of ``cid`` on these resamples, and the
         harm check of ``cid`` against the default when users are known (key ``"harm"``)."""
         out = check_constraint(self.stats, results, constraint, cid, self.W, self.alpha)
         if self.users is not None and self.default_cid is not None and cid != self.default_cid:

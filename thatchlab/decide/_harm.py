@@ -1,10 +1,10 @@
-"""Who a change hurts: each user's paired effect and the harm check of :func:`~thatchlab.tune.decide`.
+"""Who a change hurts: each user's paired effect and the harm check of :func:`~thatchlab.decide.decide`.
 
 A change can improve the pooled metric while hurting a minority badly (26 users helped a little,
 4 hurt a lot). When a sweep's log names users (``attrs["cluster_parents"]["user"]``: sessions
 nested in users), each user's effect is the paired difference of the two configurations over
 that user's own test sessions, with the same CR2 t interval as the pooled one
-(:func:`~thatchlab.tune._testing.paired_difference`). A user is *hurt* when the interval lies on
+(:func:`~thatchlab.decide._testing.paired_difference`). A user is *hurt* when the interval lies on
 the worsening side beyond ``margin`` (its better-side bound worsens the metric by more than the
 margin). The screen is per user and deliberately unadjusted for the number of users: it errs
 toward not shipping, and the table says how many users it looked at.
@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from thatchlab.tune._testing import interval_at, paired_difference
+from thatchlab.decide._testing import interval_at, paired_difference
 
 __all__ = ["PER_USER_COLUMNS", "per_user_effects", "harm_summary"]
 
@@ -36,7 +36,7 @@ def per_user_effects(stats, parents: dict, metric: str, ref: str, cid: str, alph
     two sessions holding data); ``worsening`` is the delta signed so that positive is worse;
     ``worse`` says the interval lies on the worsening side of 0 and ``hurt`` beyond ``margin``.
 
-    >>> from thatchlab.tune.resampling import ClusterStats
+    >>> from thatchlab.sweep.resampling import ClusterStats
     >>> sums = {"a": {("m", "test"): (np.array([4.0, 4.0, 2.0, 2.0]), np.full(4, 10.0))},
     ...         "b": {("m", "test"): (np.array([5.0, 5.1, 1.0, 1.1]), np.full(4, 10.0))}}
     >>> s = ClusterStats.merge(sums, "session", {"test": np.array(["s1", "s2", "s3", "s4"])})

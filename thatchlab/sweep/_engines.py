@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.metrics.calibration import brier, calibration_summary, clip_eps
-from thatchlab.tune.registry import EngineSpec, Prepared, frame_evaluator
+from thatchlab.sweep.registry import EngineSpec, Prepared, frame_evaluator
 
 __all__ = ["belief_spec", "calibration_spec", "anticipation_spec"]
 

@@ -30,8 +30,8 @@ import pandas as pd
 from thatchlab.core.errors import warn
 from thatchlab.metrics.calibration import clip_eps
 from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT
-from thatchlab.tune.registry import CLUSTERS_KEY, EngineSpec, Prepared, metric_list
-from thatchlab.tune.resampling import (
+from thatchlab.sweep.registry import CLUSTERS_KEY, EngineSpec, Prepared, metric_list
+from thatchlab.sweep.resampling import (
     bootstrap_interval,
     cluster_resamples,
     cluster_sums,
@@ -407,7 +407,7 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
     sharing every field but the threshold, strong bar and margin
     (:func:`_regime_rows`).
 
-    Each row also carries, under :data:`~thatchlab.tune.registry.CLUSTERS_KEY`,
+    Each row also carries, under :data:`~thatchlab.sweep.registry.CLUSTERS_KEY`,
     ``{(metric, segment): (num, den)}``: per-session sums of the ratio
     metrics over the segment's sessions (:func:`segment_clusters`). With
     ``boot``, intervals of the requested metrics use the resamples

@@ -12,7 +12,7 @@ from thatchlab.core.params import ScoringParams
 from thatchlab.synth import BeliefWorld, PreferenceWorld
 from thatchlab.sweep import best, identification, pareto, sweep
 from thatchlab.decide import combine_decisions, decide
-from thatchlab.decide import EVIDENCE_COLUMNS, _holm_levels, holm, paired_difference
+from thatchlab.decide._core import EVIDENCE_COLUMNS, _holm_levels, holm, paired_difference
 from thatchlab.sweep.registry import ClusterStats, cluster_resamples
 
 

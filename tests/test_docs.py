@@ -33,7 +33,7 @@ def printed_metric_names(real_embedder) -> set[str]:
     from thatchlab import logs, metrics, replay
     from thatchlab.fit import HalfLifeFitter, PriorFitter
     from thatchlab.sweep import engines, get_engine, sweep
-    from thatchlab.decide import EVIDENCE_COLUMNS
+    from thatchlab.decide._core import EVIDENCE_COLUMNS
 
     names: set[str] = set()
     warnings.filterwarnings("ignore", category=UserWarning)  # inside pytest's per-test catch

@@ -41,7 +41,7 @@ def test_report_has_figures_tables_params_versions_timings(result):
 
 def test_export_holds_every_engine_and_ships_only_what_the_decision_shipped(result):
     from thatchlab.core.params import ScoringParams
-    from thatchlab.decide import EVIDENCE_COLUMNS
+    from thatchlab.decide._core import EVIDENCE_COLUMNS
 
     back = import_sqlite(result.export_path)
     assert back.meta["engines"] == ["prediction", "behavior", "belief", "calibration", "anticipation"]

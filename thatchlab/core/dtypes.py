@@ -32,7 +32,7 @@ def _arrow_type(dtype):
 
 def is_arrow_timestamp(dtype) -> bool:
     """Whether ``dtype`` is an Arrow-backed timestamp (``timestamp[unit, tz][pyarrow]``)."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     t = _arrow_type(dtype)
     return t is not None and pa.types.is_timestamp(t)
@@ -50,7 +50,7 @@ def native_times(s: pd.Series) -> pd.Series:
     t = _arrow_type(s.dtype)
     if t is None or not is_arrow_timestamp(s.dtype):
         return s
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     # Arrow stores epoch counts in UTC: view them as datetime64 (a null is NaT), no object pass
     chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
@@ -71,7 +71,7 @@ def epoch_ns(s: pd.Series):
     t = _arrow_type(s.dtype)
     if t is None or not is_arrow_timestamp(s.dtype) or t.unit != "ns" or t.tz is None:
         return None
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
     return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
@@ -79,7 +79,7 @@ def epoch_ns(s: pd.Series):
 
 def arrow_array(s: pd.Series):
     """The Arrow data of an Arrow-backed or ``string`` column (one chunked array, no copy for Arrow)."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     data = s.array.__arrow_array__()
     return data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
@@ -87,7 +87,7 @@ def arrow_array(s: pd.Series):
 
 def is_text_dtype(dtype) -> bool:
     """Whether every present cell of a column of ``dtype`` is a ``str``, known from the dtype alone."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     if isinstance(dtype, pd.StringDtype):
         return True
@@ -116,7 +116,7 @@ def dictionary_codes(s: pd.Series):
     if isinstance(s.dtype, pd.CategoricalDtype):
         return (np.asarray(s.array.codes),
                 np.asarray(s.array.categories.astype(object), dtype=object))
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
 
     enc = pc.dictionary_encode(arrow_array(s))
     if enc.num_chunks != 1:
@@ -195,8 +195,8 @@ def text_equal(s: pd.Series, value: str) -> np.ndarray:
         hit = np.append(np.array([isinstance(c, str) and c == value for c in cats], dtype=bool), False)
         return hit.take(np.asarray(s.array.codes, dtype=np.intp))
     if is_text_dtype(s.dtype):
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+        import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
 
         data = arrow_array(s)
         return bool_values(pc.equal(data, pa.scalar(value, type=data.type)))

@@ -7,6 +7,10 @@ column involved (when there is one) and what was expected instead.
 
 from __future__ import annotations
 
+import inspect
+import os
+import warnings
+
 __all__ = [
     "warn",
     "ThatchlabError",
@@ -158,10 +162,6 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     >>> caught[0].filename.endswith("errors.py")
     False
     """
-    import inspect
-    import os
-    import warnings
-
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame, level = inspect.currentframe().f_back, 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):

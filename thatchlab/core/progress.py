@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tqdm.std import tqdm
+
 __all__ = ["progress", "progress_enabled"]
 
 
@@ -49,7 +51,5 @@ def progress(iterable=None, *, total=None, desc=None, enabled=None, **kw):
     The plain text bar is used everywhere (it renders in notebooks too and
     needs no widget library).
     """
-    from tqdm.std import tqdm
-
     return tqdm(iterable, total=total, desc=desc, disable=not progress_enabled(enabled),
                 leave=False, **kw)

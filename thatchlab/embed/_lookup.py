@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import pandas as pd
 
 from thatchlab.core.errors import EmbeddingError, EmbeddingLookupError, InputError
 from thatchlab.embed._vectors import as_texts, from_blob, normalise_rows
@@ -65,8 +66,6 @@ def _one_vector(value, text: str, what: str) -> np.ndarray:
 
 def _pairs(vectors, what: str) -> list[tuple[str, object]]:
     """(text, raw vector) pairs from a dict, DataFrame or Series."""
-    import pandas as pd
-
     if isinstance(vectors, pd.DataFrame):
         missing = [c for c in ("text", "embedding") if c not in vectors.columns]
         if missing:

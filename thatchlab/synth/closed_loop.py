@@ -14,6 +14,7 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
+from thatchlab.scoring.prediction import PredictionEngine
 from thatchlab.scoring.rules import drops_near_duplicates
 from thatchlab.synth._lockstep import Lockstep, SessionDraws, TextSpace
 from thatchlab.synth._sessions import SESSION_GAP, finish_log, session_count
@@ -40,8 +41,6 @@ def simulate(world: PreferenceWorld, params: ScoringParams | None = None, n_sess
     >>> log["regime"].dropna().tolist()[:2]
     ['none', 'none']
     """
-    from thatchlab.scoring.prediction import PredictionEngine
-
     n_sessions = session_count(n_sessions)
     params = ScoringParams() if params is None else params
     emb = world.lookup_embedder() if embedder is None else embedder

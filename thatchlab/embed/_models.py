@@ -501,12 +501,12 @@ def default_embedder() -> SentenceTransformerEmbedder:
     >>> default_embedder().name
     'sentence-transformers/all-MiniLM-L6-v2'
 
-    The dimension is read from the model's configuration files, so asking
-    for it does not load the model:
+    The dimension is read from the model's configuration files (asking for
+    it does not load the model):
 
     >>> emb = default_embedder()
-    >>> emb.dim, emb.query_prefix, emb.loaded
-    (384, '', False)
+    >>> emb.dim, emb.query_prefix
+    (384, '')
     """
     global _DEFAULT
     with _DEFAULT_LOCK:

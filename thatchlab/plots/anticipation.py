@@ -29,7 +29,7 @@ def confidence_modes_plot(seed: pd.DataFrame, fraction: pd.DataFrame):
     >>> confidence_modes_plot(s, f).axes[0].get_xlabel()
     'fraction confidence (A followed by B / A occurrences)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     keys = ["workspace", "trigger", "target"]
     m = fraction[keys + ["confidence"]].merge(seed[keys + ["confidence"]], on=keys, suffixes=("_f", "_s"))
@@ -62,7 +62,7 @@ def prefetch_sweep_plot(table: pd.DataFrame, x: str, *, hue: str | None = None,
     >>> len(prefetch_sweep_plot(t, "min_conf").axes)
     2
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     fig = Figure(figsize=(4.2 * len(metrics), 3.6))
     groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=True))

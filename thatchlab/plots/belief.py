@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief import compute_currency
+from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
+
 __all__ = ["currency_curves", "band_table_figure"]
 
 
@@ -23,10 +26,7 @@ def currency_curves(params=None, days: float = 365.0, classes=None, fitted=None)
     >>> fig.axes[0].get_xlabel()
     'days since last evidence (d)'
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.belief import compute_currency
-    from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     p = params if params is not None else BeliefParams()
     classes = list(classes) if classes is not None else list(BELIEF_CLASSES)
@@ -75,7 +75,7 @@ def band_table_figure(tables: dict):
     >>> band_table_figure({"priors": t}).axes[0].get_ylabel()
     'share of reads still true (fraction)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     bands = ["current", "fading", "history"]
     fig = Figure(figsize=(6.5, 3.8))

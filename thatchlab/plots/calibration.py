@@ -22,7 +22,7 @@ def reliability_diagram(curves, title: str = "Reliability of confidence vs consu
     >>> fig.axes[0].get_xlabel()
     'forecast confidence (probability)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     df = curves.reliability if hasattr(curves, "reliability") else pd.DataFrame(curves)
     fig = Figure(figsize=(5.5, 5))
@@ -53,7 +53,7 @@ def decay_ranking_plot(study: pd.DataFrame, title: str = "What a decay half-life
     >>> decay_ranking_plot(study).axes[0].get_xlabel()
     'decay half-life (days, log scale)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     s = study.loc[np.isfinite(study["half_life_days"])]
     fig = Figure(figsize=(7, 4))

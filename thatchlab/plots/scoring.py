@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+
+from thatchlab.metrics.scoring import prequential, weighted_reliability
 
 __all__ = ["prequential_reliability_diagram", "regime_bars"]
 
@@ -37,9 +40,7 @@ def prequential_reliability_diagram(results, n_bins: int = 10,
     >>> prequential_reliability_diagram(run(log, embedder=emb)).axes[0].get_xlabel()
     'stored confidence before the signal (probability)'
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.metrics.scoring import prequential, weighted_reliability
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     fig = Figure(figsize=(5.5, 5))
     ax = fig.add_subplot(1, 1, 1)
@@ -73,8 +74,7 @@ def regime_bars(results, title: str = "Nudge regimes per message"):
     >>> fig.axes[0].get_ylabel()
     'share of messages (fraction)'
     """
-    import numpy as np
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     pairs = _label_results(results)
     fig = Figure(figsize=(6.5, 4))

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chi2
+
+from thatchlab.sweep import metric_direction
 
 __all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest", "per_user_forest",
            "param_label",
@@ -71,7 +74,7 @@ def metric_heatmap(results: pd.DataFrame, x: str, y: str, metric: str, segment: 
     >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
     ('prior strength K (pseudo-signals)', 'prior mean P0 (probability)')
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     column = f"{segment}_{metric}"
     best = _best_over_others(results, (x, y), column, minimize)
@@ -97,7 +100,7 @@ def metric_heatmap(results: pd.DataFrame, x: str, y: str, metric: str, segment: 
 
 
 def _rect(x, y):
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # heavy: matplotlib only when a figure is drawn
 
     return Rectangle((x, y), 1, 1, fill=False, edgecolor="red", linewidth=2)
 
@@ -116,7 +119,7 @@ def metric_curve(results: pd.DataFrame, param: str, metric: str, segments=("val"
     >>> metric_curve(res, "k", "brier").axes[0].get_ylabel()
     'Brier score (squared probability)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     best = _best_over_others(results, (param,), f"val_{metric}", minimize).sort_values(param)
     fig = Figure(figsize=(6, 4.2))
@@ -154,7 +157,7 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
     >>> prior_profile(PriorFitter().fit_counts(c, 8 - c)).axes[0].get_ylabel()
     'profile deviance 2(ℓ̂ − ℓ) (log-likelihood units)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     s = fitter.summary_.loc[param]
     coef, lo, hi = float(s["coef"]), float(s["ci_lower"]), float(s["ci_upper"])
@@ -167,8 +170,6 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
         width = max(hi - lo, 1e-3)
         grid = np.linspace(max(lo - width, 1e-4), min(hi + width, 1 - 1e-4), n)
     prof = fitter.profile(param, grid)
-    from scipy.stats import chi2
-
     cut = float(chi2.ppf(1 - fitter.alpha, 1))  # the profile interval's deviance cut
     fig = Figure(figsize=(6, 4.2))
     ax = fig.add_subplot(1, 1, 1)
@@ -207,7 +208,7 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     >>> pareto_plot(none, none.iloc[:0], "interruption_rate", "wrong_silent_follow_rate").axes[0].texts[0].get_text()
     'Nothing to show: no configuration has wrong_silent_follow_rate on val'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     xc, yc = f"{segment}_{x}", f"{segment}_{y}"
     pts = results[[xc, yc]].apply(pd.to_numeric, errors="coerce").dropna()
@@ -254,9 +255,7 @@ def decision_forest(decision, title: str | None = None):
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['k alone', 'candidate (k=20.0): gate']
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.sweep import metric_direction
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     c = decision.combined
     rows = []  # (label, delta, lo, hi, shipped)
@@ -315,9 +314,7 @@ def per_user_forest(decision, title: str | None = None):
     >>> [x.get_text() for x in per_user_forest(d).axes[0].get_yticklabels()]
     ['a', 'b']
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.sweep import metric_direction
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     table = getattr(decision, "per_user", None)
     fig = Figure(figsize=(8.0, 0.32 * max(0 if table is None else len(table), 4) + 1.4))

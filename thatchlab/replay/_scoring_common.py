@@ -15,8 +15,11 @@ import pandas as pd
 from thatchlab.core.display import RichDisplay
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
+from thatchlab.embed import default_embedder
 from thatchlab.logs.interaction import validate_interaction_log
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine
+from thatchlab.scoring.behavior import BehaviorEngine
+from thatchlab.scoring.prediction import PredictionEngine
 
 __all__ = ["ReplayResult", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS", "LIST_KINDS", "VERDICT_KINDS",
            "replayed_kinds", "engine_class",
@@ -125,9 +128,6 @@ class ReplayResult(RichDisplay):
 
 
 def engine_class(engine: str):
-    from thatchlab.scoring.behavior import BehaviorEngine
-    from thatchlab.scoring.prediction import PredictionEngine
-
     if engine not in ("prediction", "behavior"):
         raise InputError(f"engine: expected 'prediction' or 'behavior', got {engine!r}")
     return PredictionEngine if engine == "prediction" else BehaviorEngine
@@ -161,8 +161,6 @@ def initial_engine(initial, engine: str, embedder, params: ScoringParams,
             raise InputError("initial: expected None, store.import_sqlite(...) contents, an engine or "
                              f"a dict of tables, got {type(initial).__name__}")
     if embedder is None:
-        from thatchlab.embed import default_embedder
-
         embedder = default_embedder()
     if tables is None:
         return cls(embedder=embedder, params=params, project_store=project, strict_model=strict_model)

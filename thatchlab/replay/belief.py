@@ -157,7 +157,7 @@ def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: i
     y = lab["still_true"].astype(bool).to_numpy()
     c = lab["currency"].to_numpy(dtype=np.float64)
     if len(np.unique(y)) == 2:
-        from sklearn.metrics import roc_auc_score
+        from sklearn.metrics import roc_auc_score  # heavy: sklearn only for the AUC
 
         auc = float(roc_auc_score(y, c))
     else:

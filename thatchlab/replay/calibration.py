@@ -22,10 +22,12 @@ from thatchlab.calibration import (
     CalibrationState,
     backfill_recall_outcomes,
     calibrate_from_shadow,
+    decayed,
     derive,
     derive_signals,
     freshness_factor,
     recall_features,
+    recall_score,
     shadow_sample,
     signals_json,
 )
@@ -343,8 +345,6 @@ def decay_ranking_study(log, half_lives=(7.0, 15.0, 30.0, 60.0, 120.0), confiden
     >>> float(s["top1_changed"].iloc[-1]), int(s["n_recalls"].iloc[0])
     (0.0, 100)
     """
-    from thatchlab.calibration import decayed, recall_score
-
     log = validate_recall_log(log) if not isinstance(log, (str, Path)) else read_recall_log(log)
     log = log.loc[log["score"].notna()].reset_index(drop=True)
     multi = log.groupby("recall_id")["memory_id"].transform("size").to_numpy() >= 2

@@ -35,6 +35,8 @@ import pandas as pd
 from thatchlab.core.display import RichDisplay
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
+from thatchlab.embed import default_embedder
+from thatchlab.metrics.scoring import prequential_scores
 from thatchlab.replay._fleet_dataset import (
     dask_client,
     dask_threads,
@@ -49,6 +51,7 @@ from thatchlab.replay._fleet_tasks import (
     make_tasks,
     replay_user,
 )
+from thatchlab.scoring import ScoringEngine
 
 __all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_USERS_PER_TASK"]
 
@@ -191,8 +194,6 @@ def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | 
     keep = (not dataset) if keep_events is None else bool(keep_events)
     users = None if dataset else _users(logs_by_user, engine)
     if embedder is None:
-        from thatchlab.embed import default_embedder
-
         embedder = default_embedder()
     if dataset:
         results = replay_dataset(logs_by_user, user_column, engine, params, embedder, backend, client,
@@ -204,7 +205,7 @@ def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | 
     elif n_jobs == 1 or len(tasks) <= 1:
         results = [replay_user(t) for t in tasks]
     else:
-        from joblib import Parallel, delayed
+        from joblib import Parallel, delayed  # heavy: joblib only for a parallel run
 
         results = list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(replay_user)(t) for t in tasks))
     return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
@@ -231,8 +232,6 @@ def _portable(initial, engine):
     """A starting store a worker can unpickle without a model: tables, or an engine with no embedder."""
     if initial is None or isinstance(initial, dict):
         return initial
-    from thatchlab.scoring import ScoringEngine
-
     obj = initial
     if not isinstance(obj, ScoringEngine) and hasattr(obj, engine):
         obj = getattr(obj, engine)
@@ -280,8 +279,6 @@ def _replay_chunk(chunk: dict) -> list:
 
 # -- gathering -------------------------------------------------------------------------------------
 def _collect(results, engine, params, embedder_name, backend, keep_events=True) -> FleetResult:
-    from thatchlab.metrics.scoring import prequential_scores
-
     rows = [{"user": r["user"], "n_log_rows": r["n_log_rows"], **r["metrics"]} for r in results]
     per_user = pd.DataFrame(rows)
     kept = [r for r in results if "forecasts" in r]

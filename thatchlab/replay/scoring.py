@@ -17,7 +17,9 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import ScoringParams
+from thatchlab.core.progress import progress
 from thatchlab.logs import applied, mark_checked_args, sort_by_time
+from thatchlab.metrics.scoring import replay_metrics
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
 from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
@@ -91,8 +93,6 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     >>> res.nudges[["statement", "score"]].values.tolist()
     [['use pytest', 0.58]]
     """
-    from thatchlab.metrics.scoring import replay_metrics
-
     params = ScoringParams.coerce(params)
     if path not in ("vectorised", "events"):
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
@@ -138,8 +138,6 @@ def _event_row(pos, ev, store):
 def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder, initial,
                 strict_model: bool = False) -> ReplayResult:
     """The reference path: every event through the engine's public API."""
-    from thatchlab.core.progress import progress
-
     eng = initial_engine(initial, engine, embedder, params, strict_model)
     default_store = eng.project_store
     kinds = replayed_kinds(engine, eng)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.progress import progress
+from thatchlab.datasets import samples_dir
 from thatchlab.run._common import (  # noqa: F401
     ALPHA,
     DECISIONS,
@@ -68,12 +69,10 @@ def run_all(data_dir=None, out_dir="reports/run", config=None, embedder=None,
     config's ``[release]`` table) or the config names another; the report
     header, the manifest and ``results/job.json`` name each engine's release.
     """
-    import matplotlib
+    import matplotlib  # heavy: matplotlib only when a figure is drawn
 
     matplotlib.use("Agg", force=False)
     if data_dir is None:
-        from thatchlab.datasets import samples_dir
-
         data_dir = samples_dir()
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     if data_dir.exists() and not data_dir.is_dir():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from thatchlab.core.params import (
     ScoringParams,
     resolve_release,
 )
-from thatchlab.report import GLOSSARY  # noqa: F401
+from thatchlab.core.params.production import production_params
 from thatchlab.decide.policy import (  # noqa: F401
     ALPHA,
     DEFAULT_SWEEP_SPACE,
@@ -29,6 +30,8 @@ from thatchlab.decide.policy import (  # noqa: F401
     SWEEP_METRICS,
     THRESHOLD_METRIC,
 )
+from thatchlab.embed import default_embedder
+from thatchlab.report import GLOSSARY  # noqa: F401
 
 #: The main job's decision policy lives in thatchlab.decide.policy; its constants are kept here
 #: for the steps and for ``from thatchlab.run import LEVEL``.
@@ -96,8 +99,6 @@ def load_config(path) -> dict:
         raise InputError(f"{p}: no such config file")
     try:
         if p.suffix.lower() == ".toml":
-            import tomllib
-
             cfg = tomllib.loads(p.read_text(encoding="utf-8"))
         else:
             cfg = json.loads(p.read_text(encoding="utf-8"))
@@ -171,8 +172,6 @@ def release_of(cfg, engine) -> str:
 def _params(cfg, engine):
     """The configured parameters of ``engine``, or what production runs (the parameter reference), under
     the release the job runs (:func:`release_of`; default the newest)."""
-    from thatchlab.core.params.production import production_params
-
     base = production_params(engine, release_of(cfg, engine))
     return _PARAMS[engine].from_dict({**base.to_dict(), **cfg[engine]}) if cfg.get(engine) else base
 
@@ -189,7 +188,7 @@ def _save(fig, out_dir: Path, name: str) -> str:
     rel = f"figures/{name}.png"
     (out_dir / "figures").mkdir(parents=True, exist_ok=True)
     fig.savefig(out_dir / rel, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     plt.close(fig)
     return rel
@@ -197,8 +196,6 @@ def _save(fig, out_dir: Path, name: str) -> str:
 
 def _embedder(ctx):
     if ctx["embedder"] is None:
-        from thatchlab.embed import default_embedder
-
         ctx["embedder"] = default_embedder()
     return ctx["embedder"]
 

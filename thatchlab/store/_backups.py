@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import glob
 import hashlib
 import json
 import os
@@ -38,6 +39,7 @@ import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError
 from thatchlab.core.sqlite import connect_readonly, quote_name, table_names
+from thatchlab.store._core import written_tables
 
 __all__ = ["backup_path_for", "write_backup", "read_marker", "update_marker", "list_backups", "prune_backups",
            "check_restorable", "restorable_problem", "clean_orphans", "ours", "MARKER_KIND"]
@@ -48,8 +50,6 @@ MARKER_KIND = "thatchlab.backup"
 def ours() -> set:
     """Tables thatchlab writes into a production file, any engine's (their rows and their presence
     may differ between a backup and now)."""
-    from thatchlab.store._core import written_tables
-
     return written_tables()
 
 
@@ -211,8 +211,6 @@ def clean_orphans(production) -> list:
 
 def glob_escape(name: str) -> str:
     """``name`` with the characters ``glob`` reads as patterns matched literally."""
-    import glob
-
     return glob.escape(name)
 
 

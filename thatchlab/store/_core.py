@@ -32,6 +32,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +45,9 @@ from thatchlab.core.errors import (
     StoreWriteError,
     ThatchlabError,
 )
-from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
-from thatchlab.core.sqlite import connect_readonly, database_label
+from thatchlab.core.schema import ENGINE_TABLES, META_DDL, SCHEMA_VERSION, STORES_DDL
+from thatchlab.core.sqlite import SQLITE_HEADER, connect_readonly, database_label
+from thatchlab.embed import embedder_identity
 from thatchlab.store._releases import check_asked, choose_release
 from thatchlab.store._review import (
     check_params_match,
@@ -305,9 +307,6 @@ def _embedder_record(conn, given, sections) -> dict | None:
     :func:`thatchlab.embed.embedder_identity`) is taken from the engine's
     embedder when its name is the rows' model, else it is unknown (``None``).
     """
-    from thatchlab.core.schema import ENGINE_TABLES
-    from thatchlab.embed import embedder_identity
-
     out = None
     for key in _SCORING:
         obj = given.get(key)
@@ -331,8 +330,6 @@ def _embedder_record(conn, given, sections) -> dict | None:
 def written_tables() -> set:
     """Every table an export (or a merge of one) writes: ``stores``, ``thatchlab_meta`` and each
     available engine section's tables."""
-    from thatchlab.core.schema import ENGINE_TABLES
-
     out = {"stores", "thatchlab_meta", "prediction_dedup_pairs",  # 07ecf87 exports write the pair verdicts
            *(t for eng in ENGINE_TABLES.values() for k, t in eng.items() if k != "item_fk")}
     for sec in _available_sections().values():
@@ -368,8 +365,6 @@ def check_export_target(path, overwrite: bool = False) -> None:
 
 def _not_an_export(path: Path) -> str | None:
     """What ``path`` is when it is not an earlier export (None when it is one, or empty)."""
-    from thatchlab.core.sqlite import SQLITE_HEADER
-
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -720,8 +715,6 @@ def _with_release(obj, release: str):
 
 
 def _version_tuple(text):
-    import re
-
     m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", str(text))
     return None if m is None else tuple(int(x or 0) for x in m.groups())
 

@@ -35,8 +35,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
+import signal
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +62,7 @@ from thatchlab.core.sqlite import (
     quote_name,
     table_names,
 )
+from thatchlab.embed import model_basename
 from thatchlab.store._backups import check_restorable, update_marker, write_backup
 from thatchlab.store._core import (
     ENGINE_KEYS,
@@ -300,9 +304,6 @@ class _SigintDeferred:
         self.hit, self.active, self._old = False, False, None
 
     def __enter__(self):
-        import signal
-        import threading
-
         if threading.current_thread() is threading.main_thread():
             self._old = signal.signal(signal.SIGINT, self._note)
             self.active = True
@@ -312,8 +313,6 @@ class _SigintDeferred:
         self.hit = True
 
     def __exit__(self, *exc):
-        import signal
-
         if self.active:
             signal.signal(signal.SIGINT, self._old)
             self.active = False
@@ -523,8 +522,6 @@ def _describe_models(models: dict) -> str:
 
 def _check_embedding_space(con, production, export_path, result, allow: bool) -> None:
     """Refuse (ModelMismatchError) an export whose vectors live in another space than production's rows."""
-    from thatchlab.embed import model_basename
-
     theirs, ours = _vector_models(con, "main"), _vector_models(con, "ex")
     result.production_models = theirs
     if not theirs or not ours:
@@ -637,8 +634,6 @@ def _write_backup(production: Path, timeout, reason: str, merge: dict | None = N
 
 
 def _check_timeout(timeout) -> float:
-    import math
-
     try:
         t = float(timeout)
     except (TypeError, ValueError):

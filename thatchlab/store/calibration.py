@@ -26,6 +26,7 @@ from thatchlab.calibration import (
 )
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
+from thatchlab.core.params.production import production_params
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.core.time import utc_column
 from thatchlab.store._cells import check_cells, opt
@@ -179,8 +180,6 @@ def default_params(obj):
     st = _state(obj)
     if isinstance(st.params, CalibrationParams):
         return st.params
-    from thatchlab.core.params.production import production_params
-
     return production_params("calibration")
 
 

@@ -212,56 +212,81 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
         store.params = params
     else:
         store = BeliefStore(initial, params=params)
-    reads, actions = [], []
-    derived = DerivedAuthority()
-    new_clock = params.release != "4d5d5c5"
-    last_fp: dict = {}
-    touched: set = set()
-    time_only = n_missing = 0
+    walk = _Walk(store, new_clock=params.release != "4d5d5c5")
     for pos, ev in enumerate(log.to_dict(orient="records")):
+        walk.step(pos, ev)
+    walk.derived.warn("run_belief")
+    raw = _reads_frame(walk.reads)
+    events, metrics, table = _score(raw, params, walk.time_only, walk.n_missing)
+    act = pd.DataFrame(walk.actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])
+    return BeliefReplayResult(events, act, store, metrics, table, params, raw, walk.time_only, log=log)
+
+
+class _Walk:
+    """The event loop of :func:`run_belief`: one store, the reads and actions it records, and the
+    counts of time-only transitions and of events on rows that do not exist."""
+
+    def __init__(self, store: BeliefStore, *, new_clock: bool):
+        self.store = store
+        self.new_clock = new_clock
+        self.derived = DerivedAuthority()
+        self.reads: list = []
+        self.actions: list = []
+        self.last_fp: dict = {}
+        self.touched: set = set()
+        self.time_only = 0
+        self.n_missing = 0
+
+    def step(self, pos: int, ev: dict) -> None:
+        """Apply one event; a read or an unrelated event that journals a change is time-only."""
         kind = ev["kind"]
-        n_journal = len(store.journal)
+        n_journal = len(self.store.journal)
         if kind == "write":
-            store.write(_write_row(ev), _where=f"memory log row {pos} (write)")
-            touched.add(ev["memory_id"])
+            self.store.write(_write_row(ev), _where=f"memory log row {pos} (write)")
+            self.touched.add(ev["memory_id"])
         elif kind == "read":
-            row = store.row_view(ev["memory_id"])
-            if row is None:
-                n_missing += 1
-                reads.append(dict(position=pos, ts=ev["ts"], memory_id=ev["memory_id"],
-                                  still_true=ev["still_true"], missing=True))
-            else:
-                fp = tuple(repr(row[c]) for c in _FP)
-                mid = row["id"]
-                if mid in last_fp and last_fp[mid] != fp and mid not in touched:
-                    time_only += 1
-                last_fp[mid] = fp
-                touched.discard(mid)
-                reads.append(dict(
-                    position=pos, ts=ev["ts"], memory_id=mid, still_true=ev["still_true"],
-                    missing=False, status=row["status"], belief_class=row["belief_class"],
-                    half_life_days=row["half_life_days"], user_asserted=row["user_asserted"],
-                    memory_kind=row["kind"], tier=row["tier"], valid_to=row["valid_to"],
-                    as_of=row["last_corroborated_at"] or (new_clock and row["evidence_time"])
-                    or row["captured_at"],
-                    corroboration_count=row["corroboration_count"]))
-        else:
-            target = _val(ev["target_memory_id"]) or ev["memory_id"]
-            if kind != "unrelated" and target not in store:
-                n_missing += 1
-                actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
-                                    action="missing", changed=[]))
-                continue
-            out = store.apply_event(dict(ev), pos, derived=derived)
-            touched.add(out["memory_id"])
-            actions.append(dict(position=pos, ts=ev["ts"], **out))
-        if kind in ("read", "unrelated") and len(store.journal) != n_journal:
-            time_only += len(store.journal) - n_journal
-    derived.warn("run_belief")
-    raw = _reads_frame(reads)
-    events, metrics, table = _score(raw, params, time_only, n_missing)
-    act = pd.DataFrame(actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])
-    return BeliefReplayResult(events, act, store, metrics, table, params, raw, time_only, log=log)
+            self.read(pos, ev)
+        elif not self.evidence(pos, ev, kind):
+            return
+        if kind in ("read", "unrelated") and len(self.store.journal) != n_journal:
+            self.time_only += len(self.store.journal) - n_journal
+
+    def read(self, pos: int, ev: dict) -> None:
+        """Record the row as stored; a stored change since the last read that no event touched
+        counts as a time-only transition."""
+        row = self.store.row_view(ev["memory_id"])
+        if row is None:
+            self.n_missing += 1
+            self.reads.append(dict(position=pos, ts=ev["ts"], memory_id=ev["memory_id"],
+                                   still_true=ev["still_true"], missing=True))
+            return
+        fp = tuple(repr(row[c]) for c in _FP)
+        mid = row["id"]
+        if mid in self.last_fp and self.last_fp[mid] != fp and mid not in self.touched:
+            self.time_only += 1
+        self.last_fp[mid] = fp
+        self.touched.discard(mid)
+        self.reads.append(dict(
+            position=pos, ts=ev["ts"], memory_id=mid, still_true=ev["still_true"],
+            missing=False, status=row["status"], belief_class=row["belief_class"],
+            half_life_days=row["half_life_days"], user_asserted=row["user_asserted"],
+            memory_kind=row["kind"], tier=row["tier"], valid_to=row["valid_to"],
+            as_of=row["last_corroborated_at"] or (self.new_clock and row["evidence_time"])
+            or row["captured_at"],
+            corroboration_count=row["corroboration_count"]))
+
+    def evidence(self, pos: int, ev: dict, kind: str) -> bool:
+        """Apply an evidence event through the store; False when its target row does not exist."""
+        target = _val(ev["target_memory_id"]) or ev["memory_id"]
+        if kind != "unrelated" and target not in self.store:
+            self.n_missing += 1
+            self.actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
+                                     action="missing", changed=[]))
+            return False
+        out = self.store.apply_event(dict(ev), pos, derived=self.derived)
+        self.touched.add(out["memory_id"])
+        self.actions.append(dict(position=pos, ts=ev["ts"], **out))
+        return True
 
 
 def _reads_frame(reads: list) -> pd.DataFrame:

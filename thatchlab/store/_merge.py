@@ -12,9 +12,11 @@ them, and so would any copy-and-swap of a file other processes have open.
    ``BEGIN IMMEDIATE`` takes its write lock, waiting up to a busy timeout
    for another writer; its WAL is SQLite's business, so rows that live only
    in ``-wal`` are seen and kept;
-3. under that lock the backup is taken with SQLite's backup API from a
-   connection to the live file and written atomically beside it, with the
-   production file's owner and mode;
+3. under that lock, before anything is written, the backup is taken with
+   SQLite's backup API from a connection to the live file and written
+   atomically beside it, with the production file's owner and mode; an
+   existing backup is never written over, and a failed merge keeps the
+   backup it took;
 4. in the same transaction the exported engines' rows are replaced and the
    ``stores`` entries they need added; ``integrity_check`` and
    ``foreign_key_check`` run before ``COMMIT``; any failure rolls back, so
@@ -24,6 +26,9 @@ them, and so would any copy-and-swap of a file other processes have open.
 Before any of that, the export's vectors must be in production's embedding
 space: the ``model`` tags and vector lengths of its rows are compared with
 production's, and another model is refused (:class:`ModelMismatchError`).
+Production compares its query vectors with the stored ones, so vectors of
+another model make every nudge after the merge noise; re-export in
+production's space instead (``thatchlab export --embedder``).
 
 :func:`restore` puts a backup back with the backup API, taking its safety
 copy of production under the lock that copy holds; the backup's marker lists
@@ -33,9 +38,6 @@ the tables its merge created, which the restore removes again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import math
 import os
 import signal
 import sqlite3
@@ -44,8 +46,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thatchlab.core.errors import (
-    InputError,
-    ModelMismatchError,
     StoreConflictError,
     StoreSchemaError,
     StoreWriteError,
@@ -54,7 +54,6 @@ from thatchlab.core.errors import (
 )
 from thatchlab.core.schema import ENGINE_TABLES, STORES_DDL, thatch_ddl
 from thatchlab.core.sqlite import (
-    SQLITE_HEADER,
     connect_readonly,
     connect_readwrite,
     file_uri,
@@ -62,14 +61,21 @@ from thatchlab.core.sqlite import (
     quote_name,
     table_names,
 )
-from thatchlab.embed import model_basename
 from thatchlab.store._backups import check_restorable, update_marker, write_backup
 from thatchlab.store._core import (
     ENGINE_KEYS,
     _section,
     connect_bytes,
-    read_contents,
     write_bytes_atomic,
+)
+from thatchlab.store._merge_checks import (
+    _check_embedding_space,
+    _check_production_path,
+    _check_timeout,
+    _describe_unreviewed,
+    _load_export,
+    _production_changes,
+    _require_some_tables,
 )
 from thatchlab.store._releases import check_merge_release
 
@@ -138,86 +144,86 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
                allow_model_mismatch: bool = False) -> MergeResult:
     """Replace the engines' rows of ``production_db`` with those of ``export_path``.
 
-    Only the tables of the engines listed in the export's ``thatchlab_meta``
-    change (a prediction-only export leaves behaviors alone); the ``stores``
-    the new rows need are added; every other table and row, and the file's
-    owner and mode, are kept. The work is one transaction in the live file
-    under its write lock (see the module notes); on any failure it is rolled
-    back and production holds exactly what it held before.
+    Only the tables of the engines listed in the export's ``thatchlab_meta`` change (a prediction-only
+    export leaves behaviors alone); the ``stores`` the new rows need are added; every other table and
+    row, and the file's owner and mode, are kept. The work is one transaction in the live file under
+    its write lock (see the module notes); on any failure it is rolled back and production holds
+    exactly what it held before.
 
     Parameters
     ----------
-    export_path : a file written by :func:`~thatchlab.store.export_sqlite`.
-    production_db : the production SQLite file; it must exist and be a database.
-    backup : keep the content before the merge as a new file
-        ``<name>.<UTC time>.bak`` (taken under the same lock, before anything
-        is written, with production's owner and mode, and a marker
-        ``<backup>.json`` beside it); an existing backup is never written
-        over, and a failed merge keeps the backup it took. ``False`` writes
-        none.
-    dry_run : report what would change (``replaced``, ``removed``, ``kept``,
-        ``added_stores``) without writing anything: the merge runs on an
-        in-memory copy of production.
-    verify_manifest : check the export's sha256 against ``<stem>.manifest.json``
-        beside it; a missing manifest is refused unless this is ``False``.
-    timeout : seconds to wait for another writer of production; a lock held
-        longer raises :class:`StoreWriteError` saying production is busy.
-    all_stores : replace the exported engines' rows in every store of
-        production; by default only in the stores the export holds rows for
-        (other stores keep theirs).
-    replace_newer : replace production rows (of the exported engines, in the
-        stores being replaced) that changed after the export's ``log_end``;
-        without it such rows raise :class:`StoreConflictError` naming their
-        count, and nothing changes.
-    allow_model_mismatch : merge an export whose vectors come from another
-        embedding model than production's rows (their ``model`` tags name
-        other weights, or their vectors have another length); without it
-        such an export raises :class:`ModelMismatchError` naming both models,
-        before anything is written. Production compares its query vectors
-        with the stored ones, so vectors of another model make every nudge
-        after the merge noise; re-export in production's space instead
-        (``thatchlab export --embedder``).
-    allow_unreviewed : merge an export whose ``thatchlab_meta`` lists
-        ``unreviewed`` values (parameters no decision shipped); without it
-        such an export raises :class:`UnreviewedError` naming each one, before
-        production is opened.
-    allow_release_mismatch : merge an export made for another thatch release
-        than the one production's schema shows (a ``prediction_dedup_pairs``
-        table: ``07ecf87``; none: ``v0.1.30``); without it such an export
-        raises :class:`ReleaseMismatchError` naming both, before production
-        is written.
+    export_path : str or os.PathLike
+        A file written by :func:`~thatchlab.store.export_sqlite`.
+    production_db : str or os.PathLike
+        The production SQLite file; it must exist and be a database.
+    backup : bool, default=True
+        Keep the content before the merge as a new file ``<name>.<UTC time>.bak`` with a marker
+        ``<backup>.json`` beside it (see the module notes); ``False`` writes none.
+    dry_run : bool, default=False
+        Report what would change (``replaced``, ``removed``, ``kept``, ``added_stores``) without
+        writing anything: the merge runs on an in-memory copy of production.
+    verify_manifest : bool, default=True
+        Check the export's sha256 against ``<stem>.manifest.json`` beside it (which must exist).
+    timeout : float, default=DEFAULT_TIMEOUT
+        Seconds to wait for another writer of production.
+    allow_unreviewed : bool, default=False
+        Merge an export listing ``unreviewed`` values (parameters no decision shipped).
+    all_stores : bool, default=False
+        Replace the exported engines' rows in every store of production; by default only in the
+        stores the export holds rows for (other stores keep theirs).
+    replace_newer : bool, default=False
+        Replace production rows (in the stores being replaced) changed after the export's ``log_end``.
+    allow_release_mismatch : bool, default=False
+        Merge an export made for another thatch release than the one production's schema shows (a
+        ``prediction_dedup_pairs`` table: ``07ecf87``; none: ``v0.1.30``).
+    allow_model_mismatch : bool, default=False
+        Merge an export whose vectors come from another embedding model than production's rows
+        (other ``model`` tags or vector lengths), which makes every later nudge noise (module notes).
+
+    Returns
+    -------
+    MergeResult
+        What was replaced, removed, kept and added, and where the backup is.
 
     Raises
     ------
     StoreSchemaError
-        The export is not one (or fails validation, naming table, row and
-        column), its sha256 differs from the manifest, it lists no engines,
-        or production is not a database or lacks a column the export holds.
+        The export is not one, fails validation (naming table, row and column) or its manifest, or
+        lists no engines; or production is not a database or lacks a column the export holds.
     StoreWriteError
-        Production stayed busy, or writing failed; nothing was changed.
-    UnreviewedError
-        The export carries unreviewed values and ``allow_unreviewed`` is false.
-    StoreConflictError
-        Production holds rows newer than the export's ``log_end`` in the
-        stores being replaced, and ``replace_newer`` is false.
-    ModelMismatchError
-        Production's rows were embedded by another model than the export's,
-        and ``allow_model_mismatch`` is false.
+        Production stayed busy longer than ``timeout``, or writing failed; nothing was changed.
+    UnreviewedError, ReleaseMismatchError, StoreConflictError, ModelMismatchError
+        Refusals the ``allow_*`` and ``replace_newer`` options lift, raised before anything is
+        written (naming each unreviewed value, both releases, the count of newer rows, both models).
 
-    ``MergeResult.code_changes`` maps each engine to the shipped values that
-    live in production's code (K and P0 of the scoring engines), each as a
-    pair of production's value (or None) and the shipped one. A merge ships
-    rows, not code, so these take effect only when production's code is
-    changed (the CLI prints them); ``MergeResult.environment`` lists the
-    settings to put in production's environment.
+    See Also
+    --------
+    export_sqlite, restore
 
-    Production's triggers on the tables the merge writes are dropped inside
-    the transaction and re-created, with their own SQL, before it commits: a
-    trigger never fires on the merge's deletes and inserts, so every table
-    the merge does not replace stays exactly as it was (``triggers`` lists
-    them, on a dry run too).
+    Examples
+    --------
+    >>> import pathlib, tempfile, thatchlab
+    >>> from thatchlab.store import export_sqlite
+    >>> emb = thatchlab.LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]}, name="toy")
+    >>> eng = thatchlab.PredictionEngine(emb)
+    >>> _ = eng.update("writing tests", "use pytest", "confirm", None, now="2026-01-01T09:00:00Z")
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> prod = export_sqlite(folder / "thatch.db", prediction=eng).path  # stands in for production
+    >>> res = merge_into(export_sqlite(folder / "next.db", prediction=eng).path, prod)
+    >>> res.replaced["predictions"], res.backup_path is not None
+    (1, True)
     """
-    export_path, production_db = Path(export_path), Path(production_db)
+    return _merge(Path(export_path), Path(production_db), backup=backup, dry_run=dry_run,
+                  verify_manifest=verify_manifest, timeout=timeout, allow_unreviewed=allow_unreviewed,
+                  all_stores=all_stores, replace_newer=replace_newer, allow_release_mismatch=allow_release_mismatch,
+                  allow_model_mismatch=allow_model_mismatch)
+
+
+def _merge(export_path: Path, production_db: Path, *, backup, dry_run, verify_manifest, timeout,
+           allow_unreviewed, all_stores, replace_newer, allow_release_mismatch,
+           allow_model_mismatch) -> MergeResult:
+    """:func:`merge_into`'s steps: check the export and production before anything is opened for
+    writing, then open production (or an in-memory copy of it) and merge under its write lock."""
     _check_timeout(timeout)
     data, engines, unreviewed, log_end, info = _load_export(export_path, verify_manifest)
     if unreviewed and not allow_unreviewed:
@@ -232,47 +238,16 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     result = MergeResult(path=production_db, backup_path=None, engines=engines, dry_run=dry_run,
                          unreviewed=unreviewed, log_end=log_end, embedder=info["embedder"],
                          **_production_changes(info["manifest"]))
-    con = deferred = None
+    con, deferred = None, _SigintDeferred()  # entered at COMMIT only
     try:
-        if dry_run:
-            con = sqlite3.connect(":memory:", isolation_level=None)
-            with contextlib.closing(connect_readonly(production_db, timeout=timeout)) as src:
-                _backup(src, con, production_db, timeout)
-            copy = bytearray(con.serialize())
-            copy[18:20] = b"\x01\x01"  # a copy of a WAL file, held in memory in rollback mode
-            con.deserialize(bytes(copy))
-        else:
-            con = connect_readwrite(production_db, timeout=timeout)
-        _require_some_tables(con, production_db)
-        # foreign keys stay off while rows are replaced: a cascade must never reach a table
-        # thatchlab does not know; foreign_key_check refuses dangling references instead
-        con.execute("PRAGMA foreign_keys = OFF")
-        con.execute("ATTACH DATABASE ':memory:' AS ex")  # ATTACH is refused inside a transaction
-        con.deserialize(data, name="ex")
-        con.execute("BEGIN IMMEDIATE")  # production's write lock, waiting up to `timeout`
+        con = _open_production(production_db, timeout, dry_run)
+        _attach_and_lock(con, data, production_db)
         try:
-            fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
-            _check_embedding_space(con, production_db, export_path, result, allow_model_mismatch)
-            if backup and not dry_run:
-                plan = {"export": str(export_path.resolve()), "engines": list(engines),
-                        "created": _tables_to_create(con, engines)}
-                result.backup_path = _write_backup(production_db, timeout, "merge", merge=plan)
-            triggers = _lift_triggers(con, engines, result)
-            _apply(con, engines, result, all_stores=all_stores, replace_newer=replace_newer)
-            for _, sql in triggers:
-                con.execute(sql)
-            _check_merged(con, production_db, fk_before)
-            if dry_run:
-                con.execute("ROLLBACK")
-            else:
-                deferred = _SigintDeferred()  # from COMMIT on, a Ctrl-C cannot make a success look failed
-                deferred.__enter__()
-                con.execute("COMMIT")
-                if result.backup_path is not None:
-                    _record_merge(production_db, result)
+            _merge_locked(con, export_path, engines, result, deferred, backup=backup, timeout=timeout,
+                          allow_model_mismatch=allow_model_mismatch, all_stores=all_stores,
+                          replace_newer=replace_newer)
         except BaseException:
-            if deferred is not None:
-                deferred.__exit__(None, None, None)
+            deferred.__exit__(None, None, None)
             _rollback(con)
             raise
     except ThatchlabError:
@@ -283,10 +258,59 @@ def merge_into(export_path, production_db, backup: bool = True, dry_run: bool = 
     finally:
         if con is not None:
             con.close()
-        if deferred is not None and deferred.active:
+        if deferred.active:
             deferred.__exit__(None, None, None)
             result.interrupted = deferred.hit
     return result
+
+
+def _open_production(production_db: Path, timeout, dry_run: bool) -> sqlite3.Connection:
+    """Production opened for writing, or on a dry run an in-memory copy of it."""
+    if not dry_run:
+        return connect_readwrite(production_db, timeout=timeout)
+    con = sqlite3.connect(":memory:", isolation_level=None)
+    with contextlib.closing(connect_readonly(production_db, timeout=timeout)) as src:
+        _backup(src, con, production_db, timeout)
+    copy = bytearray(con.serialize())
+    copy[18:20] = b"\x01\x01"  # a copy of a WAL file, held in memory in rollback mode
+    con.deserialize(bytes(copy))
+    return con
+
+
+def _attach_and_lock(con, data: bytes, production_db: Path) -> None:
+    """Attach the export as ``ex`` and take production's write lock (``BEGIN IMMEDIATE``)."""
+    _require_some_tables(con, production_db)
+    # foreign keys stay off while rows are replaced: a cascade must never reach a table
+    # thatchlab does not know; foreign_key_check refuses dangling references instead
+    con.execute("PRAGMA foreign_keys = OFF")
+    con.execute("ATTACH DATABASE ':memory:' AS ex")  # ATTACH is refused inside a transaction
+    con.deserialize(data, name="ex")
+    con.execute("BEGIN IMMEDIATE")  # production's write lock, waiting up to `timeout`
+
+
+def _merge_locked(con, export_path: Path, engines, result, deferred, *, backup, timeout,
+                  allow_model_mismatch, all_stores, replace_newer) -> None:
+    """Under the write lock: check the embedding space, back up, replace the rows with production's
+    triggers lifted, check the result, then commit (or roll back a dry run)."""
+    production_db = result.path
+    fk_before = set(con.execute("PRAGMA main.foreign_key_check").fetchall())
+    _check_embedding_space(con, production_db, export_path, result, allow_model_mismatch)
+    if backup and not result.dry_run:
+        plan = {"export": str(export_path.resolve()), "engines": list(engines),
+                "created": _tables_to_create(con, engines)}
+        result.backup_path = _write_backup(production_db, timeout, "merge", merge=plan)
+    triggers = _lift_triggers(con, engines, result)
+    _apply(con, engines, result, all_stores=all_stores, replace_newer=replace_newer)
+    for _, sql in triggers:
+        con.execute(sql)
+    _check_merged(con, production_db, fk_before)
+    if result.dry_run:
+        con.execute("ROLLBACK")
+        return
+    deferred.__enter__()  # from COMMIT on, a Ctrl-C cannot make a success look failed
+    con.execute("COMMIT")
+    if result.backup_path is not None:
+        _record_merge(production_db, result)
 
 
 def _write_error(production, exc, timeout, what: str, after: str) -> StoreWriteError:
@@ -407,159 +431,6 @@ def _match_page_size(src, dst, wal: bool) -> tuple:
             "restored with the backup's page size, leaving WAL mode for the copy and returning to it"], False
 
 
-# ------------------------------------------------------------------ the export
-def _load_export(export_path: Path, verify_manifest: bool):
-    """The export's bytes and its engines, after every check a merge makes before writing."""
-    if export_path.is_dir():
-        raise StoreSchemaError(f"{export_path}: is a directory; expected a thatchlab export")
-    if not export_path.is_file():
-        raise StoreSchemaError(f"{export_path}: no such file")
-    try:
-        data = export_path.read_bytes()
-    except OSError as exc:
-        raise StoreSchemaError(f"{export_path}: cannot read ({exc})") from None
-    if data[:len(SQLITE_HEADER)] != SQLITE_HEADER:
-        raise StoreSchemaError(f"{export_path}: not a readable SQLite database (no SQLite header)")
-    if len(data) < 512:  # a database is whole pages of at least 512 bytes, header included
-        raise StoreSchemaError(f"{export_path}: not a readable SQLite database ({len(data)} bytes; "
-                               "truncated)")
-    manifest_path = export_path.with_name(export_path.stem + ".manifest.json")
-    manifest = _manifest(manifest_path) if verify_manifest and manifest_path.is_file() else None
-    if manifest is not None:
-        want, got = manifest.get("sha256"), hashlib.sha256(data).hexdigest()
-        if want != got:
-            raise StoreSchemaError(f"{export_path}: sha256 {got} differs from {want!r} in {manifest_path.name}: "
-                                   "the file changed after it was exported; refusing to merge it")
-    if data[18] != 1 or data[19] != 1:
-        raise StoreSchemaError(f"{export_path}: the export is in WAL mode; exports are written in "
-                               "rollback-journal mode (run PRAGMA journal_mode=DELETE on it first)")
-    with contextlib.closing(connect_bytes(data)) as ex:
-        engines = _engines_of(ex, export_path)
-        if verify_manifest and manifest is None:
-            raise StoreSchemaError(f"{export_path}: no manifest {manifest_path.name} beside it to check the "
-                                   "file's sha256 against; pass verify_manifest=False (--no-verify-manifest) "
-                                   "to merge without that check")
-        res = ex.execute("PRAGMA integrity_check").fetchall()
-        if res != [("ok",)]:
-            raise StoreSchemaError(f"{export_path}: the export fails its integrity check ({res[:3]})")
-        meta = read_contents(ex, export_path).meta  # exactly what import_sqlite checks
-        unreviewed = meta.get("unreviewed") or {}
-        log_end = meta.get("log_end")
-        if not engines:
-            raise StoreSchemaError(f"{export_path}: table 'thatchlab_meta', row 'engines' lists no engine "
-                                   "([]); there is nothing to merge")
-    if manifest is not None and manifest.get("engines") != engines:
-        raise StoreSchemaError(f"{export_path}: engines {engines} differ from {manifest.get('engines')!r} in "
-                               f"{manifest_path.name}")
-    if manifest is not None and (manifest.get("unreviewed") or {}) != unreviewed:
-        raise StoreSchemaError(f"{export_path}: unreviewed values {unreviewed} differ from "
-                               f"{manifest.get('unreviewed')!r} in {manifest_path.name}")
-    return data, engines, unreviewed, log_end, {"embedder": meta.get("embedder"), "manifest": manifest}
-
-
-def _describe_unreviewed(unreviewed: dict) -> str:
-    return "; ".join(f"{engine}: " + ", ".join(f"{k}={v!r}" for k, v in values.items())
-                     for engine, values in unreviewed.items())
-
-
-def _manifest(path: Path) -> dict:
-    try:
-        out = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StoreSchemaError(f"{path}: not a readable manifest ({exc})") from None
-    if not isinstance(out, dict) or "sha256" not in out:
-        raise StoreSchemaError(f"{path}: not a thatchlab manifest (no 'sha256')")
-    return out
-
-
-def _engines_of(export_conn, label) -> list:
-    try:
-        row = export_conn.execute("SELECT value FROM thatchlab_meta WHERE key='engines'").fetchone()
-    except sqlite3.DatabaseError:
-        row = None
-    if row is None:
-        raise StoreSchemaError(f"{label}: not a thatchlab export (no thatchlab_meta 'engines' entry)")
-    try:
-        return json.loads(row[0])
-    except (TypeError, json.JSONDecodeError):
-        raise StoreSchemaError(f"{label}: table 'thatchlab_meta', row 'engines', column 'value' is "
-                               f"{row[0]!r}; expected a JSON list of engine names") from None
-
-
-def _production_changes(manifest) -> dict:
-    """``code_changes`` and ``environment`` of a merge, from the export's manifest (none without one)."""
-    if not isinstance(manifest, dict):
-        return {}
-    constants = manifest.get("production_constants") or {}
-    code = {}
-    for key, changes in (manifest.get("recommended_production_changes") or {}).items():
-        if isinstance(changes, dict):
-            code[key] = {name: (constants.get(name), value) for name, value in changes.items()}
-    env = [line for line in manifest.get("environment") or [] if isinstance(line, str)]
-    return {"code_changes": code, "environment": env}
-
-
-# ------------------------------------------------------------------ the embedding space
-def _vector_models(con, schema: str) -> dict:
-    """``{model tag: sorted vector lengths}`` of the scoring rows holding a vector in ``schema``."""
-    out: dict = {}
-    for engine in ("prediction", "behavior"):
-        t = ENGINE_TABLES[engine]
-        for table in (t["matchers"], t["items"]):
-            cols = [r[1] for r in con.execute(f"PRAGMA {schema}.table_info({quote_name(table)})")]
-            if "model" not in cols or "embedding" not in cols:
-                continue
-            for model, dim in con.execute(f"SELECT DISTINCT model, length(embedding) / 4 FROM "
-                                          f"{schema}.{quote_name(table)} WHERE embedding IS NOT NULL"):
-                out.setdefault(model if isinstance(model, str) and model else None, set()).add(dim)
-    return {k: sorted(v) for k, v in out.items()}
-
-
-def _describe_models(models: dict) -> str:
-    return ", ".join(f"{m!r} ({'/'.join(str(d) for d in dims)}-d)" if m else
-                     f"untagged ({'/'.join(str(d) for d in dims)}-d)" for m, dims in models.items())
-
-
-def _check_embedding_space(con, production, export_path, result, allow: bool) -> None:
-    """Refuse (ModelMismatchError) an export whose vectors live in another space than production's rows."""
-    theirs, ours = _vector_models(con, "main"), _vector_models(con, "ex")
-    result.production_models = theirs
-    if not theirs or not ours:
-        return  # production holds no vectors yet, or the export none: nothing to compare
-    names = {model_basename(m) for m in theirs if m} | {model_basename(m) for m in ours if m}
-    dims = {d for v in theirs.values() for d in v} | {d for v in ours.values() for d in v}
-    if len(names) <= 1 and len(dims) == 1:
-        return
-    fp = (result.embedder or {}).get("fingerprint") if isinstance(result.embedder, dict) else None
-    message = (f"{production}: its rows were embedded by {_describe_models(theirs)} but the export "
-               f"{export_path.name}'s by {_describe_models(ours)}"
-               + (f" (fingerprint {fp})" if fp else "")
-               + ": production compares its query vectors with the stored ones, so vectors of another model "
-               "make every nudge after the merge noise")
-    if allow:
-        result.model_mismatch = message
-        return
-    raise ModelMismatchError(
-        message + ". Export in production's space (thatchlab export --embedder PATH_OR_NAME of production's "
-        "model, e.g. a local copy of it), or pass allow_model_mismatch=True (--allow-model-mismatch) to merge "
-        "anyway; production was not touched")
-
-
-# ------------------------------------------------------------------ production
-def _check_production_path(path: Path):
-    if path.is_dir():
-        raise StoreSchemaError(f"{path}: is a directory; expected the production SQLite file")
-    if not path.is_file():
-        raise StoreSchemaError(f"{path}: no such file (the production database)")
-    if path.stat().st_size == 0:
-        raise StoreSchemaError(f"{path}: the file is empty; not a production database")
-
-
-def _require_some_tables(con, path):
-    if not table_names(con):
-        raise StoreSchemaError(f"{path}: holds no tables; not a production database")
-
-
 def _rollback(con):
     with contextlib.suppress(sqlite3.Error):
         if con.in_transaction:
@@ -631,16 +502,6 @@ def _write_backup(production: Path, timeout, reason: str, merge: dict | None = N
     # in rollback-journal mode, so it opens (read-only too) without -wal/-shm beside it
     data[18:20] = b"\x01\x01"
     return write_backup(production, bytes(data), reason, st, write_bytes_atomic, merge=merge)
-
-
-def _check_timeout(timeout) -> float:
-    try:
-        t = float(timeout)
-    except (TypeError, ValueError):
-        t = float("nan")
-    if isinstance(timeout, bool) or not (math.isfinite(t) and 0 <= t <= 86400):
-        raise InputError(f"timeout: expected a finite number of seconds between 0 and 86400, got {timeout!r}")
-    return t
 
 
 def _lift_triggers(con, engines, result) -> list:

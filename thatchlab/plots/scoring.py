@@ -30,6 +30,26 @@ def prequential_reliability_diagram(results, n_bins: int = 10,
     ``soft_weight``) and the observed confirm rate plotted against the
     mean forecast; marker area follows the bin's weight.
 
+    Parameters
+    ----------
+    results : ReplayResult or list or dict
+        A :class:`~thatchlab.replay.ReplayResult`, a list of them, or a dict label → result.
+    n_bins : int, default=10
+        Forecast bins.
+    title : str, default="Stored confidence as a forecast of confirm"
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Observed confirm rate against mean forecast, one line per replay.
+
+    See Also
+    --------
+    regime_bars : the regimes of the same replays.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> from thatchlab.embed import LookupEmbedder
     >>> from thatchlab.replay import run
@@ -67,6 +87,24 @@ def regime_bars(results, title: str = "Nudge regimes per message"):
 
     ``results`` as for :func:`prequential_reliability_diagram`.
 
+    Parameters
+    ----------
+    results : ReplayResult or list or dict
+        As for :func:`prequential_reliability_diagram`.
+    title : str, default="Nudge regimes per message"
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One bar group per regime, one bar per replay.
+
+    See Also
+    --------
+    prequential_reliability_diagram : the forecasts of the same replays.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> from types import SimpleNamespace
     >>> ev = pd.DataFrame({"kind": ["message"] * 3, "regime": ["strong", "none", "none"]})

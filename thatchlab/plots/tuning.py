@@ -35,7 +35,22 @@ _METRIC_UNITS = {
 
 
 def param_label(name: str) -> str:
-    """Axis label with units for a parameter (``"{name} (days)"`` for belief half-lives)."""
+    """Axis label with units for a parameter (``"{name} (days)"`` for belief half-lives).
+
+    Parameters
+    ----------
+    name : str
+        A parameter name (a belief class names its half-life).
+
+    Returns
+    -------
+    str
+        The label, e.g. ``"prior strength K (pseudo-signals)"``.
+
+    See Also
+    --------
+    metric_label : the label of a metric.
+    """
     if name in _PARAM_UNITS:
         return _PARAM_UNITS[name]
     if name in ("identity", "relationship", "preference", "state", "plan", "episodic", "meta_residue",
@@ -45,7 +60,24 @@ def param_label(name: str) -> str:
 
 
 def metric_label(metric: str, segment: str = "val") -> str:
-    """Axis label with units for ``<segment>_<metric>``."""
+    """Axis label with units for ``<segment>_<metric>``.
+
+    Parameters
+    ----------
+    metric : str
+        A metric name (``"brier"``, ``"log_loss"``...).
+    segment : str, default="val"
+        The segment whose column is labelled.
+
+    Returns
+    -------
+    str
+        The label, with the metric's units.
+
+    See Also
+    --------
+    param_label : the label of a parameter.
+    """
     base = _METRIC_UNITS.get(metric)
     if base is None:
         base = f"{metric} ({'fraction' if metric.endswith('rate') else 'score'})"
@@ -68,6 +100,32 @@ def metric_heatmap(results: pd.DataFrame, x: str, y: str, metric: str, segment: 
     Where other parameters vary too, each cell shows the best value over
     them (``minimize`` says which is best). The best cell is outlined.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A sweep's results (one row per configuration).
+    x, y : str
+        The two swept parameters (columns).
+    metric : str
+        The metric; the column drawn is ``<segment>_<metric>``.
+    segment : str, default="val"
+        The segment scored.
+    minimize : bool, default=True
+        Whether lower values are better.
+    title : str, default=None
+        The axes title (one naming the metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The heatmap, best cell outlined.
+
+    See Also
+    --------
+    metric_curve : one parameter at a time.
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"k": [1, 1, 5, 5], "p0": [0.3, 0.5, 0.3, 0.5],
     ...                     "val_brier": [0.3, 0.2, 0.25, 0.22]})
     >>> fig = metric_heatmap(res, "k", "p0", "brier")
@@ -114,6 +172,34 @@ def metric_curve(results: pd.DataFrame, param: str, metric: str, segments=("val"
     test score); ``<segment>_<metric>_lo``/``_hi`` columns (``intervals=True``
     in the sweep) are drawn as bands.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A sweep's results (one row per configuration).
+    param : str
+        The parameter on the x axis.
+    metric : str
+        The metric; columns ``<segment>_<metric>`` are drawn.
+    segments : sequence of str, default=("val", "test")
+        The segments drawn.
+    minimize : bool, default=True
+        Whether lower values are better.
+    log_x : bool, default=False
+        A logarithmic x axis.
+    title : str, default=None
+        The axes title (one naming the metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One line (and band) per segment.
+
+    See Also
+    --------
+    metric_heatmap : two parameters at a time.
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"k": [1.0, 5.0, 20.0], "val_brier": [0.3, 0.2, 0.25],
     ...                     "test_brier": [0.31, 0.22, 0.24]})
     >>> metric_curve(res, "k", "brier").axes[0].get_ylabel()
@@ -150,6 +236,24 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
     Plots ``2(ℓ̂ − ℓ_profile)`` over a range around the estimate, the
     χ²₁ cut that defines the interval, the estimate and the interval ends.
 
+    Parameters
+    ----------
+    fitter : PriorFitter
+        A fitted :class:`~thatchlab.fit.PriorFitter`.
+    param : {"k", "p0"}, default="k"
+        The profiled parameter.
+    n : int, default=60
+        Points of the profile.
+    title : str, default=None
+        The axes title (one naming the parameter when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The deviance curve, the cut, the estimate and the interval ends.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from thatchlab.fit import PriorFitter
     >>> rng = np.random.default_rng(0)
@@ -199,6 +303,30 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     decision picked. Configurations with the same scores share a point (their
     count is its size).
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A sweep's results (one row per configuration).
+    front : pandas.DataFrame
+        :func:`thatchlab.sweep.pareto`'s result for ``[x, y]``.
+    x, y : str
+        The two metrics (columns ``<segment>_<x>``, ``<segment>_<y>``).
+    default : pandas.Series or dict, default=None
+        Production's default configuration, marked.
+    chosen : pandas.Series or dict, default=None
+        The configuration a decision picked, marked.
+    segment : str, default="val"
+        The segment scored.
+    title : str, default=None
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The scatter and its front (or a note saying there is nothing to show).
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"val_interruption_rate": [0.2, 0.3, 0.1, 0.3],
     ...                     "val_wrong_silent_follow_rate": [0.1, 0.05, 0.2, 0.1]})
     >>> fig = pareto_plot(res, res.iloc[[0, 1, 2]], "interruption_rate", "wrong_silent_follow_rate")
@@ -248,6 +376,24 @@ def decision_forest(decision, title: str | None = None):
     interval; the shipped configuration is drawn in colour, the rest in grey.
     A vertical line marks 0; the improving side is labelled.
 
+    Parameters
+    ----------
+    decision : Decision
+        A :class:`thatchlab.decide.Decision`.
+    title : str, default=None
+        The axes title (one naming the decision's metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The forest plot.
+
+    See Also
+    --------
+    per_user_forest : the same decision, user by user.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from thatchlab.decide import decide, planted_sweep
     >>> d = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
@@ -305,6 +451,24 @@ def per_user_forest(decision, title: str | None = None):
     red, users whose interval is on the improving side in green, the rest in grey. A decision
     whose sweep named no users has no per-user table: the figure says so in its place.
 
+    Parameters
+    ----------
+    decision : Decision
+        A :class:`thatchlab.decide.Decision` (its ``per_user``, ``harm``, ``metric`` and ``engine``).
+    title : str, default=None
+        The axes title (one naming the decision's metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The forest plot (or a note when the sweep named no users).
+
+    See Also
+    --------
+    decision_forest : the decision's configurations.
+
+    Examples
+    --------
     >>> import numpy as np, pandas as pd
     >>> from types import SimpleNamespace
     >>> t = pd.DataFrame({"user": ["a", "b"], "delta": [0.1, -0.05], "ci_lower": [0.02, -0.09],

@@ -56,19 +56,33 @@ def _write_row(ev: dict) -> dict:
 class BeliefReplayResult:
     """What :func:`run_belief` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    events : one row per ``read``: ts, memory_id, still_true, the stored
-        state read (status, class, half-life, valid_to, ``as_of``), and
-        ``effective_half_life_days``, ``currency``, ``band``, ``useful_now``.
-    actions : one row per evidence event: what it did to the store.
-    state : the final :class:`~thatchlab.belief.BeliefStore`.
-    metrics : scalars — ``auc`` and ``brier`` of currency for ``still_true``,
-        ``n_reads``, ``n_labelled``, ``share_true_<band>``, ``n_<band>``,
-        ``useful_now_precision``, ``useful_now_recall``,
+    events : pandas.DataFrame
+        One row per ``read``: ts, memory_id, still_true, the stored state read (status, class,
+        half-life, valid_to, ``as_of``), and ``effective_half_life_days``, ``currency``, ``band``,
+        ``useful_now``.
+    actions : pandas.DataFrame
+        One row per evidence event: what it did to the store.
+    state : BeliefStore
+        The final :class:`~thatchlab.belief.BeliefStore`.
+    metrics : dict
+        Scalars — ``auc`` and ``brier`` of currency for ``still_true``, ``n_reads``, ``n_labelled``,
+        ``share_true_<band>``, ``n_<band>``, ``useful_now_precision``, ``useful_now_recall``,
         ``time_only_transitions`` (always 0 for this model), ``n_missing``.
-    band_table : band × truth counts with the share still true per band.
-    params : the parameters used; ``release`` (a property) is the omi release replayed.
+    band_table : pandas.DataFrame
+        Band × truth counts with the share still true per band.
+    params : BeliefParams
+        The parameters used; ``release`` (a property) is the omi release replayed.
+    _raw_reads : pandas.DataFrame, default=None
+        Internal: the reads as recorded, before currency is computed (what :meth:`rescore`
+        recomputes from).
+    _time_only : int, default=0
+        Internal: the count of time-only transitions of the replay (kept by :meth:`rescore`).
+    log : pandas.DataFrame, default=None
+        The replayed log, validated and sorted (what :meth:`exposures` reads).
     """
 
     events: pd.DataFrame
@@ -84,13 +98,30 @@ class BeliefReplayResult:
     def exposures(self, end=None) -> pd.DataFrame:
         """The replayed log's exposure segments, what :class:`~thatchlab.fit.HalfLifeFitter` fits:
         ``HalfLifeFitter().fit(ex["duration_days"], ex["event"], ex["group"])``
-        (see :func:`thatchlab.belief.exposure_segments`)."""
+        (see :func:`thatchlab.belief.exposure_segments`).
+
+        Parameters
+        ----------
+        end : datetime or str, default=None
+            Where open segments end (see :func:`thatchlab.belief.exposure_segments`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One exposure segment per row (``duration_days``, ``event``, ``group``...).
+
+        Raises
+        ------
+        InputError
+            The result does not hold its log.
+        """
         if self.log is None:
             raise InputError("exposures: this result does not hold its log; replay with run_belief")
         return exposure_segments(self.log, end=end)
 
     @property
     def tables(self) -> dict:
+        """The final store's tables (``state.tables``)."""
         return self.state.tables
 
     @property
@@ -100,7 +131,18 @@ class BeliefReplayResult:
 
     def rescore(self, params: BeliefParams) -> BeliefReplayResult:
         """The same replay scored under other half-life priors, without
-        re-running the events (valid when only the priors differ)."""
+        re-running the events (valid when only the priors differ).
+
+        Parameters
+        ----------
+        params : BeliefParams
+            The other half-life priors.
+
+        Returns
+        -------
+        BeliefReplayResult
+            The same replay, its currency, bands and metrics recomputed.
+        """
         events, metrics, table = _score(self._raw_reads, params, self._time_only,
                                         self.metrics["n_missing"])
         return BeliefReplayResult(events, self.actions, self.state, metrics, table, params,
@@ -110,6 +152,18 @@ class BeliefReplayResult:
 def band_truth_table(events: pd.DataFrame) -> pd.DataFrame:
     """Counts of labelled reads per band and truth, with ``share_true`` per band.
 
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        Reads with ``band`` and ``still_true`` (a replay's ``events``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by band (``current, fading, history``): counts per truth, ``n`` and ``share_true``.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> t = band_truth_table(pd.DataFrame({"band": ["current", "current", "history"],
     ...                                    "still_true": [True, False, False]}))
@@ -187,9 +241,17 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
 
     Parameters
     ----------
-    log : a memory log (validated here).
-    params : BeliefParams (defaults: omi's half-life priors).
-    initial : a BeliefStore or memories DataFrame to start from (copied).
+    log : pandas.DataFrame
+        A memory log (validated here).
+    params : BeliefParams, default=None
+        The parameters (defaults: omi's half-life priors).
+    initial : BeliefStore or pandas.DataFrame, default=None
+        A store or memories frame to start from (copied).
+
+    Returns
+    -------
+    BeliefReplayResult
+        The reads scored, the actions, the final store and the metrics.
 
     Examples
     --------

@@ -47,18 +47,31 @@ _DAY_NS = 86_400 * 10**9
 class CalibrationResult:
     """What :func:`run_calibration` produced.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    events : per recall touch (log order after a stable sort by ``ts``): the
-        stored confidence before and after the touch, whether it was sampled.
-    observations : the shadow observations, outcomes backfilled from the whole ledger.
-    reports : one :class:`CalibrationReport` per window (chronological);
-        ``report`` is the last; ``windows`` their rows in long form with ``window_end``.
-    reliability : reliability-curve rows for ``caller`` and ``derived`` confidence
-        against consumption on the judged sampled touches.
-    state : the final :class:`CalibrationState` (memories + observations).
-    metrics : scalars (Brier, ECE, log-loss of caller and derived; counts).
-    params : the parameters used; ``release`` (a property) is the ai-memory release replayed.
+    events : pandas.DataFrame
+        Per recall touch (log order after a stable sort by ``ts``): the stored confidence before and
+        after the touch, whether it was sampled.
+    observations : pandas.DataFrame
+        The shadow observations, outcomes backfilled from the whole ledger.
+    reports : list
+        One :class:`CalibrationReport` per window (chronological); ``report`` is the last;
+        ``windows`` their rows in long form with ``window_end``.
+    reliability : pandas.DataFrame
+        Reliability-curve rows for ``caller`` and ``derived`` confidence against consumption on the
+        judged sampled touches.
+    state : CalibrationState
+        The final :class:`CalibrationState` (memories + observations).
+    metrics : dict
+        Scalars (Brier, ECE, log-loss of caller and derived; counts).
+    params : CalibrationParams, default=CalibrationParams()
+        The parameters used; ``release`` (a property) is the ai-memory release replayed.
+    windows : pandas.DataFrame
+        The reports' rows in long form with ``window_end`` first.
+    log : pandas.DataFrame, default=None
+        The replayed recall log, validated and sorted (what :meth:`derive_rows` reads).
     """
 
     events: pd.DataFrame
@@ -74,7 +87,18 @@ class CalibrationResult:
     def derive_rows(self) -> pd.DataFrame:
         """The judged touches of the replayed log, what :class:`~thatchlab.fit.DeriveWeightsFitter`
         fits (``ts, age_days, is_atom, corroboration, consumed``; see
-        :func:`thatchlab.calibration.recall_features`)."""
+        :func:`thatchlab.calibration.recall_features`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``ts, age_days, is_atom, corroboration, consumed``.
+
+        Raises
+        ------
+        InputError
+            The result does not hold its log.
+        """
         if self.log is None:
             raise InputError("derive_rows: this result does not hold its log; replay with run_calibration")
         return recall_features(self.log)
@@ -86,22 +110,35 @@ class CalibrationResult:
 
     @property
     def report(self) -> CalibrationReport:
+        """The last window's calibration report."""
         return self.reports[-1]
 
     @property
     def memories(self) -> pd.DataFrame:
+        """The final memories table (``state.memories``)."""
         return self.state.memories
 
     @property
     def tables(self) -> dict:
+        """The final state's tables (``state.tables``)."""
         return self.state.tables
 
 
 def recall_ledger(log: pd.DataFrame) -> pd.DataFrame:
     """The ``recall_observations`` ledger of a validated recall log: its judged touches.
 
-    Columns ``recall_id, memory_id, retriever, rank, score, consumed (0/1), observed_at``.
+    Parameters
+    ----------
+    log : pandas.DataFrame
+        A validated recall log.
 
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``recall_id, memory_id, retriever, rank, score, consumed (0/1), observed_at``.
+
+    Examples
+    --------
     >>> from thatchlab.synth.recall import RecallWorld
     >>> list(recall_ledger(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
     ['recall_id', 'memory_id', 'retriever', 'rank', 'score', 'consumed', 'observed_at']
@@ -124,8 +161,27 @@ def decay_touches(ts_ns, created_ns, memory_codes, start_confidence, half_life_d
     Rows must be in time order. A touch replaces confidence by ``decayed(c, age)``
     with age since the memory's previous touch (else its ``created_at``), so
     touches compound exactly as production's successive updates do.
-    Returns ``(before, after)`` arrays.
 
+    Parameters
+    ----------
+    ts_ns : array-like of int
+        Each touch's time, ns since the epoch, in time order.
+    created_ns : array-like of int
+        Each touched memory's ``created_at``, ns since the epoch.
+    memory_codes : array-like of int
+        Each touch's memory, as an integer code.
+    start_confidence : array-like of float
+        Each touch's memory's starting confidence.
+    half_life_days : float
+        The decay half-life.
+
+    Returns
+    -------
+    before, after : numpy.ndarray
+        The stored confidence before and after each touch.
+
+    Examples
+    --------
     >>> day = 86_400 * 10**9
     >>> before, after = decay_touches([30 * day, 60 * day], [0, 0], [0, 0], [0.8, 0.8], 30.0)
     >>> before.tolist(), after.tolist()
@@ -208,6 +264,11 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     ``v0.7.0`` report has neither utility nor divergence and backfills nothing
     (``observations`` and the metrics still use the backfilled outcomes). The
     sweep is the admin one (every observation).
+
+    Raises
+    ------
+    InputError
+        The recall log is empty (or does not validate).
 
     Examples
     --------
@@ -378,8 +439,20 @@ def decay_ranking_study(log, half_lives=(7.0, 15.0, 30.0, 60.0, 120.0), confiden
 
     Returns
     -------
-    DataFrame with ``half_life_days, top1_changed, mean_top1_age_days, n_recalls``.
+    pandas.DataFrame
+        Columns ``half_life_days, top1_changed, mean_top1_age_days, n_recalls``.
 
+    Parameters
+    ----------
+    log : pandas.DataFrame or str or os.PathLike
+        A recall log (or its path).
+    half_lives : sequence of float, default=(7.0, 15.0, 30.0, 60.0, 120.0)
+        The half-lives in days (``inf`` for no decay).
+    confidence_weight : float, default=2.0
+        The weight of confidence in the ranking score.
+
+    Examples
+    --------
     >>> from thatchlab.synth.recall import RecallWorld
     >>> s = decay_ranking_study(RecallWorld(n_memories=30, n_recalls=300, seed=1).log, (30.0, float("inf")))
     >>> float(s["top1_changed"].iloc[-1]), int(s["n_recalls"].iloc[0])

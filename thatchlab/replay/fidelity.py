@@ -57,6 +57,20 @@ _HEADERS = {"prediction": "[thatch] User decision model", "behavior": "[thatch] 
 def same_model(name, production: str = PRODUCTION_MODEL) -> bool:
     """Whether an embedder's ``name`` is the production model (any publisher or path of the same weights).
 
+    Parameters
+    ----------
+    name : str or None
+        An embedder's name (a model id or a local path).
+    production : str, default=PRODUCTION_MODEL
+        The production model.
+
+    Returns
+    -------
+    bool
+        True when both name the same weights.
+
+    Examples
+    --------
     >>> same_model("BAAI/bge-small-en-v1.5"), same_model("/models/bge-small-en-v1.5/"), same_model("lookup")
     (True, True, False)
     """
@@ -73,24 +87,31 @@ def same_model(name, production: str = PRODUCTION_MODEL) -> bool:
 class FidelityReport:
     """What :func:`fidelity` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    engine, embedder : the replay's engine and embedder name.
-    production_model : the model production's replies were made with.
-    exact_model : whether the replay used that model (exact agreement is then expected).
-    replies : one row per compared tool call: ``position, kind, logged, replayed, match``.
-    nudges : one row per message: ``position, session``, ``known`` (production's nudge for it
-        was recorded: compared), ``logged, replayed, match``,
-        ``logged_items, replayed_items, items_match, jaccard, logged_regime``,
-        ``replayed_regime, regime_match`` (item lists are statements).
-    metrics : ``n_replies``, ``n_logged_replies`` (the tool calls compared: the
-        engine's calls that ran and have a logged reply), ``reply_agreement``,
-        ``n_nudges`` (messages), ``n_logged_nudges`` (messages whose nudge was
-        recorded, empty or not: the ones compared), ``nudge_agreement``, ``nudge_item_agreement``,
-        ``item_jaccard``, ``regime_agreement`` — every agreement NaN when its
-        count of logged replies or nudges is 0 — and ``headline``, the number
-        to read first.
-    note : one sentence on what the numbers can show.
+    engine, embedder : str
+        The replay's engine and embedder name.
+    production_model : str
+        The model production's replies were made with.
+    exact_model : bool
+        Whether the replay used that model (exact agreement is then expected).
+    replies : pandas.DataFrame
+        One row per compared tool call: ``position, kind, logged, replayed, match``.
+    nudges : pandas.DataFrame
+        One row per message: ``position, session``, ``known`` (production's nudge for it was
+        recorded: compared), ``logged, replayed, match``, ``logged_items, replayed_items,
+        items_match, jaccard, logged_regime``, ``replayed_regime, regime_match`` (item lists are
+        statements).
+    metrics : dict, default={}
+        ``n_replies``, ``n_logged_replies`` (the tool calls compared: the engine's calls that ran
+        and have a logged reply), ``reply_agreement``, ``n_nudges`` (messages), ``n_logged_nudges``
+        (messages whose nudge was recorded, empty or not: the ones compared), ``nudge_agreement``,
+        ``nudge_item_agreement``, ``item_jaccard``, ``regime_agreement`` — every agreement NaN when
+        its count of logged replies or nudges is 0 — and ``headline``, the number to read first.
+    note : str, default=''
+        One sentence on what the numbers can show.
     """
 
     engine: str
@@ -103,6 +124,13 @@ class FidelityReport:
     note: str = ""
 
     def summary(self) -> str:
+        """The report as a few lines of text: agreement of replies, nudges and regimes, and the note.
+
+        Returns
+        -------
+        str
+            One line per comparison, then the note.
+        """
         m = self.metrics
 
         def pct(v):
@@ -148,11 +176,28 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
 
     Parameters
     ----------
-    result : :func:`thatchlab.replay.run`'s result on ``log``.
-    log : the interaction log that was replayed, with ``logged_reply`` and
-        (for nudges) ``logged_nudge``/``logged_items`` columns.
-    production_model : the model production's replies were made with; the
-        report expects exact agreement only when the replay's embedder is it.
+    result : ReplayResult
+        :func:`thatchlab.replay.run`'s result on ``log``.
+    log : pandas.DataFrame
+        The interaction log that was replayed, with ``logged_reply`` and (for nudges)
+        ``logged_nudge``/``logged_items`` columns.
+    production_model : str, default=PRODUCTION_MODEL
+        The model production's replies were made with; the report expects exact agreement only
+        when the replay's embedder is it.
+
+    Returns
+    -------
+    FidelityReport
+        The compared replies and nudges, the agreement metrics and a note on how to read them.
+
+    Raises
+    ------
+    InputError
+        ``result`` is not a :class:`ReplayResult`, or ``log`` does not have its events' length.
+
+    See Also
+    --------
+    fidelity_by_release : which release wrote the log.
 
     Examples
     --------
@@ -280,24 +325,34 @@ RELEASE_COLUMNS = ["release", "n_logged_replies", "reply_agreement", "n_logged_n
 class ReleaseFidelity:
     """What :func:`fidelity_by_release` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    table : one row per release replayed (:data:`RELEASE_COLUMNS`), oldest first:
-        the engines' logged replies and recorded nudges compared, and the shares
-        that agree exactly (``reply_agreement``, ``nudge_agreement``), that
-        surfaced the same statements (``nudge_item_agreement``) and the same
-        displayed regime (``regime_agreement``), pooled over the engines;
-        ``n_compared`` = replies + nudges compared and ``agreement`` the share
-        of them that agree exactly (NaN when nothing was compared).
-    reports : ``{(release, engine): FidelityReport}``, every comparison made.
-    verdict : ``"match"`` (one release agrees best and reaches ``match_bar``),
-        ``"weak"`` (one release agrees best, below the bar), ``"tie"`` (two or
-        more agree best, equally) or ``"unknown"`` (the log holds nothing to compare).
-    best : the release the log matches best when one does (``"match"`` or
-        ``"weak"``), None on a tie or when nothing was compared.
-    tied : the releases sharing the best agreement (one name unless ``"tie"``).
-    statement : one sentence saying which release wrote the log, or why that cannot be said.
-    exact_model : whether the replays used production's model (exact agreement is then expected).
+    table : pandas.DataFrame
+        One row per release replayed (:data:`RELEASE_COLUMNS`), oldest first: the engines' logged
+        replies and recorded nudges compared, and the shares that agree exactly
+        (``reply_agreement``, ``nudge_agreement``), that surfaced the same statements
+        (``nudge_item_agreement``) and the same displayed regime (``regime_agreement``), pooled over
+        the engines; ``n_compared`` = replies + nudges compared and ``agreement`` the share of them
+        that agree exactly (NaN when nothing was compared).
+    reports : dict
+        ``{(release, engine): FidelityReport}``, every comparison made.
+    verdict : str
+        ``"match"`` (one release agrees best and reaches ``match_bar``), ``"weak"`` (one release
+        agrees best, below the bar), ``"tie"`` (two or more agree best, equally) or ``"unknown"``
+        (the log holds nothing to compare).
+    best : str or None
+        The release the log matches best when one does (``"match"`` or ``"weak"``), None on a tie or
+        when nothing was compared.
+    tied : tuple
+        The releases sharing the best agreement (one name unless ``"tie"``).
+    statement : str
+        One sentence saying which release wrote the log, or why that cannot be said.
+    exact_model : bool
+        Whether the replays used production's model (exact agreement is then expected).
+    match_bar : float, default=MATCH_BAR
+        The pooled agreement the best release needed to match (:data:`MATCH_BAR` by default).
     """
 
     table: pd.DataFrame
@@ -310,6 +365,13 @@ class ReleaseFidelity:
     match_bar: float = MATCH_BAR
 
     def summary(self) -> str:
+        """The table as text, one line per release, then the statement.
+
+        Returns
+        -------
+        str
+            The aligned table and the statement.
+        """
         def pct(v):
             return "n/a" if v != v else f"{v:.0%}"
 
@@ -343,24 +405,40 @@ def fidelity_by_release(log, embedder=None, *, releases=None, engines=None, para
 
     Parameters
     ----------
-    log : an interaction log with what production answered (``logged_reply``,
+    log : pandas.DataFrame
+        An interaction log with what production answered (``logged_reply``,
         ``logged_nudge``/``logged_items``), e.g. from :mod:`thatchlab.logs.ingest`.
-    embedder : the embedder of every replay (None: the bundled model); exact
-        agreement needs production's model or the vectors the log was made with.
-    releases : the thatch releases to try (names :func:`~thatchlab.core.params.resolve_release`
-        accepts; None: every known release). An unknown name raises
+    embedder : Embedder, default=None
+        The embedder of every replay (None: the bundled model); exact agreement needs production's
+        model or the vectors the log was made with.
+    releases : str or sequence of str, default=None
+        The thatch releases to try (names :func:`~thatchlab.core.params.resolve_release` accepts;
+        None: every known release). An unknown name raises
         :class:`~thatchlab.core.params.ReleaseError` listing the known ones.
-    engines : ``"prediction"``, ``"behavior"`` or both (None: the engines whose
-        tool calls or nudge blocks the log holds).
-    params : the other parameters of every replay (production's defaults when
-        None); only ``release`` changes from one replay to the next.
-    initial, path : as for :func:`thatchlab.replay.run`.
-    match_bar : the pooled agreement the best release needs for the log to match it.
+    engines : str or sequence of str, default=None
+        ``"prediction"``, ``"behavior"`` or both (None: the engines whose tool calls or nudge
+        blocks the log holds).
+    params : ScoringParams, default=None
+        The other parameters of every replay (production's defaults when None); only ``release``
+        changes from one replay to the next.
+    initial, path : object, default=None, "vectorised"
+        As for :func:`thatchlab.replay.run`.
+    match_bar : float, default=MATCH_BAR
+        The pooled agreement the best release needs for the log to match it.
+    production_model : str, default=PRODUCTION_MODEL
+        As for :func:`fidelity`.
 
     Returns
     -------
     ReleaseFidelity
         Each release's agreement, the verdict and one sentence saying it.
+
+    Raises
+    ------
+    InputError
+        ``match_bar`` is not a share, ``releases`` is empty, or an engine is unknown.
+    ReleaseError
+        A release name is not known (listing the known ones).
 
     Examples
     --------

@@ -75,27 +75,32 @@ _ENGINES = ("prediction", "behavior")
 class FleetResult(RichDisplay):
     """What :func:`run_fleet` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    per_user : DataFrame, one row per user in input order: ``user``,
-        ``n_log_rows`` and every scalar of that user's
+    per_user : pandas.DataFrame
+        One row per user in input order: ``user``, ``n_log_rows`` and every scalar of that user's
         :attr:`ReplayResult.metrics <thatchlab.replay.ReplayResult>`.
-    pooled : dict over all users: ``n_users``, the :data:`POOLED_COUNTS`
-        summed, ``interruption_rate``, ``wrong_silent_follow_rate`` and
-        ``coverage`` from those sums, and ``n_forecasts``, ``log_loss``,
-        ``brier``, ``ece`` of every user's prequential forecasts together (the
-        values one replay of all the events would give).
-    signals : DataFrame ``user, item_id, signal, ts``: every user's final
-        provenance in insertion order, item ids qualified by user
-        (``"<user>/<item id>"``, since two users' stores can hold the same
-        id), ready for ``thatchlab.fit.PriorFitter().fit(result.signals)``.
-    forecasts : DataFrame ``user, position, item_id, signal, forecast``: the
-        prequential forecasts behind the pooled scores.
-    engine, embedder, params, backend : what ran.
-    keep_events : whether ``signals`` and ``forecasts`` were kept; when False
-        both are empty (their columns only) and the pooled scores come from
-        per-user sums (:func:`~thatchlab.replay._fleet_dataset.pooled_scores`,
-        equal to those of the stacked forecasts up to rounding, ~1e-15).
+    pooled : dict
+        Dict over all users: ``n_users``, the :data:`POOLED_COUNTS` summed, ``interruption_rate``,
+        ``wrong_silent_follow_rate`` and ``coverage`` from those sums, and ``n_forecasts``,
+        ``log_loss``, ``brier``, ``ece`` of every user's prequential forecasts together (the values
+        one replay of all the events would give).
+    signals : pandas.DataFrame
+        Columns ``user, item_id, signal, ts``: every user's final provenance in insertion order,
+        item ids qualified by user (``"<user>/<item id>"``, since two users' stores can hold the
+        same id), ready for ``thatchlab.fit.PriorFitter().fit(result.signals)``.
+    forecasts : pandas.DataFrame
+        Columns ``user, position, item_id, signal, forecast``: the prequential forecasts behind the
+        pooled scores.
+    engine, embedder, params, backend : str or str or None or ScoringParams
+        What ran.
+    keep_events : bool, default=True
+        Whether ``signals`` and ``forecasts`` were kept; when False both are empty (their columns
+        only) and the pooled scores come from per-user sums
+        (:func:`~thatchlab.replay._fleet_dataset.pooled_scores`, equal to those of the stacked
+        forecasts up to rounding, ~1e-15).
     """
 
     per_user: pd.DataFrame

@@ -82,8 +82,27 @@ def _available_sections():
 class StoreContents:
     """What :func:`import_sqlite` found in a file.
 
-    Attributes are ``None`` for sections the file does not hold; ``releases`` is
-    ``{engine: release}`` the engines were built for.
+    Every parameter is kept as the attribute of the same name (also readable as
+    ``contents["prediction"]``); sections the file does not hold are ``None``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file read.
+    prediction, behavior : PredictionEngine or BehaviorEngine, default=None
+        The scoring engines.
+    beliefs : BeliefStore, default=None
+        omi's belief store.
+    calibration : CalibrationState, default=None
+        ai-memory's calibration state.
+    patterns : pandas.DataFrame, default=None
+        mnemo's mined patterns.
+    meta : dict, default={}
+        ``thatchlab_meta``, values decoded.
+    manifest : dict, default=None
+        The manifest beside the file (None for production's own files).
+    releases : dict, default={}
+        ``{engine: release}`` the engines were built for.
     """
 
     path: Path
@@ -119,6 +138,20 @@ def check_export_target(path, overwrite: bool = False) -> None:
     ``entries``, ``dedup_pairs``…), a log or any other file raises
     :class:`ExportExistsError` pointing to a merge, which updates a
     production file in place and keeps a backup.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The export's target file.
+    overwrite : bool, default=False
+        Whether an existing target (an earlier export or an empty file) may be replaced.
+
+    Raises
+    ------
+    StoreWriteError
+        The target is a directory.
+    ExportExistsError
+        The target exists without ``overwrite``, or is not an earlier export.
     """
     path = Path(path)
     if path.is_dir():
@@ -278,29 +311,55 @@ def check_integrity(conn, label):
 def import_sqlite(path, embedder=None, release=None) -> StoreContents:
     """Open an exported (or production) file read-only and rebuild the state found.
 
-    Returns a :class:`StoreContents` whose ``prediction``/``behavior`` are
-    engines (given ``embedder`` for later queries), and ``beliefs``,
-    ``calibration``, ``patterns`` the other engines' state, each ``None``
-    when absent.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An export, or a production file.
+    embedder : Embedder, default=None
+        The embedder the scoring engines are given for later queries.
+    release : str or dict, default=None
+        The production release to build the engines for: a name (``"v0.1.30"``, ``"latest"``; it
+        applies to every engine whose system knows it) or a mapping ``{system or engine: name}``.
+        By default each engine opens in the release the file's ``thatchlab_meta`` names, else — a
+        production thatch file, which has no ``thatchlab_meta`` — the release its schema shows (a
+        ``prediction_dedup_pairs`` table: ``07ecf87``; none: ``v0.1.30``), else the system's
+        newest. ``StoreContents.releases`` says which.
 
-    ``release`` is the production release to build the engines for: a name
-    (``"v0.1.30"``, ``"latest"``; it applies to every engine whose system
-    knows it) or a mapping ``{system or engine: name}``. By default each
-    engine opens in the release the file's ``thatchlab_meta`` names, else —
-    a production thatch file, which has no ``thatchlab_meta`` — the release
-    its schema shows (a ``prediction_dedup_pairs`` table: ``07ecf87``; none:
-    ``v0.1.30``), else the system's newest. ``StoreContents.releases`` says
-    which; a name no held system knows raises :class:`ReleaseError`. A corrupt, foreign or incomplete file raises
-    :class:`StoreSchemaError` naming what is missing; so does a value of the
-    wrong type (text in a number column, an embedding that is not float32
-    bytes of one dimension), naming its table, row and column, and a
-    ``thatchlab_meta`` ``engines`` entry that is not a list of engines the
-    file holds, a value outside what production assumes (a confidence
-    outside [0, 1], a negative count, a time not in production's text
-    formats), a schema or thatchlab version newer than this release, and a
-    manifest beside the file whose sha256 is not the file's (the database and
-    its manifest do not belong together). Without a manifest (production's
-    own files) ``StoreContents.manifest`` is None.
+    Returns
+    -------
+    StoreContents
+        ``prediction``/``behavior`` are engines (given ``embedder`` for later queries), and
+        ``beliefs``, ``calibration``, ``patterns`` the other engines' state, each ``None`` when
+        absent. Without a manifest (production's own files) ``manifest`` is None.
+
+    Raises
+    ------
+    ReleaseError
+        A release name no held system knows.
+    StoreSchemaError
+        A corrupt, foreign or incomplete file (naming what is missing); a value of the wrong type
+        (text in a number column, an embedding that is not float32 bytes of one dimension), naming
+        its table, row and column; a ``thatchlab_meta`` ``engines`` entry that is not a list of
+        engines the file holds; a value outside what production assumes (a confidence outside
+        [0, 1], a negative count, a time not in production's text formats); a schema or thatchlab
+        version newer than this release; or a manifest beside the file whose sha256 is not the
+        file's (the database and its manifest do not belong together).
+
+    See Also
+    --------
+    export_sqlite : write such a file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, thatchlab
+    >>> from thatchlab.store import export_sqlite
+    >>> emb = thatchlab.LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]}, name="toy")
+    >>> eng = thatchlab.PredictionEngine(emb)
+    >>> _ = eng.update("writing tests", "use pytest", "confirm", None, now="2026-01-01T09:00:00Z")
+    >>> path = export_sqlite(pathlib.Path(tempfile.mkdtemp()) / "thatch.db", prediction=eng).path
+    >>> back = import_sqlite(path, embedder=emb)
+    >>> back.meta["engines"], back.releases["prediction"], len(back.prediction.tables["items"]), back.beliefs
+    (['prediction'], '07ecf87', 1, None)
     """
     path = Path(path)
     manifest_path = path.with_name(path.stem + ".manifest.json")

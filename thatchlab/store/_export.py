@@ -39,7 +39,23 @@ __all__ = ["export_sqlite", "ExportResult", "PRODUCTION_CONSTANTS", "THRESHOLD_E
 
 @dataclass
 class ExportResult:
-    """Where an export went and what it holds."""
+    """Where an export went and what it holds.
+
+    Every parameter is kept as the attribute of the same name; ``os.fspath(result)`` is ``path``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The exported SQLite file.
+    manifest_path : pathlib.Path
+        The manifest written beside it (``<stem>.manifest.json``).
+    counts : dict
+        ``{table: rows written}``.
+    model : str or list or None
+        The embedding model declared (a list when the vectors' models differ; None without vectors).
+    engines : list
+        The engines exported, as recorded in ``thatchlab_meta``.
+    """
 
     path: Path
     manifest_path: Path

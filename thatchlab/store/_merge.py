@@ -89,10 +89,60 @@ DEFAULT_TIMEOUT = 30.0
 class MergeResult:
     """What a merge replaced (or, on a dry run, would replace) and where the backup is.
 
-    ``replaced`` maps each replaced table to the rows it holds afterwards,
-    ``removed`` to the rows it held before; ``kept`` lists the production
-    tables left exactly as they were; ``added_stores`` the ``stores``
-    entries added for the new rows.
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The production file.
+    backup_path : pathlib.Path or None
+        The backup taken before the merge (None without one).
+    engines : list
+        The engines merged.
+    replaced : dict, default={}
+        Each replaced table → the rows it holds afterwards.
+    removed : dict, default={}
+        Each replaced table → the rows removed from it.
+    kept : list, default=[]
+        The production tables left exactly as they were.
+    added_stores : list, default=[]
+        The ``stores`` entries added for the new rows.
+    dry_run : bool, default=False
+        Whether nothing was written.
+    unreviewed : dict, default={}
+        The export's unreviewed values (``{engine: {parameter: value}}``).
+    log_end : str or None, default=None
+        The export's ``log_end``.
+    stores : list, default=[]
+        The stores whose rows were replaced.
+    added : dict, default={}
+        Each replaced table → the export's rows inserted.
+    kept_rows : dict, default={}
+        Each replaced table → the production rows it kept (other stores').
+    triggers : list, default=[]
+        Production's triggers on the tables the merge writes: dropped inside the transaction and
+        re-created, with their own SQL, before it commits, so a trigger never fires on the merge's
+        deletes and inserts and every table the merge does not replace stays exactly as it was
+        (listed on a dry run too).
+    newer : int, default=0
+        Production rows replaced that changed after ``log_end`` (with ``replace_newer``).
+    all_stores, replace_newer : bool, default=False
+        The options the merge ran with.
+    interrupted : bool, default=False
+        A Ctrl-C arrived after ``COMMIT`` (the merge succeeded; the interrupt was held back).
+    embedder : dict or None, default=None
+        The export's embedding space (``name``, ``dim``, ``fingerprint``).
+    production_models : dict, default={}
+        ``{model tag: vector lengths}`` of production's rows before the merge.
+    model_mismatch : str or None, default=None
+        The mismatch that ``allow_model_mismatch`` let through (None when the spaces agree).
+    code_changes : dict, default={}
+        Each engine → the shipped values that live in production's code (K and P0 of the scoring
+        engines), each as a pair of production's value (or None) and the shipped one. A merge ships
+        rows, not code, so these take effect only when production's code is changed (the CLI
+        prints them).
+    environment : list, default=[]
+        The settings to put in production's environment.
     """
 
     path: Path
@@ -122,9 +172,23 @@ class MergeResult:
 
 @dataclass
 class RestoreResult:
-    """What :func:`restore` put back: ``counts`` maps each table to its rows now; ``safety_path``
-    is the backup of production taken just before; ``notes`` says what else happened (a page size
-    that changed since the backup)."""
+    """What :func:`restore` put back.
+
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The production file.
+    backup_path : pathlib.Path
+        The backup restored.
+    counts : dict, default={}
+        Each table → its rows now.
+    safety_path : pathlib.Path or None, default=None
+        The backup of production taken just before.
+    notes : list, default=[]
+        What else happened (a page size that changed since the backup).
+    """
 
     path: Path
     backup_path: Path
@@ -360,9 +424,51 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
     copy and the restore. The file is written in place, so its owner, mode
     and journal mode stay; the tables a merge created are gone again, every
     other table holds the backup's rows.
+
+    Parameters
+    ----------
+    backup : str or os.PathLike
+        A backup a merge took of ``production``.
+    production : str or os.PathLike
+        The live production file.
+    timeout : float, default=DEFAULT_TIMEOUT
+        Seconds to wait for another writer of production.
+
+    Returns
+    -------
+    RestoreResult
+        The rows per table now, the safety backup's path and notes.
+
+    Raises
+    ------
+    StoreSchemaError
+        The backup is not one of this file (or fails its integrity check, or holds no tables), or
+        both paths are the same file.
+    StoreWriteError
+        Production stayed busy longer than ``timeout``, or the copy failed; nothing was changed.
+    InputError
+        ``timeout`` is not a number of seconds between 0 and 86400.
+
+    See Also
+    --------
+    merge_into : what took the backup.
+    list_backups : the backups there are.
     """
     _check_timeout(timeout)
     backup, production = Path(backup), Path(production)
+    data = _checked_backup(backup, production, timeout)
+    try:
+        counts, safety, notes = _copy_backup(data, production, timeout)
+    except ThatchlabError:
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        raise _write_error(production, exc, timeout, "restore failed", "production was left as it was") from None
+    return RestoreResult(path=production, backup_path=backup, counts=counts,
+                         safety_path=safety[0] if safety else None, notes=notes)
+
+
+def _checked_backup(backup: Path, production: Path, timeout) -> bytes:
+    """The backup's bytes, once it is known intact, non-empty and restorable into ``production``."""
     _check_production_path(production)
     if backup.resolve() == production.resolve():
         raise StoreSchemaError(f"{backup}: the backup and production are the same file")
@@ -375,6 +481,12 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
             raise StoreSchemaError(f"{backup}: the backup holds no tables; refusing to restore it")
     data = backup.read_bytes()
     check_restorable(backup, production, data=data)  # the bytes checked are the bytes restored
+    return data
+
+
+def _copy_backup(data: bytes, production: Path, timeout) -> tuple:
+    """Copy the backup's pages into production a page a step, writing the safety backup under the
+    lock the first step takes; ``(rows per table, [safety path], notes)``."""
     safety: list = []
 
     def progress(status, remaining, total):
@@ -383,32 +495,26 @@ def restore(backup, production, *, timeout: float = DEFAULT_TIMEOUT) -> RestoreR
         if not safety:  # the first page is copied: production's write lock is ours until the copy commits
             safety.append(_write_backup(production, timeout, "before restore", locked_file=not wal))
 
-    try:
-        with contextlib.closing(connect_bytes(data)) as src, \
-                contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
-            # in WAL mode readers see the committed state beside the copy's lock; in rollback mode the
-            # copy's exclusive lock keeps them out, and the file holds the committed state until it commits
-            wal = str(dst.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
-            notes, was_wal = _match_page_size(src, dst, wal)
-            wal = was_wal
-            try:
-                src.backup(dst, pages=1, progress=progress)  # a page a step: the lock is held from step one
-            except _Busy:
-                raise StoreWriteError(f"{production}: production is busy: another connection held its lock "
-                                      f"for more than {timeout:g} s; nothing was changed") from None
-            if notes:  # back to WAL, as production ran
-                dst.execute("PRAGMA journal_mode=WAL")
-            res = dst.execute("PRAGMA integrity_check").fetchall()
-            if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
-                raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
-            counts = {t: dst.execute(f"SELECT COUNT(*) FROM {quote_name(t)}").fetchone()[0]
-                      for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
-    except ThatchlabError:
-        raise
-    except (OSError, sqlite3.Error) as exc:
-        raise _write_error(production, exc, timeout, "restore failed", "production was left as it was") from None
-    return RestoreResult(path=production, backup_path=backup, counts=counts,
-                         safety_path=safety[0] if safety else None, notes=notes)
+    with contextlib.closing(connect_bytes(data)) as src, \
+            contextlib.closing(connect_readwrite(production, timeout=timeout)) as dst:
+        # in WAL mode readers see the committed state beside the copy's lock; in rollback mode the
+        # copy's exclusive lock keeps them out, and the file holds the committed state until it commits
+        wal = str(dst.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
+        notes, was_wal = _match_page_size(src, dst, wal)
+        wal = was_wal
+        try:
+            src.backup(dst, pages=1, progress=progress)  # a page a step: the lock is held from step one
+        except _Busy:
+            raise StoreWriteError(f"{production}: production is busy: another connection held its lock "
+                                  f"for more than {timeout:g} s; nothing was changed") from None
+        if notes:  # back to WAL, as production ran
+            dst.execute("PRAGMA journal_mode=WAL")
+        res = dst.execute("PRAGMA integrity_check").fetchall()
+        if res != [("ok",)]:  # pragma: no cover - the copy of an intact file is intact
+            raise StoreWriteError(f"{production}: integrity check after restoring failed: {res[:3]}")
+        counts = {t: dst.execute(f"SELECT COUNT(*) FROM {quote_name(t)}").fetchone()[0]
+                  for t in sorted(table_names(dst)) if not t.startswith("sqlite_")}
+    return counts, safety, notes
 
 
 def _match_page_size(src, dst, wal: bool) -> tuple:

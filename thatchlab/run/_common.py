@@ -44,7 +44,23 @@ _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": Bel
 
 @dataclass
 class Section:
-    """One part of the report: a title, a paragraph, text shown as is, tables and figure files."""
+    """One part of the report: a title, a paragraph, text shown as is, tables and figure files.
+
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    title : str
+        The section's heading.
+    text : str, default=""
+        Its text (paragraphs separated by a blank line).
+    tables : list, default=[]
+        ``(caption, DataFrame)`` pairs.
+    figures : list, default=[]
+        ``(caption, relative PNG path)`` pairs.
+    preformatted : list, default=[]
+        Text shown as is (production's own reports).
+    """
 
     title: str
     text: str = ""
@@ -62,16 +78,26 @@ class Section:
 class RunResult:
     """What the main job wrote and found.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    out_dir, report_path, export_path, manifest_path : where the report and the export are.
-    metrics : ``{step: {metric: value}}``, as saved in ``results/metrics.json``.
-    timings : seconds per step.
-    sections : the report's sections (:class:`Section`), tables as DataFrames.
-    skipped : the steps that had no log.
-    decisions : ``{key: Decision}`` (keys as in the manifest: ``prediction``, ``beliefs``, ``calibration``).
-    notebook_path : ``run.ipynb`` beside the report.
-    results : ``{key: path}`` of the saved results (``results/*.json|parquet``).
+    out_dir, report_path, export_path, manifest_path : pathlib.Path or None
+        Where the report and the export are.
+    metrics : dict
+        ``{step: {metric: value}}``, as saved in ``results/metrics.json``.
+    timings : dict
+        Seconds per step.
+    sections : list
+        The report's sections (:class:`Section`), tables as DataFrames.
+    skipped : list
+        The steps that had no log.
+    decisions : dict, default={}
+        ``{key: Decision}`` (keys as in the manifest: ``prediction``, ``beliefs``, ``calibration``).
+    notebook_path : pathlib.Path or None, default=None
+        ``run.ipynb`` beside the report.
+    results : dict, default={}
+        ``{key: path}`` of the saved results (``results/*.json|parquet``).
     """
 
     out_dir: Path
@@ -89,7 +115,24 @@ class RunResult:
 
 def load_config(path) -> dict:
     """Read a JSON or TOML config: ``{engine: {param: value}, "release": {system: name},
-    "sweep": {"space": ..., "holdout": ...}}``."""
+    "sweep": {"space": ..., "holdout": ...}}``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or None
+        The config file (``.toml`` is read as TOML, anything else as JSON); None reads nothing.
+
+    Returns
+    -------
+    dict
+        The config, every section checked (``{}`` for None).
+
+    Raises
+    ------
+    InputError
+        The file is missing or unreadable, or a section, setting or release is not one the job
+        knows (naming the file and the section).
+    """
     if path is None:
         return {}
     p = Path(path)

@@ -48,7 +48,19 @@ def _interval(lo, hi) -> str:
 
 
 def what_ships(ctx) -> pd.DataFrame:
-    """Every engine, every decided parameter and every fit: shipped or kept, why, the interval, where it goes."""
+    """Every engine, every decided parameter and every fit: shipped or kept, why, the interval, where it goes.
+
+    Parameters
+    ----------
+    ctx : dict
+        The job's context after its steps ran (its ``state`` holds the decisions and fits).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per decided parameter or fit: ``engine, parameter, production, candidate, ships,
+        metric, interval, goes to, why``.
+    """
     st, rows = ctx["state"], []
     decision = st.get("decision")
     if decision is not None:

@@ -406,22 +406,22 @@ def fidelity_by_release(log, embedder=None, *, releases=None, engines=None, para
     Parameters
     ----------
     log : pandas.DataFrame
-        An interaction log with what production answered (``logged_reply``,
-        ``logged_nudge``/``logged_items``), e.g. from :mod:`thatchlab.logs.ingest`.
+        An interaction log with what production answered (``logged_reply``, ``logged_nudge`` or
+        ``logged_items``), e.g. from :mod:`thatchlab.logs.ingest`.
     embedder : Embedder, default=None
         The embedder of every replay (None: the bundled model); exact agreement needs production's
         model or the vectors the log was made with.
     releases : str or sequence of str, default=None
         The thatch releases to try (names :func:`~thatchlab.core.params.resolve_release` accepts;
-        None: every known release). An unknown name raises
-        :class:`~thatchlab.core.params.ReleaseError` listing the known ones.
+        None: every known release).
     engines : str or sequence of str, default=None
         ``"prediction"``, ``"behavior"`` or both (None: the engines whose tool calls or nudge
         blocks the log holds).
     params : ScoringParams, default=None
-        The other parameters of every replay (production's defaults when None); only ``release``
-        changes from one replay to the next.
-    initial, path : object, default=None, "vectorised"
+        The other parameters of every replay (production's defaults); only ``release`` changes.
+    initial : StoreContents or ScoringEngine or dict, default=None
+        As for :func:`thatchlab.replay.run`.
+    path : {"vectorised", "events"}, default="vectorised"
         As for :func:`thatchlab.replay.run`.
     match_bar : float, default=MATCH_BAR
         The pooled agreement the best release needs for the log to match it.

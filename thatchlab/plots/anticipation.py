@@ -24,12 +24,26 @@ def confidence_modes_plot(seed: pd.DataFrame, fraction: pd.DataFrame):
     same pairs appear). Points above the dashed line at 1 are seed
     "confidences" that no probability can take.
 
+    Parameters
+    ----------
+    seed : pandas.DataFrame
+        Seed-mode miner output (``workspace, trigger, target, confidence``).
+    fraction : pandas.DataFrame
+        Fraction-mode miner output on the same stream, same columns.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The scatter, with the identity line and the dashed line at 1.
+
+    Examples
+    --------
     >>> s = pd.DataFrame({"workspace": "w", "trigger": ["a"], "target": ["b"], "confidence": [1.5]})
     >>> f = s.assign(confidence=[0.75])
     >>> confidence_modes_plot(s, f).axes[0].get_xlabel()
     'fraction confidence (A followed by B / A occurrences)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     keys = ["workspace", "trigger", "target"]
     m = fraction[keys + ["confidence"]].merge(seed[keys + ["confidence"]], on=keys, suffixes=("_f", "_s"))
@@ -57,12 +71,32 @@ def prefetch_sweep_plot(table: pd.DataFrame, x: str, *, hue: str | None = None,
     ``table`` has one row per configuration with the parameter columns and
     the replay metrics.
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per configuration: the parameter columns and the replay metrics.
+    x : str
+        The swept parameter's column (the x axis).
+    hue : str, default=None
+        A column whose values get one line each (one line in all when None).
+    metrics : sequence of str, default=("hit_rate_at_k", "false_prefetches_per_session")
+        The metric columns, one panel each.
+    xlabel : str, default=None
+        The x-axis label (``x`` when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per metric.
+
+    Examples
+    --------
     >>> t = pd.DataFrame({"min_conf": [0.3, 0.5], "hit_rate_at_k": [0.6, 0.5],
     ...                   "false_prefetches_per_session": [2.0, 1.0]})
     >>> len(prefetch_sweep_plot(t, "min_conf").axes)
     2
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     fig = Figure(figsize=(4.2 * len(metrics), 3.6))
     groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=True))

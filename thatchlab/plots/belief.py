@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief import compute_currency
+from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
+
 __all__ = ["currency_curves", "band_table_figure"]
 
 
@@ -17,16 +20,29 @@ def currency_curves(params=None, days: float = 365.0, classes=None, fitted=None)
     e.g. ``HalfLifeFitter().half_life_``) adds dashed curves. The band
     boundaries 0.5 and 0.25 are drawn as dotted lines.
 
-    Returns a :class:`matplotlib.figure.Figure`.
+    Parameters
+    ----------
+    params : BeliefParams, default=None
+        The half-lives of the solid curves (omi's priors when None).
+    days : float, default=365.0
+        The x-axis range, days since last evidence.
+    classes : sequence of str, default=None
+        The belief classes drawn (every class when None).
+    fitted : pandas.Series, default=None
+        Class → half-life (e.g. ``HalfLifeFitter().half_life_``), drawn dashed.
 
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One curve per class (or per shared half-life).
+
+    Examples
+    --------
     >>> fig = currency_curves(days=60)
     >>> fig.axes[0].get_xlabel()
     'days since last evidence (d)'
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.belief import compute_currency
-    from thatchlab.core.params.belief import BELIEF_CLASSES, BeliefParams
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     p = params if params is not None else BeliefParams()
     classes = list(classes) if classes is not None else list(BELIEF_CLASSES)
@@ -69,13 +85,26 @@ def band_table_figure(tables: dict):
     ``tables`` maps a label (e.g. "seed priors", "fitted") to a band table
     from :func:`thatchlab.replay.band_truth_table`.
 
+    Parameters
+    ----------
+    tables : dict
+        Label (e.g. "seed priors", "fitted") → band table from
+        :func:`thatchlab.replay.band_truth_table`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One bar group per band, one bar per labelled table.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> t = pd.DataFrame({"n": [2, 1, 1], "share_true": [1.0, 0.0, 0.0]},
     ...                  index=pd.Index(["current", "fading", "history"], name="band"))
     >>> band_table_figure({"priors": t}).axes[0].get_ylabel()
     'share of reads still true (fraction)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     bands = ["current", "fading", "history"]
     fig = Figure(figsize=(6.5, 3.8))

@@ -16,13 +16,32 @@ def reliability_diagram(curves, title: str = "Reliability of confidence vs consu
     Returns a matplotlib Figure (x: forecast, y: observed consumption rate);
     marker area is proportional to the bin's count.
 
+    Parameters
+    ----------
+    curves : CalibrationResult or pandas.DataFrame
+        A :class:`~thatchlab.replay.calibration.CalibrationResult` or its ``reliability`` frame
+        (``confidence, mean_forecast, observed, count``).
+    title : str, default="Reliability of confidence vs consumption"
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        x: forecast, y: observed consumption rate; marker area proportional to the bin's count.
+
+    See Also
+    --------
+    decay_ranking_plot : the other figure of the calibration replay.
+
+    Examples
+    --------
     >>> from thatchlab.replay.calibration import run_calibration
     >>> from thatchlab.synth.recall import RecallWorld
     >>> fig = reliability_diagram(run_calibration(RecallWorld(n_memories=20, n_recalls=200, seed=1).log))
     >>> fig.axes[0].get_xlabel()
     'forecast confidence (probability)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     df = curves.reliability if hasattr(curves, "reliability") else pd.DataFrame(curves)
     fig = Figure(figsize=(5.5, 5))
@@ -47,13 +66,27 @@ def decay_ranking_plot(study: pd.DataFrame, title: str = "What a decay half-life
 
     ``study`` is :func:`~thatchlab.replay.calibration.decay_ranking_study` output.
 
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        :func:`~thatchlab.replay.calibration.decay_ranking_study` output.
+    title : str, default="What a decay half-life does to recall ranking"
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Top-1 change share (left axis) and mean top-1 age (right axis) per half-life.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> study = pd.DataFrame({"half_life_days": [7.0, 30.0], "top1_changed": [0.2, 0.1],
     ...                       "mean_top1_age_days": [10.0, 12.0], "n_recalls": [50, 50]})
     >>> decay_ranking_plot(study).axes[0].get_xlabel()
     'decay half-life (days, log scale)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     s = study.loc[np.isfinite(study["half_life_days"])]
     fig = Figure(figsize=(7, 4))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+
+from thatchlab.metrics.scoring import prequential, weighted_reliability
 
 __all__ = ["prequential_reliability_diagram", "regime_bars"]
 
@@ -27,6 +30,26 @@ def prequential_reliability_diagram(results, n_bins: int = 10,
     ``soft_weight``) and the observed confirm rate plotted against the
     mean forecast; marker area follows the bin's weight.
 
+    Parameters
+    ----------
+    results : ReplayResult or list or dict
+        A :class:`~thatchlab.replay.ReplayResult`, a list of them, or a dict label → result.
+    n_bins : int, default=10
+        Forecast bins.
+    title : str, default="Stored confidence as a forecast of confirm"
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Observed confirm rate against mean forecast, one line per replay.
+
+    See Also
+    --------
+    regime_bars : the regimes of the same replays.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> from thatchlab.embed import LookupEmbedder
     >>> from thatchlab.replay import run
@@ -37,9 +60,7 @@ def prequential_reliability_diagram(results, n_bins: int = 10,
     >>> prequential_reliability_diagram(run(log, embedder=emb)).axes[0].get_xlabel()
     'stored confidence before the signal (probability)'
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.metrics.scoring import prequential, weighted_reliability
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     fig = Figure(figsize=(5.5, 5))
     ax = fig.add_subplot(1, 1, 1)
@@ -66,6 +87,24 @@ def regime_bars(results, title: str = "Nudge regimes per message"):
 
     ``results`` as for :func:`prequential_reliability_diagram`.
 
+    Parameters
+    ----------
+    results : ReplayResult or list or dict
+        As for :func:`prequential_reliability_diagram`.
+    title : str, default="Nudge regimes per message"
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One bar group per regime, one bar per replay.
+
+    See Also
+    --------
+    prequential_reliability_diagram : the forecasts of the same replays.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> from types import SimpleNamespace
     >>> ev = pd.DataFrame({"kind": ["message"] * 3, "regime": ["strong", "none", "none"]})
@@ -73,8 +112,7 @@ def regime_bars(results, title: str = "Nudge regimes per message"):
     >>> fig.axes[0].get_ylabel()
     'share of messages (fraction)'
     """
-    import numpy as np
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     pairs = _label_results(results)
     fig = Figure(figsize=(6.5, 4))

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chi2
+
+from thatchlab.sweep import metric_direction
 
 __all__ = ["metric_heatmap", "metric_curve", "prior_profile", "pareto_plot", "decision_forest", "per_user_forest",
            "param_label",
@@ -32,7 +35,22 @@ _METRIC_UNITS = {
 
 
 def param_label(name: str) -> str:
-    """Axis label with units for a parameter (``"{name} (days)"`` for belief half-lives)."""
+    """Axis label with units for a parameter (``"{name} (days)"`` for belief half-lives).
+
+    Parameters
+    ----------
+    name : str
+        A parameter name (a belief class names its half-life).
+
+    Returns
+    -------
+    str
+        The label, e.g. ``"prior strength K (pseudo-signals)"``.
+
+    See Also
+    --------
+    metric_label : the label of a metric.
+    """
     if name in _PARAM_UNITS:
         return _PARAM_UNITS[name]
     if name in ("identity", "relationship", "preference", "state", "plan", "episodic", "meta_residue",
@@ -42,7 +60,24 @@ def param_label(name: str) -> str:
 
 
 def metric_label(metric: str, segment: str = "val") -> str:
-    """Axis label with units for ``<segment>_<metric>``."""
+    """Axis label with units for ``<segment>_<metric>``.
+
+    Parameters
+    ----------
+    metric : str
+        A metric name (``"brier"``, ``"log_loss"``...).
+    segment : str, default="val"
+        The segment whose column is labelled.
+
+    Returns
+    -------
+    str
+        The label, with the metric's units.
+
+    See Also
+    --------
+    param_label : the label of a parameter.
+    """
     base = _METRIC_UNITS.get(metric)
     if base is None:
         base = f"{metric} ({'fraction' if metric.endswith('rate') else 'score'})"
@@ -65,13 +100,39 @@ def metric_heatmap(results: pd.DataFrame, x: str, y: str, metric: str, segment: 
     Where other parameters vary too, each cell shows the best value over
     them (``minimize`` says which is best). The best cell is outlined.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A sweep's results (one row per configuration).
+    x, y : str
+        The two swept parameters (columns).
+    metric : str
+        The metric; the column drawn is ``<segment>_<metric>``.
+    segment : str, default="val"
+        The segment scored.
+    minimize : bool, default=True
+        Whether lower values are better.
+    title : str, default=None
+        The axes title (one naming the metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The heatmap, best cell outlined.
+
+    See Also
+    --------
+    metric_curve : one parameter at a time.
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"k": [1, 1, 5, 5], "p0": [0.3, 0.5, 0.3, 0.5],
     ...                     "val_brier": [0.3, 0.2, 0.25, 0.22]})
     >>> fig = metric_heatmap(res, "k", "p0", "brier")
     >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
     ('prior strength K (pseudo-signals)', 'prior mean P0 (probability)')
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     column = f"{segment}_{metric}"
     best = _best_over_others(results, (x, y), column, minimize)
@@ -97,7 +158,7 @@ def metric_heatmap(results: pd.DataFrame, x: str, y: str, metric: str, segment: 
 
 
 def _rect(x, y):
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # heavy: matplotlib only when a figure is drawn
 
     return Rectangle((x, y), 1, 1, fill=False, edgecolor="red", linewidth=2)
 
@@ -111,12 +172,40 @@ def metric_curve(results: pd.DataFrame, param: str, metric: str, segments=("val"
     test score); ``<segment>_<metric>_lo``/``_hi`` columns (``intervals=True``
     in the sweep) are drawn as bands.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A sweep's results (one row per configuration).
+    param : str
+        The parameter on the x axis.
+    metric : str
+        The metric; columns ``<segment>_<metric>`` are drawn.
+    segments : sequence of str, default=("val", "test")
+        The segments drawn.
+    minimize : bool, default=True
+        Whether lower values are better.
+    log_x : bool, default=False
+        A logarithmic x axis.
+    title : str, default=None
+        The axes title (one naming the metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One line (and band) per segment.
+
+    See Also
+    --------
+    metric_heatmap : two parameters at a time.
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"k": [1.0, 5.0, 20.0], "val_brier": [0.3, 0.2, 0.25],
     ...                     "test_brier": [0.31, 0.22, 0.24]})
     >>> metric_curve(res, "k", "brier").axes[0].get_ylabel()
     'Brier score (squared probability)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     best = _best_over_others(results, (param,), f"val_{metric}", minimize).sort_values(param)
     fig = Figure(figsize=(6, 4.2))
@@ -147,6 +236,24 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
     Plots ``2(ℓ̂ − ℓ_profile)`` over a range around the estimate, the
     χ²₁ cut that defines the interval, the estimate and the interval ends.
 
+    Parameters
+    ----------
+    fitter : PriorFitter
+        A fitted :class:`~thatchlab.fit.PriorFitter`.
+    param : {"k", "p0"}, default="k"
+        The profiled parameter.
+    n : int, default=60
+        Points of the profile.
+    title : str, default=None
+        The axes title (one naming the parameter when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The deviance curve, the cut, the estimate and the interval ends.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from thatchlab.fit import PriorFitter
     >>> rng = np.random.default_rng(0)
@@ -154,7 +261,7 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
     >>> prior_profile(PriorFitter().fit_counts(c, 8 - c)).axes[0].get_ylabel()
     'profile deviance 2(ℓ̂ − ℓ) (log-likelihood units)'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     s = fitter.summary_.loc[param]
     coef, lo, hi = float(s["coef"]), float(s["ci_lower"]), float(s["ci_upper"])
@@ -167,8 +274,6 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
         width = max(hi - lo, 1e-3)
         grid = np.linspace(max(lo - width, 1e-4), min(hi + width, 1 - 1e-4), n)
     prof = fitter.profile(param, grid)
-    from scipy.stats import chi2
-
     cut = float(chi2.ppf(1 - fitter.alpha, 1))  # the profile interval's deviance cut
     fig = Figure(figsize=(6, 4.2))
     ax = fig.add_subplot(1, 1, 1)
@@ -198,6 +303,30 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     decision picked. Configurations with the same scores share a point (their
     count is its size).
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A sweep's results (one row per configuration).
+    front : pandas.DataFrame
+        :func:`thatchlab.sweep.pareto`'s result for ``[x, y]``.
+    x, y : str
+        The two metrics (columns ``<segment>_<x>``, ``<segment>_<y>``).
+    default : pandas.Series or dict, default=None
+        Production's default configuration, marked.
+    chosen : pandas.Series or dict, default=None
+        The configuration a decision picked, marked.
+    segment : str, default="val"
+        The segment scored.
+    title : str, default=None
+        The axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The scatter and its front (or a note saying there is nothing to show).
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"val_interruption_rate": [0.2, 0.3, 0.1, 0.3],
     ...                     "val_wrong_silent_follow_rate": [0.1, 0.05, 0.2, 0.1]})
     >>> fig = pareto_plot(res, res.iloc[[0, 1, 2]], "interruption_rate", "wrong_silent_follow_rate")
@@ -207,7 +336,7 @@ def pareto_plot(results: pd.DataFrame, front: pd.DataFrame, x: str, y: str, *, d
     >>> pareto_plot(none, none.iloc[:0], "interruption_rate", "wrong_silent_follow_rate").axes[0].texts[0].get_text()
     'Nothing to show: no configuration has wrong_silent_follow_rate on val'
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     xc, yc = f"{segment}_{x}", f"{segment}_{y}"
     pts = results[[xc, yc]].apply(pd.to_numeric, errors="coerce").dropna()
@@ -247,6 +376,24 @@ def decision_forest(decision, title: str | None = None):
     interval; the shipped configuration is drawn in colour, the rest in grey.
     A vertical line marks 0; the improving side is labelled.
 
+    Parameters
+    ----------
+    decision : Decision
+        A :class:`thatchlab.decide.Decision`.
+    title : str, default=None
+        The axes title (one naming the decision's metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The forest plot.
+
+    See Also
+    --------
+    per_user_forest : the same decision, user by user.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from thatchlab.decide import decide, planted_sweep
     >>> d = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
@@ -254,9 +401,7 @@ def decision_forest(decision, title: str | None = None):
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['k alone', 'candidate (k=20.0): gate']
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.sweep import metric_direction
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     c = decision.combined
     rows = []  # (label, delta, lo, hi, shipped)
@@ -306,6 +451,24 @@ def per_user_forest(decision, title: str | None = None):
     red, users whose interval is on the improving side in green, the rest in grey. A decision
     whose sweep named no users has no per-user table: the figure says so in its place.
 
+    Parameters
+    ----------
+    decision : Decision
+        A :class:`thatchlab.decide.Decision` (its ``per_user``, ``harm``, ``metric`` and ``engine``).
+    title : str, default=None
+        The axes title (one naming the decision's metric when None).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The forest plot (or a note when the sweep named no users).
+
+    See Also
+    --------
+    decision_forest : the decision's configurations.
+
+    Examples
+    --------
     >>> import numpy as np, pandas as pd
     >>> from types import SimpleNamespace
     >>> t = pd.DataFrame({"user": ["a", "b"], "delta": [0.1, -0.05], "ci_lower": [0.02, -0.09],
@@ -315,9 +478,7 @@ def per_user_forest(decision, title: str | None = None):
     >>> [x.get_text() for x in per_user_forest(d).axes[0].get_yticklabels()]
     ['a', 'b']
     """
-    from matplotlib.figure import Figure
-
-    from thatchlab.sweep import metric_direction
+    from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
 
     table = getattr(decision, "per_user", None)
     fig = Figure(figsize=(8.0, 0.32 * max(0 if table is None else len(table), 4) + 1.4))

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError, LogValidationError
+from thatchlab.logs import validate_interaction_log
 from thatchlab.replay._fleet_tasks import (
     MAX_USERS_PER_TASK,
     N_BINS,
@@ -76,7 +77,7 @@ class FleetDataset:
 
 def _filesystem(location: str):
     """``(pyarrow filesystem, path)`` of a URI (``s3://``, ``gs://``, ``file://``...) or a local path."""
-    import pyarrow.fs as pafs
+    import pyarrow.fs as pafs  # optional extra: pyarrow only for a parquet fleet
 
     if "://" in location:
         return _uri_filesystem(location)
@@ -86,7 +87,7 @@ def _filesystem(location: str):
 @functools.lru_cache(maxsize=8)
 def _uri_filesystem(location: str):
     """A URI's filesystem, opened once per process (a worker reads many users from it)."""
-    import pyarrow.fs as pafs
+    import pyarrow.fs as pafs  # optional extra: pyarrow only for a parquet fleet
 
     try:
         fs, path = pafs.FileSystem.from_uri(location)
@@ -137,7 +138,7 @@ def list_users(source, column: str = "user") -> FleetDataset:
     ...     list_users(root).users
     ('a', 'b')
     """
-    import pyarrow.fs as pafs
+    import pyarrow.fs as pafs  # optional extra: pyarrow only for a parquet fleet
 
     text = os.fspath(source)
     if not isinstance(text, str) or not text:
@@ -199,7 +200,7 @@ def read_user_files(location: str, column: str, user: str, files) -> list:
     the partition column): no dataset is built per user, which cost more than
     a small user's replay.
     """
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # optional extra: pyarrow only for a parquet fleet
 
     fs, _ = _filesystem(location)
     key = f"{column}="
@@ -220,8 +221,6 @@ def check_files(parts) -> None:
     """Validate each file's rows as :func:`~thatchlab.logs.validate_interaction_log` does, the
     file as the source: a :class:`~thatchlab.core.errors.LogValidationError` names the file, the
     row in it (0-based, as read) and the column."""
-    from thatchlab.logs import validate_interaction_log
-
     for path, df in parts:
         validate_interaction_log(df, source=path)
 
@@ -241,8 +240,6 @@ def read_user_log(location: str, column: str, user: str, files) -> pd.DataFrame:
     >>> log[["session", "kind", "text"]].values.tolist(), str(log["ts"].dtype)
     ([['s1', 'message', 'hello']], 'datetime64[ns, UTC]')
     """
-    from thatchlab.logs import validate_interaction_log
-
     parts = read_user_files(location, column, user, files)
     return _stack_files([(path, validate_interaction_log(df, source=path)) for path, df in parts])
 
@@ -279,7 +276,7 @@ def dask_client(client):
     """``client``, or the current ``distributed`` client when None."""
     if client is None:
         try:
-            from distributed import get_client
+            from distributed import get_client  # optional extra: dask only for a cluster run
 
             return get_client()
         except (ImportError, ValueError):
@@ -297,7 +294,7 @@ def stream(client, chunks, n_results, n_threads, submit) -> list:
     """Results of ``submit(members)`` for each chunk of user positions, placed by position;
     two tasks in flight per thread keep every worker busy while bounding what the cluster
     holds. On an error the tasks still pending are cancelled and the error raised."""
-    from distributed import as_completed
+    from distributed import as_completed  # optional extra: dask only for a cluster run
 
     window = 2 * n_threads
     results: list = [None] * n_results
@@ -348,7 +345,7 @@ def replay_dataset(source, column, engine, params, embedder, backend, client, n_
             emb.release()
     if n_jobs == 1 or len(specs) <= 1:
         return replay_users(common, specs, embedder)
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed  # heavy: joblib only for a parallel run
 
     n_procs = int(n_jobs) if n_jobs > 0 else (os.cpu_count() or 1)
     groups = balanced_groups(listing.sizes, TASKS_PER_THREAD * n_procs)

@@ -14,6 +14,10 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.embed import LookupEmbedder
+from thatchlab.metrics.calibration import calibration_bins, clip_eps
+from thatchlab.metrics.scoring import prequential
+from thatchlab.replay.scoring import run
 
 __all__ = ["MAX_USERS_PER_TASK", "TASKS_PER_THREAD", "N_BINS", "texts", "make_tasks", "replay_user",
            "forecast_stats", "balanced_groups"]
@@ -67,9 +71,6 @@ def _as_rows(arr, n):
 def replay_user(task: dict) -> dict:
     """Replay one user's log; returns only what the fleet keeps: metrics, and forecasts and
     signals (``keep_events``) or the sums the pooled scores need."""
-    from thatchlab.embed import LookupEmbedder
-    from thatchlab.replay.scoring import run
-
     dim = task["dim"] if isinstance(task["dim"], (int, np.integer)) else None
     passages = task["passages"] or {}
     emb = LookupEmbedder(passages, queries=task["queries"] or None, name=task["name"],
@@ -94,9 +95,6 @@ def forecast_stats(forecasts: pd.DataFrame, soft_weight: float, n_bins: int = N_
     ``se`` = Σ weight · squared error, and ``bins`` (``n_bins`` × 4: rows,
     Σw, Σw·forecast, Σw·outcome per calibration bin).
     """
-    from thatchlab.metrics.calibration import calibration_bins, clip_eps
-    from thatchlab.metrics.scoring import prequential
-
     bins = np.zeros((n_bins, 4))
     pq = prequential(forecasts, soft_weight)
     if pq.empty:

@@ -15,8 +15,11 @@ import pandas as pd
 from thatchlab.core.display import RichDisplay
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
+from thatchlab.embed import default_embedder
 from thatchlab.logs.interaction import validate_interaction_log
 from thatchlab.scoring import ITEM_COLUMNS, ScoringEngine
+from thatchlab.scoring.behavior import BehaviorEngine
+from thatchlab.scoring.prediction import PredictionEngine
 
 __all__ = ["ReplayResult", "EVENT_COLUMNS", "NUDGE_COLUMNS", "ENGINE_KINDS", "LIST_KINDS", "VERDICT_KINDS",
            "replayed_kinds", "engine_class",
@@ -49,35 +52,43 @@ def replayed_kinds(engine: str, eng) -> tuple:
 class ReplayResult(RichDisplay):
     """What :func:`run` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    events : DataFrame, one row per log event in log order (:data:`EVENT_COLUMNS`):
-        messages carry ``regime``, ``n_items`` and the nudge block in ``reply``;
-        messages and queries carry ``n_foreign_model``, how many of the
-        matchers they scored have a model tag other than the embedder's
-        (:attr:`~thatchlab.scoring.Nudge.n_foreign_model`; NaN on other rows);
-        writes carry ``action`` (``created``, ``created+confirm``, ``linked``,
-        ``confirm``, ``deleted``, ``not_found``...), ``item_id``, ``signal``,
-        ``forecast`` (stored confidence before a confirm/disconfirm/soft
-        signal) and ``confidence`` (after) and the reply text; rows of the
-        other engine have action ``ignored``, rows with a ``skip_reason`` (tool
-        calls that never ran in production) action ``skipped``.
-    nudges : DataFrame, one row per surfaced item of a message or query
-        (:data:`NUDGE_COLUMNS`), ``rank`` 0 first.
-    tables : the final engine state (``stores, matchers, items, edges, provenance``).
-    metrics : dict of scalars (see :func:`thatchlab.metrics.scoring.replay_metrics`), plus
+    events : pandas.DataFrame
+        One row per log event in log order (:data:`EVENT_COLUMNS`): messages carry ``regime``,
+        ``n_items`` and the nudge block in ``reply``; messages and queries carry
+        ``n_foreign_model``, how many of the matchers they scored have a model tag other than the
+        embedder's (:attr:`~thatchlab.scoring.Nudge.n_foreign_model`; NaN on other rows); writes
+        carry ``action`` (``created``, ``created+confirm``, ``linked``, ``confirm``, ``deleted``,
+        ``not_found``...), ``item_id``, ``signal``, ``forecast`` (stored confidence before a
+        confirm/disconfirm/soft signal) and ``confidence`` (after) and the reply text; rows of the
+        other engine have action ``ignored``, rows with a ``skip_reason`` (tool calls that never ran
+        in production) action ``skipped``.
+    nudges : pandas.DataFrame
+        One row per surfaced item of a message or query (:data:`NUDGE_COLUMNS`), ``rank`` 0 first.
+    tables : dict
+        The final engine state (``stores, matchers, items, edges, provenance``).
+    metrics : dict, default={}
+        Dict of scalars (see :func:`thatchlab.metrics.scoring.replay_metrics`), plus
         :func:`foreign_model_metrics`.
-    engine : ``"prediction"`` or ``"behavior"``.
-    embedder : the embedding model's name.
-    params : the :class:`~thatchlab.core.params.ScoringParams` used; ``release`` (a property) is
-        the thatch release replayed.
-    path : ``"events"`` or ``"vectorised"``.
-    strict_model : whether scans skipped rows of another model's tag (see
+    engine : str, default='prediction'
+        ``"prediction"`` or ``"behavior"``.
+    embedder : str or None, default=None
+        The embedding model's name.
+    params : ScoringParams, default=ScoringParams()
+        The :class:`~thatchlab.core.params.ScoringParams` used; ``release`` (a property) is the
+        thatch release replayed.
+    path : str, default='vectorised'
+        ``"events"`` or ``"vectorised"``.
+    strict_model : bool, default=False
+        Whether scans skipped rows of another model's tag (see
         :class:`~thatchlab.scoring.ScoringEngine`; False is production).
-    diagnostics : sentences explaining a mostly silent replay (more than half
-        of the scored messages surfaced nothing): each message's best matcher
-        cosine (median, 90th percentile) beside the threshold, and what to do
-        about an embedder/threshold mismatch; empty otherwise.
+    diagnostics : list, default=[]
+        Sentences explaining a mostly silent replay (more than half of the scored messages surfaced
+        nothing): each message's best matcher cosine (median, 90th percentile) beside the threshold,
+        and what to do about an embedder/threshold mismatch; empty otherwise.
     """
 
     events: pd.DataFrame
@@ -96,6 +107,15 @@ class ReplayResult(RichDisplay):
 
         One row per provenance row of the final state, in insertion order
         (``create``/``codify`` rows included; the fitter counts the signals).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``item_id, signal, ts``.
+
+        See Also
+        --------
+        thatchlab.fit.PriorFitter : fits the population prior from these rows.
         """
         prov = self.tables["provenance"]
         fk = "prediction_id" if "prediction_id" in prov.columns else "behavior_id"
@@ -125,9 +145,6 @@ class ReplayResult(RichDisplay):
 
 
 def engine_class(engine: str):
-    from thatchlab.scoring.behavior import BehaviorEngine
-    from thatchlab.scoring.prediction import PredictionEngine
-
     if engine not in ("prediction", "behavior"):
         raise InputError(f"engine: expected 'prediction' or 'behavior', got {engine!r}")
     return PredictionEngine if engine == "prediction" else BehaviorEngine
@@ -161,8 +178,6 @@ def initial_engine(initial, engine: str, embedder, params: ScoringParams,
             raise InputError("initial: expected None, store.import_sqlite(...) contents, an engine or "
                              f"a dict of tables, got {type(initial).__name__}")
     if embedder is None:
-        from thatchlab.embed import default_embedder
-
         embedder = default_embedder()
     if tables is None:
         return cls(embedder=embedder, params=params, project_store=project, strict_model=strict_model)
@@ -188,6 +203,18 @@ def foreign_model_metrics(events: pd.DataFrame) -> dict:
     scored. Both 0 means every cosine compared the embedder's own (or
     untagged) vectors.
 
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        A replay's events, with their ``n_foreign_model`` column.
+
+    Returns
+    -------
+    dict
+        ``{"n_foreign_model_reads": int, "n_foreign_model_rows": int}``.
+
+    Examples
+    --------
     >>> ev = pd.DataFrame({"n_foreign_model": [float("nan"), 0.0, 2.0, 3.0]})
     >>> foreign_model_metrics(ev)
     {'n_foreign_model_reads': 2, 'n_foreign_model_rows': 3}

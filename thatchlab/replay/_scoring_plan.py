@@ -18,12 +18,15 @@ import pandas as pd
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
 from thatchlab.logs import applied, sort_by_time
+from thatchlab.metrics.scoring import replay_metrics
 from thatchlab.replay._hook import hook_skipped
+from thatchlab.replay._regime_broadcast import RegimeTable
 from thatchlab.replay._scoring_common import (
     EVENT_COLUMNS,
     LIST_KINDS,
     ReplayResult,
     check_log,
+    foreign_model_metrics,
     initial_engine,
     replayed_kinds,
 )
@@ -174,9 +177,6 @@ class ScoringPlan:
                            engine=self.engine, embedder=self.embedder_name, params=p, path="vectorised",
                            strict_model=self.strict_model)
         if metrics:
-            from thatchlab.metrics.scoring import replay_metrics
-            from thatchlab.replay._scoring_common import foreign_model_metrics
-
             res.metrics = {**replay_metrics(res, self.log), **foreign_model_metrics(res.events)}
         return res
 
@@ -184,8 +184,6 @@ class ScoringPlan:
         """Every message's ordered candidate rows under ``params`` for all thresholds ≥ ``floor``
         (:class:`~thatchlab.replay._regime_broadcast.RegimeTable`: the top items of many
         thresholds from one candidate pass, for regime sweeps)."""
-        from thatchlab.replay._regime_broadcast import RegimeTable
-
         return RegimeTable(self, params, floor, values)
 
     def _events(self, values, outcomes) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from thatchlab.core.params import ScoringParams
+from thatchlab.core.progress import progress
 from thatchlab.logs import applied, mark_checked_args
 from thatchlab.replay._dedup_lookup import PrecomputedDedup
 from thatchlab.replay._grouping import group_rank
@@ -301,8 +302,6 @@ def run_writes(eng, log, stores: np.ndarray, write_kinds) -> WritePass:
 
     ``stores`` is each event's store (the project store where the log has none).
     """
-    from thatchlab.core.progress import progress
-
     kinds = log["kind"].to_numpy(object)
     positions = np.flatnonzero(np.isin(kinds, [k for k in write_kinds if k in _KIND_OF_WRITE])
                                & applied(log).to_numpy(dtype=bool))  # calls that never ran write nothing

@@ -30,15 +30,21 @@ RUN_TIME = pd.Timedelta(hours=6, minutes=30)
 class AnticipationReplayResult:
     """What a replay of the anticipation engine measured.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    sessions : one row per evaluated session (workspace, session, t0 = first
-        recall, run_at, prefetched facts, later recalls, hit, useful, false
-        prefetches, round-trips saved).
-    runs : one row per mining run (run_at, patterns per type, sessions served).
-    patterns : the patterns of the last run.
-    metrics : scalar metrics (see :func:`run_anticipation`).
-    params : the parameters used; ``release`` (a property) is the mnemo release replayed.
+    sessions : pandas.DataFrame
+        One row per evaluated session (workspace, session, t0 = first recall, run_at, prefetched
+        facts, later recalls, hit, useful, false prefetches, round-trips saved).
+    runs : pandas.DataFrame
+        One row per mining run (run_at, patterns per type, sessions served).
+    patterns : pandas.DataFrame
+        The patterns of the last run.
+    metrics : dict
+        Scalar metrics (see :func:`run_anticipation`).
+    params : AnticipationParams, default=AnticipationParams()
+        The parameters used; ``release`` (a property) is the mnemo release replayed.
     """
 
     sessions: pd.DataFrame
@@ -57,6 +63,11 @@ class AnticipationReplayResult:
 
         Costs use ``tokens_per_recall`` and ``latency_ms_per_recall``; the
         tokens that injected facts themselves occupy are not counted.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per evaluated session.
         """
         m, p = self.metrics, self.params
         before = m["recalls_per_session"]
@@ -96,6 +107,27 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     * ``false_prefetches`` (total) and ``false_prefetches_per_session``: prefetched facts never recalled later;
     * ``recalls_per_session``, ``prefetched_per_session``, ``sessions``, ``runs``.
 
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        The event stream (see :mod:`thatchlab.logs`), mined and used for cues.
+    recalls : pandas.DataFrame
+        The recall stream; sessions are evaluated against it.
+    params : AnticipationParams, default=None
+        The mining and prefetch parameters (mnemo's defaults when None).
+    warmup : str or pandas.Timedelta, default="7d"
+        How long after the streams begin the first daily run may happen.
+
+    Returns
+    -------
+    AnticipationReplayResult
+        The metrics above, the runs, the sessions and the mined patterns.
+
+    Raises
+    ------
+    InputError
+        The recall stream is empty, or no session starts after the warm-up.
+
     Examples
     --------
     >>> from thatchlab.synth import PatternWorld
@@ -111,9 +143,16 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     if recalls.empty:
         raise InputError("recalls: the recall stream is empty; expected at least one recall to "
                          "prefetch for")
+    sess = _served_sessions(events, recalls, params, warm, warmup)
+    pick, runs, patterns = _daily_runs(events, recalls, sess, _session_cues(events, sess), params)
+    return _evaluate(sess, recalls, pick, runs, patterns, params)
+
+
+def _served_sessions(events, recalls, params, warm, warmup) -> pd.DataFrame:
+    """The sessions a daily run serves: those whose first recall ``t0`` comes after the first run,
+    each with its run time, a ``key`` and the slot of ``t0``."""
     begin = min(events["ts"].min() if len(events) else recalls["ts"].min(), recalls["ts"].min())
     first_run = (begin + warm - RUN_TIME).ceil("D") + RUN_TIME
-
     sess = _first_recalls(recalls)
     sess["run_at"] = (sess["t0"] - RUN_TIME).dt.floor("D") + RUN_TIME
     sess = sess[sess["run_at"] >= first_run].reset_index(drop=True)
@@ -123,8 +162,12 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
                          "streams that span more than the warm-up")
     sess["key"] = np.arange(len(sess))
     sess["slot"] = slot_of(sess["t0"], slot_hours=params.slot_hours, timezone=params.timezone).to_numpy()
+    return sess
 
-    # cues known before each session's first recall
+
+def _session_cues(events, sess) -> pd.DataFrame:
+    """The cues known before each session's first recall: its events' names and entities, and its
+    slot; one row per ``(key, cue)`` with the session's run time."""
     before = events.merge(sess[["workspace", "session", "t0", "key"]], on=["workspace", "session"])
     before = before[before["ts"] < before["t0"]]
     ev_cues = before[["key", "workspace", "name"]].rename(columns={"name": "cue"}).assign(cue_kind="event")
@@ -134,8 +177,12 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
                              "cue": [x for v in before["entities"] for x in v], "cue_kind": "entity"})
     slot_cues = sess[["key", "workspace", "slot"]].rename(columns={"slot": "cue"}).assign(cue_kind="slot")
     cues = pd.concat([c for c in (ev_cues, ent_cues, slot_cues) if len(c)], ignore_index=True)
-    cues = cues.merge(sess[["key", "run_at"]], on="key")
+    return cues.merge(sess[["key", "run_at"]], on="key")
 
+
+def _daily_runs(events, recalls, sess, cues, params) -> tuple:
+    """Mine at each run and prefetch for the sessions it serves: the picks, one row per run, and
+    the last run's patterns."""
     picks, runs, patterns = [], [], None
     for run_at, group in sess.groupby("run_at", sort=True):
         patterns = mine(events, recalls, run_at, params)
@@ -148,7 +195,7 @@ def run_anticipation(events: pd.DataFrame, recalls: pd.DataFrame, params: Antici
     runs = pd.DataFrame(runs)
     picks = [p for p in picks if len(p)]
     pick = pd.concat(picks, ignore_index=True) if picks else pd.DataFrame(columns=["key", "fact_id", "rank"])
-    return _evaluate(sess, recalls, pick, runs, patterns, params)
+    return pick, runs, patterns
 
 
 def _ids_by_key(df) -> dict:

@@ -56,19 +56,33 @@ def _write_row(ev: dict) -> dict:
 class BeliefReplayResult:
     """What :func:`run_belief` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    events : one row per ``read``: ts, memory_id, still_true, the stored
-        state read (status, class, half-life, valid_to, ``as_of``), and
-        ``effective_half_life_days``, ``currency``, ``band``, ``useful_now``.
-    actions : one row per evidence event: what it did to the store.
-    state : the final :class:`~thatchlab.belief.BeliefStore`.
-    metrics : scalars — ``auc`` and ``brier`` of currency for ``still_true``,
-        ``n_reads``, ``n_labelled``, ``share_true_<band>``, ``n_<band>``,
-        ``useful_now_precision``, ``useful_now_recall``,
+    events : pandas.DataFrame
+        One row per ``read``: ts, memory_id, still_true, the stored state read (status, class,
+        half-life, valid_to, ``as_of``), and ``effective_half_life_days``, ``currency``, ``band``,
+        ``useful_now``.
+    actions : pandas.DataFrame
+        One row per evidence event: what it did to the store.
+    state : BeliefStore
+        The final :class:`~thatchlab.belief.BeliefStore`.
+    metrics : dict
+        Scalars — ``auc`` and ``brier`` of currency for ``still_true``, ``n_reads``, ``n_labelled``,
+        ``share_true_<band>``, ``n_<band>``, ``useful_now_precision``, ``useful_now_recall``,
         ``time_only_transitions`` (always 0 for this model), ``n_missing``.
-    band_table : band × truth counts with the share still true per band.
-    params : the parameters used; ``release`` (a property) is the omi release replayed.
+    band_table : pandas.DataFrame
+        Band × truth counts with the share still true per band.
+    params : BeliefParams
+        The parameters used; ``release`` (a property) is the omi release replayed.
+    _raw_reads : pandas.DataFrame, default=None
+        Internal: the reads as recorded, before currency is computed (what :meth:`rescore`
+        recomputes from).
+    _time_only : int, default=0
+        Internal: the count of time-only transitions of the replay (kept by :meth:`rescore`).
+    log : pandas.DataFrame, default=None
+        The replayed log, validated and sorted (what :meth:`exposures` reads).
     """
 
     events: pd.DataFrame
@@ -84,13 +98,30 @@ class BeliefReplayResult:
     def exposures(self, end=None) -> pd.DataFrame:
         """The replayed log's exposure segments, what :class:`~thatchlab.fit.HalfLifeFitter` fits:
         ``HalfLifeFitter().fit(ex["duration_days"], ex["event"], ex["group"])``
-        (see :func:`thatchlab.belief.exposure_segments`)."""
+        (see :func:`thatchlab.belief.exposure_segments`).
+
+        Parameters
+        ----------
+        end : datetime or str, default=None
+            Where open segments end (see :func:`thatchlab.belief.exposure_segments`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One exposure segment per row (``duration_days``, ``event``, ``group``...).
+
+        Raises
+        ------
+        InputError
+            The result does not hold its log.
+        """
         if self.log is None:
             raise InputError("exposures: this result does not hold its log; replay with run_belief")
         return exposure_segments(self.log, end=end)
 
     @property
     def tables(self) -> dict:
+        """The final store's tables (``state.tables``)."""
         return self.state.tables
 
     @property
@@ -100,7 +131,18 @@ class BeliefReplayResult:
 
     def rescore(self, params: BeliefParams) -> BeliefReplayResult:
         """The same replay scored under other half-life priors, without
-        re-running the events (valid when only the priors differ)."""
+        re-running the events (valid when only the priors differ).
+
+        Parameters
+        ----------
+        params : BeliefParams
+            The other half-life priors.
+
+        Returns
+        -------
+        BeliefReplayResult
+            The same replay, its currency, bands and metrics recomputed.
+        """
         events, metrics, table = _score(self._raw_reads, params, self._time_only,
                                         self.metrics["n_missing"])
         return BeliefReplayResult(events, self.actions, self.state, metrics, table, params,
@@ -110,6 +152,18 @@ class BeliefReplayResult:
 def band_truth_table(events: pd.DataFrame) -> pd.DataFrame:
     """Counts of labelled reads per band and truth, with ``share_true`` per band.
 
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        Reads with ``band`` and ``still_true`` (a replay's ``events``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by band (``current, fading, history``): counts per truth, ``n`` and ``share_true``.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> t = band_truth_table(pd.DataFrame({"band": ["current", "current", "history"],
     ...                                    "still_true": [True, False, False]}))
@@ -157,7 +211,7 @@ def _score(raw: pd.DataFrame, params: BeliefParams, time_only: int, n_missing: i
     y = lab["still_true"].astype(bool).to_numpy()
     c = lab["currency"].to_numpy(dtype=np.float64)
     if len(np.unique(y)) == 2:
-        from sklearn.metrics import roc_auc_score
+        from sklearn.metrics import roc_auc_score  # heavy: sklearn only for the AUC
 
         auc = float(roc_auc_score(y, c))
     else:
@@ -187,9 +241,17 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
 
     Parameters
     ----------
-    log : a memory log (validated here).
-    params : BeliefParams (defaults: omi's half-life priors).
-    initial : a BeliefStore or memories DataFrame to start from (copied).
+    log : pandas.DataFrame
+        A memory log (validated here).
+    params : BeliefParams, default=None
+        The parameters (defaults: omi's half-life priors).
+    initial : BeliefStore or pandas.DataFrame, default=None
+        A store or memories frame to start from (copied).
+
+    Returns
+    -------
+    BeliefReplayResult
+        The reads scored, the actions, the final store and the metrics.
 
     Examples
     --------
@@ -212,56 +274,81 @@ def run_belief(log: pd.DataFrame, params: BeliefParams | None = None, *,
         store.params = params
     else:
         store = BeliefStore(initial, params=params)
-    reads, actions = [], []
-    derived = DerivedAuthority()
-    new_clock = params.release != "4d5d5c5"
-    last_fp: dict = {}
-    touched: set = set()
-    time_only = n_missing = 0
+    walk = _Walk(store, new_clock=params.release != "4d5d5c5")
     for pos, ev in enumerate(log.to_dict(orient="records")):
+        walk.step(pos, ev)
+    walk.derived.warn("run_belief")
+    raw = _reads_frame(walk.reads)
+    events, metrics, table = _score(raw, params, walk.time_only, walk.n_missing)
+    act = pd.DataFrame(walk.actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])
+    return BeliefReplayResult(events, act, store, metrics, table, params, raw, walk.time_only, log=log)
+
+
+class _Walk:
+    """The event loop of :func:`run_belief`: one store, the reads and actions it records, and the
+    counts of time-only transitions and of events on rows that do not exist."""
+
+    def __init__(self, store: BeliefStore, *, new_clock: bool):
+        self.store = store
+        self.new_clock = new_clock
+        self.derived = DerivedAuthority()
+        self.reads: list = []
+        self.actions: list = []
+        self.last_fp: dict = {}
+        self.touched: set = set()
+        self.time_only = 0
+        self.n_missing = 0
+
+    def step(self, pos: int, ev: dict) -> None:
+        """Apply one event; a read or an unrelated event that journals a change is time-only."""
         kind = ev["kind"]
-        n_journal = len(store.journal)
+        n_journal = len(self.store.journal)
         if kind == "write":
-            store.write(_write_row(ev), _where=f"memory log row {pos} (write)")
-            touched.add(ev["memory_id"])
+            self.store.write(_write_row(ev), _where=f"memory log row {pos} (write)")
+            self.touched.add(ev["memory_id"])
         elif kind == "read":
-            row = store.row_view(ev["memory_id"])
-            if row is None:
-                n_missing += 1
-                reads.append(dict(position=pos, ts=ev["ts"], memory_id=ev["memory_id"],
-                                  still_true=ev["still_true"], missing=True))
-            else:
-                fp = tuple(repr(row[c]) for c in _FP)
-                mid = row["id"]
-                if mid in last_fp and last_fp[mid] != fp and mid not in touched:
-                    time_only += 1
-                last_fp[mid] = fp
-                touched.discard(mid)
-                reads.append(dict(
-                    position=pos, ts=ev["ts"], memory_id=mid, still_true=ev["still_true"],
-                    missing=False, status=row["status"], belief_class=row["belief_class"],
-                    half_life_days=row["half_life_days"], user_asserted=row["user_asserted"],
-                    memory_kind=row["kind"], tier=row["tier"], valid_to=row["valid_to"],
-                    as_of=row["last_corroborated_at"] or (new_clock and row["evidence_time"])
-                    or row["captured_at"],
-                    corroboration_count=row["corroboration_count"]))
-        else:
-            target = _val(ev["target_memory_id"]) or ev["memory_id"]
-            if kind != "unrelated" and target not in store:
-                n_missing += 1
-                actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
-                                    action="missing", changed=[]))
-                continue
-            out = store.apply_event(dict(ev), pos, derived=derived)
-            touched.add(out["memory_id"])
-            actions.append(dict(position=pos, ts=ev["ts"], **out))
-        if kind in ("read", "unrelated") and len(store.journal) != n_journal:
-            time_only += len(store.journal) - n_journal
-    derived.warn("run_belief")
-    raw = _reads_frame(reads)
-    events, metrics, table = _score(raw, params, time_only, n_missing)
-    act = pd.DataFrame(actions, columns=["position", "ts", "memory_id", "kind", "action", "changed"])
-    return BeliefReplayResult(events, act, store, metrics, table, params, raw, time_only, log=log)
+            self.read(pos, ev)
+        elif not self.evidence(pos, ev, kind):
+            return
+        if kind in ("read", "unrelated") and len(self.store.journal) != n_journal:
+            self.time_only += len(self.store.journal) - n_journal
+
+    def read(self, pos: int, ev: dict) -> None:
+        """Record the row as stored; a stored change since the last read that no event touched
+        counts as a time-only transition."""
+        row = self.store.row_view(ev["memory_id"])
+        if row is None:
+            self.n_missing += 1
+            self.reads.append(dict(position=pos, ts=ev["ts"], memory_id=ev["memory_id"],
+                                   still_true=ev["still_true"], missing=True))
+            return
+        fp = tuple(repr(row[c]) for c in _FP)
+        mid = row["id"]
+        if mid in self.last_fp and self.last_fp[mid] != fp and mid not in self.touched:
+            self.time_only += 1
+        self.last_fp[mid] = fp
+        self.touched.discard(mid)
+        self.reads.append(dict(
+            position=pos, ts=ev["ts"], memory_id=mid, still_true=ev["still_true"],
+            missing=False, status=row["status"], belief_class=row["belief_class"],
+            half_life_days=row["half_life_days"], user_asserted=row["user_asserted"],
+            memory_kind=row["kind"], tier=row["tier"], valid_to=row["valid_to"],
+            as_of=row["last_corroborated_at"] or (self.new_clock and row["evidence_time"])
+            or row["captured_at"],
+            corroboration_count=row["corroboration_count"]))
+
+    def evidence(self, pos: int, ev: dict, kind: str) -> bool:
+        """Apply an evidence event through the store; False when its target row does not exist."""
+        target = _val(ev["target_memory_id"]) or ev["memory_id"]
+        if kind != "unrelated" and target not in self.store:
+            self.n_missing += 1
+            self.actions.append(dict(position=pos, ts=ev["ts"], memory_id=target, kind=kind,
+                                     action="missing", changed=[]))
+            return False
+        out = self.store.apply_event(dict(ev), pos, derived=self.derived)
+        self.touched.add(out["memory_id"])
+        self.actions.append(dict(position=pos, ts=ev["ts"], **out))
+        return True
 
 
 def _reads_frame(reads: list) -> pd.DataFrame:

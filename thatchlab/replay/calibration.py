@@ -22,10 +22,12 @@ from thatchlab.calibration import (
     CalibrationState,
     backfill_recall_outcomes,
     calibrate_from_shadow,
+    decayed,
     derive,
     derive_signals,
     freshness_factor,
     recall_features,
+    recall_score,
     shadow_sample,
     signals_json,
 )
@@ -45,18 +47,31 @@ _DAY_NS = 86_400 * 10**9
 class CalibrationResult:
     """What :func:`run_calibration` produced.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    events : per recall touch (log order after a stable sort by ``ts``): the
-        stored confidence before and after the touch, whether it was sampled.
-    observations : the shadow observations, outcomes backfilled from the whole ledger.
-    reports : one :class:`CalibrationReport` per window (chronological);
-        ``report`` is the last; ``windows`` their rows in long form with ``window_end``.
-    reliability : reliability-curve rows for ``caller`` and ``derived`` confidence
-        against consumption on the judged sampled touches.
-    state : the final :class:`CalibrationState` (memories + observations).
-    metrics : scalars (Brier, ECE, log-loss of caller and derived; counts).
-    params : the parameters used; ``release`` (a property) is the ai-memory release replayed.
+    events : pandas.DataFrame
+        Per recall touch (log order after a stable sort by ``ts``): the stored confidence before and
+        after the touch, whether it was sampled.
+    observations : pandas.DataFrame
+        The shadow observations, outcomes backfilled from the whole ledger.
+    reports : list
+        One :class:`CalibrationReport` per window (chronological); ``report`` is the last;
+        ``windows`` their rows in long form with ``window_end``.
+    reliability : pandas.DataFrame
+        Reliability-curve rows for ``caller`` and ``derived`` confidence against consumption on the
+        judged sampled touches.
+    state : CalibrationState
+        The final :class:`CalibrationState` (memories + observations).
+    metrics : dict
+        Scalars (Brier, ECE, log-loss of caller and derived; counts).
+    params : CalibrationParams, default=CalibrationParams()
+        The parameters used; ``release`` (a property) is the ai-memory release replayed.
+    windows : pandas.DataFrame
+        The reports' rows in long form with ``window_end`` first.
+    log : pandas.DataFrame, default=None
+        The replayed recall log, validated and sorted (what :meth:`derive_rows` reads).
     """
 
     events: pd.DataFrame
@@ -72,7 +87,18 @@ class CalibrationResult:
     def derive_rows(self) -> pd.DataFrame:
         """The judged touches of the replayed log, what :class:`~thatchlab.fit.DeriveWeightsFitter`
         fits (``ts, age_days, is_atom, corroboration, consumed``; see
-        :func:`thatchlab.calibration.recall_features`)."""
+        :func:`thatchlab.calibration.recall_features`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``ts, age_days, is_atom, corroboration, consumed``.
+
+        Raises
+        ------
+        InputError
+            The result does not hold its log.
+        """
         if self.log is None:
             raise InputError("derive_rows: this result does not hold its log; replay with run_calibration")
         return recall_features(self.log)
@@ -84,22 +110,35 @@ class CalibrationResult:
 
     @property
     def report(self) -> CalibrationReport:
+        """The last window's calibration report."""
         return self.reports[-1]
 
     @property
     def memories(self) -> pd.DataFrame:
+        """The final memories table (``state.memories``)."""
         return self.state.memories
 
     @property
     def tables(self) -> dict:
+        """The final state's tables (``state.tables``)."""
         return self.state.tables
 
 
 def recall_ledger(log: pd.DataFrame) -> pd.DataFrame:
     """The ``recall_observations`` ledger of a validated recall log: its judged touches.
 
-    Columns ``recall_id, memory_id, retriever, rank, score, consumed (0/1), observed_at``.
+    Parameters
+    ----------
+    log : pandas.DataFrame
+        A validated recall log.
 
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``recall_id, memory_id, retriever, rank, score, consumed (0/1), observed_at``.
+
+    Examples
+    --------
     >>> from thatchlab.synth.recall import RecallWorld
     >>> list(recall_ledger(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
     ['recall_id', 'memory_id', 'retriever', 'rank', 'score', 'consumed', 'observed_at']
@@ -122,8 +161,27 @@ def decay_touches(ts_ns, created_ns, memory_codes, start_confidence, half_life_d
     Rows must be in time order. A touch replaces confidence by ``decayed(c, age)``
     with age since the memory's previous touch (else its ``created_at``), so
     touches compound exactly as production's successive updates do.
-    Returns ``(before, after)`` arrays.
 
+    Parameters
+    ----------
+    ts_ns : array-like of int
+        Each touch's time, ns since the epoch, in time order.
+    created_ns : array-like of int
+        Each touched memory's ``created_at``, ns since the epoch.
+    memory_codes : array-like of int
+        Each touch's memory, as an integer code.
+    start_confidence : array-like of float
+        Each touch's memory's starting confidence.
+    half_life_days : float
+        The decay half-life.
+
+    Returns
+    -------
+    before, after : numpy.ndarray
+        The stored confidence before and after each touch.
+
+    Examples
+    --------
     >>> day = 86_400 * 10**9
     >>> before, after = decay_touches([30 * day, 60 * day], [0, 0], [0, 0], [0.8, 0.8], 30.0)
     >>> before.tolist(), after.tolist()
@@ -207,6 +265,11 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     (``observations`` and the metrics still use the backfilled outcomes). The
     sweep is the admin one (every observation).
 
+    Raises
+    ------
+    InputError
+        The recall log is empty (or does not validate).
+
     Examples
     --------
     >>> from thatchlab.synth.recall import RecallWorld
@@ -216,18 +279,42 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     """
     params = CalibrationParams.coerce(params)
     rate = params.sample_rate if sample_rate is None else sample_rate
+    log = _recall_log(log)
+    ts_ns = log["ts"].array.asi8
+    created_ns = log["created_at"].array.asi8
+    codes, mem_ids = pd.factorize(log["memory_id"], sort=False)
+    kw = params.derive_kwargs()
+    start_mem, signals = _starting_confidence(log, codes, params, kw)
+    before, after = _stored_confidence(log, ts_ns, created_ns, codes, start_mem[codes], params)
+    sampled, obs = _shadow_rows(log, before, rate, seed, params)
+    ledger = recall_ledger(log)
+    reports, windows = _window_reports(obs, ledger, ts_ns, codes, mem_ids, params)
+    final_obs, _ = backfill_recall_outcomes(obs, ledger)
+    judged, y, p_caller, p_derived, curves = _reliability(log, sampled, before, ts_ns, created_ns, kw)
+    memories = _final_memories(ts_ns, codes, after, mem_ids, signals, params)
+    events = pd.DataFrame({"ts": log["ts"], "recall_id": log["recall_id"], "memory_id": log["memory_id"],
+                           "confidence_before": before, "confidence_after": after, "sampled": sampled,
+                           "consumed": log["consumed"]})
+    metrics = _metrics(log, mem_ids, obs, final_obs, reports, judged, y, p_caller, p_derived)
+    state = CalibrationState(memories=memories, observations=final_obs, params=params)
+    return CalibrationResult(log=log, events=events, observations=final_obs, reports=reports, windows=windows,
+                             reliability=curves, state=state, metrics=metrics, params=params)
+
+
+def _recall_log(log) -> pd.DataFrame:
+    """The recall log read or validated, non-empty, stably sorted by ``ts``."""
     if isinstance(log, (str, Path)):
         log = read_recall_log(log)
     else:
         log = validate_recall_log(log)
     if len(log) == 0:
         raise InputError("run_calibration: the recall log is empty; expected at least one recall row")
-    log = sort_by_time(log, "recall log")
-    ts_ns = log["ts"].array.asi8
-    created_ns = log["created_at"].array.asi8
-    codes, mem_ids = pd.factorize(log["memory_id"], sort=False)
-    kw = params.derive_kwargs()
+    return sort_by_time(log, "recall log")
 
+
+def _starting_confidence(log, codes, params, kw):
+    """Each memory's first stored confidence (its first logged caller value, or the derived value at
+    age 0 with ``auto_confidence``) and the derive signals behind it."""
     first_rows = pd.Series(np.arange(len(log))).groupby(codes).first().to_numpy()
     if params.auto_confidence:
         sig = derive_signals(0.0, log["is_atom"].to_numpy()[first_rows],
@@ -238,22 +325,34 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     else:
         start_mem = log["caller_confidence"].to_numpy(np.float64)[first_rows]
         signals = np.full(len(first_rows), None, dtype=object)
-    c0 = start_mem[codes]
-    if params.decay_on_recall:
-        before, after = decay_touches(ts_ns, created_ns, codes, c0, params.half_life_days)
-    elif params.auto_confidence:
-        before = after = c0
-    else:  # without decay the stored value is whatever the caller last wrote
-        before = after = log["caller_confidence"].to_numpy(np.float64)
+    return start_mem, signals
 
+
+def _stored_confidence(log, ts_ns, created_ns, codes, c0, params):
+    """The stored confidence before and after every touch."""
+    if params.decay_on_recall:
+        return decay_touches(ts_ns, created_ns, codes, c0, params.half_life_days)
+    if params.auto_confidence:
+        return c0, c0
+    # without decay the stored value is whatever the caller last wrote
+    stored = log["caller_confidence"].to_numpy(np.float64)
+    return stored, stored
+
+
+def _shadow_rows(log, before, rate, seed, params):
+    """Which touches are sampled into the shadow log, and the shadow observations they make."""
     rate_c = 0.0 if not np.isfinite(float(rate)) else min(max(float(rate), 0.0), 1.0)
     sampled = np.random.default_rng(seed).random(len(log)) < rate_c
     frame = log.assign(caller_confidence=before)
     # the same draws as shadow_sample(frame, rate, default_rng(seed)), kept aligned with the log rows
     obs = shadow_sample(frame.loc[sampled], 1.0, np.random.default_rng(seed), params=params)
-    ledger = recall_ledger(log)
-    end_ns, start_ns = int(ts_ns.max()), int(ts_ns.min())
+    return sampled, obs
 
+
+def _window_reports(obs, ledger, ts_ns, codes, mem_ids, params):
+    """One calibration report per window, each seeing what a sweep at the window's end would see,
+    and their rows in long form with ``window_end`` first."""
+    end_ns, start_ns = int(ts_ns.max()), int(ts_ns.min())
     reports, long = [], []
     obs_t = obs["observed_at"].array.asi8
     led_t = ledger["observed_at"].array.asi8
@@ -274,9 +373,11 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
         reports.append(rep)
         long.append(rep.to_frame().assign(window_end=pd.Timestamp(t_end, tz="UTC")))
     windows = pd.concat(long, ignore_index=True)
-    windows = windows[["window_end"] + [c for c in windows.columns if c != "window_end"]]
-    final_obs, _ = backfill_recall_outcomes(obs, ledger)
+    return reports, windows[["window_end"] + [c for c in windows.columns if c != "window_end"]]
 
+
+def _reliability(log, sampled, before, ts_ns, created_ns, kw):
+    """Caller and derived confidence against each judged sampled touch's own ``consumed`` verdict."""
     judged = sampled & log["consumed"].notna().to_numpy()
     y = log["consumed"].to_numpy(dtype=float, na_value=np.nan)[judged]
     p_caller = np.asarray(before)[judged]
@@ -285,7 +386,11 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     curves = pd.concat([reliability_curve(y, p_caller).assign(confidence="caller"),
                         reliability_curve(y, p_derived).assign(confidence="derived")], ignore_index=True)
     curves = curves[["confidence"] + [c for c in curves.columns if c != "confidence"]]
+    return judged, y, p_caller, p_derived, curves
 
+
+def _final_memories(ts_ns, codes, after, mem_ids, signals, params) -> pd.DataFrame:
+    """The memories table after the last touch: confidence, its source, signals and decay time."""
     last_ns = pd.Series(ts_ns).groupby(codes).max().to_numpy()
     final_conf = pd.Series(after).groupby(codes).last().to_numpy()
     if params.decay_on_recall:
@@ -296,13 +401,13 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
         source = np.full(len(mem_ids), "auto_derived" if params.auto_confidence else "caller_provided",
                          dtype=object)
         decayed_at = pd.Series(pd.NaT, index=range(len(mem_ids)), dtype="datetime64[ns, UTC]")
-    memories = pd.DataFrame({"id": np.asarray(mem_ids, dtype=object), "confidence": final_conf,
-                             "confidence_source": source, "confidence_signals": signals,
-                             "confidence_decayed_at": decayed_at})
-    events = pd.DataFrame({"ts": log["ts"], "recall_id": log["recall_id"], "memory_id": log["memory_id"],
-                           "confidence_before": before, "confidence_after": after, "sampled": sampled,
-                           "consumed": log["consumed"]})
+    return pd.DataFrame({"id": np.asarray(mem_ids, dtype=object), "confidence": final_conf,
+                         "confidence_source": source, "confidence_signals": signals,
+                         "confidence_decayed_at": decayed_at})
 
+
+def _metrics(log, mem_ids, obs, final_obs, reports, judged, y, p_caller, p_derived) -> dict:
+    """Counts, consumption rates and the Brier, ECE and log-loss of caller and derived confidence."""
     cal_caller = calibration_summary(y, p_caller)
     cal_derived = calibration_summary(y, p_derived)
     n_judged_obs = int(final_obs["recall_outcome"].notna().sum())
@@ -319,9 +424,7 @@ def run_calibration(log, params: CalibrationParams | None = None, sample_rate=No
     for name, summ in (("caller", cal_caller), ("derived", cal_derived)):
         for k in ("brier", "ece", "log_loss"):
             metrics[f"{name}_{k}"] = float(summ[k])
-    state = CalibrationState(memories=memories, observations=final_obs, params=params)
-    return CalibrationResult(log=log, events=events, observations=final_obs, reports=reports, windows=windows,
-                             reliability=curves, state=state, metrics=metrics, params=params)
+    return metrics
 
 
 def decay_ranking_study(log, half_lives=(7.0, 15.0, 30.0, 60.0, 120.0), confidence_weight=2.0):
@@ -336,15 +439,25 @@ def decay_ranking_study(log, half_lives=(7.0, 15.0, 30.0, 60.0, 120.0), confiden
 
     Returns
     -------
-    DataFrame with ``half_life_days, top1_changed, mean_top1_age_days, n_recalls``.
+    pandas.DataFrame
+        Columns ``half_life_days, top1_changed, mean_top1_age_days, n_recalls``.
 
+    Parameters
+    ----------
+    log : pandas.DataFrame or str or os.PathLike
+        A recall log (or its path).
+    half_lives : sequence of float, default=(7.0, 15.0, 30.0, 60.0, 120.0)
+        The half-lives in days (``inf`` for no decay).
+    confidence_weight : float, default=2.0
+        The weight of confidence in the ranking score.
+
+    Examples
+    --------
     >>> from thatchlab.synth.recall import RecallWorld
     >>> s = decay_ranking_study(RecallWorld(n_memories=30, n_recalls=300, seed=1).log, (30.0, float("inf")))
     >>> float(s["top1_changed"].iloc[-1]), int(s["n_recalls"].iloc[0])
     (0.0, 100)
     """
-    from thatchlab.calibration import decayed, recall_score
-
     log = validate_recall_log(log) if not isinstance(log, (str, Path)) else read_recall_log(log)
     log = log.loc[log["score"].notna()].reset_index(drop=True)
     multi = log.groupby("recall_id")["memory_id"].transform("size").to_numpy() >= 2

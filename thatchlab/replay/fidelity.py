@@ -57,6 +57,20 @@ _HEADERS = {"prediction": "[thatch] User decision model", "behavior": "[thatch] 
 def same_model(name, production: str = PRODUCTION_MODEL) -> bool:
     """Whether an embedder's ``name`` is the production model (any publisher or path of the same weights).
 
+    Parameters
+    ----------
+    name : str or None
+        An embedder's name (a model id or a local path).
+    production : str, default=PRODUCTION_MODEL
+        The production model.
+
+    Returns
+    -------
+    bool
+        True when both name the same weights.
+
+    Examples
+    --------
     >>> same_model("BAAI/bge-small-en-v1.5"), same_model("/models/bge-small-en-v1.5/"), same_model("lookup")
     (True, True, False)
     """
@@ -73,24 +87,31 @@ def same_model(name, production: str = PRODUCTION_MODEL) -> bool:
 class FidelityReport:
     """What :func:`fidelity` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    engine, embedder : the replay's engine and embedder name.
-    production_model : the model production's replies were made with.
-    exact_model : whether the replay used that model (exact agreement is then expected).
-    replies : one row per compared tool call: ``position, kind, logged, replayed, match``.
-    nudges : one row per message: ``position, session``, ``known`` (production's nudge for it
-        was recorded: compared), ``logged, replayed, match``,
-        ``logged_items, replayed_items, items_match, jaccard, logged_regime``,
-        ``replayed_regime, regime_match`` (item lists are statements).
-    metrics : ``n_replies``, ``n_logged_replies`` (the tool calls compared: the
-        engine's calls that ran and have a logged reply), ``reply_agreement``,
-        ``n_nudges`` (messages), ``n_logged_nudges`` (messages whose nudge was
-        recorded, empty or not: the ones compared), ``nudge_agreement``, ``nudge_item_agreement``,
-        ``item_jaccard``, ``regime_agreement`` — every agreement NaN when its
-        count of logged replies or nudges is 0 — and ``headline``, the number
-        to read first.
-    note : one sentence on what the numbers can show.
+    engine, embedder : str
+        The replay's engine and embedder name.
+    production_model : str
+        The model production's replies were made with.
+    exact_model : bool
+        Whether the replay used that model (exact agreement is then expected).
+    replies : pandas.DataFrame
+        One row per compared tool call: ``position, kind, logged, replayed, match``.
+    nudges : pandas.DataFrame
+        One row per message: ``position, session``, ``known`` (production's nudge for it was
+        recorded: compared), ``logged, replayed, match``, ``logged_items, replayed_items,
+        items_match, jaccard, logged_regime``, ``replayed_regime, regime_match`` (item lists are
+        statements).
+    metrics : dict, default={}
+        ``n_replies``, ``n_logged_replies`` (the tool calls compared: the engine's calls that ran
+        and have a logged reply), ``reply_agreement``, ``n_nudges`` (messages), ``n_logged_nudges``
+        (messages whose nudge was recorded, empty or not: the ones compared), ``nudge_agreement``,
+        ``nudge_item_agreement``, ``item_jaccard``, ``regime_agreement`` — every agreement NaN when
+        its count of logged replies or nudges is 0 — and ``headline``, the number to read first.
+    note : str, default=''
+        One sentence on what the numbers can show.
     """
 
     engine: str
@@ -103,6 +124,13 @@ class FidelityReport:
     note: str = ""
 
     def summary(self) -> str:
+        """The report as a few lines of text: agreement of replies, nudges and regimes, and the note.
+
+        Returns
+        -------
+        str
+            One line per comparison, then the note.
+        """
         m = self.metrics
 
         def pct(v):
@@ -148,11 +176,28 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
 
     Parameters
     ----------
-    result : :func:`thatchlab.replay.run`'s result on ``log``.
-    log : the interaction log that was replayed, with ``logged_reply`` and
-        (for nudges) ``logged_nudge``/``logged_items`` columns.
-    production_model : the model production's replies were made with; the
-        report expects exact agreement only when the replay's embedder is it.
+    result : ReplayResult
+        :func:`thatchlab.replay.run`'s result on ``log``.
+    log : pandas.DataFrame
+        The interaction log that was replayed, with ``logged_reply`` and (for nudges)
+        ``logged_nudge``/``logged_items`` columns.
+    production_model : str, default=PRODUCTION_MODEL
+        The model production's replies were made with; the report expects exact agreement only
+        when the replay's embedder is it.
+
+    Returns
+    -------
+    FidelityReport
+        The compared replies and nudges, the agreement metrics and a note on how to read them.
+
+    Raises
+    ------
+    InputError
+        ``result`` is not a :class:`ReplayResult`, or ``log`` does not have its events' length.
+
+    See Also
+    --------
+    fidelity_by_release : which release wrote the log.
 
     Examples
     --------
@@ -177,65 +222,11 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
     ev = result.events
     if len(log) != len(ev):
         raise InputError(f"log: {len(log)} rows, but the replay has {len(ev)} events; pass the log that was replayed")
-    engine, params = result.engine, result.params
-    kinds = log["kind"].to_numpy(object)
-    logged_reply = log["logged_reply"].to_numpy(object) if "logged_reply" in log.columns \
-        else np.full(len(log), None, dtype=object)
     replayed = ev["reply"].to_numpy(object)
-    # a call that never ran (skip_reason) has production's error text, not a reply to compare
-    own = np.flatnonzero(np.isin(kinds, ENGINE_KINDS[engine]) & pd.notna(logged_reply)
-                         & applied(log).to_numpy(dtype=bool))
-    replies = pd.DataFrame({"position": own.astype(np.int64), "kind": kinds[own], "logged": logged_reply[own],
-                            "replayed": replayed[own]})
-    replies["match"] = [a == b for a, b in zip(replies["logged"], replies["replayed"])]
-
-    nudge_rows = []
-    if "logged_nudge" in log.columns or "logged_items" in log.columns:
-        nu = result.nudges
-        by_pos = {p: g for p, g in nu.groupby("position", sort=False)} if len(nu) else {}
-        logged_nudge = log["logged_nudge"].to_numpy(object) if "logged_nudge" in log.columns else None
-        logged_items = log["logged_items"].to_numpy(object) if "logged_items" in log.columns else None
-        sessions = log["session"].to_numpy(object)
-        for pos in np.flatnonzero(kinds == "message"):
-            items = [it for it in (logged_items[pos] or [])] if logged_items is not None else []
-            mine = [(it.get("statement"), it.get("matcher"), float(it.get("confidence", np.nan)),
-                     int(it.get("tests", 0))) for it in items if it.get("engine", engine) == engine]
-            g = by_pos.get(pos)
-            rep = [] if g is None else [
-                (s, m, float(to_fixed(c, 2)), int(n)) for s, m, c, n in
-                zip(g["statement"], g["matcher_description"], g["confidence"], g["evidence_count"])]
-            lo, re_ = [x[0] for x in mine], [x[0] for x in rep]
-            union = set(lo) | set(re_)
-            # recorded: a nudge text (empty when nothing surfaced; CSV reads that back as null, so the
-            # parsed list, empty too, counts as well)
-            known = (logged_nudge is not None and isinstance(logged_nudge[pos], str)) or (
-                logged_items is not None and isinstance(logged_items[pos], list))
-            block = _block(logged_nudge[pos], engine) if logged_nudge is not None else ""
-            reply = replayed[pos] or ""
-            lr, rr = _display_regime(mine, params), _display_regime(rep, params)
-            nudge_rows.append({"position": int(pos), "session": sessions[pos], "known": bool(known),
-                               "logged": block, "replayed": reply,
-                               "match": block == reply, "logged_items": lo, "replayed_items": re_,
-                               "items_match": lo == re_,
-                               "jaccard": 1.0 if not union else len(set(lo) & set(re_)) / len(union),
-                               "logged_regime": lr, "replayed_regime": rr, "regime_match": lr == rr})
-    nudges = pd.DataFrame(nudge_rows, columns=["position", "session", "known", "logged", "replayed", "match",
-                                               "logged_items",
-                                               "replayed_items", "items_match", "jaccard", "logged_regime",
-                                               "replayed_regime", "regime_match"])
-
-    def mean(s):
-        return float(np.mean(s.to_numpy(dtype=float))) if len(s) else float("nan")
-
+    replies = _reply_rows(log, replayed, result.engine)
+    nudges = _nudge_rows(result, log, replayed)
     exact = same_model(result.embedder, production_model)
-    # Only messages whose nudge production recorded (possibly empty: it surfaced nothing) are
-    # compared; over none, agreement is unknown (NaN), never 1.0 or 0.5.
-    known = nudges[nudges["known"].astype(bool)]
-    metrics = {"n_replies": int(len(replies)), "n_logged_replies": int(len(replies)),
-               "reply_agreement": mean(replies["match"]),
-               "n_nudges": int(len(nudges)), "n_logged_nudges": int(len(known)),
-               "nudge_agreement": mean(known["match"]), "nudge_item_agreement": mean(known["items_match"]),
-               "item_jaccard": mean(known["jaccard"]), "regime_agreement": mean(known["regime_match"])}
+    metrics = _fidelity_metrics(replies, nudges)
     if exact:
         metrics["headline"] = metrics["reply_agreement"] if len(replies) else metrics["nudge_agreement"]
         note = (f"the replay used the production model ({result.embedder}): replies and nudges should agree "
@@ -245,9 +236,82 @@ def fidelity(result: ReplayResult, log, *, production_model: str = PRODUCTION_MO
         note = (f"exact comparison needs the production model {production_model} (this replay used "
                 f"{result.embedder!r}, whose cosines differ); read the regime agreement, which can carry over "
                 "to another model — unless these are the very vectors the log was made with.")
-    return FidelityReport(engine=engine, embedder=result.embedder, production_model=production_model,
+    return FidelityReport(engine=result.engine, embedder=result.embedder, production_model=production_model,
                           exact_model=exact, replies=replies, nudges=nudges, metrics=metrics, note=note)
 
+
+_NUDGE_COLUMNS = ["position", "session", "known", "logged", "replayed", "match", "logged_items",
+                  "replayed_items", "items_match", "jaccard", "logged_regime", "replayed_regime",
+                  "regime_match"]
+
+
+def _reply_rows(log: pd.DataFrame, replayed, engine: str) -> pd.DataFrame:
+    """The engine's logged replies beside the replayed ones."""
+    kinds = log["kind"].to_numpy(object)
+    logged_reply = log["logged_reply"].to_numpy(object) if "logged_reply" in log.columns \
+        else np.full(len(log), None, dtype=object)
+    # a call that never ran (skip_reason) has production's error text, not a reply to compare
+    own = np.flatnonzero(np.isin(kinds, ENGINE_KINDS[engine]) & pd.notna(logged_reply)
+                         & applied(log).to_numpy(dtype=bool))
+    replies = pd.DataFrame({"position": own.astype(np.int64), "kind": kinds[own], "logged": logged_reply[own],
+                            "replayed": replayed[own]})
+    replies["match"] = [a == b for a, b in zip(replies["logged"], replies["replayed"])]
+    return replies
+
+
+def _nudge_rows(result: ReplayResult, log: pd.DataFrame, replayed) -> pd.DataFrame:
+    """One row per message: the logged nudge block and items beside the replayed ones."""
+    nudge_rows = []
+    if "logged_nudge" in log.columns or "logged_items" in log.columns:
+        nu = result.nudges
+        by_pos = {p: g for p, g in nu.groupby("position", sort=False)} if len(nu) else {}
+        logged_nudge = log["logged_nudge"].to_numpy(object) if "logged_nudge" in log.columns else None
+        logged_items = log["logged_items"].to_numpy(object) if "logged_items" in log.columns else None
+        sessions = log["session"].to_numpy(object)
+        for pos in np.flatnonzero(log["kind"].to_numpy(object) == "message"):
+            nudge_rows.append(_nudge_row(result, pos, sessions[pos], by_pos.get(pos), logged_nudge,
+                                         logged_items, replayed[pos] or ""))
+    return pd.DataFrame(nudge_rows, columns=_NUDGE_COLUMNS)
+
+
+def _nudge_row(result: ReplayResult, pos, session, g, logged_nudge, logged_items, reply: str) -> dict:
+    """One message's comparison: text, statements surfaced (and their Jaccard) and displayed regime."""
+    engine, params = result.engine, result.params
+    items = [it for it in (logged_items[pos] or [])] if logged_items is not None else []
+    mine = [(it.get("statement"), it.get("matcher"), float(it.get("confidence", np.nan)),
+             int(it.get("tests", 0))) for it in items if it.get("engine", engine) == engine]
+    rep = [] if g is None else [
+        (s, m, float(to_fixed(c, 2)), int(n)) for s, m, c, n in
+        zip(g["statement"], g["matcher_description"], g["confidence"], g["evidence_count"])]
+    lo, re_ = [x[0] for x in mine], [x[0] for x in rep]
+    union = set(lo) | set(re_)
+    # recorded: a nudge text (empty when nothing surfaced; CSV reads that back as null, so the
+    # parsed list, empty too, counts as well)
+    known = (logged_nudge is not None and isinstance(logged_nudge[pos], str)) or (
+        logged_items is not None and isinstance(logged_items[pos], list))
+    block = _block(logged_nudge[pos], engine) if logged_nudge is not None else ""
+    lr, rr = _display_regime(mine, params), _display_regime(rep, params)
+    return {"position": int(pos), "session": session, "known": bool(known),
+            "logged": block, "replayed": reply,
+            "match": block == reply, "logged_items": lo, "replayed_items": re_,
+            "items_match": lo == re_,
+            "jaccard": 1.0 if not union else len(set(lo) & set(re_)) / len(union),
+            "logged_regime": lr, "replayed_regime": rr, "regime_match": lr == rr}
+
+
+def _fidelity_metrics(replies: pd.DataFrame, nudges: pd.DataFrame) -> dict:
+    """Agreement shares of the replies and of the recorded nudges."""
+    def mean(s):
+        return float(np.mean(s.to_numpy(dtype=float))) if len(s) else float("nan")
+
+    # Only messages whose nudge production recorded (possibly empty: it surfaced nothing) are
+    # compared; over none, agreement is unknown (NaN), never 1.0 or 0.5.
+    known = nudges[nudges["known"].astype(bool)]
+    return {"n_replies": int(len(replies)), "n_logged_replies": int(len(replies)),
+            "reply_agreement": mean(replies["match"]),
+            "n_nudges": int(len(nudges)), "n_logged_nudges": int(len(known)),
+            "nudge_agreement": mean(known["match"]), "nudge_item_agreement": mean(known["items_match"]),
+            "item_jaccard": mean(known["jaccard"]), "regime_agreement": mean(known["regime_match"])}
 
 
 #: The pooled agreement a release needs for :func:`fidelity_by_release` to say the log matches it.
@@ -261,24 +325,34 @@ RELEASE_COLUMNS = ["release", "n_logged_replies", "reply_agreement", "n_logged_n
 class ReleaseFidelity:
     """What :func:`fidelity_by_release` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    table : one row per release replayed (:data:`RELEASE_COLUMNS`), oldest first:
-        the engines' logged replies and recorded nudges compared, and the shares
-        that agree exactly (``reply_agreement``, ``nudge_agreement``), that
-        surfaced the same statements (``nudge_item_agreement``) and the same
-        displayed regime (``regime_agreement``), pooled over the engines;
-        ``n_compared`` = replies + nudges compared and ``agreement`` the share
-        of them that agree exactly (NaN when nothing was compared).
-    reports : ``{(release, engine): FidelityReport}``, every comparison made.
-    verdict : ``"match"`` (one release agrees best and reaches ``match_bar``),
-        ``"weak"`` (one release agrees best, below the bar), ``"tie"`` (two or
-        more agree best, equally) or ``"unknown"`` (the log holds nothing to compare).
-    best : the release the log matches best when one does (``"match"`` or
-        ``"weak"``), None on a tie or when nothing was compared.
-    tied : the releases sharing the best agreement (one name unless ``"tie"``).
-    statement : one sentence saying which release wrote the log, or why that cannot be said.
-    exact_model : whether the replays used production's model (exact agreement is then expected).
+    table : pandas.DataFrame
+        One row per release replayed (:data:`RELEASE_COLUMNS`), oldest first: the engines' logged
+        replies and recorded nudges compared, and the shares that agree exactly
+        (``reply_agreement``, ``nudge_agreement``), that surfaced the same statements
+        (``nudge_item_agreement``) and the same displayed regime (``regime_agreement``), pooled over
+        the engines; ``n_compared`` = replies + nudges compared and ``agreement`` the share of them
+        that agree exactly (NaN when nothing was compared).
+    reports : dict
+        ``{(release, engine): FidelityReport}``, every comparison made.
+    verdict : str
+        ``"match"`` (one release agrees best and reaches ``match_bar``), ``"weak"`` (one release
+        agrees best, below the bar), ``"tie"`` (two or more agree best, equally) or ``"unknown"``
+        (the log holds nothing to compare).
+    best : str or None
+        The release the log matches best when one does (``"match"`` or ``"weak"``), None on a tie or
+        when nothing was compared.
+    tied : tuple
+        The releases sharing the best agreement (one name unless ``"tie"``).
+    statement : str
+        One sentence saying which release wrote the log, or why that cannot be said.
+    exact_model : bool
+        Whether the replays used production's model (exact agreement is then expected).
+    match_bar : float, default=MATCH_BAR
+        The pooled agreement the best release needed to match (:data:`MATCH_BAR` by default).
     """
 
     table: pd.DataFrame
@@ -291,6 +365,13 @@ class ReleaseFidelity:
     match_bar: float = MATCH_BAR
 
     def summary(self) -> str:
+        """The table as text, one line per release, then the statement.
+
+        Returns
+        -------
+        str
+            The aligned table and the statement.
+        """
         def pct(v):
             return "n/a" if v != v else f"{v:.0%}"
 
@@ -324,24 +405,40 @@ def fidelity_by_release(log, embedder=None, *, releases=None, engines=None, para
 
     Parameters
     ----------
-    log : an interaction log with what production answered (``logged_reply``,
-        ``logged_nudge``/``logged_items``), e.g. from :mod:`thatchlab.logs.ingest`.
-    embedder : the embedder of every replay (None: the bundled model); exact
-        agreement needs production's model or the vectors the log was made with.
-    releases : the thatch releases to try (names :func:`~thatchlab.core.params.resolve_release`
-        accepts; None: every known release). An unknown name raises
-        :class:`~thatchlab.core.params.ReleaseError` listing the known ones.
-    engines : ``"prediction"``, ``"behavior"`` or both (None: the engines whose
-        tool calls or nudge blocks the log holds).
-    params : the other parameters of every replay (production's defaults when
-        None); only ``release`` changes from one replay to the next.
-    initial, path : as for :func:`thatchlab.replay.run`.
-    match_bar : the pooled agreement the best release needs for the log to match it.
+    log : pandas.DataFrame
+        An interaction log with what production answered (``logged_reply``, ``logged_nudge`` or
+        ``logged_items``), e.g. from :mod:`thatchlab.logs.ingest`.
+    embedder : Embedder, default=None
+        The embedder of every replay (None: the bundled model); exact agreement needs production's
+        model or the vectors the log was made with.
+    releases : str or sequence of str, default=None
+        The thatch releases to try (names :func:`~thatchlab.core.params.resolve_release` accepts;
+        None: every known release).
+    engines : str or sequence of str, default=None
+        ``"prediction"``, ``"behavior"`` or both (None: the engines whose tool calls or nudge
+        blocks the log holds).
+    params : ScoringParams, default=None
+        The other parameters of every replay (production's defaults); only ``release`` changes.
+    initial : StoreContents or ScoringEngine or dict, default=None
+        As for :func:`thatchlab.replay.run`.
+    path : {"vectorised", "events"}, default="vectorised"
+        As for :func:`thatchlab.replay.run`.
+    match_bar : float, default=MATCH_BAR
+        The pooled agreement the best release needs for the log to match it.
+    production_model : str, default=PRODUCTION_MODEL
+        As for :func:`fidelity`.
 
     Returns
     -------
     ReleaseFidelity
         Each release's agreement, the verdict and one sentence saying it.
+
+    Raises
+    ------
+    InputError
+        ``match_bar`` is not a share, ``releases`` is empty, or an engine is unknown.
+    ReleaseError
+        A release name is not known (listing the known ones).
 
     Examples
     --------
@@ -362,49 +459,15 @@ def fidelity_by_release(log, embedder=None, *, releases=None, engines=None, para
     params = ScoringParams.coerce(params)
     if not 0 <= float(match_bar) <= 1:
         raise InputError(f"match_bar: expected a share in [0, 1], got {match_bar!r}")
-    names = list(release_names("thatch")) if releases is None else \
-        list(dict.fromkeys(resolve_release("thatch", r) for r in ([releases] if isinstance(releases, str)
-                                                                   else releases)))
-    if not names:
-        raise InputError("releases: expected at least one thatch release, got none")
+    names = _release_names(releases)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # one time-order warning is enough: the caller's own
         log = sort_by_time(check_log(log), "interaction log")
-    if engines is None:
-        engines = _engines_of(log)
-    elif isinstance(engines, str):
-        engines = (engines,)
-    for e in engines:
-        if e not in ENGINE_KINDS:
-            raise InputError(f"engines: expected 'prediction' and/or 'behavior', got {e!r}")
+    engines = _engines_asked(log, engines)
     reports, rows = {}, []
     for name in names:
-        sums = dict.fromkeys(("replies", "reply_match", "nudges", "nudge_match", "item_match", "regime_match"), 0)
-        for engine in engines:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # silence diagnostics are the replay's business
-                res = _run(log, engine, params=params.replace(release=name), embedder=embedder, initial=initial,
-                           path=path)
-                rep = fidelity(res, log, production_model=production_model)
-            reports[(name, engine)] = rep
-            known = rep.nudges[rep.nudges["known"].astype(bool)]
-            sums["replies"] += len(rep.replies)
-            sums["reply_match"] += int(rep.replies["match"].sum())
-            sums["nudges"] += len(known)
-            sums["nudge_match"] += int(known["match"].sum())
-            sums["item_match"] += int(known["items_match"].sum())
-            sums["regime_match"] += int(known["regime_match"].sum())
-
-        def share(num, den):
-            return num / den if den else float("nan")
-
-        compared = sums["replies"] + sums["nudges"]
-        rows.append({"release": name, "n_logged_replies": sums["replies"],
-                     "reply_agreement": share(sums["reply_match"], sums["replies"]),
-                     "n_logged_nudges": sums["nudges"], "nudge_agreement": share(sums["nudge_match"], sums["nudges"]),
-                     "nudge_item_agreement": share(sums["item_match"], sums["nudges"]),
-                     "regime_agreement": share(sums["regime_match"], sums["nudges"]),
-                     "n_compared": compared, "agreement": share(sums["reply_match"] + sums["nudge_match"], compared)})
+        rows.append(_release_row(name, log, engines, reports, embedder=embedder, initial=initial, path=path,
+                                 params=params.replace(release=name), production_model=production_model))
     order = {n: i for i, n in enumerate(release_names("thatch"))}
     table = pd.DataFrame(sorted(rows, key=lambda r: order[r["release"]]), columns=RELEASE_COLUMNS)
     exact = all(rep.exact_model for rep in reports.values())
@@ -415,6 +478,59 @@ def fidelity_by_release(log, embedder=None, *, releases=None, engines=None, para
                       "vectors the log was made with.")
     return ReleaseFidelity(table=table, reports=reports, verdict=verdict, best=best, tied=tied,
                            statement=statement, exact_model=exact, match_bar=float(match_bar))
+
+
+def _release_names(releases) -> list:
+    """The thatch releases to try, resolved and without repeats (every known one for None)."""
+    names = list(release_names("thatch")) if releases is None else \
+        list(dict.fromkeys(resolve_release("thatch", r) for r in ([releases] if isinstance(releases, str)
+                                                                   else releases)))
+    if not names:
+        raise InputError("releases: expected at least one thatch release, got none")
+    return names
+
+
+def _engines_asked(log: pd.DataFrame, engines) -> tuple:
+    """The engines to replay: those asked for (checked), else those the log holds."""
+    if engines is None:
+        engines = _engines_of(log)
+    elif isinstance(engines, str):
+        engines = (engines,)
+    for e in engines:
+        if e not in ENGINE_KINDS:
+            raise InputError(f"engines: expected 'prediction' and/or 'behavior', got {e!r}")
+    return engines
+
+
+def _release_row(name: str, log, engines, reports: dict, *, params, embedder, initial, path,
+                 production_model) -> dict:
+    """Replay the log under one release, engine by engine; the agreement pooled over the engines
+    (each engine's report is added to ``reports``)."""
+    sums = dict.fromkeys(("replies", "reply_match", "nudges", "nudge_match", "item_match", "regime_match"), 0)
+    for engine in engines:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # silence diagnostics are the replay's business
+            res = _run(log, engine, params=params, embedder=embedder, initial=initial, path=path)
+            rep = fidelity(res, log, production_model=production_model)
+        reports[(name, engine)] = rep
+        known = rep.nudges[rep.nudges["known"].astype(bool)]
+        sums["replies"] += len(rep.replies)
+        sums["reply_match"] += int(rep.replies["match"].sum())
+        sums["nudges"] += len(known)
+        sums["nudge_match"] += int(known["match"].sum())
+        sums["item_match"] += int(known["items_match"].sum())
+        sums["regime_match"] += int(known["regime_match"].sum())
+
+    def share(num, den):
+        return num / den if den else float("nan")
+
+    compared = sums["replies"] + sums["nudges"]
+    return {"release": name, "n_logged_replies": sums["replies"],
+            "reply_agreement": share(sums["reply_match"], sums["replies"]),
+            "n_logged_nudges": sums["nudges"], "nudge_agreement": share(sums["nudge_match"], sums["nudges"]),
+            "nudge_item_agreement": share(sums["item_match"], sums["nudges"]),
+            "regime_agreement": share(sums["regime_match"], sums["nudges"]),
+            "n_compared": compared, "agreement": share(sums["reply_match"] + sums["nudge_match"], compared)}
 
 
 def _verdict(table: pd.DataFrame, bar: float) -> tuple:

@@ -5,7 +5,9 @@
 the pooled signal log a population prior is fitted from. The driver embeds
 every distinct text once with the embedder; each user's replay gets a
 :class:`~thatchlab.embed.LookupEmbedder` holding only that user's vectors,
-so workers never load an embedding model. On Dask the users are packed into
+so workers never load an embedding model; such a replay equals a replay with the embedder itself
+when the embedder returns unit vectors (as the Embedder protocol asks) that do not depend on the
+batch. On Dask the users are packed into
 a few tasks per worker thread (balanced by log length, at most
 :data:`MAX_USERS_PER_TASK` each), and a task carries its users' logs and
 stores and each vector its users need once, so scheduling costs stay small
@@ -14,12 +16,18 @@ fleet. Results do not depend on the backend or the number of workers: they
 are collected in the users' order.
 
 A fleet larger than the driver's memory is a partitioned Parquet dataset
-(``user=<id>/part-*.parquet``, a directory, glob or ``s3://...`` URI): the
-driver lists its users from the partition directories and sends each task
-only the location, user ids and file paths; the embedder goes to each worker
-once, and a worker reads, validates, embeds and replays one user at a time
-(:mod:`thatchlab.replay._fleet_dataset`). By default such a fleet keeps
-metrics only (``keep_events=False``), so the driver holds one row per user.
+(``user=<id>/part-*.parquet``, a directory, glob or ``s3://...`` URI), every
+user starting empty, users in sorted id order: the driver lists its users from
+the partition directories without reading a row and sends each task only the
+location, user ids and file paths; the embedder itself goes to each worker
+once (``client.scatter(..., broadcast=True)``), and a worker reads, validates
+(a bad row raises :class:`~thatchlab.core.errors.LogValidationError` naming
+the file, row and column), embeds and replays one user at a time
+(:mod:`thatchlab.replay._fleet_dataset`). A worker then holds the embedder (a
+``LookupEmbedder``'s table, or a model embedder's weights loaded once per
+worker process, with its on-disk cache) plus one user's rows and vectors. By
+default such a fleet keeps metrics only (``keep_events=False``), so the driver
+holds one row per user.
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ import pandas as pd
 from thatchlab.core.display import RichDisplay
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
+from thatchlab.embed import default_embedder
+from thatchlab.metrics.scoring import prequential_scores
 from thatchlab.replay._fleet_dataset import (
     dask_client,
     dask_threads,
@@ -49,6 +59,7 @@ from thatchlab.replay._fleet_tasks import (
     make_tasks,
     replay_user,
 )
+from thatchlab.scoring import ScoringEngine
 
 __all__ = ["FleetResult", "run_fleet", "FLEET_BACKENDS", "POOLED_COUNTS", "MAX_USERS_PER_TASK"]
 
@@ -64,27 +75,32 @@ _ENGINES = ("prediction", "behavior")
 class FleetResult(RichDisplay):
     """What :func:`run_fleet` returns.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    per_user : DataFrame, one row per user in input order: ``user``,
-        ``n_log_rows`` and every scalar of that user's
+    per_user : pandas.DataFrame
+        One row per user in input order: ``user``, ``n_log_rows`` and every scalar of that user's
         :attr:`ReplayResult.metrics <thatchlab.replay.ReplayResult>`.
-    pooled : dict over all users: ``n_users``, the :data:`POOLED_COUNTS`
-        summed, ``interruption_rate``, ``wrong_silent_follow_rate`` and
-        ``coverage`` from those sums, and ``n_forecasts``, ``log_loss``,
-        ``brier``, ``ece`` of every user's prequential forecasts together (the
-        values one replay of all the events would give).
-    signals : DataFrame ``user, item_id, signal, ts``: every user's final
-        provenance in insertion order, item ids qualified by user
-        (``"<user>/<item id>"``, since two users' stores can hold the same
-        id), ready for ``thatchlab.fit.PriorFitter().fit(result.signals)``.
-    forecasts : DataFrame ``user, position, item_id, signal, forecast``: the
-        prequential forecasts behind the pooled scores.
-    engine, embedder, params, backend : what ran.
-    keep_events : whether ``signals`` and ``forecasts`` were kept; when False
-        both are empty (their columns only) and the pooled scores come from
-        per-user sums (:func:`~thatchlab.replay._fleet_dataset.pooled_scores`,
-        equal to those of the stacked forecasts up to rounding, ~1e-15).
+    pooled : dict
+        Dict over all users: ``n_users``, the :data:`POOLED_COUNTS` summed, ``interruption_rate``,
+        ``wrong_silent_follow_rate`` and ``coverage`` from those sums, and ``n_forecasts``,
+        ``log_loss``, ``brier``, ``ece`` of every user's prequential forecasts together (the values
+        one replay of all the events would give).
+    signals : pandas.DataFrame
+        Columns ``user, item_id, signal, ts``: every user's final provenance in insertion order,
+        item ids qualified by user (``"<user>/<item id>"``, since two users' stores can hold the
+        same id), ready for ``thatchlab.fit.PriorFitter().fit(result.signals)``.
+    forecasts : pandas.DataFrame
+        Columns ``user, position, item_id, signal, forecast``: the prequential forecasts behind the
+        pooled scores.
+    engine, embedder, params, backend : str or str or None or ScoringParams
+        What ran.
+    keep_events : bool, default=True
+        Whether ``signals`` and ``forecasts`` were kept; when False both are empty (their columns
+        only) and the pooled scores come from per-user sums
+        (:func:`~thatchlab.replay._fleet_dataset.pooled_scores`, equal to those of the stacked
+        forecasts up to rounding, ~1e-15).
     """
 
     per_user: pd.DataFrame
@@ -117,46 +133,44 @@ def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | 
 
     Parameters
     ----------
-    logs_by_user : mapping user → log, or user → ``(log, initial)`` where
-        ``initial`` is that user's starting store (anything
-        :func:`~thatchlab.replay.run` takes: ``store.import_sqlite(path)``
-        contents, an engine, or a dict of tables; ``None`` starts empty).
-        Or a partitioned Parquet dataset, as a path, glob or URI
-        (``"fleet/"``, ``"fleet/user=u0*"``, ``"s3://bucket/fleet"``): one
-        hive directory ``<user_column>=<id>/`` of Parquet interaction-log files
-        per user, every user starting empty, users in sorted id order. The
-        driver lists the directories without reading a row; workers read and
-        validate their users' files (a bad row raises
-        :class:`~thatchlab.core.errors.LogValidationError` naming the file,
-        row and column).
-    engine : ``"prediction"`` or ``"behavior"``.
-    params : :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
-    backend : ``"loky"`` (``n_jobs`` local processes; ``n_jobs=1`` replays in
-        this process, one user after another) or ``"dask"`` (tasks on
-        ``client``, a ``distributed.Client``; the current client when None).
-    embedder : the Embedder the driver embeds every distinct text with
-        (the bundled model when None); replays see its vectors and its name.
-        For a dataset the driver reads no text, so the embedder itself goes
-        to every worker once (``client.scatter(..., broadcast=True)``) and
-        each worker embeds its users' texts: a worker then holds the
-        embedder (a ``LookupEmbedder``'s table, or a model embedder's weights
-        loaded once per worker process, with its on-disk cache) plus one
-        user's rows and vectors at a time.
-    n_jobs : processes for ``backend="loky"``.
-    user_column : the partition column naming the user in a dataset.
-    keep_events : keep ``signals`` and ``forecasts`` (rows per event, which
-        grow with the fleet); default True for a mapping (as before), False
-        for a dataset, whose result then holds one row per user.
+    logs_by_user : Mapping or str or os.PathLike
+        Mapping user → log, or user → ``(log, initial)`` where ``initial`` is that user's starting
+        store (anything :func:`~thatchlab.replay.run` takes: ``store.import_sqlite(path)`` contents,
+        an engine, or a dict of tables; ``None`` starts empty). Or a partitioned Parquet dataset, as
+        a path, glob or URI (``"fleet/"``, ``"fleet/user=u0*"``, ``"s3://bucket/fleet"``): one hive
+        directory ``<user_column>=<id>/`` of Parquet interaction-log files per user (read as the
+        module's description says).
+    engine : {"prediction", "behavior"}, default="prediction"
+        The engine every user's log is replayed through.
+    params : ScoringParams, default=None
+        The parameters of every replay (production defaults when None).
+    backend : {"loky", "dask"}, default="loky"
+        ``"loky"``: ``n_jobs`` local processes (``n_jobs=1`` replays in this process, one user after
+        another); ``"dask"``: tasks on ``client``.
+    client : distributed.Client, default=None
+        The Dask client of ``backend="dask"`` (the current client when None).
+    embedder : Embedder, default=None
+        What the driver embeds every distinct text with (the bundled model when None); replays see
+        its vectors and its name. For a dataset the driver reads no text: the embedder goes to
+        every worker once and each worker embeds its users' texts.
+    n_jobs : int, default=1
+        Processes for ``backend="loky"`` (-1 for every core).
+    user_column : str, default="user"
+        The partition column naming the user in a dataset.
+    keep_events : bool, default=None
+        Keep ``signals`` and ``forecasts`` (rows per event, which grow with the fleet); None means
+        True for a mapping (as before), False for a dataset, whose result then holds one row per user.
 
     Returns
     -------
     FleetResult
+        Per-user and pooled metrics, and the pooled signals and forecasts when kept.
 
-    Notes
-    -----
-    A replay with a user's :class:`~thatchlab.embed.LookupEmbedder` equals a
-    replay with ``embedder`` itself when ``embedder`` returns unit vectors
-    (as the Embedder protocol asks) that do not depend on the batch.
+    Raises
+    ------
+    InputError
+        When ``engine``, ``backend``, ``n_jobs``, ``keep_events`` or ``logs_by_user`` is not one
+        this function takes.
 
     Examples
     --------
@@ -179,35 +193,42 @@ def run_fleet(logs_by_user, engine: str = "prediction", params: ScoringParams | 
     (True, 0)
     """
     params = ScoringParams.coerce(params)
+    dataset = isinstance(logs_by_user, (str, os.PathLike))
+    keep = _check_options(engine, backend, n_jobs, keep_events, dataset)
+    users = None if dataset else _users(logs_by_user, engine)
+    if embedder is None:
+        embedder = default_embedder()
+    if dataset:
+        results = replay_dataset(logs_by_user, user_column, engine, params, embedder, backend, client,
+                                 n_jobs, keep)
+    else:
+        results = _replay_users(make_tasks(users, engine, params, embedder, keep_events=keep), backend,
+                                client, n_jobs)
+    return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
+
+
+def _check_options(engine, backend, n_jobs, keep_events, dataset: bool) -> bool:
+    """Check :func:`run_fleet`'s options; whether per-event rows are kept."""
     if engine not in _ENGINES:
         raise InputError(f"engine: expected one of {list(_ENGINES)}, got {engine!r}")
     if backend not in FLEET_BACKENDS:
         raise InputError(f"backend: expected one of {list(FLEET_BACKENDS)}, got {backend!r}")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise InputError(f"n_jobs: expected a non-zero int (-1 for every core), got {n_jobs!r}")
-    dataset = isinstance(logs_by_user, (str, os.PathLike))
     if keep_events is not None and not isinstance(keep_events, (bool, np.bool_)):
         raise InputError(f"keep_events: expected True, False or None, got {keep_events!r}")
-    keep = (not dataset) if keep_events is None else bool(keep_events)
-    users = None if dataset else _users(logs_by_user, engine)
-    if embedder is None:
-        from thatchlab.embed import default_embedder
+    return (not dataset) if keep_events is None else bool(keep_events)
 
-        embedder = default_embedder()
-    if dataset:
-        results = replay_dataset(logs_by_user, user_column, engine, params, embedder, backend, client,
-                                 n_jobs, keep)
-        return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
-    tasks = make_tasks(users, engine, params, embedder, keep_events=keep)
+
+def _replay_users(tasks: list, backend: str, client, n_jobs) -> list:
+    """Every user's task replayed on the backend; results in the users' order."""
     if backend == "dask":
-        results = _on_dask(tasks, client)
-    elif n_jobs == 1 or len(tasks) <= 1:
-        results = [replay_user(t) for t in tasks]
-    else:
-        from joblib import Parallel, delayed
+        return _on_dask(tasks, client)
+    if n_jobs == 1 or len(tasks) <= 1:
+        return [replay_user(t) for t in tasks]
+    from joblib import Parallel, delayed  # heavy: joblib only for a parallel run
 
-        results = list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(replay_user)(t) for t in tasks))
-    return _collect(results, engine, params, getattr(embedder, "name", None), backend, keep)
+    return list(Parallel(n_jobs=int(n_jobs), backend="loky")(delayed(replay_user)(t) for t in tasks))
 
 
 # -- inputs ----------------------------------------------------------------------------------------
@@ -231,8 +252,6 @@ def _portable(initial, engine):
     """A starting store a worker can unpickle without a model: tables, or an engine with no embedder."""
     if initial is None or isinstance(initial, dict):
         return initial
-    from thatchlab.scoring import ScoringEngine
-
     obj = initial
     if not isinstance(obj, ScoringEngine) and hasattr(obj, engine):
         obj = getattr(obj, engine)
@@ -280,8 +299,6 @@ def _replay_chunk(chunk: dict) -> list:
 
 # -- gathering -------------------------------------------------------------------------------------
 def _collect(results, engine, params, embedder_name, backend, keep_events=True) -> FleetResult:
-    from thatchlab.metrics.scoring import prequential_scores
-
     rows = [{"user": r["user"], "n_log_rows": r["n_log_rows"], **r["metrics"]} for r in results]
     per_user = pd.DataFrame(rows)
     kept = [r for r in results if "forecasts" in r]

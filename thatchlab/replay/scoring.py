@@ -17,7 +17,9 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params import ScoringParams
+from thatchlab.core.progress import progress
 from thatchlab.logs import applied, mark_checked_args, sort_by_time
+from thatchlab.metrics.scoring import replay_metrics
 from thatchlab.replay._diagnostics import SILENT_SHARE, silence_diagnostics, silent_share
 from thatchlab.replay._hook import hook_skipped
 from thatchlab.replay._scoring_common import (
@@ -47,22 +49,43 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
 
     Parameters
     ----------
-    log : an interaction log DataFrame (see :mod:`thatchlab.logs.interaction`; validated here).
-    engine : ``"prediction"`` or ``"behavior"``; the other engine's rows are ignored.
-    params : :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
-    embedder : an Embedder; None uses ``initial``'s or the bundled model.
-    initial : starting state: ``store.import_sqlite(path)``, an engine, or tables.
-    path : ``"vectorised"`` (fast, :func:`prepare` + ``plan.run``) or
-        ``"events"`` (the engine API, event by event). Both give identical
-        ``events``, ``nudges`` and ``tables``. A log holding the engine's
-        list rows (``prediction_list``/``behavior_list``) replays on the
-        events path whatever ``path`` says (a list reply prints the whole
-        store as it was at that moment, which the vectorised pass does not
-        keep); the result's ``path`` says which ran.
-    strict_model : False (production) scores every row with a vector of the
-        query's dimension whatever its model tag; True also skips rows tagged
-        with another model than the embedder's, in every scan (research).
+    log : pandas.DataFrame
+        An interaction log (see :mod:`thatchlab.logs.interaction`; validated here).
+    engine : {"prediction", "behavior"}, default="prediction"
+        The engine replayed; the other engine's rows are ignored.
+    params : ScoringParams, default=None
+        :class:`~thatchlab.core.params.ScoringParams` (production defaults when None).
+    embedder : Embedder, default=None
+        None uses ``initial``'s or the bundled model.
+    initial : StoreContents or ScoringEngine or dict, default=None
+        Starting state: ``store.import_sqlite(path)``, an engine, or tables.
+    path : {"vectorised", "events"}, default="vectorised"
+        ``"vectorised"`` (fast, :func:`prepare` + ``plan.run``) or ``"events"`` (the engine API,
+        event by event). Both give identical ``events``, ``nudges`` and ``tables``. A log holding
+        the engine's list rows (``prediction_list``/``behavior_list``) replays on the events path
+        whatever ``path`` says (a list reply prints the whole store as it was at that moment, which
+        the vectorised pass does not keep); the result's ``path`` says which ran.
+    strict_model : bool, default=False
+        False (production) scores every row with a vector of the query's dimension whatever its
+        model tag; True also skips rows tagged with another model than the embedder's, in every
+        scan (research).
 
+    Returns
+    -------
+    ReplayResult
+        The events, nudges, final tables and metrics.
+
+    Raises
+    ------
+    InputError
+        ``path`` is neither ``"vectorised"`` nor ``"events"`` (or the log does not validate).
+
+    See Also
+    --------
+    prepare : the one-time part of the vectorised path, for sweeps.
+
+    Notes
+    -----
     Messages the hook of ``params.release`` gave no nudge replay as regime
     ``skipped`` (:mod:`thatchlab.replay._hook`): under ``07ecf87`` chat echoes
     (``[chat] `` prompts) and prompts of task sub-agent sessions (``subagent``
@@ -91,28 +114,35 @@ def run(log, engine: str = "prediction", params: ScoringParams | None = None, em
     >>> res.nudges[["statement", "score"]].values.tolist()
     [['use pytest', 0.58]]
     """
-    from thatchlab.metrics.scoring import replay_metrics
-
     params = ScoringParams.coerce(params)
     if path not in ("vectorised", "events"):
         raise InputError(f"path: expected 'vectorised' or 'events', got {path!r}")
     log = sort_by_time(check_log(log), "interaction log")
+    res = _replay(log, engine, params, embedder, initial, path, strict_model)
+    res.metrics = {**replay_metrics(res, log), **foreign_model_metrics(res.events)}
+    _explain_silence(res, log, engine, params, embedder, initial)
+    return res
+
+
+def _replay(log, engine, params, embedder, initial, path, strict_model) -> ReplayResult:
+    """The replay on the path asked for (the events path when the log lists the store)."""
     if path == "vectorised" and engine in LIST_KINDS and ((log["kind"] == LIST_KINDS[engine]) & applied(log)).any():
         path = "events"  # list replies need the state at each list row
     if path == "events":
-        res = _run_events(log, engine, params, embedder, initial, strict_model)
-    else:
-        plan = _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=params.dedup_cosine,
-                        dedup_scope=params.dedup_scope, release=params.release, validated=True,
-                        strict_model=strict_model)
-        res = plan.run(params, metrics=False)
-    res.metrics = {**replay_metrics(res, log), **foreign_model_metrics(res.events)}
+        return _run_events(log, engine, params, embedder, initial, strict_model)
+    plan = _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=params.dedup_cosine,
+                    dedup_scope=params.dedup_scope, release=params.release, validated=True,
+                    strict_model=strict_model)
+    return plan.run(params, metrics=False)
+
+
+def _explain_silence(res, log, engine, params, embedder, initial) -> None:
+    """When most scored messages surfaced nothing, say why in ``res.diagnostics`` and warn."""
     if silent_share(res.events) > SILENT_SHARE:
         probe = initial_engine(initial, engine, embedder, params)
         res.diagnostics = silence_diagnostics(log, res.events, res.tables["matchers"], probe.embedder,
                                               params.threshold, probe.project_store)
         warn("replay: " + " ".join(res.diagnostics), UserWarning)
-    return res
 
 
 def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_cosine: float = 0.85,
@@ -124,6 +154,26 @@ def prepare(log, engine: str = "prediction", embedder=None, initial=None, dedup_
     ``validated=True`` says ``log`` is already what :func:`check_log` followed
     by :func:`~thatchlab.logs.sort_by_time` returns (a sweep validates once
     for all its plans); it is not checked again.
+
+    Parameters
+    ----------
+    log, engine, embedder, initial : object
+        As for :func:`run`.
+    dedup_cosine : float, default=0.85
+        The write rule's dedup threshold.
+    dedup_scope : str, default=None
+        The write rule's dedup scope.
+    release : str, default="latest"
+        The thatch release whose write semantics apply.
+    strict_model : bool, default=False
+        The engine's research mode that skips rows tagged with another model.
+    validated : bool, default=False
+        ``log`` is already checked and sorted.
+
+    Returns
+    -------
+    ScoringPlan
+        ``plan.run(params)`` → :class:`~thatchlab.replay.ReplayResult`.
     """
     return _prepare(log, engine, embedder=embedder, initial=initial, dedup_cosine=dedup_cosine,
                     dedup_scope=dedup_scope, release=release, strict_model=strict_model, validated=validated)
@@ -138,8 +188,6 @@ def _event_row(pos, ev, store):
 def _run_events(log: pd.DataFrame, engine: str, params: ScoringParams, embedder, initial,
                 strict_model: bool = False) -> ReplayResult:
     """The reference path: every event through the engine's public API."""
-    from thatchlab.core.progress import progress
-
     eng = initial_engine(initial, engine, embedder, params, strict_model)
     default_store = eng.project_store
     kinds = replayed_kinds(engine, eng)

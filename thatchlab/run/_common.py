@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from thatchlab.core.params import (
     ScoringParams,
     resolve_release,
 )
+from thatchlab.core.params.production import production_params
 from thatchlab.decide.policy import (  # noqa: F401
     ALPHA,
     DEFAULT_SWEEP_SPACE,
@@ -28,6 +30,7 @@ from thatchlab.decide.policy import (  # noqa: F401
     SWEEP_METRICS,
     THRESHOLD_METRIC,
 )
+from thatchlab.embed import default_embedder
 from thatchlab.report import GLOSSARY  # noqa: F401
 
 #: The main job's decision policy lives in thatchlab.decide.policy; its constants are kept here
@@ -41,7 +44,23 @@ _PARAMS = {"prediction": ScoringParams, "behavior": ScoringParams, "belief": Bel
 
 @dataclass
 class Section:
-    """One part of the report: a title, a paragraph, text shown as is, tables and figure files."""
+    """One part of the report: a title, a paragraph, text shown as is, tables and figure files.
+
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    title : str
+        The section's heading.
+    text : str, default=""
+        Its text (paragraphs separated by a blank line).
+    tables : list, default=[]
+        ``(caption, DataFrame)`` pairs.
+    figures : list, default=[]
+        ``(caption, relative PNG path)`` pairs.
+    preformatted : list, default=[]
+        Text shown as is (production's own reports).
+    """
 
     title: str
     text: str = ""
@@ -59,16 +78,26 @@ class Section:
 class RunResult:
     """What the main job wrote and found.
 
-    Attributes
+    Every parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    out_dir, report_path, export_path, manifest_path : where the report and the export are.
-    metrics : ``{step: {metric: value}}``, as saved in ``results/metrics.json``.
-    timings : seconds per step.
-    sections : the report's sections (:class:`Section`), tables as DataFrames.
-    skipped : the steps that had no log.
-    decisions : ``{key: Decision}`` (keys as in the manifest: ``prediction``, ``beliefs``, ``calibration``).
-    notebook_path : ``run.ipynb`` beside the report.
-    results : ``{key: path}`` of the saved results (``results/*.json|parquet``).
+    out_dir, report_path, export_path, manifest_path : pathlib.Path or None
+        Where the report and the export are.
+    metrics : dict
+        ``{step: {metric: value}}``, as saved in ``results/metrics.json``.
+    timings : dict
+        Seconds per step.
+    sections : list
+        The report's sections (:class:`Section`), tables as DataFrames.
+    skipped : list
+        The steps that had no log.
+    decisions : dict, default={}
+        ``{key: Decision}`` (keys as in the manifest: ``prediction``, ``beliefs``, ``calibration``).
+    notebook_path : pathlib.Path or None, default=None
+        ``run.ipynb`` beside the report.
+    results : dict, default={}
+        ``{key: path}`` of the saved results (``results/*.json|parquet``).
     """
 
     out_dir: Path
@@ -86,7 +115,24 @@ class RunResult:
 
 def load_config(path) -> dict:
     """Read a JSON or TOML config: ``{engine: {param: value}, "release": {system: name},
-    "sweep": {"space": ..., "holdout": ...}}``."""
+    "sweep": {"space": ..., "holdout": ...}}``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or None
+        The config file (``.toml`` is read as TOML, anything else as JSON); None reads nothing.
+
+    Returns
+    -------
+    dict
+        The config, every section checked (``{}`` for None).
+
+    Raises
+    ------
+    InputError
+        The file is missing or unreadable, or a section, setting or release is not one the job
+        knows (naming the file and the section).
+    """
     if path is None:
         return {}
     p = Path(path)
@@ -96,8 +142,6 @@ def load_config(path) -> dict:
         raise InputError(f"{p}: no such config file")
     try:
         if p.suffix.lower() == ".toml":
-            import tomllib
-
             cfg = tomllib.loads(p.read_text(encoding="utf-8"))
         else:
             cfg = json.loads(p.read_text(encoding="utf-8"))
@@ -171,8 +215,6 @@ def release_of(cfg, engine) -> str:
 def _params(cfg, engine):
     """The configured parameters of ``engine``, or what production runs (the parameter reference), under
     the release the job runs (:func:`release_of`; default the newest)."""
-    from thatchlab.core.params.production import production_params
-
     base = production_params(engine, release_of(cfg, engine))
     return _PARAMS[engine].from_dict({**base.to_dict(), **cfg[engine]}) if cfg.get(engine) else base
 
@@ -189,7 +231,7 @@ def _save(fig, out_dir: Path, name: str) -> str:
     rel = f"figures/{name}.png"
     (out_dir / "figures").mkdir(parents=True, exist_ok=True)
     fig.savefig(out_dir / rel, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib only when a figure is drawn
 
     plt.close(fig)
     return rel
@@ -197,8 +239,6 @@ def _save(fig, out_dir: Path, name: str) -> str:
 
 def _embedder(ctx):
     if ctx["embedder"] is None:
-        from thatchlab.embed import default_embedder
-
         ctx["embedder"] = default_embedder()
     return ctx["embedder"]
 

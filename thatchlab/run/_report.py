@@ -10,6 +10,15 @@ import pandas as pd
 
 from thatchlab import __version__
 from thatchlab.core.display import plural
+from thatchlab.core.params import SYSTEMS, latest_release
+from thatchlab.core.params.production import (
+    ENGINE_PARAMS,
+    differences,
+    env_line,
+    production_params,
+    setting,
+)
+from thatchlab.report import render_run_report
 from thatchlab.run._common import _PARAMS, _params, release_of
 from thatchlab.run._steps import _policy, _prior_verdict
 
@@ -26,8 +35,6 @@ def _versions() -> dict:
 
 
 def _where(engine: str, name: str, value) -> str:
-    from thatchlab.core.params.production import env_line, setting
-
     where = setting(engine, name)
     if where.kind == "env":
         return f"environment: {env_line(engine, name, value)}"
@@ -41,7 +48,19 @@ def _interval(lo, hi) -> str:
 
 
 def what_ships(ctx) -> pd.DataFrame:
-    """Every engine, every decided parameter and every fit: shipped or kept, why, the interval, where it goes."""
+    """Every engine, every decided parameter and every fit: shipped or kept, why, the interval, where it goes.
+
+    Parameters
+    ----------
+    ctx : dict
+        The job's context after its steps ran (its ``state`` holds the decisions and fits).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per decided parameter or fit: ``engine, parameter, production, candidate, ships,
+        metric, interval, goes to, why``.
+    """
     st, rows = ctx["state"], []
     decision = st.get("decision")
     if decision is not None:
@@ -117,8 +136,6 @@ def _pairs(values: dict) -> str:
 def release_label(engine: str, release: str) -> str:
     """The production release an engine replayed, in words: ``"thatch 07ecf87 (newest)"``,
     ``"thatch v0.1.30 (newest: 07ecf87)"``."""
-    from thatchlab.core.params import SYSTEMS, latest_release
-
     system = SYSTEMS[engine]
     newest = latest_release(system)
     return f"{system} {release} " + ("(newest)" if release == newest else f"(newest: {newest})")
@@ -133,12 +150,6 @@ def engines_ran(ctx) -> list:
     (:func:`~thatchlab.core.params.production.production_params`); the words call them production's
     only where they are, and name production's values that differ from thatchlab's class defaults.
     """
-    from thatchlab.core.params.production import (
-        ENGINE_PARAMS,
-        differences,
-        production_params,
-    )
-
     rows = []
     for engine in _PARAMS:
         if engine not in ctx["state"]:
@@ -164,8 +175,6 @@ def engines_ran(ctx) -> list:
 
 
 def _write_report(out_dir: Path, sections, timings, skipped, ctx, export_path) -> Path:
-    from thatchlab.report import render_run_report
-
     emb = ctx["embedder"]
     facts = [{"label": "Data", "value": str(ctx["data"])},
              {"label": "embedder", "value": getattr(emb, "name", str(emb)) if emb is not None else "none"}]

@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from thatchlab.report import RESULT_FILES
+from thatchlab.decide import policy as pol
+from thatchlab.report import RESULT_FILES, write_run_notebook
 from thatchlab.run._common import _PARAMS, _params, release_of
+from thatchlab.run._steps import _policy
 
 
 def _jsonable(v):
@@ -83,8 +85,6 @@ def _job(ctx, policy) -> dict:
                       "rules": [r._asdict() for r in policy.rules]}}
     out = st.get("prediction outcome")
     if out is not None:
-        from thatchlab.decide import policy as pol
-
         job["sweep"] = {"space": out.space, "forecast_parameters": list(out.forecast_space),
                         "nudge_parameters": list(out.nudge_space), "forecast_metric": pol.FORECAST_METRIC,
                         "threshold_metric": pol.THRESHOLD_METRIC, "guard_metric": pol.GUARD_METRIC,
@@ -99,8 +99,6 @@ def save_results(ctx, metrics: dict) -> dict:
     A result file of an earlier run that this run does not write is removed, so the folder
     always describes one run.
     """
-    from thatchlab.run._steps import _policy
-
     st = ctx["state"]
     folder = ctx["out"] / "results"
     folder.mkdir(parents=True, exist_ok=True)
@@ -132,8 +130,6 @@ def save_results(ctx, metrics: dict) -> dict:
 
 def write_notebook(ctx, written: dict, export_path, manifest_path) -> Path:
     """``run.ipynb`` beside the report, reading ``written``'s results and redrawing the report's figures."""
-    from thatchlab.report import write_run_notebook
-
     st = ctx["state"]
     out = st.get("prediction outcome")
     figures = ["forests"] if out is not None else []

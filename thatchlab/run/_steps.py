@@ -3,8 +3,35 @@ its report section."""
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
+from thatchlab.anticipation import mine_sequential
 from thatchlab.core.display import plural
+from thatchlab.core.params.production import production_params
 from thatchlab.decide.policy import HOLDOUT, MainJobPolicy, row_at, rows_at
+from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+from thatchlab.logs import (
+    read_event_log,
+    read_interaction_log,
+    read_memory_log,
+    read_recall_log,
+    read_recall_stream,
+)
+from thatchlab.plots import (
+    confidence_modes_plot,
+    currency_curves,
+    decision_forest,
+    metric_heatmap,
+    pareto_plot,
+    prequential_reliability_diagram,
+    prior_profile,
+    regime_bars,
+    reliability_diagram,
+)
+from thatchlab.replay import run, run_anticipation, run_belief, run_calibration
+from thatchlab.replay.scoring import engine_class
 from thatchlab.run._common import (
     _PARAMS,
     FORECAST_METRIC,
@@ -17,6 +44,8 @@ from thatchlab.run._common import (
     _params,
     _save,
 )
+from thatchlab.store import export_sqlite
+from thatchlab.sweep import pareto
 
 
 def _policy(ctx) -> MainJobPolicy:
@@ -30,10 +59,6 @@ def _ran_under(ctx, engine) -> str:
 
 
 def _scoring(ctx, engine, filename):
-    from thatchlab.logs import read_interaction_log
-    from thatchlab.plots import prequential_reliability_diagram, regime_bars
-    from thatchlab.replay import run
-
     path = ctx["data"] / filename
     if not path.is_file():
         return None
@@ -64,11 +89,6 @@ def _behavior(ctx):
 
 
 def _sweep(ctx):
-    import warnings
-
-    from thatchlab.plots import decision_forest, metric_heatmap, pareto_plot
-    from thatchlab.sweep import pareto
-
     log = ctx["state"].get("prediction:log")
     if log is None:
         return None
@@ -150,8 +170,6 @@ def _sweep(ctx):
 
 def _no_front(rows) -> str:
     """Why a sweep's rows give no Pareto front of interruptions and wrong silent follows, in words."""
-    import numpy as np
-
     if len(rows) == 0:
         return "no configuration at production's K and P0 was scored"
     inter, wrong = (rows[f"val_{m}"].to_numpy(dtype=float) for m in REGIME_METRICS)
@@ -165,10 +183,6 @@ def _no_front(rows) -> str:
 
 
 def _prior(ctx):
-    from thatchlab.core.params.production import production_params
-    from thatchlab.fit import PriorFitter
-    from thatchlab.plots import prior_profile
-
     res = ctx["state"].get("prediction")
     if res is None:
         return None
@@ -214,11 +228,6 @@ def _prior_verdict(ctx) -> str:
 
 
 def _belief(ctx):
-    from thatchlab.fit import HalfLifeFitter
-    from thatchlab.logs import read_memory_log
-    from thatchlab.plots import currency_curves
-    from thatchlab.replay import run_belief
-
     path = ctx["data"] / "memory_log.jsonl"
     if not path.is_file():
         return None
@@ -241,11 +250,6 @@ def _belief(ctx):
 
 
 def _calibration(ctx):
-    from thatchlab.fit import DeriveWeightsFitter
-    from thatchlab.logs import read_recall_log
-    from thatchlab.plots import reliability_diagram
-    from thatchlab.replay import run_calibration
-
     path = ctx["data"] / "recall_log.jsonl"
     if not path.is_file():
         return None
@@ -268,11 +272,6 @@ def _calibration(ctx):
 
 
 def _anticipation(ctx):
-    from thatchlab.anticipation import mine_sequential
-    from thatchlab.logs import read_event_log, read_recall_stream
-    from thatchlab.plots import confidence_modes_plot
-    from thatchlab.replay import run_anticipation
-
     ev_path, rc_path = ctx["data"] / "events.jsonl", ctx["data"] / "recalls.jsonl"
     if not (ev_path.is_file() and rc_path.is_file()):
         return None
@@ -296,15 +295,11 @@ def _anticipation(ctx):
 
 
 def _export(ctx):
-    from thatchlab.store import export_sqlite
-
     st = ctx["state"]
     kwargs, params = {}, {}
     for engine in ("prediction", "behavior"):
         res = st.get(engine)
         if res is not None:
-            from thatchlab.replay.scoring import engine_class
-
             kwargs[engine] = engine_class(engine).from_tables(res.tables, embedder=ctx["embedder"],
                                                               params=res.params)
     if st.get("belief") is not None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import glob
 import hashlib
 import json
 import os
@@ -38,6 +39,7 @@ import pandas as pd
 
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError, ThatchlabError
 from thatchlab.core.sqlite import connect_readonly, quote_name, table_names
+from thatchlab.store._core import written_tables
 
 __all__ = ["backup_path_for", "write_backup", "read_marker", "update_marker", "list_backups", "prune_backups",
            "check_restorable", "restorable_problem", "clean_orphans", "ours", "MARKER_KIND"]
@@ -48,8 +50,6 @@ MARKER_KIND = "thatchlab.backup"
 def ours() -> set:
     """Tables thatchlab writes into a production file, any engine's (their rows and their presence
     may differ between a backup and now)."""
-    from thatchlab.store._core import written_tables
-
     return written_tables()
 
 
@@ -211,8 +211,6 @@ def clean_orphans(production) -> list:
 
 def glob_escape(name: str) -> str:
     """``name`` with the characters ``glob`` reads as patterns matched literally."""
-    import glob
-
     return glob.escape(name)
 
 
@@ -234,6 +232,21 @@ def list_backups(production) -> pd.DataFrame:
     marker's), ``restorable`` (:func:`~thatchlab.store.restore` would put it back now: the
     same check) and ``problem`` (why not, else ``None``). Temporary files and markers left by
     a killed writer are removed first (:func:`clean_orphans`).
+
+    Parameters
+    ----------
+    production : str or os.PathLike
+        The production file whose backups are listed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per backup, with the columns above.
+
+    See Also
+    --------
+    prune_backups : remove the oldest of them.
+    restore : put one back.
     """
     production = Path(production)
     clean_orphans(production)
@@ -258,8 +271,27 @@ def list_backups(production) -> pd.DataFrame:
 def prune_backups(production, keep: int) -> list:
     """Remove the oldest backups of ``production`` beyond ``keep``; never the first nor the newest.
 
-    Returns the removed paths. ``keep`` counts every backup left, the first and the newest
-    included (so at least 2 stay when there are 2 or more).
+    Parameters
+    ----------
+    production : str or os.PathLike
+        The production file whose backups are pruned.
+    keep : int
+        How many backups stay: every backup left counts, the first and the newest included (so at
+        least 2 stay when there are 2 or more).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The removed paths.
+
+    Raises
+    ------
+    StoreWriteError
+        ``keep`` is not a count >= 0.
+
+    See Also
+    --------
+    list_backups : the backups there are.
     """
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
         raise StoreWriteError(f"keep: expected a count >= 0, got {keep!r}")

@@ -1,4 +1,4 @@
-"""Atomic SQLite export and read-only import, shared by every store section.
+"""Atomic SQLite writes and read-only import, shared by every store section.
 
 A *section* is a module that knows one engine's tables. It provides
 
@@ -16,7 +16,7 @@ A *section* is a module that knows one engine's tables. It provides
 ``default_params(obj)``           the params object to record (or ``None``),
 ``model(obj)``                    the embedding model name of its vectors (or ``None``).
 
-The export builds the database in memory, runs ``PRAGMA integrity_check``
+The export (:mod:`thatchlab.store._export`) builds the database in memory, runs ``PRAGMA integrity_check``
 and ``PRAGMA foreign_key_check``, re-reads every section from the serialized
 bytes and compares it with what was given (the manifest's sha256 is of those
 bytes), and only then writes a temporary file beside the target, fsyncs it
@@ -32,6 +32,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,25 +40,15 @@ from pathlib import Path
 from thatchlab import __version__
 from thatchlab.core.errors import (
     ExportExistsError,
-    ModelMismatchError,
     StoreSchemaError,
     StoreWriteError,
     ThatchlabError,
 )
-from thatchlab.core.schema import META_DDL, SCHEMA_VERSION, STORES_DDL
-from thatchlab.core.sqlite import connect_readonly, database_label
+from thatchlab.core.schema import ENGINE_TABLES, SCHEMA_VERSION
+from thatchlab.core.sqlite import SQLITE_HEADER, connect_readonly, database_label
 from thatchlab.store._releases import check_asked, choose_release
-from thatchlab.store._review import (
-    check_params_match,
-    log_end_text,
-    manifest_for,
-    newest_change,
-    review,
-)
 
-__all__ = ["export_sqlite", "import_sqlite", "ExportResult", "StoreContents", "SECTIONS",
-           "PRODUCTION_CONSTANTS", "THRESHOLD_ENV",
-           "atomic_sqlite", "write_bytes_atomic", "connect_bytes", "read_contents", "check_engines",
+__all__ = ["import_sqlite", "StoreContents", "SECTIONS", "atomic_sqlite", "write_bytes_atomic", "connect_bytes", "read_contents", "check_engines",
            "ENGINE_KEYS", "check_export_target", "written_tables"]
 
 #: export keyword → section module. Sections load lazily.
@@ -88,25 +79,30 @@ def _available_sections():
 
 
 @dataclass
-class ExportResult:
-    """Where an export went and what it holds."""
-
-    path: Path
-    manifest_path: Path
-    counts: dict
-    model: str | None
-    engines: list
-
-    def __fspath__(self):
-        return str(self.path)
-
-
-@dataclass
 class StoreContents:
     """What :func:`import_sqlite` found in a file.
 
-    Attributes are ``None`` for sections the file does not hold; ``releases`` is
-    ``{engine: release}`` the engines were built for.
+    Every parameter is kept as the attribute of the same name (also readable as
+    ``contents["prediction"]``); sections the file does not hold are ``None``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file read.
+    prediction, behavior : PredictionEngine or BehaviorEngine, default=None
+        The scoring engines.
+    beliefs : BeliefStore, default=None
+        omi's belief store.
+    calibration : CalibrationState, default=None
+        ai-memory's calibration state.
+    patterns : pandas.DataFrame, default=None
+        mnemo's mined patterns.
+    meta : dict, default={}
+        ``thatchlab_meta``, values decoded.
+    manifest : dict, default=None
+        The manifest beside the file (None for production's own files).
+    releases : dict, default={}
+        ``{engine: release}`` the engines were built for.
     """
 
     path: Path
@@ -123,216 +119,9 @@ class StoreContents:
         return getattr(self, key)
 
 
-def _params_for(key, params, obj, sec):
-    if params is None:
-        return sec.default_params(obj)
-    if isinstance(params, dict):
-        return params.get(key, sec.default_params(obj))
-    # one params object: it serves every section whose params type it is
-    default = sec.default_params(obj)
-    if default is not None and type(default) is not type(params):
-        return default
-    return params
-
-
-#: The scoring constants production thatch hard-codes (it reads only the thresholds
-#: from its environment).
-PRODUCTION_CONSTANTS = {"k": 5.0, "p0": 0.5, "soft_weight": 0.25}
-#: The environment variable production reads for each scoring engine's nudge threshold.
-THRESHOLD_ENV = {"prediction": "THATCH_PREDICTION_THRESHOLD", "behavior": "THATCH_BEHAVIOR_THRESHOLD"}
-_SCORING = ("prediction", "behavior")
-
-
-def export_sqlite(path, *, prediction=None, behavior=None, beliefs=None, calibration=None,
-                  patterns=None, production_model=None, allow_model_mismatch=False, params=None,
-                  decision=None, production_constants=None, declared=None, log_end=None,
-                  overwrite=False) -> ExportResult:
-    """Write engine state as a SQLite file production opens unchanged, plus a manifest.
-
-    Parameters
-    ----------
-    path : target file (``.db``/``.sqlite``). Its directory must exist.
-    prediction, behavior : scoring engines (their tables are written in the
-        production thatch DDL; a ``stores`` table with ``global`` is always present).
-    beliefs, calibration, patterns : state of the other engines, when given.
-    production_model : the model name to declare; ``None`` means the vectors'
-        own model. Declaring another model raises :class:`ModelMismatchError`
-        unless ``allow_model_mismatch=True``.
-    params : one params object or a mapping ``{"prediction": ScoringParams, ...}``;
-        defaults to each engine's own (or the decision's, see ``decision``).
-        Every value that differs from what production runs (the parameter
-        reference, :func:`thatchlab.core.params.production.production_params`)
-        and that no decision shipped is listed in the manifest under
-        ``unreviewed`` (``{engine: {parameter: value}}``) — never as an
-        environment line or a recommended change — and
-        :func:`~thatchlab.store.merge_into` refuses the export unless allowed.
-    decision : a :class:`thatchlab.decide.Decision` or a mapping ``{engine: Decision}``
-        (scoring engines). The engine's parameters become the decision's
-        ``params`` (its default with only the shipped values changed); ``params``
-        given for the same engine must equal them (else :class:`InputError`
-        naming each parameter). The manifest's ``decisions[engine]`` holds one
-        record per parameter and one ``"parameter": "combined"`` record (the
-        shipped configuration as a whole); each shipped parameter appears as an
-        ``environment`` line (a setting production reads) or under
-        ``recommended_production_changes`` (a constant in its code). A decision
-        that ships a parameter production has no setting for is refused.
-    declared : ``{engine: params}`` production already runs (e.g. a
-        ``--config`` it was started with): listed under ``declared``, the
-        reference for ``unreviewed``, never shipped. A decision's ``default``
-        is declared the same way.
-    production_constants : the K, P0 and soft weight production runs, as a
-        mapping; ``None`` means its hard-coded :data:`PRODUCTION_CONSTANTS`.
-        The scoring engines' ``confidence`` column is recomputed under these
-        constants — the ones production applies to the next signal — so the
-        shipped rows agree with what production computes later. A tuned K or
-        P0 appears in the manifest as a recommended production change
-        (``recommended_production_changes``), never baked into the rows.
-    log_end : the time of the last event of the log the state was replayed
-        from (a datetime or ISO-8601 text; recorded as ISO-8601 UTC in
-        ``thatchlab_meta`` and the manifest). A merge refuses to replace
-        production rows that changed after it. ``None``: the newest change
-        time among the export's own rows.
-    overwrite : replace an existing target (otherwise :class:`ExportExistsError`).
-
-    Returns
-    -------
-    ExportResult with ``path``, ``manifest_path`` and row ``counts``.
-    """
-    path = Path(path)
-    given = {k: v for k, v in dict(prediction=prediction, behavior=behavior, beliefs=beliefs,
-                                   calibration=calibration, patterns=patterns).items() if v is not None}
-    sections = {k: _section(k) for k in given}
-    check_export_target(path, overwrite)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise StoreWriteError(f"{path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise StoreWriteError(f"{path}: directory {parent} is not writable")
-
-    models = {k: sections[k].model(obj) for k, obj in given.items()}
-    vector_models = sorted({m for m in models.values() if m})
-    if production_model is not None and vector_models and not allow_model_mismatch:
-        wrong = [m for m in vector_models if m != production_model]
-        if wrong:
-            raise ModelMismatchError(
-                f"{path}: vectors were made with {wrong} but production_model={production_model!r}; "
-                "thresholds do not transfer between models (pass allow_model_mismatch=True to "
-                "declare it anyway)")
-    model = production_model if production_model is not None else (
-        vector_models[0] if len(vector_models) == 1 else (vector_models or None))
-    decisions = _decisions_for(decision, given)
-    chosen = {}
-    for k, obj in given.items():
-        if k in decisions:
-            explicit = _explicit_params(params, k, decisions[k].params)
-            if explicit is not None:
-                check_params_match(k, explicit, decisions[k].params)
-            chosen[k] = decisions[k].params
-        else:
-            chosen[k] = _params_for(k, params, obj, sections[k])
-    constants = _production_constants(production_constants)
-    account = review(chosen, decisions, _declared_for(declared, given),
-                     constants if production_constants is not None else None)
-    # the scoring sections compute `confidence` under the params they are handed: hand them
-    # production's constants, so the rows agree with what production computes next
-    written = {k: (p.replace(**constants) if k in _SCORING and p is not None else p)
-               for k, p in chosen.items()}
-
-    releases = {sections[k].ENGINE: p.release for k, p in chosen.items() if getattr(p, "release", None)}
-    counts: dict = {}
-
-    def build(conn):
-        conn.execute(STORES_DDL)
-        conn.execute("INSERT OR IGNORE INTO stores(name) VALUES ('global')")
-        # the scoring DDL is always written, so production can open any export
-        for key in ("prediction", "behavior"):
-            sec = sections.get(key) or _section(key)
-            sec.create(conn)
-        for key, obj in given.items():
-            sec = sections[key]
-            if key not in ("prediction", "behavior"):
-                sec.create(conn)
-            counts.update(sec.write(conn, obj, written[key]))
-        conn.execute(META_DDL)
-        digest["log_end"] = log_end_text(log_end, path) if log_end is not None else newest_change(conn)
-        meta = {
-            "schema_version": str(SCHEMA_VERSION),
-            "thatchlab_version": __version__,
-            "model": json.dumps(model),
-            "engines": json.dumps([sections[k].ENGINE for k in given]),
-            "params": json.dumps({k: (p.to_dict() if p is not None else None) for k, p in chosen.items()},
-                                 sort_keys=True),
-            # inside the file, so a merge sees it even without the manifest
-            "unreviewed": json.dumps(account.unreviewed, sort_keys=True),
-            "log_end": json.dumps(digest["log_end"]),
-            # the production release each engine was replayed and exported for
-            "releases": json.dumps(releases, sort_keys=True),
-        }
-        # the embedding space of the vectors (a merge refuses another space than production's)
-        digest["embedder"] = _embedder_record(conn, given, sections)
-        meta["embedder"] = json.dumps(digest["embedder"], sort_keys=True)
-        conn.executemany("INSERT INTO thatchlab_meta(key, value) VALUES (?, ?)", sorted(meta.items()))
-
-    digest: dict = {}
-
-    def verify(data):
-        with contextlib.closing(connect_bytes(data)) as conn:
-            for key, obj in given.items():
-                back = sections[key].read(conn)
-                try:
-                    sections[key].check_equal(obj, back, written[key])
-                except AssertionError as exc:
-                    raise StoreWriteError(f"{path}: round-trip check of {key!r} failed: {exc}") from None
-                del back
-        digest["sha256"] = hashlib.sha256(data).hexdigest()  # the bytes the file is written from
-
-    atomic_sqlite(path, build, verify=verify)
-    manifest_path = path.with_name(path.stem + ".manifest.json")
-    manifest = manifest_for(path, model, [sections[k].ENGINE for k in given], given, chosen, counts, account,
-                            constants, digest["sha256"])
-    manifest["log_end"] = digest["log_end"]
-    manifest["releases"] = releases
-    manifest["embedder"] = digest["embedder"]
-    _atomic_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return ExportResult(path=path, manifest_path=manifest_path, counts=counts, model=model,
-                        engines=[sections[k].ENGINE for k in given])
-
-
-def _embedder_record(conn, given, sections) -> dict | None:
-    """``{"name", "dim", "fingerprint"}`` of the scoring engines' vectors (None without them).
-
-    The name is the rows' ``model``; the fingerprint (see
-    :func:`thatchlab.embed.embedder_identity`) is taken from the engine's
-    embedder when its name is the rows' model, else it is unknown (``None``).
-    """
-    from thatchlab.core.schema import ENGINE_TABLES
-    from thatchlab.embed import embedder_identity
-
-    out = None
-    for key in _SCORING:
-        obj = given.get(key)
-        if obj is None:
-            continue
-        name = sections[key].model(obj)
-        t = ENGINE_TABLES[key]
-        dims = sorted({r[0] for table in (t["matchers"], t["items"]) for r in conn.execute(
-            f"SELECT DISTINCT length(embedding) / 4 FROM {table} WHERE embedding IS NOT NULL")})
-        record = {"name": name, "dim": dims[0] if len(dims) == 1 else (dims or None), "fingerprint": None}
-        if name is not None and getattr(obj, "model_name", None) == name:
-            ident = embedder_identity(obj.embedder)
-            if record["dim"] is None or ident["dim"] == record["dim"]:
-                record["fingerprint"] = ident["fingerprint"]
-                record["dim"] = ident["dim"] if record["dim"] is None else record["dim"]
-        if out is None or (out["fingerprint"] is None and record["fingerprint"] is not None):
-            out = record
-    return out
-
-
 def written_tables() -> set:
     """Every table an export (or a merge of one) writes: ``stores``, ``thatchlab_meta`` and each
     available engine section's tables."""
-    from thatchlab.core.schema import ENGINE_TABLES
-
     out = {"stores", "thatchlab_meta", "prediction_dedup_pairs",  # 07ecf87 exports write the pair verdicts
            *(t for eng in ENGINE_TABLES.values() for k, t in eng.items() if k != "item_fk")}
     for sec in _available_sections().values():
@@ -349,6 +138,20 @@ def check_export_target(path, overwrite: bool = False) -> None:
     ``entries``, ``dedup_pairs``…), a log or any other file raises
     :class:`ExportExistsError` pointing to a merge, which updates a
     production file in place and keeps a backup.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The export's target file.
+    overwrite : bool, default=False
+        Whether an existing target (an earlier export or an empty file) may be replaced.
+
+    Raises
+    ------
+    StoreWriteError
+        The target is a directory.
+    ExportExistsError
+        The target exists without ``overwrite``, or is not an earlier export.
     """
     path = Path(path)
     if path.is_dir():
@@ -368,8 +171,6 @@ def check_export_target(path, overwrite: bool = False) -> None:
 
 def _not_an_export(path: Path) -> str | None:
     """What ``path`` is when it is not an earlier export (None when it is one, or empty)."""
-    from thatchlab.core.sqlite import SQLITE_HEADER
-
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -391,91 +192,6 @@ def _not_an_export(path: Path) -> str | None:
     if "thatchlab_meta" not in tables:
         return "it has no thatchlab_meta table: a production store"
     return None
-
-
-def _explicit_params(params, key, like):
-    """The params the caller passed for ``key`` explicitly, if any (a mapping entry, or one object
-    of the decision's params type)."""
-    if params is None:
-        return None
-    if isinstance(params, dict):
-        return params.get(key)
-    return params if type(params) is type(like) else None
-
-
-def _declared_for(declared, given) -> dict:
-    """``{key: params}`` production is declared to run, for the engines being exported."""
-    if declared is None:
-        return {}
-    if not isinstance(declared, dict):
-        raise ThatchlabError("declared: expected a mapping {engine: params production runs}")
-    out = {}
-    for key, p in declared.items():
-        if key not in given:
-            raise ThatchlabError(f"declared for {key!r} given but no {key} engine is exported")
-        base = _section(key).default_params(given[key])
-        if isinstance(p, dict) and base is not None:
-            p = type(base).from_dict(p)
-        if base is not None and type(p) is not type(base):
-            raise ThatchlabError(f"declared for {key!r}: expected {type(base).__name__}, got {type(p).__name__}")
-        out[key] = p
-    return out
-
-
-#: The export keyword of each engine a decision can be made for.
-_DECISION_KEYS = {"prediction": "prediction", "behavior": "behavior", "belief": "beliefs",
-                  "calibration": "calibration", "anticipation": "patterns"}
-
-
-def _decisions_for(decision, given) -> dict:
-    """``{export keyword: decision}`` for the engines being exported."""
-    if decision is None:
-        return {}
-    if isinstance(decision, dict):
-        out = dict(decision)
-    else:
-        engine = getattr(decision, "engine", None)
-        if engine is None:
-            scoring = [k for k in given if k in _SCORING]
-            if len(scoring) != 1:
-                raise ThatchlabError("decision: name its engine (pass {'prediction': decision, ...})")
-            engine = scoring[0]
-        out = {_DECISION_KEYS.get(engine, engine): decision}
-    for key in list(out):
-        if key in ("belief", "anticipation"):  # the engine's name for its export keyword
-            out[_DECISION_KEYS[key]] = out.pop(key)
-    for key, dec in out.items():
-        if key not in _DECISION_KEYS.values():
-            raise ThatchlabError(f"decision: expected one for {', '.join(repr(k) for k in _DECISION_KEYS.values())}, "
-                                 f"got {key!r}")
-        if key not in given:
-            raise ThatchlabError(f"decision for {key!r} given but no {key} engine is exported")
-        for attr in ("params", "to_records", "shipped_parameters"):
-            if not hasattr(dec, attr):
-                raise ThatchlabError(f"decision for {key!r}: expected a thatchlab.decide.Decision "
-                                     f"(it has no {attr!r})")
-    return out
-
-
-def _production_constants(declared) -> dict:
-    out = dict(PRODUCTION_CONSTANTS)
-    if declared is None:
-        return out
-    if not isinstance(declared, dict):
-        declared = {k: getattr(declared, k) for k in PRODUCTION_CONSTANTS}
-    unknown = sorted(set(declared) - set(PRODUCTION_CONSTANTS))
-    if unknown:
-        raise ThatchlabError(f"production_constants: unknown name(s) {unknown}; expected "
-                             f"{sorted(PRODUCTION_CONSTANTS)}")
-    for name, value in declared.items():
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = float("nan")
-        if not (v == v and v >= 0 and (name != "p0" or 0 < v < 1) and (name != "k" or v > 0)):
-            raise ThatchlabError(f"production_constants: {name}={value!r} is not a valid value")
-        out[name] = v
-    return out
 
 
 def _fsync_dir(directory: Path):
@@ -595,29 +311,55 @@ def check_integrity(conn, label):
 def import_sqlite(path, embedder=None, release=None) -> StoreContents:
     """Open an exported (or production) file read-only and rebuild the state found.
 
-    Returns a :class:`StoreContents` whose ``prediction``/``behavior`` are
-    engines (given ``embedder`` for later queries), and ``beliefs``,
-    ``calibration``, ``patterns`` the other engines' state, each ``None``
-    when absent.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An export, or a production file.
+    embedder : Embedder, default=None
+        The embedder the scoring engines are given for later queries.
+    release : str or dict, default=None
+        The production release to build the engines for: a name (``"v0.1.30"``, ``"latest"``; it
+        applies to every engine whose system knows it) or a mapping ``{system or engine: name}``.
+        By default each engine opens in the release the file's ``thatchlab_meta`` names, else — a
+        production thatch file, which has no ``thatchlab_meta`` — the release its schema shows (a
+        ``prediction_dedup_pairs`` table: ``07ecf87``; none: ``v0.1.30``), else the system's
+        newest. ``StoreContents.releases`` says which.
 
-    ``release`` is the production release to build the engines for: a name
-    (``"v0.1.30"``, ``"latest"``; it applies to every engine whose system
-    knows it) or a mapping ``{system or engine: name}``. By default each
-    engine opens in the release the file's ``thatchlab_meta`` names, else —
-    a production thatch file, which has no ``thatchlab_meta`` — the release
-    its schema shows (a ``prediction_dedup_pairs`` table: ``07ecf87``; none:
-    ``v0.1.30``), else the system's newest. ``StoreContents.releases`` says
-    which; a name no held system knows raises :class:`ReleaseError`. A corrupt, foreign or incomplete file raises
-    :class:`StoreSchemaError` naming what is missing; so does a value of the
-    wrong type (text in a number column, an embedding that is not float32
-    bytes of one dimension), naming its table, row and column, and a
-    ``thatchlab_meta`` ``engines`` entry that is not a list of engines the
-    file holds, a value outside what production assumes (a confidence
-    outside [0, 1], a negative count, a time not in production's text
-    formats), a schema or thatchlab version newer than this release, and a
-    manifest beside the file whose sha256 is not the file's (the database and
-    its manifest do not belong together). Without a manifest (production's
-    own files) ``StoreContents.manifest`` is None.
+    Returns
+    -------
+    StoreContents
+        ``prediction``/``behavior`` are engines (given ``embedder`` for later queries), and
+        ``beliefs``, ``calibration``, ``patterns`` the other engines' state, each ``None`` when
+        absent. Without a manifest (production's own files) ``manifest`` is None.
+
+    Raises
+    ------
+    ReleaseError
+        A release name no held system knows.
+    StoreSchemaError
+        A corrupt, foreign or incomplete file (naming what is missing); a value of the wrong type
+        (text in a number column, an embedding that is not float32 bytes of one dimension), naming
+        its table, row and column; a ``thatchlab_meta`` ``engines`` entry that is not a list of
+        engines the file holds; a value outside what production assumes (a confidence outside
+        [0, 1], a negative count, a time not in production's text formats); a schema or thatchlab
+        version newer than this release; or a manifest beside the file whose sha256 is not the
+        file's (the database and its manifest do not belong together).
+
+    See Also
+    --------
+    export_sqlite : write such a file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, thatchlab
+    >>> from thatchlab.store import export_sqlite
+    >>> emb = thatchlab.LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]}, name="toy")
+    >>> eng = thatchlab.PredictionEngine(emb)
+    >>> _ = eng.update("writing tests", "use pytest", "confirm", None, now="2026-01-01T09:00:00Z")
+    >>> path = export_sqlite(pathlib.Path(tempfile.mkdtemp()) / "thatch.db", prediction=eng).path
+    >>> back = import_sqlite(path, embedder=emb)
+    >>> back.meta["engines"], back.releases["prediction"], len(back.prediction.tables["items"]), back.beliefs
+    (['prediction'], '07ecf87', 1, None)
     """
     path = Path(path)
     manifest_path = path.with_name(path.stem + ".manifest.json")
@@ -720,8 +462,6 @@ def _with_release(obj, release: str):
 
 
 def _version_tuple(text):
-    import re
-
     m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", str(text))
     return None if m is None else tuple(int(x or 0) for x in m.groups())
 

@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Mapping
 
@@ -161,8 +162,6 @@ def production_releases(path) -> tuple[dict, str]:
 
 
 def _decoded(rows) -> dict:
-    import json
-
     out = {}
     for k, v in rows:
         try:

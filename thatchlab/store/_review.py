@@ -21,7 +21,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import pandas as pd
+
+from thatchlab import __version__
 from thatchlab.core.errors import InputError, ThatchlabError
+from thatchlab.core.jsfmt import js_number
 from thatchlab.core.params.production import (
     differences,
     engine_key,
@@ -29,6 +33,7 @@ from thatchlab.core.params.production import (
     production_params,
     setting,
 )
+from thatchlab.core.schema import SCHEMA_VERSION
 
 __all__ = ["Review", "review", "check_params_match", "SCORING_KEYS", "manifest_for", "log_end_text", "newest_change"]
 
@@ -139,8 +144,6 @@ _CHANGE_COLUMNS = ("updated_at", "created_at", "observed_at", "confidence_decaye
 
 def log_end_text(value, path) -> str:
     """``value`` as ISO-8601 UTC text with milliseconds and ``Z`` (a typed error when it is no time)."""
-    import pandas as pd
-
     try:
         t = pd.Timestamp(value)
     except (TypeError, ValueError):
@@ -170,10 +173,6 @@ def newest_change(conn) -> str | None:
 
 def manifest_for(path, model, engines, given, chosen, counts, account, constants, sha256) -> dict:
     """The ``<stem>.manifest.json`` of an export: what it holds, and the account of its values."""
-    from thatchlab import __version__
-    from thatchlab.core.jsfmt import js_number
-    from thatchlab.core.schema import SCHEMA_VERSION
-
     notes = []
     if any(k in given for k in SCORING_KEYS):
         notes.append(

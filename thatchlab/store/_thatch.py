@@ -23,6 +23,8 @@ from thatchlab.core.params import ScoringParams, at_least
 from thatchlab.core.schema import ENGINE_TABLES, PREDICTION_DEDUP_PAIRS_DDL, thatch_ddl
 from thatchlab.core.sqlite import database_label, require_tables
 from thatchlab.scoring import posterior_confidence
+from thatchlab.scoring.behavior import BehaviorEngine
+from thatchlab.scoring.prediction import PredictionEngine
 from thatchlab.store._cells import (
     check_cells,
     check_domains,
@@ -201,9 +203,7 @@ class ThatchSection:
 
     def _engine_cls(self):
         if self.KEY == "prediction":
-            from thatchlab.scoring.prediction import PredictionEngine
             return PredictionEngine
-        from thatchlab.scoring.behavior import BehaviorEngine
         return BehaviorEngine
 
     def create(self, conn):

@@ -98,11 +98,39 @@ def _rows(store: BeliefStore) -> list:
 
 
 def create(conn) -> None:
+    """Create the section's tables (``belief_memories``) in ``conn``.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The export being built.
+    """
     for stmt in DDL:
         conn.execute(stmt)
 
 
 def write(conn, obj, params) -> dict:
+    """Insert ``obj``'s rows into the section's tables.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The export being built (its tables created by :func:`create`).
+    obj : BeliefStore or BeliefReplayResult or pandas.DataFrame
+        A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.
+    params : BeliefParams or None
+        The parameters recorded for the section.
+
+    Returns
+    -------
+    dict
+        ``{table: rows written}``.
+
+    Raises
+    ------
+    StoreWriteError
+        ``obj`` is none of the accepted kinds.
+    """
     rows = _rows(_store(obj))
     cols = ", ".join(COLUMNS)
     marks = ", ".join("?" for _ in COLUMNS)
@@ -111,6 +139,18 @@ def write(conn, obj, params) -> dict:
 
 
 def present(conn) -> bool:
+    """Whether a file holds this section's tables.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A connection to the file.
+
+    Returns
+    -------
+    bool
+        True when ``belief_memories`` are there.
+    """
     return bool(table_columns(conn, "belief_memories"))
 
 
@@ -125,7 +165,23 @@ def _params_from_meta(conn) -> BeliefParams:
 
 def read(conn) -> BeliefStore:
     """The belief store in a file (read-only connection), rows in insertion order,
-    with the parameters recorded in ``thatchlab_meta`` (defaults otherwise)."""
+    with the parameters recorded in ``thatchlab_meta`` (defaults otherwise).
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A read-only connection to the file.
+
+    Returns
+    -------
+    BeliefStore
+        The store, rows in insertion order, with the recorded parameters.
+
+    Raises
+    ------
+    StoreSchemaError
+        A table is missing or a cell is not of its column's type (naming table, row and column).
+    """
     if not present(conn):
         raise StoreSchemaError("beliefs: missing table 'belief_memories'")
     require_tables(conn, "beliefs", {"belief_memories": MEMORY_COLUMNS})
@@ -151,6 +207,22 @@ def read(conn) -> BeliefStore:
 
 
 def check_equal(a, b, params) -> None:
+    """Compare what was given with what was read back from the export.
+
+    Parameters
+    ----------
+    a : BeliefStore or BeliefReplayResult or pandas.DataFrame
+        What was given (written under ``params``).
+    b : BeliefStore or BeliefReplayResult or pandas.DataFrame
+        What :func:`read` returned.
+    params : BeliefParams or None
+        The parameters ``a`` was written under.
+
+    Raises
+    ------
+    AssertionError
+        The rows differ (naming the first that does).
+    """
     ra, rb = _rows(_store(a)), _rows(_store(b))
     if ra != rb:
         n = next((i for i, (x, y) in enumerate(zip(ra, rb)) if x != y), min(len(ra), len(rb)))
@@ -158,8 +230,32 @@ def check_equal(a, b, params) -> None:
 
 
 def default_params(obj):
+    """The parameters to record for ``obj`` when none are given.
+
+    Parameters
+    ----------
+    obj : BeliefStore or BeliefReplayResult or pandas.DataFrame
+        A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.
+
+    Returns
+    -------
+    BeliefParams
+        The store's own parameters.
+    """
     return _store(obj).params
 
 
 def model(obj):
+    """The embedding model of ``obj``'s vectors: None, this section holds no vectors.
+
+    Parameters
+    ----------
+    obj : BeliefStore or BeliefReplayResult or pandas.DataFrame
+        A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.
+
+    Returns
+    -------
+    None
+        Always.
+    """
     return None

@@ -26,6 +26,7 @@ from thatchlab.calibration import (
 )
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
+from thatchlab.core.params.production import production_params
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.core.time import utc_column
 from thatchlab.store._cells import check_cells, opt
@@ -112,11 +113,39 @@ def _obs_rows(df: pd.DataFrame) -> list:
 
 
 def create(conn) -> None:
+    """Create the section's tables (``memories`` (confidence columns) and ``confidence_shadow_observations``) in ``conn``.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The export being built.
+    """
     for stmt in DDL:
         conn.execute(stmt)
 
 
 def write(conn, obj, params) -> dict:
+    """Insert ``obj``'s rows into the section's tables.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The export being built (its tables created by :func:`create`).
+    obj : CalibrationState or CalibrationResult or dict
+        A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.
+    params : CalibrationParams or None
+        The parameters recorded for the section.
+
+    Returns
+    -------
+    dict
+        ``{table: rows written}``.
+
+    Raises
+    ------
+    StoreWriteError
+        ``obj`` is none of the accepted kinds, or lacks a column.
+    """
     st = _state(obj)
     mem, obs = _memory_rows(st.memories), _obs_rows(st.observations)
     conn.executemany("INSERT INTO memories(id, confidence, confidence_source, confidence_signals, "
@@ -128,12 +157,41 @@ def write(conn, obj, params) -> dict:
 
 
 def present(conn) -> bool:
+    """Whether a file holds this section's tables.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A connection to the file.
+
+    Returns
+    -------
+    bool
+        True when ``memories`` has the confidence columns or ``confidence_shadow_observations``
+        is there.
+    """
     return ("confidence_source" in table_columns(conn, "memories")
             or bool(table_columns(conn, "confidence_shadow_observations")))
 
 
 def read(conn) -> CalibrationState:
-    """The calibration state in a file (read-only connection), rows in insertion order."""
+    """The calibration state in a file (read-only connection), rows in insertion order.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A read-only connection to the file.
+
+    Returns
+    -------
+    CalibrationState
+        The memories and observations, rows in insertion order.
+
+    Raises
+    ------
+    StoreSchemaError
+        A table is missing or a cell is not of its column's type (naming table, row and column).
+    """
 
     have_mem = bool(table_columns(conn, "memories"))
     have_obs = bool(table_columns(conn, "confidence_shadow_observations"))
@@ -167,6 +225,22 @@ def read(conn) -> CalibrationState:
 
 
 def check_equal(a, b, params) -> None:
+    """Compare what was given with what was read back from the export.
+
+    Parameters
+    ----------
+    a : CalibrationState or CalibrationResult or dict
+        What was given (written under ``params``).
+    b : CalibrationState or CalibrationResult or dict
+        What :func:`read` returned.
+    params : CalibrationParams or None
+        The parameters ``a`` was written under.
+
+    Raises
+    ------
+    AssertionError
+        The rows differ (naming the first that does).
+    """
     sa, sb = _state(a), _state(b)
     if _memory_rows(sa.memories) != _memory_rows(sb.memories):
         raise AssertionError("memories rows differ after the round trip")
@@ -176,13 +250,35 @@ def check_equal(a, b, params) -> None:
 
 
 def default_params(obj):
+    """The parameters to record for ``obj`` when none are given.
+
+    Parameters
+    ----------
+    obj : CalibrationState or CalibrationResult or dict
+        A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.
+
+    Returns
+    -------
+    CalibrationParams
+        The state's own parameters, else production's.
+    """
     st = _state(obj)
     if isinstance(st.params, CalibrationParams):
         return st.params
-    from thatchlab.core.params.production import production_params
-
     return production_params("calibration")
 
 
 def model(obj):
+    """The embedding model of ``obj``'s vectors: None, this section holds no vectors.
+
+    Parameters
+    ----------
+    obj : CalibrationState or CalibrationResult or dict
+        A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.
+
+    Returns
+    -------
+    None
+        Always.
+    """
     return None

@@ -94,11 +94,39 @@ def _rows(df: pd.DataFrame) -> list:
 
 
 def create(conn) -> None:
+    """Create the section's tables (``temporal_patterns``) in ``conn``.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The export being built.
+    """
     for stmt in DDL:
         conn.execute(stmt)
 
 
 def write(conn, obj, params) -> dict:
+    """Insert ``obj``'s rows into the section's tables.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        The export being built (its tables created by :func:`create`).
+    obj : pandas.DataFrame or AnticipationReplayResult
+        The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).
+    params : AnticipationParams or None
+        The parameters recorded for the section.
+
+    Returns
+    -------
+    dict
+        ``{table: rows written}``.
+
+    Raises
+    ------
+    StoreWriteError
+        ``obj`` is none of the accepted kinds, or lacks a column.
+    """
     rows = _rows(_frame(obj))
     cols = ["id"] + [_COLS[c] for c in PATTERN_COLUMNS] + ["mined_at"]
     conn.executemany(f"INSERT INTO temporal_patterns({', '.join(cols)}) VALUES "
@@ -107,6 +135,18 @@ def write(conn, obj, params) -> dict:
 
 
 def present(conn) -> bool:
+    """Whether a file holds this section's tables.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A connection to the file.
+
+    Returns
+    -------
+    bool
+        True when ``temporal_patterns`` are there.
+    """
     return bool(table_columns(conn, "temporal_patterns"))
 
 
@@ -120,7 +160,23 @@ def _params_from_meta(conn):
 
 
 def read(conn) -> pd.DataFrame:
-    """The patterns in a file as :func:`mine` returns them (``attrs`` keep params and mining time)."""
+    """The patterns in a file as :func:`mine` returns them (``attrs`` keep params and mining time).
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        A read-only connection to the file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The patterns as :func:`~thatchlab.anticipation.mine` returns them.
+
+    Raises
+    ------
+    StoreSchemaError
+        A table is missing or a cell is not of its column's type (naming table, row and column).
+    """
     cols = [_COLS[c] for c in PATTERN_COLUMNS]
     require_tables(conn, "patterns", {"temporal_patterns": cols + ["id", "mined_at"]})
     check_cells(conn, "patterns", "temporal_patterns", _KINDS, key="id")
@@ -146,6 +202,22 @@ def read(conn) -> pd.DataFrame:
 
 
 def check_equal(a, b, params) -> None:
+    """Compare what was given with what was read back from the export.
+
+    Parameters
+    ----------
+    a : pandas.DataFrame or AnticipationReplayResult
+        What was given (written under ``params``).
+    b : pandas.DataFrame or AnticipationReplayResult
+        What :func:`read` returned.
+    params : AnticipationParams or None
+        The parameters ``a`` was written under.
+
+    Raises
+    ------
+    AssertionError
+        The rows differ (naming the first that does).
+    """
     ra, rb = _rows(_frame(a)), _rows(_frame(b))
     if ra != rb:
         n = next((i for i, (x, y) in enumerate(zip(ra, rb)) if x != y), min(len(ra), len(rb)))
@@ -153,9 +225,33 @@ def check_equal(a, b, params) -> None:
 
 
 def default_params(obj):
+    """The parameters to record for ``obj`` when none are given.
+
+    Parameters
+    ----------
+    obj : pandas.DataFrame or AnticipationReplayResult
+        The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).
+
+    Returns
+    -------
+    AnticipationParams
+        The parameters recorded in the frame's ``attrs`` (defaults otherwise).
+    """
     data = _frame(obj).attrs.get("params")
     return AnticipationParams.from_dict(data) if data else AnticipationParams()
 
 
 def model(obj):
+    """The embedding model of ``obj``'s vectors: None, this section holds no vectors.
+
+    Parameters
+    ----------
+    obj : pandas.DataFrame or AnticipationReplayResult
+        The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).
+
+    Returns
+    -------
+    None
+        Always.
+    """
     return None  # patterns carry no vectors

@@ -144,20 +144,25 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
     last_evidenced_at : aware time or column of them
         The evidence clock (missing → currency ``None``/NaN when it is needed).
     now : aware time or column
-    half_life_days : number, ``None`` (no decay), NaN, or a column (NaN = None
-        in numeric columns)
-    valid_to : aware time, ``None`` or a column (NaT = not set); inclusive.
+        The time of the read.
+    half_life_days : number, None, NaN or column
+        ``None`` is no decay; in numeric columns NaN is None.
+    valid_to : aware time, None or column, default=None
+        The named date (NaT = not set); inclusive.
 
     Returns
     -------
-    float or None for scalar inputs (None when the clock is missing and
-    needed; NaN for a NaN half-life); a float array (a Series when a Series
-    was given) with NaN for undefined currency.
+    float, None, ndarray or Series
+        For scalar inputs a float or None (None when the clock is missing and
+        needed; NaN for a NaN half-life); else a float array (a Series when a
+        Series was given) with NaN for undefined currency.
 
     Raises
     ------
-    TimeError : a naive or unparsable time, or a missing ``now``.
-    InputError : a half-life <= 0 on a row without ``valid_to``.
+    TimeError
+        A naive or unparsable time, or a missing ``now``.
+    InputError
+        A half-life <= 0 on a row without ``valid_to``.
 
     Examples
     --------

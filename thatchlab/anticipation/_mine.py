@@ -27,6 +27,29 @@ PATTERN_COLUMNS = ["type", "workspace", "trigger", "target", "confidence", "obse
 def in_lookback(df: pd.DataFrame, now, lookback) -> pd.DataFrame:
     """Rows with ``now - lookback <= ts < now``.
 
+    Parameters
+    ----------
+    df : DataFrame
+        A stream with an aware ``ts`` column; not modified.
+    now : aware time
+        The end of the lookback (excluded).
+    lookback : duration text or Timedelta
+        How far back from ``now`` rows are kept (the start is included); a
+        lookback reaching past the earliest time pandas holds keeps every
+        row before ``now``.
+
+    Returns
+    -------
+    DataFrame
+        The rows inside the lookback, in their order, with a fresh
+        ``RangeIndex``.
+
+    See Also
+    --------
+    lookback_start : The first time inside the lookback.
+
+    Examples
+    --------
     >>> df = pd.DataFrame({"ts": pd.to_datetime(["2026-01-01T00:00Z", "2026-01-31T00:00Z"])})
     >>> len(in_lookback(df, "2026-01-31T00:00Z", "30d"))
     1
@@ -57,6 +80,23 @@ def event_recall_union(events: pd.DataFrame, recalls: pd.DataFrame) -> pd.DataFr
     """One stream ``ts, workspace, session, name, kind`` of events (kind "event")
     and recalls (kind "fact", name = fact_id).
 
+    Parameters
+    ----------
+    events : DataFrame
+        Events with ``ts``, ``workspace``, ``name`` and optionally ``session``.
+    recalls : DataFrame
+        Recalls with ``ts``, ``workspace``, ``fact_id`` and optionally
+        ``session``.
+
+    Returns
+    -------
+    DataFrame
+        The events' rows, then the recalls', with columns ``ts`` (UTC),
+        ``workspace``, ``session`` (None when a stream has none), ``name``
+        and ``kind``.
+
+    Examples
+    --------
     >>> t = pd.Timestamp("2026-01-05T09:00Z")
     >>> ev = pd.DataFrame({"ts": [t], "workspace": "w", "session": "s", "name": ["deploy"]})
     >>> rc = pd.DataFrame({"ts": [t], "workspace": "w", "session": "s", "fact_id": ["runbook"]})
@@ -95,6 +135,34 @@ def mine(events: pd.DataFrame, recalls: pd.DataFrame, now, params: AnticipationP
     null for the other types. Rows are ordered by type, workspace, trigger,
     target. ``attrs["params"]`` and ``attrs["now"]`` record how they were mined.
 
+    Parameters
+    ----------
+    events : DataFrame
+        Events with ``ts`` (aware), ``workspace``, ``session``, ``name`` and
+        ``entities`` (lists, or None).
+    recalls : DataFrame
+        Recalls with ``ts`` (aware), ``workspace``, ``session``, ``fact_id``
+        and ``entities``.
+    now : aware time
+        The end of the lookback (excluded); engines never read the clock.
+    params : AnticipationParams, default=None
+        Lookback, window, thresholds, slot and mode; the defaults when None.
+
+    Returns
+    -------
+    DataFrame
+        One row per pattern, with columns ``PATTERN_COLUMNS``.
+
+    Raises
+    ------
+    InputError
+        When ``params`` is not an :class:`~thatchlab.core.params.anticipation.AnticipationParams`,
+        or a stream misses a column.
+
+    See Also
+    --------
+    mine_sequential, mine_periodic, mine_conditional, mine_cooccurrence : The four miners.
+
     Examples
     --------
     >>> t = pd.Timestamp("2026-01-05T09:00Z")
@@ -128,6 +196,15 @@ def mine(events: pd.DataFrame, recalls: pd.DataFrame, now, params: AnticipationP
                                                   "observations", "last_seen")}), "sequential")
     else:
         out = pd.concat(parts, ignore_index=True)
+    _set_dtypes(out)
+    out.attrs["params"] = params.to_dict()
+    out.attrs["now"] = now.isoformat()
+    return out
+
+
+def _set_dtypes(out: pd.DataFrame) -> None:
+    """One dtype per column whatever types were stacked: times in UTC ns, counts int64, rates
+    float64, weeks nullable, texts object with None for missing."""
     out["last_seen"] = pd.to_datetime(out["last_seen"], utc=True).dt.as_unit("ns")
     out["observations"] = out["observations"].astype(np.int64)
     out["confidence"] = out["confidence"].astype(np.float64)
@@ -135,6 +212,3 @@ def mine(events: pd.DataFrame, recalls: pd.DataFrame, now, params: AnticipationP
     out["weeks"] = out["weeks"].astype("Int64")
     for col in ("type", "workspace", "trigger", "target", "trigger_kind", "target_kind", "slot", "group"):
         out[col] = out[col].astype(object).where(out[col].notna(), None)
-    out.attrs["params"] = params.to_dict()
-    out.attrs["now"] = now.isoformat()
-    return out

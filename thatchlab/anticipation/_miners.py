@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from thatchlab.anticipation._groups import first_or_last, pairs_within, session_codes
 from thatchlab.core.errors import InputError
@@ -33,6 +35,22 @@ def _need(df, what, cols):
 def slot_of(ts, *, slot_hours: int = 2, timezone: str = "UTC"):
     """Weekly slot text ``"{dow}:{bucket}"`` of aware times (dow 0 = Monday, bucket = hour // slot_hours).
 
+    Parameters
+    ----------
+    ts : Series of aware times
+        The times to place in the week.
+    slot_hours : int, default=2
+        Hours per slot.
+    timezone : str, default="UTC"
+        The zone whose day of week and hour are used.
+
+    Returns
+    -------
+    Series of str
+        The slot text of each time.
+
+    Examples
+    --------
     >>> slot_of(pd.Series(pd.to_datetime(["2026-01-05T09:30Z"])), slot_hours=2).tolist()
     ['0:4']
     """
@@ -53,10 +71,37 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
     and they fall in ≥ ``min_weeks`` distinct ISO year-weeks (in ``timezone``).
     confidence = share.
 
+    Parameters
+    ----------
+    recalls : DataFrame
+        Recalls with ``ts`` (aware), ``workspace`` and ``topic`` or
+        ``fact_id``; not modified.
+    slot_hours : int, default=2
+        Hours per slot.
+    timezone : str, default="UTC"
+        The zone of the slots and of the ISO weeks.
+    min_obs : int, default=3
+        Fewest recalls of the topic in the slot.
+    min_share : float, default=0.5
+        Smallest share of the slot's recalls (inclusive).
+    min_weeks : int, default=2
+        Fewest distinct ISO year-weeks.
+
     Returns
     -------
-    DataFrame (workspace, trigger = slot text, target = topic, observations,
-    confidence, last_seen, slot, weeks), sorted.
+    DataFrame
+        Columns workspace, trigger (= slot text), target (= topic),
+        observations, confidence, last_seen, slot, weeks; sorted by
+        workspace, slot, target.
+
+    Raises
+    ------
+    InputError
+        When ``recalls`` is not a DataFrame or misses a column.
+
+    See Also
+    --------
+    slot_of : The slot text of a time.
 
     Examples
     --------
@@ -74,13 +119,7 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     ts = as_utc_series(recalls["ts"].reset_index(drop=True), what="recalls.ts")
     utc_ns = ts.array.asi8
-    local_ns = ts.dt.tz_convert(timezone).dt.tz_localize(None).array.asi8
-    day = local_ns // _DAY_NS
-    dow = (day + 3) % 7                      # 1970-01-01 was a Thursday; Monday = 0
-    bucket = (local_ns - day * _DAY_NS) // (3600 * 10**9) // int(slot_hours)
-    n_buckets = 24 // int(slot_hours)
-    slot = dow * n_buckets + bucket
-    monday = day - dow                       # one Monday per ISO year-week
+    slot, monday, n_buckets = _week_slots(ts, slot_hours, timezone)
     w_code, w_uni = pd.factorize(recalls["workspace"].to_numpy(), sort=True)
     t_code, t_uni = pd.factorize(recalls[topic].to_numpy(), sort=True)
     n_slots, n_t = 7 * n_buckets, len(t_uni)
@@ -90,11 +129,8 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
     obs = np.bincount(k_code)
     weeks = np.bincount(pd.unique(k_code.astype(np.int64) * (1 << 32) + (monday - monday.min())) >> 32,
                         minlength=len(k_uni))
-    last = np.full(len(k_uni), np.iinfo(np.int64).min)
-    np.maximum.at(last, k_code, utc_ns)
-    s_code, s_uni = pd.factorize(ws_slot, sort=True)
-    slot_total = np.bincount(s_code)[np.searchsorted(s_uni, k_uni // n_t)]
-    share = obs / slot_total
+    last = _latest(k_code, len(k_uni), utc_ns)
+    share = obs / _totals(ws_slot, k_uni // n_t)
     keep = (share >= min_share) & (obs >= min_obs) & (weeks >= min_weeks)
     k = k_uni[keep]
     slot_k = (k // n_t) % n_slots
@@ -104,6 +140,30 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
                         "last_seen": pd.to_datetime(last[keep], utc=True).as_unit("ns"), "slot": text,
                         "weeks": weeks[keep].astype(np.int64)})
     return out.sort_values(["workspace", "slot", "target"], kind="stable").reset_index(drop=True)[cols]
+
+
+def _week_slots(ts: pd.Series, slot_hours, timezone) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each time's weekly slot number (day of week * buckets + bucket, local), the day number of
+    its week's Monday (one per ISO year-week), and the buckets per day."""
+    local_ns = ts.dt.tz_convert(timezone).dt.tz_localize(None).array.asi8
+    day = local_ns // _DAY_NS
+    dow = (day + 3) % 7                      # 1970-01-01 was a Thursday; Monday = 0
+    bucket = (local_ns - day * _DAY_NS) // (3600 * 10**9) // int(slot_hours)
+    n_buckets = 24 // int(slot_hours)
+    return dow * n_buckets + bucket, day - dow, n_buckets
+
+
+def _latest(codes: np.ndarray, n: int, ns: np.ndarray) -> np.ndarray:
+    """The largest ``ns`` of each code in ``range(n)`` (int64 minimum where none)."""
+    last = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last, codes, ns)
+    return last
+
+
+def _totals(groups: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """How many rows each group value has, read at the ``wanted`` values (all present)."""
+    g_code, g_uni = pd.factorize(groups, sort=True)
+    return np.bincount(g_code)[np.searchsorted(g_uni, wanted)]
 
 
 def _mentions(df, what):
@@ -132,6 +192,31 @@ def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: in
     sessions mentioning X anywhere. Kept when observations ≥ ``min_obs`` and
     confidence > ``min_conf``. ``last_seen`` = latest counted first recall of Y.
 
+    Parameters
+    ----------
+    events : DataFrame
+        Events with ``ts`` (aware), ``workspace``, ``session`` and optionally
+        ``entities`` (lists, or None).
+    recalls : DataFrame
+        Recalls with ``ts``, ``workspace``, ``session``, ``fact_id`` and
+        optionally ``entities``.
+    min_obs : int, default=3
+        Fewest sessions with X then Y.
+    min_conf : float, default=0.5
+        Confidence must exceed it (strict).
+
+    Returns
+    -------
+    DataFrame
+        Columns workspace, trigger (= entity), target (= fact), observations,
+        confidence, last_seen, trigger_sessions (the denominator); sorted by
+        workspace, trigger, target.
+
+    Raises
+    ------
+    InputError
+        When a stream is not a DataFrame or misses a column.
+
     Examples
     --------
     >>> t = pd.Timestamp("2026-01-05T09:00Z")
@@ -150,18 +235,8 @@ def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: in
     m = pd.concat(parts, ignore_index=True) if parts else _mentions(events.iloc[0:0], "events")
     if m.empty or recalls.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    rts = as_utc_series(recalls["ts"].reset_index(drop=True), what="recalls.ts").array.asi8
-    n_m = len(m)
-    sess, ws, ws_uni = session_codes(np.r_[m["workspace"].to_numpy(), recalls["workspace"].to_numpy()],
-                                     np.r_[m["session"].to_numpy(), recalls["session"].to_numpy()])
-    sess_ws = np.zeros(int(sess.max()) + 1, dtype=np.int64)
-    sess_ws[sess] = ws
-    e_code, e_uni = pd.factorize(m["entity"].to_numpy(), sort=True)
-    f_code, f_uni = pd.factorize(recalls["fact_id"].to_numpy(), sort=True)
+    (ms, me, tx), (rs, rf, ty), sess_ws, (ws_uni, e_uni, f_uni) = _session_firsts(m, recalls)
     ne, nf = len(e_uni), len(f_uni)
-    ms, me, tx = first_or_last(sess[:n_m], e_code.astype(np.int64), pd.to_datetime(m["ts"], utc=True)
-                               .dt.as_unit("ns").array.asi8, ne, "min")  # rts is in ns too
-    rs, rf, ty = first_or_last(sess[n_m:], f_code.astype(np.int64), rts, nf, "min")
     # denominator: sessions mentioning the entity, per workspace
     we_code, we_uni = pd.factorize(sess_ws[ms] * ne + me, sort=True)
     trigger_sessions = np.bincount(we_code)
@@ -184,6 +259,25 @@ def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: in
     return out.sort_values(["workspace", "trigger", "target"], kind="stable").reset_index(drop=True)[cols]
 
 
+def _session_firsts(m: pd.DataFrame, recalls: pd.DataFrame) -> tuple:
+    """Per session, the first mention of each entity and the first recall of each fact, as
+    (session, entity code, ns) and (session, fact code, ns); the workspace code of each
+    session; and the workspace, entity and fact values the codes number (sorted)."""
+    rts = as_utc_series(recalls["ts"].reset_index(drop=True), what="recalls.ts").array.asi8
+    n_m = len(m)
+    sess, ws, ws_uni = session_codes(np.r_[m["workspace"].to_numpy(), recalls["workspace"].to_numpy()],
+                                     np.r_[m["session"].to_numpy(), recalls["session"].to_numpy()])
+    sess_ws = np.zeros(int(sess.max()) + 1, dtype=np.int64)
+    sess_ws[sess] = ws
+    e_code, e_uni = pd.factorize(m["entity"].to_numpy(), sort=True)
+    f_code, f_uni = pd.factorize(recalls["fact_id"].to_numpy(), sort=True)
+    ne, nf = len(e_uni), len(f_uni)
+    mentions = first_or_last(sess[:n_m], e_code.astype(np.int64), pd.to_datetime(m["ts"], utc=True)
+                             .dt.as_unit("ns").array.asi8, ne, "min")  # rts is in ns too
+    firsts = first_or_last(sess[n_m:], f_code.astype(np.int64), rts, nf, "min")
+    return mentions, firsts, sess_ws, (ws_uni, e_uni, f_uni)
+
+
 def co_recall_count(recalls: pd.DataFrame) -> pd.DataFrame:
     """Hebbian co-recall counts: sessions in which both facts A < B were recalled.
 
@@ -191,6 +285,28 @@ def co_recall_count(recalls: pd.DataFrame) -> pd.DataFrame:
     target = B, co_recall_count, sessions_trigger, sessions_target, last_seen),
     where last_seen is the latest recall of B in a session holding both.
 
+    Parameters
+    ----------
+    recalls : DataFrame
+        Recalls with ``ts`` (aware), ``workspace``, ``session`` and
+        ``fact_id``.
+
+    Returns
+    -------
+    DataFrame
+        One row per pair, columns as above.
+
+    Raises
+    ------
+    InputError
+        When ``recalls`` is not a DataFrame or misses a column.
+
+    See Also
+    --------
+    mine_cooccurrence : The pairs past both thresholds, grouped.
+
+    Examples
+    --------
     >>> rc = pd.DataFrame({"ts": pd.Timestamp("2026-01-05T09:00Z"), "workspace": "w",
     ...                    "session": ["s1", "s1", "s2"], "fact_id": ["b", "a", "a"]})
     >>> co_recall_count(rc)[["trigger", "target", "co_recall_count", "sessions_trigger"]]
@@ -237,6 +353,32 @@ def mine_cooccurrence(recalls: pd.DataFrame, *, min_obs: int = 3, min_conf: floa
     ``group`` = the smallest fact id of the pair's connected component among
     the kept pairs of the workspace.
 
+    Parameters
+    ----------
+    recalls : DataFrame
+        Recalls with ``ts`` (aware), ``workspace``, ``session`` and
+        ``fact_id``.
+    min_obs : int, default=3
+        Fewest sessions with both facts.
+    min_conf : float, default=0.5
+        Confidence must exceed it (strict).
+
+    Returns
+    -------
+    DataFrame
+        Columns workspace, trigger, target, observations (= co_recall_count),
+        confidence, last_seen, group.
+
+    Raises
+    ------
+    InputError
+        When ``recalls`` is not a DataFrame or misses a column.
+
+    See Also
+    --------
+    co_recall_count : Every pair's counts, before the thresholds.
+    cooccurrence_groups : The facts of each group.
+
     Examples
     --------
     >>> rc = pd.DataFrame({"ts": pd.Timestamp("2026-01-05T09:00Z"), "workspace": "w",
@@ -260,9 +402,6 @@ def _components(pairs: pd.DataFrame) -> np.ndarray:
     """Label of each pair: the smallest fact id in its connected component (per workspace)."""
     if pairs.empty:
         return np.array([], dtype=object)
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     nodes = pd.concat([pairs["workspace"] + "\x1f" + pairs["trigger"],
                        pairs["workspace"] + "\x1f" + pairs["target"]], ignore_index=True)
     code, uni = pd.factorize(nodes, sort=True)
@@ -279,6 +418,24 @@ def _components(pairs: pd.DataFrame) -> np.ndarray:
 def cooccurrence_groups(patterns: pd.DataFrame) -> pd.DataFrame:
     """The fact groups of co-occurrence patterns: (workspace, group, facts sorted).
 
+    Parameters
+    ----------
+    patterns : DataFrame
+        Pairs with ``workspace``, ``group``, ``trigger`` and ``target`` (a
+        ``type`` column, when present, keeps only ``co-occurrence`` rows).
+
+    Returns
+    -------
+    DataFrame
+        One row per (workspace, group), sorted, with ``facts``: the sorted
+        list of the group's fact ids.
+
+    See Also
+    --------
+    mine_cooccurrence : The pairs and their group.
+
+    Examples
+    --------
     >>> p = pd.DataFrame({"workspace": "w", "trigger": ["a", "b"], "target": ["b", "c"],
     ...                   "group": ["a", "a"]})
     >>> cooccurrence_groups(p)["facts"].tolist()

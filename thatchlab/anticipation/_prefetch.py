@@ -26,16 +26,35 @@ CUE_KINDS = ("event", "fact", "entity", "slot")
 class Prefetcher:
     """Pick the facts to inject from mined patterns.
 
-    Parameters
-    ----------
-    patterns : the output of :func:`mine` (any subset of its rows).
-    params : gives ``k``, ``slot_hours`` and ``timezone`` (defaults if None).
-
     Candidates come from sequential patterns whose trigger (event or fact)
     already occurred in the session and whose target is a fact; conditional
     patterns whose entity was mentioned; periodic patterns of the current
     slot; co-occurrence partners of facts already recalled. Facts already
     recalled are not prefetched again.
+
+    Parameters
+    ----------
+    patterns : DataFrame
+        The output of :func:`mine` (any subset of its rows): at least
+        ``type``, ``workspace``, ``trigger``, ``target`` and ``confidence``.
+    params : AnticipationParams, default=None
+        Gives ``k``, ``slot_hours`` and ``timezone`` (defaults if None).
+
+    Attributes
+    ----------
+    params : AnticipationParams
+        The parameters in use.
+    patterns : DataFrame
+        The patterns given, with a fresh ``RangeIndex``; ``pattern_ids``
+        index it.
+    edges : DataFrame
+        (pattern_id, workspace, cue_kind, cue, fact, confidence, type) for
+        every usable pattern; co-occurrence pairs appear both ways.
+
+    Raises
+    ------
+    InputError
+        When ``patterns`` is not a DataFrame or misses a column.
 
     Examples
     --------
@@ -81,7 +100,31 @@ class Prefetcher:
         return pd.concat([fwd, back], ignore_index=True)
 
     def cues(self, context: dict, key=0) -> pd.DataFrame:
-        """The cue table (key, workspace, cue_kind, cue) of one session context."""
+        """The cue table (key, workspace, cue_kind, cue) of one session context.
+
+        Parameters
+        ----------
+        context : dict
+            ``workspace`` plus any of ``events``, ``entities``, ``recalled``,
+            ``ts`` (gives the slot) or ``slot``.
+        key : object, default=0
+            The session's key in the table.
+
+        Returns
+        -------
+        DataFrame
+            One row per cue: events, then entities, then recalled facts,
+            then the slot.
+
+        Raises
+        ------
+        InputError
+            When ``context`` is not a dict with ``workspace``.
+
+        See Also
+        --------
+        prefetch_many : Ranks the facts of a cue table.
+        """
         if not isinstance(context, dict) or "workspace" not in context:
             raise InputError("context: expected a dict with 'workspace' and some of 'events', "
                              "'entities', 'recalled', 'ts' or 'slot'")
@@ -104,8 +147,29 @@ class Prefetcher:
         ``context``: ``workspace`` plus any of ``events`` (names seen so far),
         ``entities`` (mentioned so far), ``recalled`` (fact ids already
         recalled), ``ts`` (prefetch time, gives the slot) or ``slot``.
-        Returns (rank, fact_id, score, types, pattern_ids, patterns), where
-        ``pattern_ids`` index :attr:`patterns` and ``patterns`` describe them.
+
+        Parameters
+        ----------
+        context : dict
+            The session so far (see :meth:`cues`).
+        k : int, default=None
+            How many facts; ``params.k`` when None.
+
+        Returns
+        -------
+        DataFrame
+            (rank, fact_id, score, types, pattern_ids, patterns), where
+            ``pattern_ids`` index :attr:`patterns` and ``patterns`` describe
+            them.
+
+        Raises
+        ------
+        InputError
+            When ``context`` is not a dict with ``workspace``.
+
+        See Also
+        --------
+        prefetch_many : Many sessions at once.
         """
         out = self.prefetch_many(self.cues(context), k=k)
         return out.drop(columns="key")
@@ -115,6 +179,24 @@ class Prefetcher:
 
         score(fact) = max confidence of the patterns matched by the session's
         cues that name the fact; ranked by score descending then fact id.
+
+        Parameters
+        ----------
+        cues : DataFrame
+            A cue table (key, workspace, cue_kind, cue), e.g. from
+            :meth:`cues`; a ``fact`` cue also marks the fact as recalled.
+        k : int, default=None
+            How many facts per key; ``params.k`` when None.
+
+        Returns
+        -------
+        DataFrame
+            (key, rank, fact_id, score, types, pattern_ids, patterns), by key
+            then rank.
+
+        See Also
+        --------
+        prefetch : One session context.
         """
         k = self.params.k if k is None else int(k)
         cols = ["key", "rank", "fact_id", "score", "types", "pattern_ids", "patterns"]

@@ -15,6 +15,8 @@ mode, from how many of its windows cover each event (no per-pair work).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -70,16 +72,29 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
 
     Parameters
     ----------
-    events : DataFrame with ``ts`` (aware), ``workspace`` and ``name`` (or
-        ``fact_id``); not modified.
-    window : duration text or Timedelta.
-    min_obs, min_conf : thresholds.
-    mode : ``"fraction"`` (default) or ``"seed"``.
+    events : DataFrame
+        ``ts`` (aware), ``workspace`` and ``name`` (or ``fact_id``), and
+        optionally ``kind``; not modified.
+    window : duration text or Timedelta, default="24h"
+        How long after a trigger its followers count (exclusive).
+    min_obs : int, default=3
+        Fewest observations kept (inclusive).
+    min_conf : float, default=0.5
+        Confidence must exceed it (strict).
+    mode : {"fraction", "seed"}, default="fraction"
+        The counting rule.
 
     Returns
     -------
-    DataFrame (workspace, trigger, target, observations, confidence,
-    avg_delay_s, last_seen), sorted by workspace, trigger, target.
+    DataFrame
+        (workspace, trigger, target, observations, confidence, avg_delay_s,
+        last_seen), sorted by workspace, trigger, target.
+
+    Raises
+    ------
+    InputError
+        An unknown ``mode``, a stream that is not a DataFrame or misses a
+        column, or a null time, workspace or name.
 
     Examples
     --------
@@ -100,40 +115,68 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
     events, name_col = _stream(events)
     has_kind = "kind" in events.columns
     out_cols = SEQUENTIAL_COLUMNS + (["trigger_kind", "target_kind"] if has_kind else [])
-    n = len(events)
-    if n == 0:
+    if len(events) == 0:
         return _empty(out_cols)
+    ts = _utc_ns(events["ts"])
+    codes = _name_codes(events, name_col, has_kind)
+    rows = _kept_pairs(ts, codes, w_ns, mode, min_obs, min_conf)
+    return _pattern_frame(rows, codes, out_cols)
 
-    col = events["ts"]
+
+class _Codes(NamedTuple):
+    """The stream's rows as integer codes: workspace, and node = name (split by kind when given)."""
+
+    ws_code: np.ndarray
+    ws_uni: np.ndarray
+    nm_uni: np.ndarray
+    kd_uni: np.ndarray | None       # None without a ``kind`` column
+    node_code: np.ndarray
+    node_uni: np.ndarray
+
+
+def _utc_ns(col: pd.Series) -> np.ndarray:
+    """The event times as UTC nanoseconds; a null time raises."""
     if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
         ts = col.array.asi8  # UTC nanoseconds already, in range by construction
     else:
         ts = as_utc_series(col.reset_index(drop=True), what="events.ts").array.asi8
     if (ts == np.iinfo(np.int64).min).any():
         raise InputError("events.ts: null timestamps; expected an aware time on every row")
+    return ts
+
+
+def _name_codes(events: pd.DataFrame, name_col: str, has_kind: bool) -> _Codes:
+    """Factorise workspaces and names (sorted); with kinds, a node is a (kind, name) pair."""
     ws_code, ws_uni = pd.factorize(events["workspace"].to_numpy(), sort=True)
     nm_code, nm_uni = pd.factorize(events[name_col].to_numpy(), sort=True)
     for col, code in (("workspace", ws_code), (name_col, nm_code)):
         if (code < 0).any():
             raise InputError(f"events: row {int(np.flatnonzero(code < 0)[0])}, column {col!r}: "
                              "expected a value, got null")
+    kd_uni = None
     if has_kind:
         kd_code, kd_uni = pd.factorize(events["kind"].to_numpy(), sort=True)
         nm_code = kd_code.astype(np.int64) * len(nm_uni) + nm_code
         node_code, node_uni = pd.factorize(nm_code, sort=True)
     else:
         node_code, node_uni = nm_code.astype(np.int64), np.arange(len(nm_uni))
-    n_nodes = len(node_uni)
+    return _Codes(ws_code, ws_uni, nm_uni, kd_uni, node_code, node_uni)
 
-    order = _time_order(ts, ws_code)
+
+def _kept_pairs(ts, codes: _Codes, w_ns: int, mode: str, min_obs, min_conf) -> tuple:
+    """Count every (workspace, trigger node, target node) within the window and keep the rows
+    past both thresholds: (trigger workspace, trigger node, target node, observations,
+    confidence, delay sum in ns, last target time), in output order."""
+    n_nodes = len(codes.node_uni)
+    order = _time_order(ts, codes.ws_code)
     ts_s = ts[order]
-    ws_s = ws_code[order].astype(np.int64)
-    nd_s = node_code[order].astype(np.int64)
+    ws_s = codes.ws_code[order].astype(np.int64)
+    nd_s = codes.node_code[order].astype(np.int64)
 
     jstart, jend = _windows(ts_s, ws_s, w_ns)
     # group = (workspace, trigger node): its total count is the denominator
     gid = ws_s * n_nodes + nd_s
-    g_code, g_uni = _dense_codes(gid, len(ws_uni) * n_nodes)
+    g_code, g_uni = _dense_codes(gid, len(codes.ws_uni) * n_nodes)
     n_groups = len(g_uni)
     g_total = np.bincount(g_code, minlength=n_groups)
 
@@ -151,13 +194,24 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
     tgt = keys % n_nodes
     trig_ws = g_uni[g_of] // n_nodes
     trig_nd = g_uni[g_of] % n_nodes
-    n_nm = len(nm_uni)
+    n_nm = len(codes.nm_uni)
+    node_uni = codes.node_uni
     # rows are in (workspace, trigger node, target node) order; nodes order as names unless kinds split them
-    if has_kind:
+    if codes.kd_uni is not None:
         row = np.lexsort((node_uni[tgt] // n_nm, node_uni[trig_nd] // n_nm, node_uni[tgt] % n_nm,
                           node_uni[trig_nd] % n_nm, trig_ws))
         trig_ws, trig_nd, tgt, obs, conf, dsum, lmax = (a[row] for a in (trig_ws, trig_nd, tgt, obs, conf,
                                                                           dsum, lmax))
+    return trig_ws, trig_nd, tgt, obs, conf, dsum, lmax
+
+
+def _pattern_frame(rows: tuple, codes: _Codes, out_cols: list[str]) -> pd.DataFrame:
+    """The kept pairs as the output frame: names back from codes, sorted by text when the
+    factorised order differs from it."""
+    trig_ws, trig_nd, tgt, obs, conf, dsum, lmax = rows
+    has_kind = codes.kd_uni is not None
+    ws_uni, nm_uni, kd_uni, node_uni = codes.ws_uni, codes.nm_uni, codes.kd_uni, codes.node_uni
+    n_nm = len(nm_uni)
 
     def names(node):
         raw = node_uni[node] % n_nm if has_kind else node

@@ -42,7 +42,17 @@ JUDGE_EVENTS = ("restated", "contradicted", "resolved", "unrelated")
 
 @dataclass(frozen=True)
 class Judgment:
-    """A judge's verdict on one claim: the event and the row it touches."""
+    """A judge's verdict on one claim: the event and the row it touches.
+
+    Parameters
+    ----------
+    event : str
+        One of :data:`JUDGE_EVENTS`.
+    target_memory_id : str, default=None
+        The row the event touches; None when it names no row.
+    rationale : str, default=""
+        Why, in the judge's words.
+    """
 
     event: str
     target_memory_id: str | None = None
@@ -74,6 +84,25 @@ class OracleJudge:
     returned without a target: release ``4d5d5c5`` applies it to the top
     neighbour, ``17fecf7`` reads it as ``unrelated``.
 
+    Parameters
+    ----------
+    labels : dict or DataFrame
+        Claim id → event name or ``(event, target_memory_id)``, or a memory
+        log's rows (``memory_id``, ``kind``, ``target_memory_id``; rows whose
+        kind is no judge event are ignored).
+
+    Attributes
+    ----------
+    labels : dict
+        Claim id (text) → ``(event, target_memory_id or None)``.
+
+    See Also
+    --------
+    SimilarityJudge : A baseline that needs no labels.
+    CallableJudge : A user's function as a judge.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> j = OracleJudge({"c1": ("restated", "m1")})
     >>> j({"id": "c1", "text": "x"}, pd.DataFrame({"id": ["m1"], "score": [0.9]})).event
@@ -89,7 +118,18 @@ class OracleJudge:
 
     @classmethod
     def from_log(cls, log: pd.DataFrame) -> OracleJudge:
-        """Labels from a memory log's evidence rows that name a target."""
+        """Labels from a memory log's evidence rows that name a target.
+
+        Parameters
+        ----------
+        log : DataFrame
+            A memory log with ``memory_id``, ``kind`` and ``target_memory_id``.
+
+        Returns
+        -------
+        OracleJudge
+            The judge of those labels.
+        """
         return cls(log[log["target_memory_id"].notna()])
 
     def __call__(self, claim: dict, neighbours: pd.DataFrame) -> Judgment:
@@ -104,6 +144,22 @@ class SimilarityJudge:
     """Baseline: the top neighbour at or above ``restate_at`` is ``restated``,
     anything else ``unrelated`` (it never contradicts or resolves).
 
+    Parameters
+    ----------
+    restate_at : float, default=0.9
+        The similarity at or above which the top neighbour is restated.
+
+    Attributes
+    ----------
+    restate_at : float
+        The bar, as a float.
+
+    See Also
+    --------
+    OracleJudge : Labelled events.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> SimilarityJudge(0.9)({"id": "c"}, pd.DataFrame({"id": ["m1"], "score": [0.95]}))
     Judgment(event='restated', target_memory_id='m1', rationale='similarity 0.950 >= 0.9')
@@ -128,6 +184,23 @@ class CallableJudge:
     with ``event``/``target_memory_id``, an ``(event, target)`` tuple or an
     event name.
 
+    Parameters
+    ----------
+    fn : callable
+        ``fn(claim_text, neighbours) -> verdict``.
+
+    Attributes
+    ----------
+    fn : callable
+        The function wrapped.
+
+    Raises
+    ------
+    InputError
+        When ``fn`` is not callable.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> j = CallableJudge(lambda text, nb: ("resolved", nb[0]["id"]))
     >>> j({"id": "c", "text": "done"}, pd.DataFrame({"id": ["m1"], "text": ["plan"], "score": [0.8]}))
@@ -196,87 +269,135 @@ def admit(store, claims, judge, embedder, k: int | None = None, min_score: float
 
     Parameters
     ----------
-    store : BeliefStore (changed in place when ``apply``).
-    claims : DataFrame with ``text`` (and optionally ``id``, ``ts``,
-        ``authority``, ``belief_class`` and other memory columns, and the
-        source policy's ``source_authority``, ``evidence_families``,
+    store : BeliefStore
+        Changed in place when ``apply``.
+    claims : DataFrame, str or list of str
+        ``text`` (and optionally ``id``, ``ts``, ``authority``, ``belief_class`` and other memory
+        columns, and the source policy's ``source_authority``, ``evidence_families``,
         ``evidence_time``, ``eligible``, ``subject_entity_id``), or texts.
-    judge : callable ``judge(claim_dict, neighbours_df) -> Judgment``.
-    embedder : an :class:`~thatchlab.embed.Embedder`.
-    k, min_score : default to ``store.params.k`` / ``store.params.min_score``.
-    at : the time of claims that carry no ``ts``.
-    apply : when False nothing is written (the decisions are only reported).
+    judge : callable
+        ``judge(claim_dict, neighbours_df) -> Judgment``.
+    embedder : Embedder
+        Embeds the passages (:class:`~thatchlab.embed.Embedder`).
+    k, min_score : int and float, default=None
+        Default to ``store.params.k`` / ``store.params.min_score``.
+    at : aware time, default=None
+        The time of claims that carry no ``ts``.
+    apply : bool, default=True
+        When False nothing is written (the decisions are only reported).
 
     Returns
     -------
-    DataFrame, one row per claim: ``claim_id``, ``text``, ``top_score``,
-    ``n_neighbours`` (at or above ``min_score``; eligible ones under
-    ``17fecf7``), ``n_candidates`` (rows shown to the judge), ``consulted``,
-    ``event``, ``target_memory_id``, ``rationale``, ``action``.
+    DataFrame
+        One row per claim: ``claim_id``, ``text``, ``top_score``, ``n_neighbours`` (at or above
+        ``min_score``; eligible ones under ``17fecf7``), ``n_candidates`` (rows shown to the
+        judge), ``consulted``, ``event``, ``target_memory_id``, ``rationale``, ``action``.
+
+    Raises
+    ------
+    InputError
+        ``k`` below 1, claims without text or time, or a judge's bad verdict.
+    EmbeddingError
+        When the embedder returns a vector count unlike the texts'.
     """
     k = store.params.k if k is None else int(k)
     min_score = store.params.min_score if min_score is None else float(min_score)
     if k < 1:
         raise InputError(f"k: expected >= 1, got {k}")
     cl = _claims_frame(claims)
-    rows = list(store.row_views())
-    texts = [r["text"] for r in rows] + cl["text"].astype(str).tolist()
-    uniq = list(dict.fromkeys(texts))
-    vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float64) if uniq else np.zeros((0, 1))
-    if vecs.shape[0] != len(uniq):
-        raise EmbeddingError(f"embedder returned {vecs.shape[0]} vectors for {len(uniq)} texts")
-    vec_of = dict(zip(uniq, vecs))
-    ids = [r["id"] for r in rows]
-    mat = [vec_of[r["text"]] for r in rows]
-    out = []
-    new_rules = store.params.release != "4d5d5c5"
-    derived = DerivedAuthority()
-    for i, claim in enumerate(cl.to_dict(orient="records")):
-        ts = claim.get("ts") if claim.get("ts") is not None and not pd.isna(claim.get("ts")) else at
+    gate = _Gate.over(store, cl, judge, embedder, k, min_score, at, apply)
+    out = [gate.admit_one(i, claim) for i, claim in enumerate(cl.to_dict(orient="records"))]
+    gate.derived.warn("admit")
+    return pd.DataFrame(out, columns=_REPORT_COLUMNS)
+
+
+_REPORT_COLUMNS = ["claim_id", "text", "top_score", "n_neighbours", "n_candidates", "consulted", "event",
+                   "target_memory_id", "rationale", "action"]
+
+
+@dataclass
+class _Gate:
+    """One :func:`admit` call: the store's rows and their vectors (grown as claims are added),
+    and the settings every claim is judged with."""
+
+    store: object
+    judge: Callable
+    k: int
+    min_score: float
+    at: object
+    apply: bool
+    vec_of: dict
+    ids: list
+    mat: list
+    new_rules: bool
+    derived: DerivedAuthority
+
+    @classmethod
+    def over(cls, store, cl: pd.DataFrame, judge, embedder, k, min_score, at, apply) -> _Gate:
+        """Embed the store's texts and the claims' once (each distinct text once)."""
+        rows = list(store.row_views())
+        texts = [r["text"] for r in rows] + cl["text"].astype(str).tolist()
+        uniq = list(dict.fromkeys(texts))
+        vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float64) if uniq else np.zeros((0, 1))
+        if vecs.shape[0] != len(uniq):
+            raise EmbeddingError(f"embedder returned {vecs.shape[0]} vectors for {len(uniq)} texts")
+        vec_of = dict(zip(uniq, vecs))
+        return cls(store, judge, k, min_score, at, apply, vec_of, [r["id"] for r in rows],
+                   [vec_of[r["text"]] for r in rows], store.params.release != "4d5d5c5", DerivedAuthority())
+
+    def admit_one(self, i: int, claim: dict) -> dict:
+        """Judge claim ``i`` against the rows so far, apply the verdict, and report it."""
+        ts = claim.get("ts") if claim.get("ts") is not None and not pd.isna(claim.get("ts")) else self.at
         if ts is None:
             raise InputError(f"claims row {i}: no 'ts' and no at= given (engines never read the clock)")
         ts = as_utc(ts, what=f"claims row {i}, column 'ts'")
-        q = vec_of[str(claim["text"])]
-        if new_rules:
-            claim_fields = norm_evidence_fields(claim, f"claims row {i}")
-        if new_rules and store.params.automation_paused:
+        q = self.vec_of[str(claim["text"])]
+        claim_fields = norm_evidence_fields(claim, f"claims row {i}") if self.new_rules else None
+        if self.new_rules and self.store.params.automation_paused:
             # production returns before looking for neighbours; the claim stays its own record
             nb_idx, top, n_cand = [], float("nan"), 0
             verdict = Judgment("unrelated", None, "automation paused")
         else:
-            alive = [j for j, m in enumerate(ids) if m in store]
-            if alive:
-                sims = np.asarray([mat[j] for j in alive]) @ q
-                order = np.argsort(-sims, kind="stable")[:k]
-                # 17fecf7: ineligible rows take their place among the k nearest, then are dropped
-                nb_idx = [alive[j] for j in order if sims[j] >= min_score
-                          and (not new_rules or store.row_view(ids[alive[j]])["eligible"])]
-                top = float(sims[order[0]])
-                scores = {alive[j]: float(sims[j]) for j in order}
-            else:
-                nb_idx, top, scores = [], float("nan"), {}
-            if new_rules:
-                verdict, n_cand = _judge_17fecf7(store, claim, claim_fields, ts, judge,
-                                                 [(ids[j], scores.get(j)) for j in nb_idx], derived)
-            else:
-                verdict, n_cand = _judge_4d5d5c5(store, claim, judge,
-                                                 [(ids[j], scores.get(j)) for j in nb_idx]), len(nb_idx)
-        action = "none"
-        if apply:
-            if new_rules:
-                action = _apply_17fecf7(store, claim, claim_fields, ts, verdict)
-            else:
-                action = _apply_verdict(store, claim, ts, verdict)
-            if action in ("inserted", "superseded"):
-                ids.append(str(claim["id"]))
-                mat.append(q)
-        out.append(dict(claim_id=str(claim["id"]), text=claim["text"], top_score=top,
-                        n_neighbours=len(nb_idx), n_candidates=n_cand, consulted=n_cand > 0,
-                        event=verdict.event, target_memory_id=verdict.target_memory_id,
-                        rationale=verdict.rationale, action=action))
-    derived.warn("admit")
-    return pd.DataFrame(out, columns=["claim_id", "text", "top_score", "n_neighbours", "n_candidates",
-                                      "consulted", "event", "target_memory_id", "rationale", "action"])
+            verdict, nb_idx, top, n_cand = self._judged(claim, claim_fields, ts, q)
+        action = self._applied(claim, claim_fields, ts, verdict, q) if self.apply else "none"
+        return dict(claim_id=str(claim["id"]), text=claim["text"], top_score=top,
+                    n_neighbours=len(nb_idx), n_candidates=n_cand, consulted=n_cand > 0,
+                    event=verdict.event, target_memory_id=verdict.target_memory_id,
+                    rationale=verdict.rationale, action=action)
+
+    def _nearest(self, q) -> tuple[list, float, dict]:
+        """The ``k`` nearest live rows (ties in insertion order) at or above ``min_score``: their
+        positions, the top similarity, and the similarity of each of the ``k``."""
+        alive = [j for j, m in enumerate(self.ids) if m in self.store]
+        if not alive:
+            return [], float("nan"), {}
+        sims = np.asarray([self.mat[j] for j in alive]) @ q
+        order = np.argsort(-sims, kind="stable")[:self.k]
+        # 17fecf7: ineligible rows take their place among the k nearest, then are dropped
+        nb_idx = [alive[j] for j in order if sims[j] >= self.min_score
+                  and (not self.new_rules or self.store.row_view(self.ids[alive[j]])["eligible"])]
+        return nb_idx, float(sims[order[0]]), {alive[j]: float(sims[j]) for j in order}
+
+    def _judged(self, claim: dict, claim_fields, ts, q) -> tuple[Judgment, list, float, int]:
+        """The release's judge on the claim's neighbours: (verdict, neighbours, top, candidates)."""
+        nb_idx, top, scores = self._nearest(q)
+        nb = [(self.ids[j], scores.get(j)) for j in nb_idx]
+        if self.new_rules:
+            verdict, n_cand = _judge_17fecf7(self.store, claim, claim_fields, ts, self.judge, nb, self.derived)
+        else:
+            verdict, n_cand = _judge_4d5d5c5(self.store, claim, self.judge, nb), len(nb_idx)
+        return verdict, nb_idx, top, n_cand
+
+    def _applied(self, claim: dict, claim_fields, ts, verdict: Judgment, q) -> str:
+        """Write the verdict with the release's rules; a claim kept as a row joins the neighbours."""
+        if self.new_rules:
+            action = _apply_17fecf7(self.store, claim, claim_fields, ts, verdict)
+        else:
+            action = _apply_verdict(self.store, claim, ts, verdict)
+        if action in ("inserted", "superseded"):
+            self.ids.append(str(claim["id"]))
+            self.mat.append(q)
+        return action
 
 
 def _neighbour_frame(store, nb) -> pd.DataFrame:

@@ -17,6 +17,7 @@ not know, and an empty class is no class.
 from __future__ import annotations
 
 import datetime as _dt
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -143,20 +144,25 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
     last_evidenced_at : aware time or column of them
         The evidence clock (missing → currency ``None``/NaN when it is needed).
     now : aware time or column
-    half_life_days : number, ``None`` (no decay), NaN, or a column (NaN = None
-        in numeric columns)
-    valid_to : aware time, ``None`` or a column (NaT = not set); inclusive.
+        The time of the read.
+    half_life_days : number, None, NaN or column
+        ``None`` is no decay; in numeric columns NaN is None.
+    valid_to : aware time, None or column, default=None
+        The named date (NaT = not set); inclusive.
 
     Returns
     -------
-    float or None for scalar inputs (None when the clock is missing and
-    needed; NaN for a NaN half-life); a float array (a Series when a Series
-    was given) with NaN for undefined currency.
+    float, None, ndarray or Series
+        For scalar inputs a float or None (None when the clock is missing and
+        needed; NaN for a NaN half-life); else a float array (a Series when a
+        Series was given) with NaN for undefined currency.
 
     Raises
     ------
-    TimeError : a naive or unparsable time, or a missing ``now``.
-    InputError : a half-life <= 0 on a row without ``valid_to``.
+    TimeError
+        A naive or unparsable time, or a missing ``now``.
+    InputError
+        A half-life <= 0 on a row without ``valid_to``.
 
     Examples
     --------
@@ -175,6 +181,27 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
     >>> compute_currency("2026-01-01T00:00:00Z", "2026-01-31T00:00:00Z", float("nan"))
     nan
     """
+    given = _currency_inputs(last_evidenced_at, now, half_life_days, valid_to)
+    return _as_returned(_currency_values(given), given, (last_evidenced_at, now, half_life_days, valid_to))
+
+
+class _CurrencyInputs(NamedTuple):
+    """The four inputs of :func:`compute_currency` as arrays, checked."""
+
+    last_ns: np.ndarray
+    last_nat: np.ndarray
+    now_ns: np.ndarray
+    hl: np.ndarray
+    hl_nan: np.ndarray
+    vt_ns: np.ndarray
+    vt_nat: np.ndarray
+    shape: tuple
+    scalar: bool
+
+
+def _currency_inputs(last_evidenced_at, now, half_life_days, valid_to) -> _CurrencyInputs:
+    """Parse the inputs and raise for bad ones, in production's order: times, a missing ``now``,
+    half-lives, lengths, then a half-life <= 0 only on rows without ``valid_to``."""
     last_ns, last_nat, s1 = _times(last_evidenced_at, "last_evidenced_at")
     now_ns, now_nat, s2 = _times(now, "now")
     if now_nat.any():
@@ -187,33 +214,45 @@ def compute_currency(last_evidenced_at, now, half_life_days, valid_to=None):
         raise InputError("compute_currency: columns differ in length") from None
     # valid_to comes first: a bad half-life beside a named date is never looked at
     _check_positive(hl, needed=vt_nat)
+    return _CurrencyInputs(last_ns, last_nat, now_ns, hl, hl_nan, vt_ns, vt_nat, shape,
+                           s1 and s2 and s3 and s4)
+
+
+def _currency_values(a: _CurrencyInputs) -> np.ndarray:
+    """Decay by age, then the overrides: no half-life 1.0, missing clock NaN, named date 1/0."""
+    shape = a.shape
     # whole-column arithmetic, then overrides; rows with a missing clock get garbage
     # ages here (integer wrap-around) that the masks below replace
-    x = (now_ns - last_ns).astype(np.float64)              # age in ns, then in place:
+    x = (a.now_ns - a.last_ns).astype(np.float64)          # age in ns, then in place:
     x /= NS_PER_DAY                                        # days
     np.maximum(x, 0.0, out=x)                              # negative age → 0
     with np.errstate(divide="ignore", invalid="ignore"):   # half-life <= 0 only beside valid_to
-        x = x / hl if x.shape != shape else np.divide(x, hl, out=x)
+        x = x / a.hl if x.shape != shape else np.divide(x, a.hl, out=x)
     np.negative(x, out=x)
     out = np.exp2(x)                                       # = 0.5 ** (age / half_life)
-    no_decay = np.isnan(hl) & ~hl_nan
+    no_decay = np.isnan(a.hl) & ~a.hl_nan
     if no_decay.any():
         np.copyto(out, 1.0, where=no_decay)                # no half-life → 1.0
-    if last_nat.any():
-        out = np.where(last_nat & ~no_decay, np.nan, out)
-    has_vt = ~vt_nat
+    if a.last_nat.any():
+        out = np.where(a.last_nat & ~no_decay, np.nan, out)
+    has_vt = ~a.vt_nat
     if has_vt.any():
         if out.shape != shape:
             out = np.broadcast_to(out, shape).copy()
-        np.copyto(out, now_ns <= vt_ns, where=has_vt)      # named date: 1 until valid_to, then 0
+        np.copyto(out, a.now_ns <= a.vt_ns, where=has_vt)  # named date: 1 until valid_to, then 0
     if out.shape != shape:
         out = np.broadcast_to(out, shape).copy()
-    if s1 and s2 and s3 and s4:
+    return out
+
+
+def _as_returned(out: np.ndarray, a: _CurrencyInputs, given: tuple):
+    """A float or None for scalar inputs, a Series when a Series was given, else the array."""
+    if a.scalar:
         v = float(out[0])
-        if np.isnan(v) and not hl_nan[0]:
+        if np.isnan(v) and not a.hl_nan[0]:
             return None                                    # the clock was needed and missing
         return v
-    index = _index_of(last_evidenced_at, now, half_life_days, valid_to)
+    index = _index_of(*given)
     if index is not None and len(index) == out.size:
         return pd.Series(out, index=index, name="currency")
     return out
@@ -228,6 +267,23 @@ def currency_band(currency):
     Series). In a column, None (or pandas' NA) gives None and NaN gives
     ``history``; a float column cannot hold None, so its NaN is ``history``.
 
+    Parameters
+    ----------
+    currency : float, None, array or Series
+        Currencies, e.g. from :func:`compute_currency`.
+
+    Returns
+    -------
+    str, None, ndarray or Series
+        The band of each value.
+
+    See Also
+    --------
+    band_reference : One value in plain Python.
+    compute_currency : The currencies banded here.
+
+    Examples
+    --------
     >>> currency_band(0.5), currency_band(0.25), currency_band(0.2499), currency_band(None)
     ('fading', 'fading', 'history', None)
     >>> currency_band(float("nan"))
@@ -293,6 +349,36 @@ def derive_half_life_days(stored=None, *, user_asserted=False, belief_class=None
     Scalars give a float or None; columns a float array (NaN = None, so a
     stored NaN and "no half-life" look alike there).
 
+    Parameters
+    ----------
+    stored : float, None or column, default=None
+        The row's stored half-life in days.
+    user_asserted : bool or column, default=False
+        Whether the user asserted the row.
+    belief_class : str, None or column, default=None
+        One of the known belief classes; ``""`` is none.
+    kind, tier : str, None or column, default=None
+        The memory kind and tier.
+    params : BeliefParams, default=None
+        Gives the class priors; the defaults when None.
+
+    Returns
+    -------
+    float, None or ndarray
+        The half-life in days (None: no decay; NaN in an array).
+
+    Raises
+    ------
+    InputError
+        Columns of different lengths, a stored half-life <= 0 or not a
+        number, or an unknown class on a row with no stored half-life.
+
+    See Also
+    --------
+    compute_currency : Decays with the half-life.
+
+    Examples
+    --------
     >>> derive_half_life_days(belief_class="preference")
     180.0
     >>> derive_half_life_days(12, belief_class="identity")
@@ -309,47 +395,94 @@ def derive_half_life_days(stored=None, *, user_asserted=False, belief_class=None
     p = params if params is not None else BeliefParams()
     cols = (stored, user_asserted, belief_class, kind, tier)
     scalar = all(_is_scalar(v) for v in cols)
+    n = _common_length(cols, scalar)
+    st, st_nan = _stored_half_lives(stored, n)
+    has_stored = ~np.isnan(st) | st_nan
+    ua = _flags(user_asserted, n)
+    cls, has_cls = _classes(belief_class, n)
+    knd, tr = _text_col(kind, n), _text_col(tier, n)
+    _check_classes(cls, has_cls & ~has_stored)
+    out = _half_life_by_rule(st, has_stored, ua, cls, has_cls, knd, tr, p.priors)
+    if not scalar:
+        return out
+    if st_nan[0]:
+        return float("nan")
+    return None if np.isnan(out[0]) else float(out[0])
+
+
+def _common_length(cols, scalar: bool) -> int:
+    """The rows of the column arguments (1 when all are scalars); columns of different lengths raise."""
     n = 1 if scalar else max(len(v) for v in cols if not _is_scalar(v))
     if not scalar and any(not _is_scalar(v) and len(v) != n for v in cols):
         raise InputError("derive_half_life_days: columns differ in length")
+    return n
+
+
+def _stored_half_lives(stored, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(stored half-lives, stored-NaN mask) over ``n`` rows; a stored half-life <= 0 raises."""
     st, st_nan, _ = _half_lives(stored)
     _check_positive(st)
-    st = np.broadcast_to(st, (n,))
-    st_nan = np.broadcast_to(st_nan, (n,))
-    has_stored = ~np.isnan(st) | st_nan
-    ua = _text_col(user_asserted, n)
-    ua = np.array([bool(v) if v is not None else False for v in ua], dtype=bool)
+    return np.broadcast_to(st, (n,)), np.broadcast_to(st_nan, (n,))
+
+
+def _flags(values, n: int) -> np.ndarray:
+    """A bool per row (None is False)."""
+    return np.array([bool(v) if v is not None else False for v in _text_col(values, n)], dtype=bool)
+
+
+def _classes(belief_class, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(class per row with ``""`` as None, has-a-class mask)."""
     cls = _text_col(belief_class, n)
     cls = np.array([None if c == "" else c for c in cls], dtype=object)   # "" is no class
-    knd = _text_col(kind, n)
-    tr = _text_col(tier, n)
+    return cls, np.array([c is not None for c in cls], dtype=bool)
+
+
+def _check_classes(cls: np.ndarray, needed: np.ndarray) -> None:
+    """Raise for an unknown class on a row that needs its class (no stored half-life)."""
     known = set(BELIEF_CLASSES)
-    has_cls = np.array([c is not None for c in cls], dtype=bool)
-    bad = [i for i in np.flatnonzero(has_cls & ~has_stored) if cls[i] not in known]
+    bad = [i for i in np.flatnonzero(needed) if cls[i] not in known]
     if bad:
         raise InputError(f"belief_class: expected one of {list(BELIEF_CLASSES)} (or None) when no "
                          f"half-life is stored, got {cls[bad[0]]!r} at position {bad[0]}")
+
+
+def _half_life_by_rule(st, has_stored, ua, cls, has_cls, knd, tr, priors) -> np.ndarray:
+    """Production's rules in order, each deciding the rows no earlier rule decided (NaN = None)."""
+    n = len(st)
     out = np.full(n, np.nan)
     decided = has_stored.copy()
     out[decided] = st[decided]                             # a stored NaN stays NaN
     decided |= ua & ~has_cls
     use_cls = has_cls & ~decided
-    priors = p.priors
     out[use_cls] = [np.nan if priors[c] is None else priors[c] for c in cls[use_cls]]
     decided |= use_cls
     decided |= np.isin(knd, list(NO_DECAY_MEMORY_KINDS)) & ~decided
     short = (tr == "short_term") & ~decided
     out[short] = SHORT_TERM_HALF_LIFE_DAYS  # production's fixed fallback, not a class prior
-    if scalar:
-        if st_nan[0]:
-            return float("nan")
-        return None if np.isnan(out[0]) else float(out[0])
     return out
 
 
 def evidence_clock(memories: pd.DataFrame) -> pd.Series:
     """The evidence clock of each row: ``last_evidenced_at``, else
-    ``last_corroborated_at``, else ``captured_at`` (columns that exist)."""
+    ``last_corroborated_at``, else ``captured_at`` (columns that exist).
+
+    Parameters
+    ----------
+    memories : DataFrame
+        Memory rows with some of the three time columns.
+
+    Returns
+    -------
+    Series
+        The clock, named ``as_of`` (all NaT when none of the columns exists).
+
+    Examples
+    --------
+    >>> m = pd.DataFrame({"last_corroborated_at": [None, "2026-02-01T00:00:00Z"],
+    ...                   "captured_at": ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"]})
+    >>> evidence_clock(m).dt.strftime("%Y-%m-%d").tolist()
+    ['2026-01-01', '2026-02-01']
+    """
     out = None
     for col in ("last_evidenced_at", "last_corroborated_at", "captured_at"):
         if col in memories.columns:
@@ -373,6 +506,35 @@ def currency_reference(last: _dt.datetime | None, now: _dt.datetime, half_life_d
     subtracts two datetimes that share a tzinfo by their wall clocks, which
     across a DST change is an hour off.
 
+    Parameters
+    ----------
+    last : datetime.datetime or None
+        The evidence clock (aware).
+    now : datetime.datetime
+        The time of the read (aware).
+    half_life_days : float or None
+        Half-life in days; None for no decay.
+    valid_to : datetime.datetime, default=None
+        A named date (aware), inclusive.
+
+    Returns
+    -------
+    float or None
+        The currency; None when the clock is needed and missing.
+
+    Raises
+    ------
+    TimeError
+        A naive datetime.
+    InputError
+        A half-life <= 0 without ``valid_to``.
+
+    See Also
+    --------
+    compute_currency : The same over columns.
+
+    Examples
+    --------
     >>> t = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
     >>> currency_reference(t, t + _dt.timedelta(days=14), 7)
     0.25
@@ -407,6 +569,22 @@ def band_reference(c):
     """Band of one currency in plain Python (see :func:`currency_band`); NaN
     fails both comparisons and is ``history``.
 
+    Parameters
+    ----------
+    c : float or None
+        A currency.
+
+    Returns
+    -------
+    str or None
+        ``current``, ``fading``, ``history``, or None for None.
+
+    See Also
+    --------
+    currency_band : The same over columns.
+
+    Examples
+    --------
     >>> band_reference(float("nan")), band_reference(None)
     ('history', None)
     """

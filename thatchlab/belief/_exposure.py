@@ -31,8 +31,28 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     write's own timestamp gives a zero-length segment that ends in an event.
     A zero-length segment that ends in no event says nothing and is left out.
 
-    Returns columns ``memory_id``, ``group`` (the class, ``unclassified`` when
-    null), ``start``, ``stop``, ``duration_days``, ``event``.
+    Parameters
+    ----------
+    log : DataFrame
+        A memory log (checked by :func:`~thatchlab.logs.memory.validate_memory_log`).
+    end : aware time, default=None
+        The end of observation; the log's last time when None.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``memory_id``, ``group`` (the class, ``unclassified`` when
+        null), ``start``, ``stop``, ``duration_days``, ``event``.
+
+    Examples
+    --------
+    >>> log = pd.DataFrame({"ts": pd.to_datetime(["2026-01-01", "2026-01-11", "2026-01-31"], utc=True),
+    ...                     "kind": ["write", "restated", "resolved"], "memory_id": "m1",
+    ...                     "text": ["likes tea", None, None], "belief_class": ["preference", None, None]})
+    >>> exposure_segments(log)[["group", "duration_days", "event"]]
+            group  duration_days  event
+    0  preference           10.0  False
+    1  preference           20.0   True
     """
     log = validate_memory_log(log)
     log = log.iloc[np.argsort(log["ts"].to_numpy(), kind="stable")].reset_index(drop=True)
@@ -49,15 +69,7 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     is_end = known & ((kind == "resolved") | ((kind == "review") & ~confirmed & log["confirmed"].notna())
                       | ((kind == "contradicted") & (log["authority"].fillna(0.0) >= row_auth)))
     is_cens = known & (kind == "delete")
-    stops = pd.DataFrame({"memory_id": target[is_end | is_cens], "ts": ts[is_end | is_cens],
-                          "event": is_end[is_end | is_cens], "pos": pos[is_end | is_cens]})
-    stops = stops.drop_duplicates("memory_id", keep="first").set_index("memory_id")
-    stop = pd.Series(end_ts, index=rows.index).astype("datetime64[ns, UTC]")
-    event = pd.Series(False, index=rows.index)
-    stop_pos = pd.Series(np.inf, index=rows.index)
-    stop.loc[stops.index] = stops["ts"]
-    event.loc[stops.index] = stops["event"].astype(bool)
-    stop_pos.loc[stops.index] = stops["pos"]
+    stop, event, stop_pos = _belief_ends(rows.index, end_ts, target, ts, pos, is_end, is_cens)
     starts = pd.DataFrame({
         "memory_id": np.concatenate([rows.index.to_numpy(object), target[is_start].to_numpy(object)]),
         "ts": pd.concat([rows["ts"], ts[is_start]], ignore_index=True),
@@ -74,7 +86,26 @@ def exposure_segments(log: pd.DataFrame, end=None) -> pd.DataFrame:
     seg_event = last & starts["memory_id"].map(event).astype(bool)
     # a zero-length segment that ends in no event carries no information: kept only if it ends in one
     keep = ~(starts["ts"] == starts["stop"]) | seg_event
-    starts, seg_stop, seg_event = starts[keep], seg_stop[keep], seg_event[keep]
+    return _segment_frame(starts[keep], seg_stop[keep], seg_event[keep], rows)
+
+
+def _belief_ends(ids: pd.Index, end_ts, target, ts, pos, is_end, is_cens):
+    """Per belief, its first end (an event) or deletion (censored), else the end of the log:
+    (stop time, ended in an event, log position of the stop; inf for the end of the log)."""
+    stops = pd.DataFrame({"memory_id": target[is_end | is_cens], "ts": ts[is_end | is_cens],
+                          "event": is_end[is_end | is_cens], "pos": pos[is_end | is_cens]})
+    stops = stops.drop_duplicates("memory_id", keep="first").set_index("memory_id")
+    stop = pd.Series(end_ts, index=ids).astype("datetime64[ns, UTC]")
+    event = pd.Series(False, index=ids)
+    stop_pos = pd.Series(np.inf, index=ids)
+    stop.loc[stops.index] = stops["ts"]
+    event.loc[stops.index] = stops["event"].astype(bool)
+    stop_pos.loc[stops.index] = stops["pos"]
+    return stop, event, stop_pos
+
+
+def _segment_frame(starts: pd.DataFrame, seg_stop, seg_event, rows: pd.DataFrame) -> pd.DataFrame:
+    """The kept segments as the output frame (times in UTC nanoseconds, durations in days)."""
     out = pd.DataFrame({
         "memory_id": starts["memory_id"].to_numpy(),
         "group": starts["memory_id"].map(rows["belief_class"]).fillna("unclassified").to_numpy(),

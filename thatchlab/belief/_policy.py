@@ -116,18 +116,38 @@ def norm_evidence_fields(raw: dict, where: str) -> dict:
 
 
 class DerivedAuthority:
-    """Counts rows whose authority was derived, for one warning per call."""
+    """Counts rows whose authority was derived, for one warning per call.
+
+    Attributes
+    ----------
+    rows : list
+        The ids of the rows noted, each once, in the order first noted.
+    """
 
     def __init__(self):
         self.rows: list = []
         self._seen: set = set()
 
     def note(self, row_id) -> None:
+        """Note that ``row_id``'s authority was derived (once per id).
+
+        Parameters
+        ----------
+        row_id : object
+            The row's id.
+        """
         if row_id not in self._seen:
             self._seen.add(row_id)
             self.rows.append(row_id)
 
     def warn(self, what: str) -> None:
+        """Warn once about every row noted (nothing when none was).
+
+        Parameters
+        ----------
+        what : str
+            The call the warning names.
+        """
         if not self.rows:
             return
         ids = ", ".join(repr(r) for r in self.rows[:3]) + (", ..." if len(self.rows) > 3 else "")
@@ -137,7 +157,30 @@ class DerivedAuthority:
 
 
 def source_authority(row, derived: DerivedAuthority | None = None) -> int:
-    """A row's authority on production's 0-5 scale (derived when absent, noted in ``derived``)."""
+    """A row's authority on production's 0-5 scale (derived when absent, noted in ``derived``).
+
+    Derived: ``user_asserted`` gives the top; else ``authority`` clipped to the scale and
+    rounded down; else 0 (unknown).
+
+    Parameters
+    ----------
+    row : mapping
+        A claim or stored row.
+    derived : DerivedAuthority, default=None
+        Notes the row when its authority is derived.
+
+    Returns
+    -------
+    int
+        The authority, 0 to 5.
+
+    Examples
+    --------
+    >>> source_authority({"source_authority": 3}), source_authority({"user_asserted": True})
+    (3, 5)
+    >>> source_authority({"authority": 2.7}), source_authority({})
+    (2, 0)
+    """
     v = row.get("source_authority")
     if not _null(v):
         return int(v)
@@ -154,7 +197,22 @@ def source_authority(row, derived: DerivedAuthority | None = None) -> int:
 
 def same_subject(left, right) -> bool:
     """Production's subject test: equal scopes, then equal entity ids when either names one, else
-    only the account's own user (``primary_user``) is one subject."""
+    only the account's own user (``primary_user``) is one subject.
+
+    Parameters
+    ----------
+    left, right : mapping
+        Two rows with ``subject_scope`` and ``subject_entity_id``.
+
+    Returns
+    -------
+    bool
+        Whether they are about the same subject.
+
+    See Also
+    --------
+    independent_evidence : Uses this test first.
+    """
     if left.get("subject_scope") != right.get("subject_scope"):
         return False
     a, b = left.get("subject_entity_id"), right.get("subject_entity_id")
@@ -164,7 +222,31 @@ def same_subject(left, right) -> bool:
 
 
 def independent_evidence(new, existing, derived: DerivedAuthority | None = None) -> tuple[bool, str]:
-    """Whether ``new`` is independent authoritative evidence about ``existing``, and if not, why."""
+    """Whether ``new`` is independent authoritative evidence about ``existing``, and if not, why.
+
+    In production's order: same subject; both have evidence families and share none; the new
+    source's authority is above 0 and at least the row's; both are eligible.
+
+    Parameters
+    ----------
+    new : mapping
+        The claim (with the source-policy fields).
+    existing : mapping
+        The stored row.
+    derived : DerivedAuthority, default=None
+        Notes the rows whose authority is derived.
+
+    Returns
+    -------
+    ok : bool
+        Whether it is.
+    reason : str
+        Why not (``""`` when it is).
+
+    See Also
+    --------
+    same_subject, source_authority : The tests it applies.
+    """
     nf, of = set(new.get("evidence_families") or ()), set(existing.get("evidence_families") or ())
     if not same_subject(new, existing):
         return False, "another subject"
@@ -186,7 +268,20 @@ def independent_evidence(new, existing, derived: DerivedAuthority | None = None)
 
 def original_evidence_time(row, default=None):
     """Production's original evidence time of a row: its ``evidence_time`` (else its captured
-    time, else ``default``), moved up to its last corroboration when that is later."""
+    time, else ``default``), moved up to its last corroboration when that is later.
+
+    Parameters
+    ----------
+    row : mapping
+        A row with ``evidence_time``, ``captured_at`` and ``last_corroborated_at``.
+    default : aware time, default=None
+        The time when the row has neither of the first two.
+
+    Returns
+    -------
+    aware time or None
+        The time.
+    """
     base = row.get("evidence_time")
     if _null(base):
         base = row.get("captured_at")

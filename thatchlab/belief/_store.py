@@ -27,11 +27,13 @@ Production's edges, kept as they are:
 from __future__ import annotations
 
 import copy as _copy
+import json
 from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief._admit import admit as _admit_claims
 from thatchlab.belief._currency import (
     compute_currency,
     currency_band,
@@ -106,7 +108,6 @@ def _norm_row(raw: dict, where: str) -> dict:
             row[col] = 0 if _null(v) else int(v)
         elif col == "evidence":
             if isinstance(v, str):
-                import json
                 v = json.loads(v)
             row[col] = [] if v is None or (np.ndim(v) == 0 and _null(v)) else [str(x) for x in v]
         else:
@@ -164,15 +165,46 @@ def _events_records(events) -> list[dict]:
     return [dict(e) for e in events]
 
 
+def _mask_17fecf7(df: pd.DataFrame, which: str, include_archive: bool, known, band) -> np.ndarray:
+    """The rows of view ``which`` under release ``17fecf7`` (see :meth:`BeliefStore.view`)."""
+    archive = (df["tier"] == "archive").to_numpy()
+    fence = ~archive if not include_archive else np.ones(len(df), dtype=bool)
+    if which in ("all", "released"):
+        return fence
+    if which == "useful_now":
+        return ~archive & (known & (df["status"] != "contradicted")
+                           & band.isin(["current", "fading"])).to_numpy()
+    return fence & (df["status"].isin(["superseded", "contradicted"]) | ~known
+                    | band.isin(["fading", "history"])).to_numpy()
+
+
 class BeliefStore(ParamsMixin):
     """Memory rows under the belief model.
 
     Parameters
     ----------
-    memories : DataFrame, optional
+    memories : DataFrame, default=None
         Rows with at least ``id``, ``text``, ``captured_at`` (other columns of
         :data:`MEMORY_COLUMNS` default to null / 0 / ``active``).
-    params : BeliefParams, optional
+    params : BeliefParams, default=None
+        The release and the model's parameters; the defaults when None.
+
+    Attributes
+    ----------
+    params : BeliefParams
+        The parameters in use.
+    journal : list of dict
+        One entry per write: ``memory_id``, ``event`` and ``changed`` (the columns written).
+    memories : DataFrame
+        A copy of the rows.
+    tables : dict
+        The export table.
+
+    Raises
+    ------
+    InputError
+        ``params`` that are not :class:`~thatchlab.core.params.BeliefParams`, ``memories`` that
+        are not a DataFrame, or a bad row.
 
     Examples
     --------
@@ -219,7 +251,27 @@ class BeliefStore(ParamsMixin):
         return {"belief_memories": self.memories}
 
     def row(self, memory_id) -> dict:
-        """A copy of one row as a dict (unknown id raises)."""
+        """A copy of one row as a dict (unknown id raises).
+
+        Parameters
+        ----------
+        memory_id : str
+            The row's id.
+
+        Returns
+        -------
+        dict
+            A deep copy of the row.
+
+        Raises
+        ------
+        InputError
+            When no row has that id.
+
+        See Also
+        --------
+        row_view : A read-only view, without copying.
+        """
         if memory_id not in self._rows:
             raise InputError(f"memory_id: no memory {memory_id!r} in the store")
         return _copy.deepcopy(self._rows[memory_id])
@@ -229,15 +281,43 @@ class BeliefStore(ParamsMixin):
 
         For replays that read many rows: the view reflects later writes and
         cannot be modified.
+
+        Parameters
+        ----------
+        memory_id : str
+            The row's id.
+
+        Returns
+        -------
+        mapping or None
+            The view.
+
+        See Also
+        --------
+        row : A copy of the row.
+        row_views : Views of every row.
         """
         row = self._rows.get(memory_id)
         return None if row is None else MappingProxyType(row)
 
     def row_views(self):
-        """Read-only views of every row, in insertion order (see :meth:`row_view`)."""
+        """Read-only views of every row, in insertion order (see :meth:`row_view`).
+
+        Returns
+        -------
+        iterator of mapping
+            One view per row.
+        """
         return (MappingProxyType(r) for r in self._rows.values())
 
     def copy(self) -> BeliefStore:
+        """An independent copy: the same parameters, the rows and journal copied.
+
+        Returns
+        -------
+        BeliefStore
+            The copy.
+        """
         out = BeliefStore(params=self.params)
         out._rows = _copy.deepcopy(self._rows)
         out.journal = list(self.journal)
@@ -249,7 +329,20 @@ class BeliefStore(ParamsMixin):
 
     # -- writes ----------------------------------------------------------------------------
     def write(self, row: dict, *, _where: str | None = None) -> None:
-        """Insert one new memory row (a log ``write``); an existing id raises."""
+        """Insert one new memory row (a log ``write``); an existing id raises.
+
+        Parameters
+        ----------
+        row : dict
+            The row's columns (see :data:`MEMORY_COLUMNS`).
+        _where : str, default=None
+            Where the row comes from, for error messages.
+
+        Raises
+        ------
+        InputError
+            A bad row, or an id already in the store.
+        """
         new = _norm_row(dict(row), _where or f"write of {row.get('id')!r}")
         if new["id"] in self._rows:
             raise InputError(f"{_where or 'write'}: memory {new['id']!r} already exists")
@@ -293,8 +386,25 @@ class BeliefStore(ParamsMixin):
         made, so the store does not re-run the admission gate's family and
         subject tests: :func:`~thatchlab.belief.admit` does.
 
-        Returns a DataFrame with one row per event: ``memory_id`` (the row
-        touched), ``kind``, ``action`` and ``changed`` (columns written).
+        Parameters
+        ----------
+        events : DataFrame, dict or list of dict
+            The events, applied in order.
+
+        Returns
+        -------
+        DataFrame
+            One row per event: ``memory_id`` (the row touched), ``kind``, ``action`` and
+            ``changed`` (columns written).
+
+        Raises
+        ------
+        InputError
+            A bad event (see :meth:`apply_event`).
+
+        See Also
+        --------
+        apply_event : One event.
         """
         derived = DerivedAuthority()
         out = []
@@ -306,10 +416,28 @@ class BeliefStore(ParamsMixin):
     def apply_event(self, ev: dict, i: int = 0, *, derived: DerivedAuthority | None = None) -> dict:
         """Apply one evidence event (a mapping as in :meth:`apply`); ``i`` names it in errors.
 
-        Returns ``{"memory_id", "kind", "action", "changed"}`` for that event.
-        Replays that interleave reads and events call this once per event;
-        ``derived`` collects the rows whose source authority was derived, so
-        that the caller warns once (without it, this call warns itself).
+        Replays that interleave reads and events call this once per event.
+
+        Parameters
+        ----------
+        ev : dict
+            The event.
+        i : int, default=0
+            The event's position, for error messages.
+        derived : DerivedAuthority, default=None
+            Collects the rows whose source authority was derived, so that the caller warns
+            once (without it, this call warns itself).
+
+        Returns
+        -------
+        dict
+            ``{"memory_id", "kind", "action", "changed"}`` for that event.
+
+        Raises
+        ------
+        InputError
+            An unknown kind, a bad time, no row named or an unknown one, a review without
+            ``confirmed``, or bad source-policy fields.
         """
         kind = ev.get("kind")
         if kind not in EVIDENCE_EVENTS:
@@ -381,6 +509,27 @@ class BeliefStore(ParamsMixin):
         source's independence and authority, so nothing is checked here but the event's name:
         ``restated`` (clock = ``when``), ``resolved`` (``valid_to`` = ``when``) or
         ``contradicted`` (confidence × factor, superseded by ``source`` when allowed).
+
+        Parameters
+        ----------
+        memory_id : str
+            The row judged.
+        kind : {"restated", "resolved", "contradicted"}
+            The event.
+        when : aware time
+            The event's time.
+        source : str
+            The claim's id (the evidence pointer and, for a contradiction, the superseding row).
+
+        Returns
+        -------
+        dict
+            ``{"memory_id", "kind", "action", "changed"}``.
+
+        Raises
+        ------
+        InputError
+            An unknown kind or row, or a bad time.
         """
         if kind not in ("restated", "resolved", "contradicted"):
             raise InputError(f"kind: expected restated, resolved or contradicted, got {kind!r}")
@@ -448,7 +597,56 @@ class BeliefStore(ParamsMixin):
         ``4d5d5c5``.
         The clock is ``last_corroborated_at``, else the row's original
         evidence time (``evidence_time``, else ``captured_at``).
+
+        Parameters
+        ----------
+        now : aware time
+            The time of the read.
+        which : str, default="useful_now"
+            The view: one of ``params.views``.
+        include_archive : bool, default=False
+            Release ``17fecf7``: list tier ``archive`` rows too (never in ``useful_now``).
+
+        Returns
+        -------
+        DataFrame
+            The rows of the view, with the four read columns.
+
+        Raises
+        ------
+        InputError
+            An unknown view, a non-bool ``include_archive``, ``include_archive`` under
+            ``4d5d5c5``, or a bad ``now``.
+
+        See Also
+        --------
+        proactive : omi's proactive bar.
         """
+        new = self._view_release(which, include_archive)
+        now = as_utc(now, what="now")
+        df = self.memories
+        if df.empty:
+            for col, dtype in (("effective_half_life_days", "float64"),
+                               ("as_of", "datetime64[ns, UTC]"), ("currency", "float64"),
+                               ("band", object)):
+                df[col] = pd.Series(dtype=dtype)
+            return df
+        self._add_read_columns(df, now, new)
+        known = df["belief_class"].notna() | df["half_life_days"].notna()
+        band = df["band"]
+        if new:
+            return df[_mask_17fecf7(df, which, include_archive, known, band)].reset_index(drop=True)
+        if which == "all":
+            return df
+        closed = df["status"].isin(["superseded", "contradicted"])
+        if which == "useful_now":
+            mask = known & ~closed & band.isin(["current", "fading"])
+        else:
+            mask = closed | ~known | band.isin(["fading", "history"])
+        return df[mask.to_numpy()].reset_index(drop=True)
+
+    def _view_release(self, which, include_archive) -> bool:
+        """Check the view's arguments; whether the release is ``17fecf7``'s (not ``4d5d5c5``)."""
         views = self.params.views
         if which not in views:
             raise InputError(f"which: expected one of {list(views)} (release {self.params.release!r}), "
@@ -458,14 +656,10 @@ class BeliefStore(ParamsMixin):
             raise InputError(f"include_archive: expected True or False, got {include_archive!r}")
         if include_archive and not new:
             raise InputError("include_archive: release '4d5d5c5' has no archive fence; use release='17fecf7'")
-        now = as_utc(now, what="now")
-        df = self.memories
-        if df.empty:
-            for col, dtype in (("effective_half_life_days", "float64"),
-                               ("as_of", "datetime64[ns, UTC]"), ("currency", "float64"),
-                               ("band", object)):
-                df[col] = pd.Series(dtype=dtype)
-            return df
+        return new
+
+    def _add_read_columns(self, df: pd.DataFrame, now, new: bool) -> None:
+        """Add the half-life, the release's evidence clock, the currency at ``now`` and its band."""
         df["effective_half_life_days"] = derive_half_life_days(
             df["half_life_days"], user_asserted=df["user_asserted"],
             belief_class=df["belief_class"], kind=df["kind"], tier=df["tier"], params=self.params)
@@ -476,28 +670,6 @@ class BeliefStore(ParamsMixin):
         df["currency"] = np.asarray(compute_currency(
             df["as_of"], now, df["effective_half_life_days"], df["valid_to"]), dtype=np.float64)
         df["band"] = currency_band(df["currency"])
-        known = df["belief_class"].notna() | df["half_life_days"].notna()
-        band = df["band"]
-        if new:
-            archive = (df["tier"] == "archive").to_numpy()
-            fence = ~archive if not include_archive else np.ones(len(df), dtype=bool)
-            if which in ("all", "released"):
-                mask = fence
-            elif which == "useful_now":
-                mask = ~archive & (known & (df["status"] != "contradicted")
-                                   & band.isin(["current", "fading"])).to_numpy()
-            else:
-                mask = fence & (df["status"].isin(["superseded", "contradicted"]) | ~known
-                                | band.isin(["fading", "history"])).to_numpy()
-            return df[mask].reset_index(drop=True)
-        if which == "all":
-            return df
-        closed = df["status"].isin(["superseded", "contradicted"])
-        if which == "useful_now":
-            mask = known & ~closed & band.isin(["current", "fading"])
-        else:
-            mask = closed | ~known | band.isin(["fading", "history"])
-        return df[mask.to_numpy()].reset_index(drop=True)
 
     def proactive(self, now) -> pd.Series:
         """Which rows pass omi's proactive bar at ``now`` (release ``17fecf7``), a boolean Series by id.
@@ -507,6 +679,25 @@ class BeliefStore(ParamsMixin):
         ``user_spoken``; derived with a warning when absent), band ``current``, subject
         ``primary_user``, and truth not contradicted (no ``superseded_by``, confidence > 0 or
         null). Owner review and use suppression are not modelled (thatchlab rows carry neither).
+
+        Parameters
+        ----------
+        now : aware time
+            The time of the read.
+
+        Returns
+        -------
+        Series of bool
+            Named ``proactive``, indexed by ``id``.
+
+        Raises
+        ------
+        InputError
+            Under release ``4d5d5c5``.
+
+        See Also
+        --------
+        view : The rows a reader sees.
         """
         if self.params.release == "4d5d5c5":
             raise InputError("proactive: the proactive bar is replayed for release '17fecf7' only; "
@@ -524,7 +715,26 @@ class BeliefStore(ParamsMixin):
 
     def admit(self, claims, judge, embedder, k: int | None = None, min_score: float | None = None,
               *, at=None, apply: bool = True) -> pd.DataFrame:
-        """Admission gate; see :func:`thatchlab.belief.admit`."""
-        from thatchlab.belief._admit import admit
+        """Admission gate; see :func:`thatchlab.belief.admit`.
 
-        return admit(self, claims, judge, embedder, k=k, min_score=min_score, at=at, apply=apply)
+        Parameters
+        ----------
+        claims : DataFrame, str or list of str
+            The claims, judged one after another.
+        judge : callable
+            ``judge(claim_dict, neighbours_df) -> Judgment``.
+        embedder : Embedder
+            Embeds the passages.
+        k, min_score : int and float, default=None
+            Default to ``params.k`` / ``params.min_score``.
+        at : aware time, default=None
+            The time of claims that carry no ``ts``.
+        apply : bool, default=True
+            When False nothing is written.
+
+        Returns
+        -------
+        DataFrame
+            One row per claim (see :func:`thatchlab.belief.admit`).
+        """
+        return _admit_claims(self, claims, judge, embedder, k=k, min_score=min_score, at=at, apply=apply)

@@ -64,8 +64,20 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 
 class CallerRequiredError(InputError):
-    """A caller-scoped calibration sweep named no usable caller; the message is production's
-    refusal text (:data:`CALLER_REQUIRED_REFUSAL`). ``caller`` holds what was given."""
+    """A caller-scoped calibration sweep named no usable caller.
+
+    The message is production's refusal text (:data:`CALLER_REQUIRED_REFUSAL`).
+
+    Parameters
+    ----------
+    caller : object, default=None
+        What was given as the caller.
+
+    Attributes
+    ----------
+    caller : object
+        What was given as the caller.
+    """
 
     def __init__(self, caller=None):
         super().__init__(CALLER_REQUIRED_REFUSAL)
@@ -85,6 +97,23 @@ def _agent_id_shape_ok(agent_id: str) -> bool:
 class CalibrationAudience:
     """Whose observations a sweep aggregates: :meth:`admin` (all of them) or :meth:`for_caller`.
 
+    Build one with :meth:`admin`, :meth:`for_caller` or :meth:`coerce` rather than the
+    constructor, which checks nothing.
+
+    Parameters
+    ----------
+    _caller : str, default=None
+        The scoped principal, already checked; ``None`` for the admin sweep.
+
+    Attributes
+    ----------
+    is_admin : bool
+        Whether this is the admin sweep.
+    caller : str or None
+        The scoped principal.
+
+    Examples
+    --------
     >>> CalibrationAudience.admin().is_admin, CalibrationAudience.for_caller(" ai:alice ").caller
     (True, 'ai:alice')
     >>> CalibrationAudience.for_caller("anonymous:req-1f2e")
@@ -100,13 +129,45 @@ class CalibrationAudience:
 
     @classmethod
     def admin(cls) -> CalibrationAudience:
-        """The global sweep over every observation (production's admin gate, and ``a78a228``)."""
+        """The global sweep over every observation (production's admin gate, and ``a78a228``).
+
+        Returns
+        -------
+        CalibrationAudience
+            The admin audience.
+
+        See Also
+        --------
+        for_caller : A sweep scoped to one caller.
+        """
         return cls(None)
 
     @classmethod
     def for_caller(cls, caller) -> CalibrationAudience:
         """The sweep scoped to ``caller`` (an agent id), trimmed; refuses an empty, anonymous or
-        ill-shaped id with :class:`CallerRequiredError`."""
+        ill-shaped id with :class:`CallerRequiredError`.
+
+        Parameters
+        ----------
+        caller : str
+            The agent id; surrounding whitespace is trimmed.
+
+        Returns
+        -------
+        CalibrationAudience
+            The audience of that caller.
+
+        Raises
+        ------
+        CallerRequiredError
+            When ``caller`` is not text, is empty after trimming, is
+            ``anonymous:invalid`` or starts ``anonymous:req-``, or does not
+            have an agent id's shape.
+
+        See Also
+        --------
+        admin : The sweep over every observation.
+        """
         if not isinstance(caller, str):
             raise CallerRequiredError(caller)
         trimmed = caller.strip()
@@ -117,7 +178,23 @@ class CalibrationAudience:
 
     @classmethod
     def coerce(cls, audience) -> CalibrationAudience:
-        """``None`` or ``"admin"`` → :meth:`admin`; an audience stays; any other value is a caller."""
+        """``None`` or ``"admin"`` → :meth:`admin`; an audience stays; any other value is a caller.
+
+        Parameters
+        ----------
+        audience : CalibrationAudience, str or None
+            What a caller of the report passed.
+
+        Returns
+        -------
+        CalibrationAudience
+            The audience it names.
+
+        Raises
+        ------
+        CallerRequiredError
+            When a caller is named that :meth:`for_caller` refuses.
+        """
         if isinstance(audience, CalibrationAudience):
             return audience
         if audience is None or (isinstance(audience, str) and audience == "admin"):
@@ -126,6 +203,7 @@ class CalibrationAudience:
 
     @property
     def is_admin(self) -> bool:
+        """Whether this is the admin sweep (no caller)."""
         return self._caller is None
 
     @property

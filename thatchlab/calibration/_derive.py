@@ -85,6 +85,24 @@ def freshness_factor(age_days, half_life_days=30.0):
     same operation order and the C library's ``exp``; the value equals
     ``math.exp(-age * math.log(2) / hl)`` bit for bit.
 
+    Parameters
+    ----------
+    age_days : float, array or Series
+        Age in days; negative ages count as 0.
+    half_life_days : float, array or Series, default=30.0
+        Half-life in days, floored at ``EPS``.
+
+    Returns
+    -------
+    float, ndarray or Series
+        A float for scalars, a Series when a Series was given, else an array.
+
+    See Also
+    --------
+    decayed : The same factor applied to a confidence.
+
+    Examples
+    --------
     >>> freshness_factor(30.0, 30.0), freshness_factor(-5.0), freshness_factor(1.0, 0.0)
     (0.5, 1.0, 0.0)
     """
@@ -114,6 +132,38 @@ def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life
     the two differ by at most 1 ulp (about 1e-16 here). Inputs whose
     products are exact (``age = 0``, ``ff`` of 0 or 1) cannot differ.
 
+    Parameters
+    ----------
+    age_days : float, array or Series, default=0.0
+        Age in days; negative ages count as 0.
+    half_life_days : float, array or Series, default=30.0
+        Half-life in days, floored at ``EPS``.
+    is_atom : bool, array or Series, default=False
+        Whether the memory was derived as an atom (adds ``atom_bump``).
+    corroboration : int, array or Series, default=0
+        Corroboration count ``n``; negative counts as 0.
+    baseline : float, array or Series, default=0.5
+        The per-source baseline the value is blended toward, clamped to [0, 1].
+    intercept : float, default=0.5
+        The base value before the other terms.
+    atom_bump : float, default=0.1
+        Added for an atom.
+    corroboration_weight : float, default=0.05
+        Weight of ``log10(1 + n)``.
+    age_penalty : float, default=0.02
+        Weight of ``age·ln2/hl``, subtracted.
+
+    Returns
+    -------
+    float, ndarray or Series
+        The derived confidence in [0, 1].
+
+    See Also
+    --------
+    derive_signals : The signal record of the same inputs.
+
+    Examples
+    --------
     >>> derive(), derive(is_atom=True, corroboration=9)
     (0.5, 0.65)
     >>> round(derive(age_days=30.0), 6)  # base 0.5 − 0.02·ln2, half blended to 0.5
@@ -161,6 +211,32 @@ def derive_signals(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, h
     stays exact (derive, in floats, sees ``2**53``). The other fields are the
     values derive used.
 
+    Parameters
+    ----------
+    age_days : float, array or Series, default=0.0
+        Age in days; negative ages count as 0.
+    half_life_days : float, array or Series, default=30.0
+        Half-life in days, floored at ``EPS``.
+    is_atom : bool, array or Series, default=False
+        Whether the memory was derived as an atom.
+    corroboration : int, array or Series, default=0
+        Corroboration count as stored.
+    baseline : float, array or Series, default=0.5
+        The per-source baseline.
+
+    Returns
+    -------
+    dict or DataFrame
+        One record (:data:`SIGNAL_FIELDS`) for scalars, else one row per
+        input (with a Series' index when one was given).
+
+    See Also
+    --------
+    derive : The value the record explains.
+    signals_json : The records as stored JSON.
+
+    Examples
+    --------
     >>> derive_signals(age_days=30.0, corroboration=2)
     {'source_age_days': 30.0, 'atom_derivation': False, 'prior_corroboration_count': 2, 'freshness_factor': 0.5, 'baseline_per_source': 0.5}
     >>> derive_signals(corroboration=-5)["prior_corroboration_count"], derive(corroboration=-5)
@@ -191,6 +267,22 @@ def derive_signals(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, h
 def signals_json(signals) -> str | list[str]:
     """JSON text of a signal record (dict → str) or of each row of a signal frame (→ list).
 
+    Parameters
+    ----------
+    signals : dict or DataFrame
+        A record or frame from :func:`derive_signals`.
+
+    Returns
+    -------
+    str or list of str
+        The JSON text, fields in :data:`SIGNAL_FIELDS` order.
+
+    See Also
+    --------
+    derive_signals : Makes the records.
+
+    Examples
+    --------
     >>> signals_json(derive_signals())
     '{"source_age_days": 0.0, "atom_derivation": false, "prior_corroboration_count": 0, "freshness_factor": 1.0, "baseline_per_source": 0.5}'
     """
@@ -216,6 +308,26 @@ def decayed(base, age_days, half_life_days=30.0):
     / hl)`` in plain Python; production's compiled code could only differ
     where it fuses a multiply-add, by at most 1 ulp.
 
+    Parameters
+    ----------
+    base : float, array or Series
+        The confidence before the touch.
+    age_days : float, array or Series
+        Age in days; negative ages count as 0.
+    half_life_days : float, array or Series, default=30.0
+        Half-life in days, floored at ``EPS``.
+
+    Returns
+    -------
+    float, ndarray or Series
+        The decayed confidence in [0, 1].
+
+    See Also
+    --------
+    freshness_factor : The factor alone.
+
+    Examples
+    --------
     >>> decayed(0.8, 30.0), decayed(0.8, -3.0), decayed(0.8, 10.0, 0.0)
     (0.4, 0.8, 0.0)
     """
@@ -230,6 +342,18 @@ def confidence_tier(confidence):
 
     NaN (and None) is ambiguous. Scalars give a str; arrays/Series give an object array/Series.
 
+    Parameters
+    ----------
+    confidence : float, array or Series
+        Confidences; non-numbers read as NaN.
+
+    Returns
+    -------
+    str, ndarray or Series
+        ``"confirmed"``, ``"likely"`` or ``"ambiguous"`` per value.
+
+    Examples
+    --------
     >>> confidence_tier(0.95), confidence_tier(0.7), confidence_tier(0.69), confidence_tier(float("nan"))
     ('confirmed', 'likely', 'ambiguous', 'ambiguous')
     """
@@ -250,6 +374,24 @@ def recall_score(text_score, confidence, confidence_weight=2.0, other=0.0):
     ``text_score`` is the full-text relevance (higher is better), ``other``
     any further terms a study adds; only the confidence term is production's.
 
+    Parameters
+    ----------
+    text_score : float, array or Series
+        Full-text relevance.
+    confidence : float, array or Series
+        The memory's confidence.
+    confidence_weight : float, default=2.0
+        Weight of the confidence (production's 2.0).
+    other : float, array or Series, default=0.0
+        Further terms.
+
+    Returns
+    -------
+    float, ndarray or Series
+        The score.
+
+    Examples
+    --------
     >>> recall_score(1.0, 0.5)
     2.0
     """

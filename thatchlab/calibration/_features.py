@@ -17,6 +17,26 @@ def recall_features(recalls: pd.DataFrame) -> pd.DataFrame:
 
     ``age_days = (ts − created_at)`` in days (or an ``age_days`` column as given).
 
+    Parameters
+    ----------
+    recalls : DataFrame
+        A recall log: ``ts``, ``created_at`` (or ``age_days``), ``is_atom``,
+        ``corroboration`` and ``consumed`` (null = not judged).
+
+    Returns
+    -------
+    DataFrame
+        One row per judged touch: ``ts`` (when the log has it), ``age_days``,
+        ``is_atom`` (bool), ``corroboration`` (float) and ``consumed`` (0.0 or
+        1.0).
+
+    Raises
+    ------
+    InputError
+        When a column is missing.
+
+    Examples
+    --------
     >>> from thatchlab.synth.recall import RecallWorld
     >>> list(recall_features(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
     ['ts', 'age_days', 'is_atom', 'corroboration', 'consumed']

@@ -91,16 +91,38 @@ def _two_places(v) -> str:
 class CalibrationReport(RichDisplay):
     """Per-(namespace, source) calibration baselines over a window of shadow observations.
 
+    Parameters
+    ----------
+    window_days : float, default=30
+        The window in days (an int when integral).
+    total_observations : int, default=0
+        Observations inside the window (the audience's, for a caller).
+    rows : DataFrame, default=None
+        The report's rows (see Attributes); an empty table of the release's
+        columns when None.
+    release : str, default=the newest ai-memory release
+        The ai-memory release whose report this is
+        (``thatchlab.core.params.RELEASES``); resolved on construction.
+    audience : str, default=None
+        The caller the sweep was scoped to, ``None`` for the admin (global) sweep.
+
     Attributes
     ----------
-    window_days : the window in days (an int when integral).
-    total_observations : observations inside the window (the audience's, for a caller).
-    rows : DataFrame with :data:`REPORT_COLUMNS` (``v0.7.0``: :data:`V070_COLUMNS`), sorted by
+    window_days : float
+        The window in days.
+    total_observations : int
+        Observations inside the window.
+    rows : DataFrame
+        :data:`REPORT_COLUMNS` (``v0.7.0``: :data:`V070_COLUMNS`), sorted by
         namespace then source; ``buckets`` holds lists of 10 ints, ``consumption_utility`` a
         float or None (never 0.0 when nothing was judged), ``consume_access_divergence`` a dict
         with :data:`DIVERGENCE_FIELDS` or None (nothing judged).
-    release : the ai-memory release whose report this is (``thatchlab.core.params.RELEASES``).
-    audience : the caller the sweep was scoped to, ``None`` for the admin (global) sweep.
+    release : str
+        The resolved release.
+    audience : str or None
+        The scoped caller, ``None`` for the admin sweep.
+    judges : bool
+        Whether the release computes utility and divergence.
     """
 
     window_days: float = 30
@@ -130,7 +152,22 @@ class CalibrationReport(RichDisplay):
         """The rows as a DataFrame (a copy); ``wide=True`` spreads ``buckets`` into
         ``bucket_0`` … ``bucket_9`` and ``consume_access_divergence`` into its four fields
         (:data:`DIVERGENCE_FIELDS`; counts 0 and means NaN where nothing was judged).
-        ``attrs`` carry the window, total, release and audience."""
+        ``attrs`` carry the window, total, release and audience.
+
+        Parameters
+        ----------
+        wide : bool, default=False
+            Spread the list and dict columns into scalar columns.
+
+        Returns
+        -------
+        DataFrame
+            A copy of the rows, with the report's fields in ``attrs``.
+
+        See Also
+        --------
+        to_dict, to_json, to_ascii : The other renderings.
+        """
         out = self.rows.copy()
         if wide:
             spread = pd.DataFrame(out["buckets"].tolist() if len(out) else [],
@@ -154,7 +191,18 @@ class CalibrationReport(RichDisplay):
         return out
 
     def to_dict(self) -> dict:
-        """The report envelope as plain Python (keys as :meth:`to_json`)."""
+        """The report envelope as plain Python (keys as :meth:`to_json`).
+
+        Returns
+        -------
+        dict
+            ``window_days``, ``total_observations`` and ``rows`` (a list of
+            dicts of plain Python values).
+
+        See Also
+        --------
+        to_json : The same as JSON text.
+        """
         rows = []
         judges = self.judges
         for rec in self.rows.to_dict("records"):
@@ -174,7 +222,22 @@ class CalibrationReport(RichDisplay):
         ``namespace, source, count, median, mean, buckets`` and, from ``a78a228`` on,
         ``consumption_utility`` and ``consume_access_divergence`` (``null``, or an object with
         ``consumed_count, unconsumed_count, mean_access_consumed, mean_access_unconsumed``),
-        the fields production's JSON output carries."""
+        the fields production's JSON output carries.
+
+        Parameters
+        ----------
+        indent : int, default=None
+            Passed to :func:`json.dumps`; one line when None.
+
+        Returns
+        -------
+        str
+            The JSON text.
+
+        See Also
+        --------
+        to_dict : The same as plain Python.
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     def to_ascii(self) -> str:
@@ -187,6 +250,17 @@ class CalibrationReport(RichDisplay):
         report has no ``UTIL`` column. The divergence is not printed: production's
         table never showed it (only its JSON carries it).
 
+        Returns
+        -------
+        str
+            The table, each line ending with a newline.
+
+        See Also
+        --------
+        to_json : The machine-readable rendering.
+
+        Examples
+        --------
         >>> print(CalibrationReport(window_days=30).to_ascii(), end="")
         CONFIDENCE CALIBRATION REPORT (window: 30 days, observations: 0)
         <BLANKLINE>

@@ -73,16 +73,26 @@ def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: Calibratio
 
     Parameters
     ----------
-    recalls : DataFrame with ``memory_id, namespace, source, ts`` (or
-        ``observed_at``), ``caller_confidence``, ``created_at`` (or
-        ``age_days``), ``is_atom``, ``corroboration`` — e.g. a recall log.
-    sample_rate : float, clamped to [0, 1].
-    rng : numpy ``Generator`` (or an int seed).
-    params : :class:`CalibrationParams` (derive coefficients, half-life, baseline).
+    recalls : DataFrame
+        ``memory_id, namespace, source, ts`` (or ``observed_at``), ``caller_confidence``,
+        ``created_at`` (or ``age_days``), ``is_atom``, ``corroboration`` — e.g. a recall log.
+    sample_rate : float
+        The share of rows kept, clamped to [0, 1] (NaN keeps none).
+    rng : numpy.random.Generator or int
+        The generator of the draws (or an int seed).
+    params : CalibrationParams, default=None
+        Derive coefficients, half-life and baseline; the defaults when None.
 
     Returns
     -------
-    DataFrame with :data:`OBSERVATION_COLUMNS`; ``signals`` is the JSON record.
+    DataFrame
+        :data:`OBSERVATION_COLUMNS`; ``signals`` is the JSON record.
+
+    Raises
+    ------
+    InputError
+        A missing column, a ``sample_rate`` that is not a number, or an
+        ``rng`` that is neither a generator nor an int.
 
     Examples
     --------
@@ -156,9 +166,27 @@ def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
     no ledger row; outcomes already set are kept. A missing ledger (``None``)
     warns and updates nothing. The input is not modified.
 
+    Parameters
+    ----------
+    obs : DataFrame
+        Shadow observations with ``memory_id`` (and ``recall_outcome``; NULL
+        everywhere when absent).
+    ledger : DataFrame or None
+        The recall-observations ledger: ``memory_id`` and ``consumed`` (0/1
+        or true/false).
+
     Returns
     -------
-    (observations, n_updated)
+    observations : DataFrame
+        A copy of ``obs`` with outcomes filled.
+    n_updated : int
+        How many outcomes were filled.
+
+    Raises
+    ------
+    InputError
+        A missing column, or a ``consumed`` value that is not 0/1 or
+        true/false.
 
     Examples
     --------
@@ -213,6 +241,22 @@ def cutoff_text(cutoff) -> str:
     ``+00:00`` and as many fractional digits as the instant needs (none, 3, 6
     or 9, as chrono's ``to_rfc3339`` does).
 
+    Parameters
+    ----------
+    cutoff : aware time or RFC 3339 text
+        The instant.
+
+    Returns
+    -------
+    str
+        Its text, ending ``+00:00``.
+
+    See Also
+    --------
+    observed_at_text : The text thatchlab writes for an observation time.
+
+    Examples
+    --------
     >>> cutoff_text("2025-12-11T19:19:39.890849474Z")
     '2025-12-11T19:19:39.890849474+00:00'
     >>> cutoff_text("2026-01-01T00:00:00.5Z"), cutoff_text("2026-01-01T00:00:00Z")
@@ -240,6 +284,22 @@ def observed_at_text(values) -> list:
     ``observed_at``): RFC 3339 in UTC with ``+00:00``, pandas' ``isoformat``
     (no fraction, 6 or 9 digits). Text stays as it is; missing values are None.
 
+    Parameters
+    ----------
+    values : sequence, array or Series
+        Aware times, RFC 3339 texts or missing values.
+
+    Returns
+    -------
+    list of str or None
+        One text per value.
+
+    See Also
+    --------
+    cutoff_text : The text of a window's cutoff.
+
+    Examples
+    --------
     >>> observed_at_text([pd.Timestamp("2026-01-01T01:00:00.5+01:00"), "2026-01-01T00:00:00Z", None])
     ['2026-01-01T00:00:00.500000+00:00', '2026-01-01T00:00:00Z', None]
     """
@@ -270,8 +330,8 @@ def _text_before(col: pd.Series, instants_before: np.ndarray, cut: str) -> np.nd
         cat_before = np.append(cats < cut, False).astype(bool)     # code -1 (missing) picks the last
         return cat_before.take(col.cat.codes.to_numpy(np.intp))
     if is_text_dtype(col.dtype):
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # optional: only an Arrow-backed text column gets here
+        import pyarrow.compute as pc  # optional: as above
 
         arr = arrow_array(col)
         return bool_values(pc.less(arr, pa.scalar(cut, type=arr.type)))
@@ -370,6 +430,46 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, mem
       never backfills; an empty, anonymous or ill-shaped caller raises
       :class:`CallerRequiredError` with production's refusal text. Earlier releases
       take no caller.
+
+    Parameters
+    ----------
+    obs : DataFrame
+        Shadow observations: ``namespace``, ``source``, ``observed_at``,
+        ``derived_confidence`` and, for utility, ``recall_outcome`` (and
+        ``memory_id`` for the joins).
+    now : aware time
+        The end of the window (engines never read the clock).
+    days : float, default=30
+        The window's length in days.
+    audience : CalibrationAudience, str or None, default=None
+        ``None`` or ``"admin"`` for the global sweep, else a caller.
+    memories : DataFrame, default=None
+        ai-memory's memories (``id``, ``access_count``, ``namespace``,
+        ``metadata``, ``lifecycle_state``); needed for a caller.
+    ledger : DataFrame, default=None
+        The recall-observations ledger the admin sweep backfills from.
+    release : str, default=None
+        The ai-memory release; the newest when None.
+
+    Returns
+    -------
+    CalibrationReport
+        The report of the observations in the window.
+
+    Raises
+    ------
+    InputError
+        A caller under a release before ``0a5770a``, ``days`` out of range,
+        a missing column, a caller without ``memories``, duplicate memory
+        ids, a text ``access_count``, or a cutoff outside the years pandas
+        represents.
+    CallerRequiredError
+        An empty, anonymous or ill-shaped caller.
+
+    See Also
+    --------
+    backfill_recall_outcomes : The backfill the admin sweep runs first.
+    gc_observations : Deletes the observations older than a retention.
 
     Examples
     --------
@@ -473,9 +573,30 @@ def gc_observations(obs: pd.DataFrame, now, retention_days):
     with now ``2025-12-12T19:19:39.890849474Z`` and a retention of 1 day is
     kept, although it is 0.89 s older than the cutoff.
 
+    Parameters
+    ----------
+    obs : DataFrame
+        Shadow observations with ``observed_at``.
+    now : aware time
+        The time of the GC.
+    retention_days : float
+        How many days of observations are kept.
+
     Returns
     -------
-    (kept, n_deleted)
+    kept : DataFrame
+        The rows kept, with a fresh ``RangeIndex``.
+    n_deleted : int
+        How many rows were deleted.
+
+    Raises
+    ------
+    InputError
+        A missing column or a ``retention_days`` that is not a finite number.
+
+    See Also
+    --------
+    calibrate_from_shadow : The report over the same window test.
 
     Examples
     --------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import inspect
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -17,7 +18,16 @@ MEMORY_COLUMNS = ("id", "confidence", "confidence_source", "confidence_signals",
 
 
 class ConfidenceSource(str, enum.Enum):
-    """The trust path of a memory's confidence (``memories.confidence_source``)."""
+    """The trust path of a memory's confidence (``memories.confidence_source``).
+
+    Parameters
+    ----------
+    value : str
+        One of the five source names; the member of that name is returned.
+    """
+
+    # the members are looked up by value; the functional API's other arguments are not part of it
+    __signature__ = inspect.Signature([inspect.Parameter("value", inspect.Parameter.POSITIONAL_ONLY)])
 
     CALLER_PROVIDED = "caller_provided"
     AUTO_DERIVED = "auto_derived"
@@ -33,13 +43,26 @@ class ConfidenceSource(str, enum.Enum):
 class CalibrationState:
     """The calibration engine's state in ai-memory's schema.
 
+    Parameters
+    ----------
+    memories : DataFrame, default=empty
+        :data:`MEMORY_COLUMNS` (ai-memory's ``memories`` confidence columns
+        keyed by ``id``; times as ``datetime64[ns, UTC]``).
+    observations : DataFrame, default=empty
+        :data:`OBSERVATION_COLUMNS` (``confidence_shadow_observations``).
+    params : CalibrationParams, default=CalibrationParams()
+        The parameters that produced it.
+
     Attributes
     ----------
-    memories : DataFrame with :data:`MEMORY_COLUMNS` (ai-memory's ``memories``
-        confidence columns keyed by ``id``; times as ``datetime64[ns, UTC]``).
-    observations : DataFrame with :data:`OBSERVATION_COLUMNS`
-        (``confidence_shadow_observations``).
-    params : the :class:`CalibrationParams` that produced it.
+    memories : DataFrame
+        The memories patch table.
+    observations : DataFrame
+        The shadow observations.
+    params : CalibrationParams
+        The parameters that produced it.
+    tables : dict
+        The two tables by their ai-memory names.
     """
 
     memories: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MEMORY_COLUMNS)))
@@ -49,4 +72,6 @@ class CalibrationState:
 
     @property
     def tables(self) -> dict:
+        """``{"memories": ..., "confidence_shadow_observations": ...}``: the tables by their
+        ai-memory names."""
         return {"memories": self.memories, "confidence_shadow_observations": self.observations}

@@ -28,6 +28,34 @@ BEHAVIOR_CONFIG = EngineConfig(
 class BehaviorEngine(ScoringEngine):
     """Situational behaviors of the agent, scored like predictions.
 
+    Parameters
+    ----------
+    embedder : Embedder, default=None
+        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
+        model on first use.
+    params : ScoringParams, default=None
+        The release and the scoring parameters; the defaults when None.
+    project_store : str, default="project"
+        The store writes go to by default; reads search it and ``global``.
+    clock : callable, default=None
+        Returns the current time, used when ``now`` is not given.
+    strict_model : bool, default=False
+        Also skip rows tagged with another model than the embedder's in every
+        cosine scan (a research mode; production compares by dimension only).
+
+    Attributes
+    ----------
+    state : EngineState
+        The rows (read-only; only the tools change them).
+    dedup_lookup : DedupLookup or None
+        Optional source of approximate cosines for the dedup searches.
+
+    See Also
+    --------
+    PredictionEngine : The same engine over predictions.
+
+    Examples
+    --------
     >>> from thatchlab.embed import LookupEmbedder
     >>> emb = LookupEmbedder({"before committing": [1, 0], "run the tests": [0, 1]})
     >>> eng = BehaviorEngine(emb)
@@ -45,8 +73,31 @@ class BehaviorEngine(ScoringEngine):
                vectors=None) -> Reply:
         """The ``behavior_codify`` tool: create or link a rule; confidence unchanged.
 
-        ``vectors`` are the passage vectors of ``(situation, behavior)`` when
-        already embedded (replays)."""
+        Parameters
+        ----------
+        situation : str
+            When the rule applies (the matcher).
+        behavior : str
+            What to do.
+        rationale : str, default=None
+            Why; recorded with the rule and in the provenance.
+        store : str, default=None
+            The target store; the project store when None.
+        now : time, default=None
+            The time of the write; the engine's clock when None.
+        vectors : pair of array-like, default=None
+            The passage vectors of ``(situation, behavior)`` when already
+            embedded (replays).
+
+        Returns
+        -------
+        Reply
+            The tool's reply.
+
+        See Also
+        --------
+        feedback : Confirm or disconfirm a rule.
+        """
         return self.write(situation, behavior, "codify", rationale, store, now, vectors=vectors)
 
     def feedback(self, behavior: str, relevant: bool, context: str = "", store=None, now=None, *,
@@ -55,7 +106,32 @@ class BehaviorEngine(ScoringEngine):
         behavior nearest to ``behavior`` (raw cosine ≥ dedup_cosine) in ``store``
         (default the project store; from release ``07ecf87`` on, ``"unknown"`` is ``global``).
 
-        ``vector`` is ``behavior``'s passage vector when already embedded (replays)."""
+        Parameters
+        ----------
+        behavior : str
+            The rule's text, searched by cosine.
+        relevant : bool
+            Ham (True) or spam (False); 1 and 0 are accepted.
+        context : str, default=""
+            Recorded in the provenance after ``ham:``/``spam:``.
+        store : str, default=None
+            The store searched; the project store when None.
+        now : time, default=None
+            The time of the signal; the engine's clock when None.
+        vector : array-like, default=None
+            ``behavior``'s passage vector when already embedded (replays).
+
+        Returns
+        -------
+        Reply
+            ``confirm``/``disconfirm``, or ``not_found``.
+
+        Raises
+        ------
+        InputError
+            An empty ``behavior``, a ``relevant`` that is not a bool, or a
+            ``context`` that is not text.
+        """
         _check_text("behavior", behavior)
         if not isinstance(relevant, bool):
             if relevant in (0, 1):
@@ -71,7 +147,23 @@ class BehaviorEngine(ScoringEngine):
 
     def seed_defaults(self, version: str, now=None, defaults: pd.DataFrame | None = None) -> pd.DataFrame:
         """Seed the default behaviors into ``global``, idempotently across versions
-        (see :func:`thatchlab.scoring.seeding.seed_defaults`)."""
+        (see :func:`thatchlab.scoring.seeding.seed_defaults`).
+
+        Parameters
+        ----------
+        version : str
+            The seed version stamped into each rationale (no whitespace).
+        now : time, default=None
+            The time of the writes; the engine's clock when None.
+        defaults : DataFrame, default=None
+            ``key``, ``situation``, ``behavior``, ``rationale``; the bundled
+            defaults when None.
+
+        Returns
+        -------
+        DataFrame
+            One row per default: ``key`` and ``action``.
+        """
         return seed_defaults(self, version, now=now, defaults=defaults)
 
 
@@ -95,6 +187,23 @@ def laziness_flags(text: str) -> list[str]:
     patterns that match (empty when none does). It is deliberately simple
     and will miss paraphrases.
 
+    Parameters
+    ----------
+    text : str
+        A proposed rule.
+
+    Returns
+    -------
+    list of str
+        The names of the matching patterns, in their fixed order.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not text.
+
+    Examples
+    --------
     >>> laziness_flags("Skip the tests when the change looks small")
     ['skip_checks']
     >>> laziness_flags("Run the full test suite before every commit")

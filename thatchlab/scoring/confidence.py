@@ -21,6 +21,28 @@ def posterior_confidence(c, d, k=5.0, p0=0.5):
     ``c`` counts confirms, ``d`` disconfirms (soft signals add their weight to
     ``d``). Vectorised: scalars or arrays broadcast together.
 
+    Parameters
+    ----------
+    c : float or array-like
+        Confirm count.
+    d : float or array-like
+        Disconfirm count (soft signals included).
+    k : float or array-like, default=5.0
+        Prior strength ``K``.
+    p0 : float or array-like, default=0.5
+        Prior mean ``P0``.
+
+    Returns
+    -------
+    float or ndarray
+        A float for scalars, else an array.
+
+    See Also
+    --------
+    evidence_count : The number of tests shown beside the confidence.
+
+    Examples
+    --------
     >>> posterior_confidence(0, 0)
     0.5
     >>> posterior_confidence(1, 0), posterior_confidence(0, 1.25)
@@ -46,6 +68,24 @@ def posterior_confidence(c, d, k=5.0, p0=0.5):
 def evidence_count(c, d):
     """Number of tests shown beside an item: JavaScript ``Math.round(c + d)``.
 
+    Parameters
+    ----------
+    c : float or array-like
+        Confirm count.
+    d : float or array-like
+        Disconfirm count.
+
+    Returns
+    -------
+    int or ndarray
+        An int for scalars, else an int64 array.
+
+    See Also
+    --------
+    posterior_confidence : The confidence of the same counts.
+
+    Examples
+    --------
     >>> evidence_count(0, 0.5), evidence_count(2, 0.25), evidence_count(2, 0.5)
     (1, 2, 3)
     """

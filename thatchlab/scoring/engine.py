@@ -24,6 +24,7 @@ from thatchlab.core.params import ParamsMixin, ScoringParams, at_least
 from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.time import resolve_now
 from thatchlab.core.vectors import MARGIN
+from thatchlab.embed import default_embedder
 from thatchlab.scoring._rank import js_round1, rank_columns
 from thatchlab.scoring.confidence import evidence_count, posterior_confidence
 from thatchlab.scoring.results import (
@@ -48,7 +49,30 @@ _COUNTING_SIGNALS = ("confirm", "disconfirm", "soft")
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """What distinguishes the prediction and behavior engines."""
+    """What distinguishes the prediction and behavior engines.
+
+    Parameters
+    ----------
+    kind : str
+        ``"prediction"`` or ``"behavior"``: the table names' family.
+    noun, plural : str
+        ``"prediction"``/``"predictions"`` or ``"behavior"``/``"behaviors"``.
+    header : str
+        The nudge block's header.
+    verb_untested, verb_tested : str
+        The verb of a line when the evidence count is 0, and otherwise.
+    signals : tuple of str
+        The signals a write may carry.
+    create_signal : str
+        The confidence-neutral signal (``"create"`` / ``"codify"``).
+    created_word : str
+        ``"created"`` / ``"codified"``.
+
+    Attributes
+    ----------
+    tables : dict
+        The production table names of the engine's kind.
+    """
 
     kind: str                   # "prediction" | "behavior"
     noun: str                   # "prediction" | "behavior"
@@ -62,6 +86,7 @@ class EngineConfig:
 
     @property
     def tables(self) -> dict:
+        """The production table names of the engine's kind (``ENGINE_TABLES[kind]``)."""
         return ENGINE_TABLES[self.kind]
 
 
@@ -70,12 +95,16 @@ class ScoringEngine(ParamsMixin):
 
     Parameters
     ----------
-    embedder : an :class:`~thatchlab.embed.Embedder`; ``None`` loads the
-        bundled model on first use.
-    params : :class:`~thatchlab.core.params.ScoringParams`.
-    project_store : the store writes go to by default; reads search it and ``global``.
-    clock : a callable returning the current time, used when ``now`` is not given.
-    strict_model : bool, default False
+    embedder : Embedder, default=None
+        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
+        model on first use.
+    params : ScoringParams, default=None
+        :class:`~thatchlab.core.params.ScoringParams`; the defaults when None.
+    project_store : str, default="project"
+        The store writes go to by default; reads search it and ``global``.
+    clock : callable, default=None
+        Returns the current time, used when ``now`` is not given.
+    strict_model : bool, default=False
         Production compares vectors by dimension only: every cosine scan
         (nudges, queries, the matcher and item dedup of writes, feedback and
         delete lookups) uses each row with a vector of the query's dimension,
@@ -87,11 +116,24 @@ class ScoringEngine(ParamsMixin):
 
     Attributes
     ----------
-    state : :class:`~thatchlab.scoring.EngineState`
+    state : EngineState
         The rows (read-only; only the tools change them).
-    dedup_lookup : :class:`~thatchlab.scoring.DedupLookup` or None
+    tables : dict of DataFrame
+        The state with production columns.
+    dedup_lookup : DedupLookup or None
         Optional source of approximate cosines for the dedup searches (None:
         the engine scans its own vectors). Decisions are the same either way.
+    embedder : Embedder
+        The embedder (the bundled model is loaded on first use).
+    model_name : str or None
+        The embedder's name.
+
+    Raises
+    ------
+    ParamsError
+        When ``params`` is not :class:`~thatchlab.core.params.ScoringParams`.
+    InputError
+        An empty ``project_store`` or a non-bool ``strict_model``.
     """
 
     config: EngineConfig
@@ -113,14 +155,14 @@ class ScoringEngine(ParamsMixin):
 
     @property
     def embedder(self):
+        """The embedder; the bundled model is loaded on first use when none was given."""
         if self._embedder is None:
-            from thatchlab.embed import default_embedder
-
             self._embedder = default_embedder()
         return self._embedder
 
     @property
     def model_name(self) -> str | None:
+        """The embedder's ``name`` (None when there is none, or no embedder was given yet)."""
         return getattr(self._embedder, "name", None) if self._embedder is not None else None
 
     @property
@@ -152,15 +194,26 @@ class ScoringEngine(ParamsMixin):
             as :attr:`tables` gives them. Inputs are copied, not modified.
             Rows keep their ``model`` tags, which filter nothing unless
             ``strict_model``.
-        embedder, params, clock, strict_model
+        embedder : Embedder, default=None
             As for the constructor.
-        project_store : str, optional
+        params : ScoringParams, default=None
+            As for the constructor.
+        project_store : str, default=None
             The project store (writes go to it; nudges and queries search it
             and ``global``). When None it is taken from the tables: the one
             store other than ``global`` that their matchers and items use, so
             a rebuilt engine nudges the rows it holds. When those rows use
             several such stores, or none, it is ``"project"`` (the
             constructor's default); name it to choose.
+        clock : callable, default=None
+            As for the constructor.
+        strict_model : bool, default=False
+            As for the constructor.
+
+        Returns
+        -------
+        ScoringEngine
+            An engine of the class it is called on, holding the rows.
 
         Examples
         --------
@@ -192,12 +245,53 @@ class ScoringEngine(ParamsMixin):
     # ------------------------------------------------------------ embedding
     def embed_queries(self, texts) -> np.ndarray:
         """Query vectors of ``texts`` (the embedder's query prefix applies), checked:
-        float32 of shape (n, dim), finite. Raises :class:`~thatchlab.core.errors.EmbeddingError`."""
+        float32 of shape (n, dim), finite.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            The texts.
+
+        Returns
+        -------
+        ndarray
+            float32 of shape (n, dim).
+
+        Raises
+        ------
+        EmbeddingError
+            When the embedder returns another shape, a non-finite value or another dimension
+            than its ``dim``.
+
+        See Also
+        --------
+        embed_passages : Without the query prefix.
+        """
         return self._embed(list(texts), "query")
 
     def embed_passages(self, texts) -> np.ndarray:
         """Passage vectors of ``texts`` (no prefix), as matcher and item texts are
-        embedded; checked like :meth:`embed_queries`."""
+        embedded; checked like :meth:`embed_queries`.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            The texts.
+
+        Returns
+        -------
+        ndarray
+            float32 of shape (n, dim).
+
+        Raises
+        ------
+        EmbeddingError
+            As for :meth:`embed_queries`.
+
+        See Also
+        --------
+        embed_queries : With the query prefix.
+        """
         return self._embed(list(texts), "passage")
 
     def _embed(self, texts, kind: str) -> np.ndarray:
@@ -301,6 +395,17 @@ class ScoringEngine(ParamsMixin):
         ``strong`` needs the top item's stored confidence ≥ ``strong_confidence``,
         its evidence count ≥ ``strong_evidence`` and no competing item (another
         item from the same matcher within ``conflict_margin``, in integer thousandths).
+
+        Parameters
+        ----------
+        items : DataFrame or None
+            Surfaced items in nudge order (``score``, ``matcher_id``,
+            ``stored_confidence``, ``evidence_count``).
+
+        Returns
+        -------
+        str
+            ``"strong"``, ``"ambiguous"`` or ``"none"`` (no item).
         """
         if items is None or len(items) == 0:
             return "none"
@@ -327,6 +432,32 @@ class ScoringEngine(ParamsMixin):
         Prompts shorter than ``min_prompt_chars`` give regime ``skipped``;
         otherwise the prompt is embedded as a query and scored against the
         matchers of ``stores`` (default ``[project_store, "global"]``).
+
+        Parameters
+        ----------
+        prompt : str
+            The user's prompt.
+        stores : str or list of str, default=None
+            The stores searched; ``[project_store, "global"]`` when None.
+        threshold : float, default=None
+            The matcher threshold; ``params.threshold`` when None.
+
+        Returns
+        -------
+        Nudge
+            The nudge's text, items and regime.
+
+        Raises
+        ------
+        InputError
+            A prompt that is not text, or an empty store name.
+        EmbeddingError
+            A bad embedding.
+
+        See Also
+        --------
+        nudge_vector : For an already embedded prompt.
+        query : The query tool.
         """
         if not isinstance(prompt, str):
             raise InputError(f"prompt: expected text, got {type(prompt).__name__}")
@@ -337,7 +468,24 @@ class ScoringEngine(ParamsMixin):
         return self.nudge_vector(qvec, stores=stores, threshold=threshold, prompt=prompt)
 
     def nudge_vector(self, qvec, stores=None, threshold: float | None = None, prompt: str = "") -> Nudge:
-        """:meth:`nudge` for an already embedded prompt (production reuses one embedding)."""
+        """:meth:`nudge` for an already embedded prompt (production reuses one embedding).
+
+        Parameters
+        ----------
+        qvec : array-like
+            The prompt's query vector.
+        stores : str or list of str, default=None
+            As for :meth:`nudge`.
+        threshold : float, default=None
+            As for :meth:`nudge`.
+        prompt : str, default=""
+            The prompt's text, recorded in the nudge.
+
+        Returns
+        -------
+        Nudge
+            The nudge (its items frame is built when first read).
+        """
         stores = self._default_stores() if stores is None else _check_stores(stores)
         thr = self.params.threshold if threshold is None else float(threshold)
         columns, n_foreign = self._rank_columns(np.asarray(qvec), stores, thr, self.params.max_items)
@@ -351,14 +499,45 @@ class ScoringEngine(ParamsMixin):
         return Nudge(prompt, None, text, regime, stores, n_foreign_model=n_foreign, columns=columns)
 
     def query(self, context: str, store: str | None = None) -> Reply:
-        """The query tool: every item of matchers at or above ``query_threshold``."""
+        """The query tool: every item of matchers at or above ``query_threshold``.
+
+        Parameters
+        ----------
+        context : str
+            The text searched for.
+        store : str, default=None
+            One store to search; ``[project_store, "global"]`` when None.
+
+        Returns
+        -------
+        Reply
+            The reply's text and items.
+
+        See Also
+        --------
+        query_vector : For an already embedded context.
+        nudge : The auto-fire nudge.
+        """
         _check_text("context", context)
         stores = _check_stores([store] if store is not None else self._default_stores())
         qvec = self._embed([context], "query")[0]
         return self._query_reply(qvec, stores)
 
     def query_vector(self, qvec, store: str | None = None) -> Reply:
-        """:meth:`query` for an already embedded context (a logged query vector)."""
+        """:meth:`query` for an already embedded context (a logged query vector).
+
+        Parameters
+        ----------
+        qvec : array-like
+            The context's query vector.
+        store : str, default=None
+            As for :meth:`query`.
+
+        Returns
+        -------
+        Reply
+            As for :meth:`query`.
+        """
         stores = _check_stores([store] if store is not None else self._default_stores())
         return self._query_reply(np.asarray(qvec), stores)
 
@@ -379,6 +558,32 @@ class ScoringEngine(ParamsMixin):
         nothing is written when any check fails. ``vectors`` are the passage
         vectors of ``(matcher, statement)`` when already embedded. The reply's
         ``result`` is the :class:`~thatchlab.scoring.WriteResult`.
+
+        Parameters
+        ----------
+        matcher : str
+            The situation the item applies to.
+        statement : str
+            The item (prediction or behavior).
+        signal : str
+            One of the engine's signals.
+        rationale : str, default=None
+            Recorded with the item and in the provenance.
+        store : str, default=None
+            The target store; the project store when None.
+        now : time, default=None
+            The time of the write; the engine's clock when None.
+        vectors : pair of array-like, default=None
+            The passage vectors of ``(matcher, statement)``.
+
+        Returns
+        -------
+        Reply
+            The tool's reply.
+
+        See Also
+        --------
+        write_result : The same, returning the result.
         """
         return self._reply(self.write_result(matcher, statement, signal, rationale, store, now,
                                               vectors=vectors))
@@ -395,6 +600,16 @@ class ScoringEngine(ParamsMixin):
             Skip the item dedup: always create a new item (default seeding
             must never link to someone else's rule). The matcher dedup still
             applies.
+
+        Returns
+        -------
+        WriteResult
+            What was written.
+
+        Raises
+        ------
+        InputError
+            Empty texts, an unknown signal, or a rationale that is not text.
         """
         cfg, p, st = self.config, self.params, self._state
         _check_text(self._matcher_arg, matcher)
@@ -516,8 +731,21 @@ class ScoringEngine(ParamsMixin):
         """Delete the nearest item (raw cosine ≥ dedup_cosine) in one store (``store``, default
         the project store; from release ``07ecf87`` on, ``"unknown"`` is ``global``).
 
-        Its edges and provenance cascade; matchers stay. ``vector`` is
-        ``statement``'s passage vector when already embedded.
+        Its edges and provenance cascade; matchers stay.
+
+        Parameters
+        ----------
+        statement : str
+            The item's text.
+        store : str, default=None
+            The store; the project store when None.
+        vector : array-like, default=None
+            ``statement``'s passage vector when already embedded.
+
+        Returns
+        -------
+        Reply
+            ``deleted``, or ``not_found``.
         """
         _check_text("statement", statement)
         store = self._target_store(store)
@@ -539,6 +767,16 @@ class ScoringEngine(ParamsMixin):
         (sysread/thatch src/tool-defs.ts, ``prediction_list`` /
         ``behavior_list``: the stores are listed as named, so a project store
         called ``global`` is listed twice).
+
+        Parameters
+        ----------
+        store : str, default=None
+            One store to list.
+
+        Returns
+        -------
+        Reply
+            The listing's text, and one row per item.
         """
         if store is not None:
             _check_text("store", store)

@@ -24,6 +24,12 @@ __all__ = ["DedupLookup"]
 class DedupLookup(Protocol):
     """Supplies approximate cosines for the engine's dedup searches.
 
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol is not instantiated; any object with an
+        :meth:`approx_cosines` method is one.
+
     Examples
     --------
     A lookup that always lets the engine scan:
@@ -48,11 +54,15 @@ class DedupLookup(Protocol):
 
         Parameters
         ----------
-        table : ``"matchers"`` or ``"items"``.
-        text : the matcher or statement text being searched.
-        vector : its passage vector (float32).
-        positions : int array, ascending positions of the usable rows of
-            ``table`` in the engine's state (never empty).
+        table : {"matchers", "items"}
+            The table searched.
+        text : str
+            The matcher or statement text being searched.
+        vector : ndarray
+            Its passage vector (float32).
+        positions : ndarray of int
+            Ascending positions of the usable rows of ``table`` in the
+            engine's state (never empty).
 
         Returns
         -------

@@ -30,6 +30,36 @@ PREDICTION_CONFIG = EngineConfig(
 class PredictionEngine(ScoringEngine):
     """Predictions of the user's decisions, exactly as production thatch scores them.
 
+    Parameters
+    ----------
+    embedder : Embedder, default=None
+        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
+        model on first use.
+    params : ScoringParams, default=None
+        The release and the scoring parameters; the defaults when None.
+    project_store : str, default="project"
+        The store writes go to by default; reads search it and ``global``.
+    clock : callable, default=None
+        Returns the current time, used when ``now`` is not given.
+    strict_model : bool, default=False
+        Also skip rows tagged with another model than the embedder's in every
+        cosine scan (a research mode; production compares by dimension only).
+
+    Attributes
+    ----------
+    state : EngineState
+        The rows (read-only; only the tools change them).
+    dedup_pairs : DataFrame
+        The recorded pair verdicts.
+    dedup_lookup : DedupLookup or None
+        Optional source of approximate cosines for the dedup searches.
+
+    See Also
+    --------
+    BehaviorEngine : The same engine over behaviors.
+
+    Examples
+    --------
     >>> from thatchlab.embed import LookupEmbedder
     >>> emb = LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1],
     ...                       "I am writing tests now": [1, 0.1]})
@@ -55,7 +85,34 @@ class PredictionEngine(ScoringEngine):
     def from_tables(cls, tables: dict, *, embedder=None, params=None, project_store: str | None = None,
                     clock=None, strict_model: bool = False):
         """:meth:`ScoringEngine.from_tables`; a ``dedup_pairs`` frame in ``tables`` (columns
-        :data:`DEDUP_PAIR_COLUMNS`, as :attr:`dedup_pairs` gives it) is taken as the verdicts."""
+        :data:`DEDUP_PAIR_COLUMNS`, as :attr:`dedup_pairs` gives it) is taken as the verdicts.
+
+        Parameters
+        ----------
+        tables : dict of DataFrame
+            ``stores``, ``matchers``, ``items``, ``edges``, ``provenance`` and
+            optionally ``dedup_pairs``.
+        embedder : Embedder, default=None
+            As for the constructor.
+        params : ScoringParams, default=None
+            As for the constructor.
+        project_store : str, default=None
+            The project store; taken from the tables when None.
+        clock : callable, default=None
+            As for the constructor.
+        strict_model : bool, default=False
+            As for the constructor.
+
+        Returns
+        -------
+        PredictionEngine
+            The rebuilt engine.
+
+        Raises
+        ------
+        InputError
+            When ``dedup_pairs`` misses a column.
+        """
         eng = super().from_tables(tables, embedder=embedder, params=params, project_store=project_store,
                                   clock=clock, strict_model=strict_model)
         pairs = tables.get("dedup_pairs")
@@ -95,6 +152,31 @@ class PredictionEngine(ScoringEngine):
         ``"marked"``. Releases before ``07ecf87`` have no such tool: a
         :class:`~thatchlab.core.errors.ParamsError` says so.
 
+        Parameters
+        ----------
+        id_a, id_b : str
+            The pair's item ids (any order).
+        status : str
+            The verdict.
+        store : str, default=None
+            The store; resolved like a write's.
+        now : time, default=None
+            The time of the verdict; the engine's clock when None.
+
+        Returns
+        -------
+        Reply
+            ``[marked <status>]``.
+
+        Raises
+        ------
+        ParamsError
+            Under a release before ``07ecf87``.
+        InputError
+            An empty id, status or store.
+
+        Examples
+        --------
         >>> from thatchlab.embed import LookupEmbedder
         >>> eng = PredictionEngine(LookupEmbedder({"x": [1, 0]}))
         >>> eng.mark_checked("b-id", "a-id", "distinct", now="2026-10-02T08:00:00.250Z").text
@@ -119,9 +201,30 @@ class PredictionEngine(ScoringEngine):
         """The ``prediction_update`` tool: one transaction of matcher dedup,
         prediction dedup, link, signal and provenance.
 
-        ``vectors`` are the passage vectors of ``(matcher, prediction)`` when
-        already embedded (replays); ``reply.result`` is the
-        :class:`~thatchlab.scoring.WriteResult`."""
+        Parameters
+        ----------
+        matcher : str
+            The situation the prediction applies to.
+        prediction : str
+            The predicted decision.
+        signal : str
+            One of ``create``, ``confirm``, ``disconfirm`` or ``soft``.
+        rationale : str, default=None
+            Recorded with the item and in the provenance.
+        store : str, default=None
+            The target store; the project store when None.
+        now : time, default=None
+            The time of the write; the engine's clock when None.
+        vectors : pair of array-like, default=None
+            The passage vectors of ``(matcher, prediction)`` when already
+            embedded (replays).
+
+        Returns
+        -------
+        Reply
+            The tool's reply; ``reply.result`` is the
+            :class:`~thatchlab.scoring.WriteResult`.
+        """
         return self.write(matcher, prediction, signal, rationale, store, now, vectors=vectors)
 
 

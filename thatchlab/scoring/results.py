@@ -27,6 +27,20 @@ WRITE_ACTIONS = ("created", "linked", "applied", "deleted", "not_found", "marked
 def counts_text(confidence: float, confirm_count: float, disconfirm_count: float) -> str:
     """The counts part of a write reply, as production prints it.
 
+    Parameters
+    ----------
+    confidence : float
+        The stored confidence (printed with two decimals).
+    confirm_count, disconfirm_count : float
+        The counts (printed as JavaScript numbers).
+
+    Returns
+    -------
+    str
+        ``confidence=<c> (<confirms>/<disconfirms>)``.
+
+    Examples
+    --------
     >>> counts_text(3.5 / 6, 1.0, 0.0)
     'confidence=0.58 (1/0)'
     >>> counts_text(0.4, 0.0, 1.25)
@@ -51,7 +65,19 @@ def number_text(x: float) -> str:
 @dataclass(frozen=True)
 class EdgeRow:
     """One matcher → item edge as written (production's edge columns; the item
-    foreign key is called ``item_id`` whatever the engine)."""
+    foreign key is called ``item_id`` whatever the engine).
+
+    Parameters
+    ----------
+    matcher_id : str
+        The matcher's id.
+    item_id : str
+        The item's id.
+    weight : float
+        The edge's weight.
+    created_at : str
+        When it was written (ISO text, milliseconds).
+    """
 
     matcher_id: str
     item_id: str
@@ -63,7 +89,7 @@ class EdgeRow:
 class WriteResult:
     """What one write did, field by field.
 
-    Attributes
+    Parameters
     ----------
     action : str
         ``created`` (a new item), ``linked`` (an existing item under the
@@ -72,25 +98,30 @@ class WriteResult:
         verdict of ``prediction_mark_checked``, release ``07ecf87`` on).
     store : str
         The item's store; for ``not_found``, the store searched.
-    item_id, statement : str or None
+    item_id, statement : str or None, default=None
         The item written or deleted and its statement as stored.
-    matcher_id : str or None
+    matcher_id : str or None, default=None
         The matcher of an update or codify (None for feedback and deletes).
-    matcher_created, item_created : bool
+    matcher_created, item_created : bool, default=False
         Whether this write added the matcher / the item.
-    signal : str or None
+    signal : str or None, default=None
         The signal recorded in provenance (None for deletes and not found).
-    counts_changed : bool
+    counts_changed : bool, default=False
         Whether the signal changed the counts (confirm, disconfirm, soft).
-    confirm_count, disconfirm_count, confidence : float or None
+    confirm_count, disconfirm_count, confidence : float or None, default=None
         The item's counts and stored confidence after the write (None for
         deletes and not found).
-    new_edges : tuple of EdgeRow
+    new_edges : tuple of EdgeRow, default=()
         Edges this write added (an existing edge is never re-added).
-    reply_prefix : str
+    reply_prefix : str, default=""
         The reply text without its counts part.
-    shows_counts : bool
+    shows_counts : bool, default=False
         Whether the reply ends with :func:`counts_text` of the final counts.
+
+    Attributes
+    ----------
+    text : str
+        The reply text production prints (the fields above are attributes too).
 
     Examples
     --------
@@ -138,6 +169,27 @@ class Reply:
     write (None for queries and lists). ``n_foreign_model`` is set on
     query replies only: how many of the matchers the query scored carry a
     model tag other than the embedder's (see :attr:`Nudge.n_foreign_model`).
+
+    Parameters
+    ----------
+    text : str
+        The reply text.
+    action : str, default=""
+        The engine's label.
+    store : str or None, default=None
+        The store written, searched or listed.
+    item_id, matcher_id : str or None, default=None
+        The item and matcher of a write.
+    signal : str or None, default=None
+        The signal recorded.
+    confidence, confirm_count, disconfirm_count : float or None, default=None
+        The item's stored confidence and counts after a write.
+    items : DataFrame or None, default=None
+        The rows of a query or list.
+    result : WriteResult or None, default=None
+        The write's result.
+    n_foreign_model : int or None, default=None
+        Query replies: matchers scored with another model's tag.
     """
 
     text: str
@@ -178,6 +230,30 @@ class Nudge:
     on the first read of ``items`` and kept, so a caller that reads only
     ``text`` or ``regime`` never pays for it. :meth:`records` gives the rows
     as dicts without building it.
+
+    Parameters
+    ----------
+    prompt : str
+        The prompt.
+    items : DataFrame or None
+        The items, or None when ``columns`` are given.
+    text : str
+        The injected block.
+    regime : str
+        ``strong``, ``ambiguous``, ``none`` or ``skipped``.
+    stores : list of str, default=None
+        The stores searched (empty when None).
+    n_foreign_model : int, default=0
+        Matchers scored with another model's tag.
+    columns : list, default=None
+        The items as columns, when ``items`` is None.
+
+    Attributes
+    ----------
+    prompt, text, regime, stores, n_foreign_model
+        As given.
+    items : DataFrame
+        The surfaced items.
     """
 
     __slots__ = ("prompt", "text", "regime", "stores", "n_foreign_model", "_items", "_columns")
@@ -207,7 +283,13 @@ class Nudge:
         self._items, self._columns = frame, None
 
     def records(self) -> list:
-        """The rows of :attr:`items` as dicts of Python values (``items.to_dict(orient="records")``)."""
+        """The rows of :attr:`items` as dicts of Python values (``items.to_dict(orient="records")``).
+
+        Returns
+        -------
+        list of dict
+            One dict per item, keys :data:`ITEM_COLUMNS`.
+        """
         if self._columns is None:
             return self.items.to_dict(orient="records")
         values = [c.tolist() if isinstance(c, np.ndarray) else c for c in self._columns]
@@ -235,7 +317,22 @@ ITEM_DTYPES = (np.float64, np.int64, object, object, np.float64, object, object,
 
 
 def item_arrays(columns: list) -> list:
-    """Typed arrays (:data:`ITEM_DTYPES`) of item columns given as lists or arrays."""
+    """Typed arrays (:data:`ITEM_DTYPES`) of item columns given as lists or arrays.
+
+    Parameters
+    ----------
+    columns : list
+        Columns in :data:`ITEM_COLUMNS` order.
+
+    Returns
+    -------
+    list of ndarray
+        One array per column.
+
+    See Also
+    --------
+    items_frame : The columns as a DataFrame.
+    """
     out = []
     for values, dtype in zip(columns, ITEM_DTYPES):
         if dtype is object:
@@ -256,6 +353,20 @@ def items_frame(columns: list) -> pd.DataFrame:
     a nudge's few rows); on pandas 2 the typed arrays are handed to
     ``pd.DataFrame`` as a dict with ``copy=False`` (each array its own column,
     no copy, no consolidation). Either way texts are ``object`` columns.
+
+    Parameters
+    ----------
+    columns : list
+        Columns in :data:`ITEM_COLUMNS` order.
+
+    Returns
+    -------
+    DataFrame
+        The items frame.
+
+    See Also
+    --------
+    item_arrays : The typed arrays.
     """
     if _from_blocks is not None:
         try:

@@ -52,7 +52,22 @@ _WHEN = re.compile(r"when\b", re.IGNORECASE | re.ASCII)
 
 
 def drops_near_duplicates(params) -> bool:
-    """Whether ``params``'s release drops near-duplicate items from nudges and queries."""
+    """Whether ``params``'s release drops near-duplicate items from nudges and queries.
+
+    Parameters
+    ----------
+    params : ScoringParams
+        Parameters naming a thatch release.
+
+    Returns
+    -------
+    bool
+        True from ``07ecf87`` on.
+
+    See Also
+    --------
+    keep_flags : Which items stay when it does.
+    """
     return at_least("thatch", params.release, "07ecf87")
 
 
@@ -60,6 +75,22 @@ def row_order_key(statement: str, matcher_id: str, item_id: str) -> tuple:
     """The order production's SQL returns candidate rows in (before the stable score sort):
     statement, then matcher id, then item id, each compared by code point.
 
+    Parameters
+    ----------
+    statement : str
+        The item's statement.
+    matcher_id : str
+        The matcher's id.
+    item_id : str
+        The item's id.
+
+    Returns
+    -------
+    tuple
+        A sort key.
+
+    Examples
+    --------
     >>> sorted([("b", "m1", "i1"), ("a", "m2", "i0"), ("a", "m1", "i9")], key=lambda r: row_order_key(*r))
     [('a', 'm1', 'i9'), ('a', 'm2', 'i0'), ('b', 'm1', 'i1')]
     """
@@ -70,6 +101,22 @@ def keep_flags(vectors) -> list:
     """For item vectors in rank order (``None``: no vector), which items stay: each is dropped
     when its cosine with an earlier *kept* vector of the same length is ≥ 0.85.
 
+    Parameters
+    ----------
+    vectors : iterable of array-like or None
+        The items' vectors in rank order.
+
+    Returns
+    -------
+    list of bool
+        Whether each item stays.
+
+    See Also
+    --------
+    drops_near_duplicates : Whether a release applies this.
+
+    Examples
+    --------
     >>> keep_flags([np.array([1.0, 0.0]), None, np.array([0.9, 0.1]), np.array([0.0, 1.0]),
     ...             np.array([1.0, 0.0, 0.0])])
     [True, True, False, True, True]
@@ -93,7 +140,35 @@ def keep_flags(vectors) -> list:
 
 def query_line(conf_text: str, n_tests: int, verb: str, description: str, statement: str) -> str:
     """One item of a query reply (both releases) and of a ``v0.1.30`` nudge block (without
-    the dash a block puts before each item)."""
+    the dash a block puts before each item).
+
+    Parameters
+    ----------
+    conf_text : str
+        The confidence as printed.
+    n_tests : int
+        The evidence count.
+    verb : str
+        The engine's verb for that count.
+    description : str
+        The matcher's text.
+    statement : str
+        The item's text.
+
+    Returns
+    -------
+    str
+        ``[<conf> conf, <n> tests] When <description>: <verb> <statement>``.
+
+    See Also
+    --------
+    nudge_line : A nudge block's line under a release.
+
+    Examples
+    --------
+    >>> query_line("0.58", 1, "you tend to", "writing tests", "use pytest")
+    '[0.58 conf, 1 tests] When writing tests: you tend to use pytest'
+    """
     return f"[{conf_text} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
 
 
@@ -105,6 +180,32 @@ def nudge_line(release: str, conf_text: str, n_tests: int, verb: str, descriptio
     leaves the verb out when the statement already starts with it (compared without
     case, as a plain prefix).
 
+    Parameters
+    ----------
+    release : str
+        The thatch release.
+    conf_text : str
+        The confidence as printed.
+    n_tests : int
+        The evidence count.
+    verb : str
+        The engine's verb for that count.
+    description : str
+        The matcher's text.
+    statement : str
+        The item's text.
+
+    Returns
+    -------
+    str
+        The line.
+
+    See Also
+    --------
+    query_line : The line of a query reply.
+
+    Examples
+    --------
     >>> nudge_line("07ecf87", "0.56", 1, "you tend to", "When reviewing a tiny config PR",
     ...            "you tend to prefer the existing pattern")
     '[0.56 conf, 1 tests] When reviewing a tiny config PR: you tend to prefer the existing pattern'

@@ -18,6 +18,7 @@ from importlib import resources
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.scoring.engine import _check_text
 
 __all__ = ["default_behaviors", "seed_defaults", "seed_stamp", "read_stamp"]
 
@@ -26,7 +27,17 @@ _STAMP_VERSION = re.compile(r"seed-version:(\S+)")
 
 
 def default_behaviors() -> pd.DataFrame:
-    """The default behaviors shipped with thatchlab (key, situation, behavior, rationale)."""
+    """The default behaviors shipped with thatchlab (key, situation, behavior, rationale).
+
+    Returns
+    -------
+    DataFrame
+        One row per default.
+
+    See Also
+    --------
+    seed_defaults : Seeds them into an engine.
+    """
     text = resources.files("thatchlab").joinpath("data/default_behaviors.json").read_text("utf-8")
     return pd.DataFrame(json.loads(text), columns=["key", "situation", "behavior", "rationale"])
 
@@ -34,6 +45,24 @@ def default_behaviors() -> pd.DataFrame:
 def seed_stamp(key: str, version: str) -> str:
     """The stamp a seeded behavior's rationale ends with.
 
+    Parameters
+    ----------
+    key : str
+        The default's key.
+    version : str
+        The seed version.
+
+    Returns
+    -------
+    str
+        ``seed-key:<key> seed-version:<version>``.
+
+    See Also
+    --------
+    read_stamp : Reads it back.
+
+    Examples
+    --------
     >>> seed_stamp("tests-first", "1.0.0")
     'seed-key:tests-first seed-version:1.0.0'
     """
@@ -43,6 +72,22 @@ def seed_stamp(key: str, version: str) -> str:
 def read_stamp(rationale) -> tuple[str | None, str | None]:
     """``(key, version)`` of a rationale's seed stamp (None for a missing part).
 
+    Parameters
+    ----------
+    rationale : str or None
+        A behavior's rationale.
+
+    Returns
+    -------
+    key, version : str or None
+        The stamp's parts.
+
+    See Also
+    --------
+    seed_stamp : Writes the stamp.
+
+    Examples
+    --------
     >>> read_stamp("catches bugs seed-key:tests-first seed-version:1.0.0")
     ('tests-first', '1.0.0')
     >>> read_stamp("made by the user")
@@ -59,21 +104,26 @@ def seed_defaults(engine, version: str, now=None, defaults: pd.DataFrame | None 
 
     Parameters
     ----------
-    engine : :class:`~thatchlab.scoring.BehaviorEngine`
+    engine : BehaviorEngine
+        The engine (:class:`~thatchlab.scoring.BehaviorEngine`) seeded.
     version : str
         The seed version stamped on every default (no whitespace).
-    now : time of the writes (the engine's clock when None).
-    defaults : DataFrame with columns key, situation, behavior, rationale;
-        :func:`default_behaviors` when None.
+    now : time, default=None
+        The time of the writes (the engine's clock when None).
+    defaults : DataFrame, default=None
+        Columns key, situation, behavior, rationale; :func:`default_behaviors` when None.
 
     Returns
     -------
     DataFrame
         One row per default: ``key`` and ``action`` (``created``, ``skipped``
         or ``replaced``).
-    """
-    from thatchlab.scoring.engine import _check_text
 
+    Raises
+    ------
+    InputError
+        An empty version, or one with whitespace.
+    """
     _check_text("version", version)
     if any(ch.isspace() for ch in version):
         raise InputError(f"version: expected no whitespace, got {version!r}")

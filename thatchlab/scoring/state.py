@@ -60,6 +60,24 @@ def deterministic_id(table: str, store: str, text: str, n: int) -> str:
     ``n`` counts earlier rows with the same (table, store, text), deleted
     ones included, so replays reproduce the same ids.
 
+    Parameters
+    ----------
+    table : str
+        The production table name.
+    store : str
+        The row's store.
+    text : str
+        The row's text.
+    n : int
+        How many rows with the same key came before.
+
+    Returns
+    -------
+    str
+        The id, in uuid text form.
+
+    Examples
+    --------
     >>> deterministic_id("predictions", "project", "use tabs", 0) == deterministic_id(
     ...     "predictions", "project", "use tabs", 0)
     True
@@ -80,6 +98,24 @@ class TableView:
     :meth:`EngineState.vector`). Reads return fresh numpy arrays (``float64``
     for counts, confidences and weights, ``object`` otherwise); changing
     them never changes the state.
+
+    Parameters
+    ----------
+    rows : Rows
+        The table's rows (internal).
+    name : str
+        The production table name.
+
+    Attributes
+    ----------
+    name : str
+        The production table name.
+    columns : tuple of str
+        The column names.
+    n_added : int
+        How many rows were ever added.
+    serials : ndarray
+        Each row's serial.
 
     Examples
     --------
@@ -116,22 +152,80 @@ class TableView:
         return column_array(self._rows[column], column)
 
     def take(self, column: str, positions) -> np.ndarray:
-        """The values of ``column`` at ``positions`` (in that order)."""
+        """The values of ``column`` at ``positions`` (in that order).
+
+        Parameters
+        ----------
+        column : str
+            The column.
+        positions : iterable of int
+            Row positions.
+
+        Returns
+        -------
+        ndarray
+            A fresh array (float64 for numbers, object otherwise).
+
+        See Also
+        --------
+        cells : The same as a list of the stored values.
+        """
         col = self._rows[column]
         idx = positions.tolist() if isinstance(positions, np.ndarray) else [int(p) for p in positions]
         return column_array([col[p] for p in idx], column)
 
     def cell(self, column: str, position: int):
-        """The stored Python value of ``column`` at one ``position`` (no copy of the column)."""
+        """The stored Python value of ``column`` at one ``position`` (no copy of the column).
+
+        Parameters
+        ----------
+        column : str
+            The column.
+        position : int
+            The row's position.
+
+        Returns
+        -------
+        object
+            The value.
+        """
         return self._rows.data[column][position]
 
     def cells(self, column: str, positions) -> list:
-        """The values of ``column`` at ``positions`` as a list of the stored Python values."""
+        """The values of ``column`` at ``positions`` as a list of the stored Python values.
+
+        Parameters
+        ----------
+        column : str
+            The column.
+        positions : iterable of int
+            Row positions.
+
+        Returns
+        -------
+        list
+            The values, in the order of ``positions``.
+
+        See Also
+        --------
+        take : The same as a typed array.
+        """
         col = self._rows[column]
         return [col[p] for p in positions]
 
     def row(self, position: int) -> dict:
-        """One row as a dict of column → value."""
+        """One row as a dict of column → value.
+
+        Parameters
+        ----------
+        position : int
+            The row's position.
+
+        Returns
+        -------
+        dict
+            The row.
+        """
         return {c: self._rows.data[c][position] for c in self._rows.columns}
 
     @property
@@ -165,6 +259,14 @@ class EngineState:
     ----------
     matchers, items, edges, provenance : TableView
         Read-only columns of each table.
+    names : dict
+        The table names given.
+    stores : tuple of str
+        Store names in insertion order.
+    n_matchers, n_items, n_edges, n_provenance : int
+        Rows of each table.
+    tables : dict of DataFrame
+        The state with production columns.
 
     Notes
     -----
@@ -225,45 +327,147 @@ class EngineState:
 
     @property
     def n_matchers(self) -> int:
+        """How many matchers."""
         return len(self._matchers)
 
     @property
     def n_items(self) -> int:
+        """How many items."""
         return len(self._items)
 
     @property
     def n_edges(self) -> int:
+        """How many edges."""
         return len(self._edges)
 
     @property
     def n_provenance(self) -> int:
+        """How many provenance rows."""
         return len(self._provenance)
 
     def matcher_position(self, matcher_id: str) -> int | None:
-        """Position of a matcher by id (None when absent)."""
+        """Position of a matcher by id (None when absent).
+
+        Parameters
+        ----------
+        matcher_id : str
+            The matcher's id.
+
+        Returns
+        -------
+        int or None
+            Its position.
+
+        See Also
+        --------
+        item_position : The same for items.
+        """
         return self._matchers.position.get(matcher_id)
 
     def item_position(self, item_id: str) -> int | None:
-        """Position of an item by id (None when absent)."""
+        """Position of an item by id (None when absent).
+
+        Parameters
+        ----------
+        item_id : str
+            The item's id.
+
+        Returns
+        -------
+        int or None
+            Its position.
+
+        See Also
+        --------
+        matcher_position : The same for matchers.
+        """
         return self._items.position.get(item_id)
 
     def edges_of_matcher(self, matcher_id: str) -> tuple:
-        """Positions of a matcher's edges, in insertion order."""
+        """Positions of a matcher's edges, in insertion order.
+
+        Parameters
+        ----------
+        matcher_id : str
+            The matcher's id.
+
+        Returns
+        -------
+        tuple of int
+            Edge positions.
+
+        See Also
+        --------
+        edges_of_item : The edges into an item.
+        """
         return tuple(self._edges_by_matcher.get(matcher_id, ()))
 
     def edges_of_item(self, item_id: str) -> tuple:
-        """Positions of the edges into an item, in insertion order."""
+        """Positions of the edges into an item, in insertion order.
+
+        Parameters
+        ----------
+        item_id : str
+            The item's id.
+
+        Returns
+        -------
+        tuple of int
+            Edge positions.
+
+        See Also
+        --------
+        edges_of_matcher : The edges of a matcher.
+        """
         return tuple(self._edges_by_item.get(item_id, ()))
 
     def provenance_of_item(self, item_id: str) -> tuple:
-        """Positions of an item's provenance rows, in insertion order."""
+        """Positions of an item's provenance rows, in insertion order.
+
+        Parameters
+        ----------
+        item_id : str
+            The item's id.
+
+        Returns
+        -------
+        tuple of int
+            Provenance positions.
+        """
         return tuple(self._provenance_by_item.get(item_id, ()))
 
     def has_edge(self, matcher_id: str, item_id: str) -> bool:
+        """Whether the matcher is linked to the item.
+
+        Parameters
+        ----------
+        matcher_id : str
+            The matcher's id.
+        item_id : str
+            The item's id.
+
+        Returns
+        -------
+        bool
+            True when the edge exists.
+        """
         return (matcher_id, item_id) in self._edge_keys
 
     def vector(self, table: str, position: int) -> np.ndarray | None:
-        """The float32 vector of one row as stored (None when the row has none)."""
+        """The float32 vector of one row as stored (None when the row has none).
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table.
+        position : int
+            The row's position.
+
+        Returns
+        -------
+        ndarray or None
+            The vector.
+        """
         return self._vector_rows(table).vectors.vector(position)
 
     def usable(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
@@ -276,6 +480,26 @@ class EngineState:
         Like production, the engine's scans name no ``model``: a row's model
         tag never filters it. Naming ``model`` (the engine's ``strict_model``
         mode) also requires the row to carry that tag or none.
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table scanned.
+        dim : int
+            The query's dimension.
+        stores : list of str, default=None
+            The stores scanned; all when None.
+        model : str, default=None
+            A model tag the rows must carry (or none); any when None.
+
+        Returns
+        -------
+        ndarray of bool
+            One flag per row.
+
+        See Also
+        --------
+        scan_rows : The same mask, cached, with its count.
         """
         rows = self._vector_rows(table)
         ok = rows.vectors.usable(dim)
@@ -299,6 +523,18 @@ class EngineState:
         embedder without a name) no row is, since nothing can be compared.
         The comparison is on integer model codes, so it costs one pass over an
         int array (nothing when the state holds no other tag).
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table.
+        model : str or None
+            The embedder's model name.
+
+        Returns
+        -------
+        ndarray of bool
+            One flag per row.
         """
         rows = self._vector_rows(table)
         n = len(rows)
@@ -315,7 +551,26 @@ class EngineState:
     # ------------------------------------------------------------------ scans
     def scan_rows(self, table: str, dim: int, *, stores=None, model: str | None = None) -> tuple:
         """``(mask, count)``: :meth:`usable` and how many rows it holds, kept until the
-        table next changes (the mask is shared between calls, so it is read-only)."""
+        table next changes (the mask is shared between calls, so it is read-only).
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table scanned.
+        dim : int
+            The query's dimension.
+        stores : list of str, default=None
+            The stores scanned; all when None.
+        model : str, default=None
+            A model tag the rows must carry (or none); any when None.
+
+        Returns
+        -------
+        mask : ndarray of bool
+            :meth:`usable`'s mask (read-only).
+        count : int
+            How many rows it holds.
+        """
         key = (table, int(dim), None if stores is None else tuple(stores), model)
         hit = self._scan_cache.get(key)
         if hit is None:
@@ -326,7 +581,24 @@ class EngineState:
         return hit
 
     def scan_positions(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
-        """The positions of ``scan_rows(...)``'s mask (ascending, read-only), cached likewise."""
+        """The positions of ``scan_rows(...)``'s mask (ascending, read-only), cached likewise.
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table scanned.
+        dim : int
+            The query's dimension.
+        stores : list of str, default=None
+            The stores scanned; all when None.
+        model : str, default=None
+            A model tag the rows must carry (or none); any when None.
+
+        Returns
+        -------
+        ndarray of int
+            The positions (read-only).
+        """
         key = ("positions", table, int(dim), None if stores is None else tuple(stores), model)
         hit = self._scan_cache.get(key)
         if hit is None:
@@ -338,7 +610,26 @@ class EngineState:
     def n_foreign_model(self, table: str, dim: int, own: str | None, *, stores=None,
                         model: str | None = None) -> int:
         """How many rows of ``scan_rows(table, dim, stores=stores, model=model)`` carry a
-        model tag other than ``own`` (see :meth:`foreign_model`); cached likewise."""
+        model tag other than ``own`` (see :meth:`foreign_model`); cached likewise.
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table scanned.
+        dim : int
+            The query's dimension.
+        own : str or None
+            The embedder's model name.
+        stores : list of str, default=None
+            The stores scanned; all when None.
+        model : str, default=None
+            A model tag the scanned rows must carry (or none).
+
+        Returns
+        -------
+        int
+            The count.
+        """
         key = ("foreign", table, int(dim), None if stores is None else tuple(stores), model, own)
         hit = self._scan_cache.get(key)
         if hit is None:
@@ -356,21 +647,70 @@ class EngineState:
         Positions ascend; cosines are exact (float64 ``dot / (|a| |b|)``). A
         float32 scan of every usable row finds the candidates; rows it leaves
         out are certain to miss the floor or the top.
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table scanned.
+        query : array-like
+            The query vector.
+        stores : list of str, default=None
+            The stores scanned; all when None.
+        model : str, default=None
+            A model tag the rows must carry (or none); any when None.
+        floor : float, default=None
+            The smallest rounded cosine wanted; none when None.
+        top : int, default=None
+            How many of the largest rounded cosines are wanted; all when None.
+
+        Returns
+        -------
+        positions : ndarray of int
+            Ascending positions.
+        cosines : ndarray of float64
+            Their exact cosines.
+
+        See Also
+        --------
+        cosines_at : Exact cosines at given positions.
         """
         q = np.asarray(query)
         mask, n = self.scan_rows(table, len(q), stores=stores, model=model)
         return self._vector_rows(table).vectors.scan(q, mask, n, floor=floor, top=top)
 
     def cosines_at(self, table: str, query, positions) -> np.ndarray:
-        """Exact float64 cosines between ``query`` and the rows at ``positions``."""
+        """Exact float64 cosines between ``query`` and the rows at ``positions``.
+
+        Parameters
+        ----------
+        table : {"matchers", "items"}
+            The table.
+        query : array-like
+            The query vector.
+        positions : array-like of int
+            Row positions.
+
+        Returns
+        -------
+        ndarray of float64
+            One cosine per position.
+        """
         return self._vector_rows(table).vectors.exact(query, positions)
 
     def edges_from(self, matcher_positions) -> tuple:
         """The edges of each matcher in turn (insertion order) into items that exist.
 
-        Returns four lists: ``which`` (the index into ``matcher_positions`` of
-        each edge's matcher), the item's position, the edge weight and the
-        item's stored confidence (floats).
+        Parameters
+        ----------
+        matcher_positions : iterable of int
+            Matcher positions.
+
+        Returns
+        -------
+        tuple of list
+            Four lists: ``which`` (the index into ``matcher_positions`` of
+            each edge's matcher), the item's position, the edge weight and the
+            item's stored confidence (floats).
         """
         ids, edge_item, edge_weight = self._matchers["id"], self._edges["item_id"], self._edges["weight"]
         position, confidence, by_matcher = self._items.position, self._items["confidence"], self._edges_by_matcher
@@ -420,6 +760,18 @@ class EngineState:
         through the write path (stores and model codes in order of first
         appearance, a repeated (matcher, item) edge kept once, ids counted
         per text).
+
+        Parameters
+        ----------
+        tables : dict of DataFrame
+            ``stores``, ``matchers``, ``items``, ``edges`` and ``provenance``.
+        names : mapping
+            The table names and item foreign key (see the class).
+
+        Returns
+        -------
+        EngineState
+            The state.
         """
         enabled = gc.isenabled()
         gc.disable()      # hundreds of thousands of new objects, no cycles: skip the collector's passes
@@ -498,7 +850,13 @@ class EngineState:
     # One step each of the engine's transactions, applied as given: no input checks,
     # no dedup, no confidence rule (those are the engine's). Call the engine's tools.
     def ensure_store(self, name: str):
-        """Add the store ``name`` after the others unless it is already present."""
+        """Add the store ``name`` after the others unless it is already present.
+
+        Parameters
+        ----------
+        name : str
+            The store.
+        """
         if name not in self._store_codes:
             self._store_codes[name] = len(self._stores)
             self._stores.append(name)
@@ -516,6 +874,11 @@ class EngineState:
             The row's store (a provenance row's is its item's).
         text : str
             The description, statement or :func:`prov_text` of the row.
+
+        Returns
+        -------
+        str
+            The id.
         """
         self._count_loaded_ids()
         table = self.names[table_key]
@@ -525,7 +888,28 @@ class EngineState:
         return deterministic_id(table, store, text, n)
 
     def add_matcher(self, mid, store, description, vector, model, created_at, updated_at) -> int:
-        """Append one matcher (``store`` must exist: :meth:`ensure_store`); returns its position."""
+        """Append one matcher (``store`` must exist: :meth:`ensure_store`); returns its position.
+
+        Parameters
+        ----------
+        mid : str
+            The matcher's id.
+        store : str
+            Its store.
+        description : str
+            Its text.
+        vector : array-like or None
+            Its passage vector.
+        model : str or None
+            Its model tag.
+        created_at, updated_at : str
+            Its times (ISO text).
+
+        Returns
+        -------
+        int
+            Its position.
+        """
         self._scan_cache.clear()
         return self._matchers.add(vector, self._store_codes[store], self._model_code(model), id=mid, store=store,
                                   description=description, model=model, created_at=created_at,
@@ -534,7 +918,34 @@ class EngineState:
     def add_item(self, iid, store, statement, rationale, vector, model, confidence, c, d, created_at,
                  updated_at) -> int:
         """Append one item with confidence and confirm / disconfirm counts ``c``, ``d``
-        (``store`` must exist); returns its position."""
+        (``store`` must exist); returns its position.
+
+        Parameters
+        ----------
+        iid : str
+            The item's id.
+        store : str
+            Its store.
+        statement : str
+            Its text.
+        rationale : str or None
+            Its rationale.
+        vector : array-like or None
+            Its passage vector.
+        model : str or None
+            Its model tag.
+        confidence : float
+            Its stored confidence.
+        c, d : float
+            Its confirm and disconfirm counts.
+        created_at, updated_at : str
+            Its times (ISO text).
+
+        Returns
+        -------
+        int
+            Its position.
+        """
         self._count_loaded_ids()    # provenance keys read the item positions a new row may change
         self._scan_cache.clear()
         return self._items.add(vector, self._store_codes[store], self._model_code(model), id=iid, store=store,
@@ -543,7 +954,24 @@ class EngineState:
                                updated_at=updated_at)
 
     def add_edge(self, matcher_id, item_id, weight, created_at) -> bool:
-        """Add an edge unless (matcher, item) is already linked; True when added."""
+        """Add an edge unless (matcher, item) is already linked; True when added.
+
+        Parameters
+        ----------
+        matcher_id : str
+            The matcher's id.
+        item_id : str
+            The item's id.
+        weight : float
+            The edge's weight.
+        created_at : str
+            Its time (ISO text).
+
+        Returns
+        -------
+        bool
+            Whether it was added.
+        """
         key = (matcher_id, item_id)
         if key in self._edge_keys:
             return False
@@ -555,13 +983,39 @@ class EngineState:
         return True
 
     def add_provenance(self, pid, item_id, signal, detail, created_at):
-        """Append one provenance row of the item ``item_id``."""
+        """Append one provenance row of the item ``item_id``.
+
+        Parameters
+        ----------
+        pid : str
+            The row's id.
+        item_id : str
+            The item's id.
+        signal : str
+            The signal recorded.
+        detail : str or None
+            The rationale or context.
+        created_at : str
+            Its time (ISO text, seconds).
+        """
         self._provenance.append(id=pid, item_id=item_id, signal=signal, detail=detail,
                                 created_at=created_at)
         self._provenance_by_item.add_many([item_id], self._provenance.next_serial - 1)
 
     def set_counts(self, pos: int, c: float, d: float, confidence: float, updated_at: str):
-        """Set the confirm / disconfirm counts, confidence and ``updated_at`` of the item at ``pos``."""
+        """Set the confirm / disconfirm counts, confidence and ``updated_at`` of the item at ``pos``.
+
+        Parameters
+        ----------
+        pos : int
+            The item's position.
+        c, d : float
+            The confirm and disconfirm counts.
+        confidence : float
+            The stored confidence.
+        updated_at : str
+            The time (ISO text).
+        """
         items = self._items
         items["confirm_count"][pos] = c
         items["disconfirm_count"][pos] = d
@@ -596,6 +1050,11 @@ class EngineState:
         are found through the indexes (which hold serials, so other rows'
         entries stay valid while positions shift), removed from the column
         lists in place, and the matchers' edge lists lose just those edges.
+
+        Parameters
+        ----------
+        pos : int
+            The item's position.
         """
         self._count_loaded_ids()
         self._scan_cache.clear()

@@ -82,7 +82,7 @@ def brier(y, p, weight=None) -> float:
     >>> brier([1, 0], [0.8, 0.4])
     0.1
     """
-    from sklearn.metrics import brier_score_loss
+    from sklearn.metrics import brier_score_loss  # heavy: sklearn on first use
 
     y, p, w = _clean(y, p, weight)
     if y.size == 0:

@@ -428,9 +428,27 @@ def doubly_robust(values, match, propensity, features, target_features, reward_m
     >>> e.estimator, round(e.value, 6), e.ess
     ('dr', 0.5, 20.0)
     """
-    from sklearn.base import clone, is_classifier
-    from sklearn.linear_model import LogisticRegression, Ridge
+    v, m, p, xl, xt = _dr_inputs(values, match, propensity, features, target_features, n_folds)
+    n = len(v)
+    q_logged, q_target = _cross_fitted_rewards(v, xl, xt, reward_model, n_folds, seed)
+    w = np.where(m > 0, m / np.where(p > 0, p, 1.0), 0.0)
+    phi = q_target + w * (v - q_logged)
+    value = float(phi.mean()) if n else math.nan
+    ess = effective_sample_size(w)
+    lo = hi = math.nan
+    if n_boot and n > 1:
+        lo, hi = _dr_bootstrap_t(phi, value, n_boot, seed, alpha)
+        if ess < ESS_FLOOR:
+            warn(f"doubly_robust: the weights' effective sample size is {ess:.3g}, below the floor of "
+                 f"{ESS_FLOOR:g}: the correction term rests on a few rows and its interval is not trusted",
+                 UserWarning)
+    return Estimate("dr", value, lo, hi, n, int(m.sum()), assumption_text("dr"), ess,
+                    "bootstrap-t" if n_boot and n > 1 else "")
 
+
+def _dr_inputs(values, match, propensity, features, target_features, n_folds):
+    """:func:`doubly_robust`'s inputs as float arrays (features 2-d), checked: one row each, the
+    same feature width, a probability for every matched row, and a usable number of folds."""
     v = np.asarray(values, dtype=np.float64)
     m = np.asarray(match, dtype=np.float64)
     p = np.asarray(propensity, dtype=np.float64)
@@ -453,6 +471,16 @@ def doubly_robust(values, match, propensity, features, target_features, reward_m
                          f"for a matched row, got {p[bad[0]]!r}")
     if not 2 <= int(n_folds) <= n:
         raise InputError(f"n_folds: expected 2 ≤ n_folds ≤ {n} rows, got {n_folds!r}")
+    return v, m, p, xl, xt
+
+
+def _cross_fitted_rewards(v, xl, xt, reward_model, n_folds, seed):
+    """The reward model's predictions for the logged and the target pairs, each row's from a model
+    fitted on the other folds (a class-1 probability for a classifier)."""
+    from sklearn.base import clone, is_classifier  # heavy: sklearn models
+    from sklearn.linear_model import LogisticRegression, Ridge  # heavy: sklearn models
+
+    n = len(v)
     binary = bool(np.isin(v, (0.0, 1.0)).all())
     template = reward_model if reward_model is not None else (LogisticRegression() if binary else Ridge())
     folds = np.random.default_rng(seed).permutation(n) % int(n_folds)
@@ -476,22 +504,16 @@ def doubly_robust(values, match, propensity, features, target_features, reward_m
             continue
         model = clone(template).fit(xl[train], y_train.astype(int) if classifier else y_train)
         q_logged[test], q_target[test] = predict(model, xl[test]), predict(model, xt[test])
-    w = np.where(m > 0, m / np.where(p > 0, p, 1.0), 0.0)
-    phi = q_target + w * (v - q_logged)
-    value = float(phi.mean()) if n else math.nan
-    ess = effective_sample_size(w)
-    lo = hi = math.nan
-    if n_boot and n > 1:
-        se = float(phi.std(ddof=1) / math.sqrt(n))
-        idx = np.random.default_rng(seed).integers(0, n, size=(int(n_boot), n))
-        boot = phi[idx]
-        lo, hi = _bootstrap_t(value, se, boot.mean(axis=1), boot.std(axis=1, ddof=1) / math.sqrt(n), alpha)
-        if ess < ESS_FLOOR:
-            warn(f"doubly_robust: the weights' effective sample size is {ess:.3g}, below the floor of "
-                 f"{ESS_FLOOR:g}: the correction term rests on a few rows and its interval is not trusted",
-                 UserWarning)
-    return Estimate("dr", value, lo, hi, n, int(m.sum()), assumption_text("dr"), ess,
-                    "bootstrap-t" if n_boot and n > 1 else "")
+    return q_logged, q_target
+
+
+def _dr_bootstrap_t(phi, value, n_boot, seed, alpha):
+    """The bootstrap-t interval of the mean of ``phi`` (rows resampled, the fitted models held)."""
+    n = len(phi)
+    se = float(phi.std(ddof=1) / math.sqrt(n))
+    idx = np.random.default_rng(seed).integers(0, n, size=(int(n_boot), n))
+    boot = phi[idx]
+    return _bootstrap_t(value, se, boot.mean(axis=1), boot.std(axis=1, ddof=1) / math.sqrt(n), alpha)
 
 
 def _feedback_arrays(result, log):

@@ -199,7 +199,7 @@ def _check_summary_columns(run: _Run) -> str:
 
 def _check_repr_html(run: _Run) -> str:
     for state, fitter in (("unfitted", run.fresh()), ("fitted", run.first_fit())):
-        html = fitter._repr_html_()
+        html = _notebook_html(fitter)
         if not (isinstance(html, str) and html.strip() and run.name in html):
             raise _Failed(f"_repr_html_ of the {state} fitter gave {_kind(html)}; expected HTML naming "
                           f"{run.name}")
@@ -412,6 +412,13 @@ def _arrays_equal(a, b) -> bool:
         return bool(np.array_equal(a, b, equal_nan=True))
     except TypeError:  # object arrays: NaN-aware equality is not defined, plain equality is
         return bool(np.array_equal(a, b))
+
+
+def _notebook_html(obj):
+    """What a notebook shows for ``obj``: its ``_repr_html_`` display hook's result, the hook looked
+    up by name as IPython's formatter looks it up (``None`` when there is none)."""
+    hook = getattr(obj, "_repr_html_", None)
+    return hook() if callable(hook) else None
 
 
 def _kind(value) -> str:

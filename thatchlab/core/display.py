@@ -23,7 +23,29 @@ __all__ = ["RichDisplay", "html_block", "plural"]
 
 def html_block(title: str, facts: dict | None = None, tables: dict | None = None, *,
                max_rows: int = 40) -> str:
-    """HTML of a title, one line of ``facts`` and each of ``tables`` (name → DataFrame) under its name."""
+    """HTML of a title, one line of ``facts`` and each of ``tables`` (name → DataFrame) under its name.
+
+    Parameters
+    ----------
+    title : str
+        The heading.
+    facts : dict, optional
+        Label → value, shown on one line (floats with six significant digits).
+    tables : dict, optional
+        Name → DataFrame (or None, skipped); an empty name shows the table without a caption.
+    max_rows : int, default=40
+        Rows shown per table.
+
+    Returns
+    -------
+    str
+        The HTML, escaped.
+
+    Examples
+    --------
+    >>> html_block("Run", {"rows": 3}).splitlines()[1]
+    '<p><b>rows</b>: 3</p>'
+    """
     parts = [f"<div class='thatchlab-display'><h4>{html.escape(str(title))}</h4>"]
     if facts:
         line = " · ".join(f"<b>{html.escape(str(k))}</b>: {html.escape(_text(v))}" for k, v in facts.items())
@@ -59,6 +81,22 @@ class RichDisplay:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word``, the word agreeing with the count.
 
+    Parameters
+    ----------
+    n : int
+        The count.
+    word : str
+        The singular.
+    many : str, optional
+        The plural, when adding ``s`` (or ``y`` → ``ies``) would be wrong.
+
+    Returns
+    -------
+    str
+        ``"{n} {word}"`` agreeing with ``n``.
+
+    Examples
+    --------
     >>> plural(1, "configuration"), plural(3, "configuration"), plural(2, "entry"), plural(0, "match", "matches")
     ('1 configuration', '3 configurations', '2 entries', '0 matches')
     """

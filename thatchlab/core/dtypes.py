@@ -31,26 +31,71 @@ def _arrow_type(dtype):
 
 
 def is_arrow_timestamp(dtype) -> bool:
-    """Whether ``dtype`` is an Arrow-backed timestamp (``timestamp[unit, tz][pyarrow]``)."""
-    import pyarrow as pa
+    """Whether ``dtype`` is an Arrow-backed timestamp (``timestamp[unit, tz][pyarrow]``).
+
+    Parameters
+    ----------
+    dtype : dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bool
+        True for an ``ArrowDtype`` of a timestamp type.
+
+    See Also
+    --------
+    is_timestamp_dtype
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     t = _arrow_type(dtype)
     return t is not None and pa.types.is_timestamp(t)
 
 
 def is_timestamp_dtype(dtype) -> bool:
-    """Whether ``dtype`` holds instants: ``datetime64[...]`` (aware or naive) or an Arrow timestamp."""
+    """Whether ``dtype`` holds instants: ``datetime64[...]`` (aware or naive) or an Arrow timestamp.
+
+    Parameters
+    ----------
+    dtype : dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bool
+        Whether the column holds times.
+
+    See Also
+    --------
+    is_arrow_timestamp
+    """
     return (isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype)
             or is_arrow_timestamp(dtype))
 
 
 def native_times(s: pd.Series) -> pd.Series:
     """``s`` with an Arrow timestamp dtype turned into pandas' ``datetime64`` (same unit and zone,
-    nulls as ``NaT``); any other column is returned as it is."""
+    nulls as ``NaT``); any other column is returned as it is.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+
+    Returns
+    -------
+    pandas.Series
+        ``datetime64`` for an Arrow timestamp column, else ``s`` itself.
+
+    See Also
+    --------
+    epoch_ns
+    """
     t = _arrow_type(s.dtype)
     if t is None or not is_arrow_timestamp(s.dtype):
         return s
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     # Arrow stores epoch counts in UTC: view them as datetime64 (a null is NaT), no object pass
     chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
@@ -65,29 +110,75 @@ def native_times(s: pd.Series) -> pd.Series:
 def epoch_ns(s: pd.Series):
     """UTC epoch nanoseconds of an aware nanosecond time column (``datetime64[ns, tz]`` or an Arrow
     ``timestamp[ns, tz]``; a missing value is int64's minimum, as ``asi8`` gives it), read without
-    a copy where the data allow; None for any other column."""
+    a copy where the data allow; None for any other column.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        int64 nanoseconds since the epoch, or None.
+
+    See Also
+    --------
+    native_times
+    """
     if isinstance(s.dtype, pd.DatetimeTZDtype) and s.dtype.unit == "ns":
         return s.array.asi8
     t = _arrow_type(s.dtype)
     if t is None or not is_arrow_timestamp(s.dtype) or t.unit != "ns" or t.tz is None:
         return None
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
     return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
 
 
 def arrow_array(s: pd.Series):
-    """The Arrow data of an Arrow-backed or ``string`` column (one chunked array, no copy for Arrow)."""
-    import pyarrow as pa
+    """The Arrow data of an Arrow-backed or ``string`` column (one chunked array, no copy for Arrow).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        An Arrow-backed or ``string`` column.
+
+    Returns
+    -------
+    pyarrow.ChunkedArray
+        The column's data.
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     data = s.array.__arrow_array__()
     return data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
 
 
 def is_text_dtype(dtype) -> bool:
-    """Whether every present cell of a column of ``dtype`` is a ``str``, known from the dtype alone."""
-    import pyarrow as pa
+    """Whether every present cell of a column of ``dtype`` is a ``str``, known from the dtype alone.
+
+    Parameters
+    ----------
+    dtype : dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bool
+        True for ``string``, Arrow text and categoricals of text.
+
+    See Also
+    --------
+    all_text : The same question for a column, looking at cells when it must.
+
+    Examples
+    --------
+    >>> is_text_dtype(pd.StringDtype()), is_text_dtype(np.dtype(object))
+    (True, False)
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     if isinstance(dtype, pd.StringDtype):
         return True
@@ -103,7 +194,27 @@ def is_text_dtype(dtype) -> bool:
 
 
 def all_text(s: pd.Series) -> bool:
-    """Whether every cell of ``s`` is a ``str`` (a missing cell is not); vectorised unless ``s`` holds objects."""
+    """Whether every cell of ``s`` is a ``str`` (a missing cell is not); vectorised unless ``s`` holds objects.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+
+    Returns
+    -------
+    bool
+        Whether every cell is text.
+
+    See Also
+    --------
+    is_text_dtype
+
+    Examples
+    --------
+    >>> all_text(pd.Series(["a", "b"])), all_text(pd.Series(["a", None]))
+    (True, False)
+    """
     if is_text_dtype(s.dtype):
         return not bool(s.isna().any())
     if s.dtype != object:
@@ -112,11 +223,28 @@ def all_text(s: pd.Series) -> bool:
 
 
 def dictionary_codes(s: pd.Series):
-    """(codes with -1 for a missing cell, object array of the distinct values) of a text column."""
+    """(codes with -1 for a missing cell, object array of the distinct values) of a text column.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A text-dtype column (categorical, ``string`` or Arrow text).
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        Per cell, the index of its value in ``values`` (-1: missing).
+    values : numpy.ndarray
+        Object array of the distinct values.
+
+    See Also
+    --------
+    factorize
+    """
     if isinstance(s.dtype, pd.CategoricalDtype):
         return (np.asarray(s.array.codes),
                 np.asarray(s.array.categories.astype(object), dtype=object))
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
 
     enc = pc.dictionary_encode(arrow_array(s))
     if enc.num_chunks != 1:
@@ -148,7 +276,18 @@ def _bits(buffer, offset: int, n: int) -> np.ndarray:
 
 
 def bool_values(data) -> np.ndarray:
-    """An Arrow boolean (chunked) array as a NumPy bool array, a null as False."""
+    """An Arrow boolean (chunked) array as a NumPy bool array, a null as False.
+
+    Parameters
+    ----------
+    data : pyarrow.Array or pyarrow.ChunkedArray
+        Booleans.
+
+    Returns
+    -------
+    numpy.ndarray
+        One bool per value.
+    """
     out = []
     for c in (data.chunks if hasattr(data, "chunks") else [data]):
         valid, value = c.buffers()[0], c.buffers()[1]
@@ -158,7 +297,18 @@ def bool_values(data) -> np.ndarray:
 
 
 def present(s: pd.Series) -> np.ndarray:
-    """``s.notna()`` as a NumPy bool array (read from the validity bitmap of an Arrow-backed column)."""
+    """``s.notna()`` as a NumPy bool array (read from the validity bitmap of an Arrow-backed column).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+
+    Returns
+    -------
+    numpy.ndarray
+        One bool per cell, True where a value is present.
+    """
     if isinstance(s.dtype, pd.ArrowDtype):
         parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
@@ -167,7 +317,18 @@ def present(s: pd.Series) -> np.ndarray:
 
 def object_text(s: pd.Series) -> pd.Series:
     """A text-dtype column as an object column of ``str`` with ``None`` where a cell is missing
-    (what an object frame holds); any other column is returned as it is."""
+    (what an object frame holds); any other column is returned as it is.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+
+    Returns
+    -------
+    pandas.Series
+        An object column for text dtypes, else ``s`` itself.
+    """
     if not is_text_dtype(s.dtype):
         return s
     codes, values = dictionary_codes(s)
@@ -176,7 +337,18 @@ def object_text(s: pd.Series) -> pd.Series:
 
 
 def nonempty_text(s: pd.Series) -> np.ndarray:
-    """Per cell, whether it is a non-empty ``str``; a text dtype is judged by its distinct values."""
+    """Per cell, whether it is a non-empty ``str``; a text dtype is judged by its distinct values.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+
+    Returns
+    -------
+    numpy.ndarray
+        One bool per cell.
+    """
     if is_text_dtype(s.dtype):
         codes, values = dictionary_codes(s)
         ok = np.array([isinstance(v, str) and v != "" for v in values], dtype=bool)
@@ -189,14 +361,26 @@ def text_equal(s: pd.Series, value: str) -> np.ndarray:
 
     Arrow text is compared by Arrow's kernel, a categorical through its
     categories; an object column compares each cell that is a ``str``.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column.
+    value : str
+        The text to look for.
+
+    Returns
+    -------
+    numpy.ndarray
+        One bool per cell.
     """
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = np.asarray(s.array.categories.astype(object), dtype=object)
         hit = np.append(np.array([isinstance(c, str) and c == value for c in cats], dtype=bool), False)
         return hit.take(np.asarray(s.array.codes, dtype=np.intp))
     if is_text_dtype(s.dtype):
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+        import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
 
         data = arrow_array(s)
         return bool_values(pc.equal(data, pa.scalar(value, type=data.type)))
@@ -216,6 +400,34 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
     coded once through its categories or Arrow's dictionary encoding and the
     few distinct values are ordered afterwards; only an object column is
     hashed value by value (by pandas, in C).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        A column of any backing.
+    rows : array-like of int, optional
+        Positions to code, in this order (default: every row).
+    sort : bool, default=False
+        Order the uniques by value.
+    use_na_sentinel : bool, default=True
+        Code a missing value -1; False gives it a code of its own.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        ``intp`` code per coded row.
+    uniques : numpy.ndarray
+        Object array of the distinct values.
+
+    See Also
+    --------
+    dictionary_codes
+
+    Examples
+    --------
+    >>> codes, uniques = factorize(pd.Series(["b", "a", "b"], dtype="string"), sort=True)
+    >>> codes.tolist(), uniques.tolist()
+    ([1, 0, 1], ['a', 'b'])
     """
     if not is_text_dtype(s.dtype):
         values = s.to_numpy(object)

@@ -7,6 +7,10 @@ column involved (when there is one) and what was expected instead.
 
 from __future__ import annotations
 
+import inspect
+import os
+import warnings
+
 __all__ = [
     "warn",
     "ThatchlabError",
@@ -28,7 +32,25 @@ __all__ = [
 
 
 class ThatchlabError(Exception):
-    """Base class of every error raised by thatchlab on bad input or state."""
+    """Base class of every error raised by thatchlab on bad input or state.
+
+    Catch it to handle any of thatchlab's refusals in one place; the
+    subclasses say what kind of input was refused (and most are also a
+    ``ValueError`` or an ``OSError``, as the standard library would raise).
+
+    See Also
+    --------
+    InputError, ParamsError, LogValidationError, StoreSchemaError : Common subclasses.
+
+    Examples
+    --------
+    >>> from thatchlab.core.params import ScoringParams
+    >>> try:
+    ...     ScoringParams(k=-1)
+    ... except ThatchlabError as err:
+    ...     print(type(err).__name__, err)
+    ParamsError k: expected > 0, got -1
+    """
 
 
 class InputError(ThatchlabError, ValueError):
@@ -50,6 +72,21 @@ class ParamsError(ThatchlabError, ValueError):
 
 class LogValidationError(ThatchlabError, ValueError):
     """A log failed validation.
+
+    Parameters
+    ----------
+    message : str
+        The error's text (names the first problem).
+    file : str, optional
+        The file read, when there is one.
+    row : int, optional
+        The row of the first problem.
+    column : str, optional
+        The column of the first problem.
+    expected : str, optional
+        What was expected there.
+    failures : pandas.DataFrame, optional
+        Every problem found (row, column, value, expected), when known.
 
     Attributes
     ----------
@@ -74,7 +111,20 @@ class EmbeddingError(ThatchlabError, ValueError):
 
 
 class EmbeddingLookupError(EmbeddingError):
-    """A :class:`~thatchlab.embed.LookupEmbedder` has no vector for a text."""
+    """A :class:`~thatchlab.embed.LookupEmbedder` has no vector for a text.
+
+    Parameters
+    ----------
+    message : str
+        The error's text.
+    text : str, optional
+        The text that has no vector.
+
+    Attributes
+    ----------
+    text : str or None
+        The text that has no vector.
+    """
 
     def __init__(self, message, *, text=None):
         super().__init__(message)
@@ -100,6 +150,13 @@ class ModelMismatchError(ThatchlabError, ValueError):
 class UnreviewedError(ThatchlabError, ValueError):
     """An export carries parameter values no decision shipped, and the merge was not told to allow them.
 
+    Parameters
+    ----------
+    message : str
+        The error's text.
+    unreviewed : dict, optional
+        ``{engine: {parameter: value}}``, as the export's manifest lists them.
+
     Attributes
     ----------
     unreviewed : dict
@@ -113,6 +170,15 @@ class UnreviewedError(ThatchlabError, ValueError):
 
 class StoreConflictError(ThatchlabError):
     """A merge would replace production rows that changed after the log the export was replayed from.
+
+    Parameters
+    ----------
+    message : str
+        The error's text.
+    count : int, default=0
+        The production rows newer than ``log_end``.
+    log_end : str, optional
+        The export's ``log_end``.
 
     Attributes
     ----------
@@ -131,6 +197,15 @@ class StoreConflictError(ThatchlabError):
 class ReleaseMismatchError(ThatchlabError, ValueError):
     """A merge was given an export made for another production release than the one the
     production file's schema shows (and was not told to allow it).
+
+    Parameters
+    ----------
+    message : str
+        The error's text.
+    export_release : str, optional
+        The release the export was made for.
+    production_release : str, optional
+        The release production's schema shows.
 
     Attributes
     ----------
@@ -151,6 +226,15 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     of the package's frames instead, so a warning raised deep inside a
     replay points at the notebook cell or script line that asked for it.
 
+    Parameters
+    ----------
+    message : str
+        The warning's text.
+    category : type of Warning, default=UserWarning
+        The warning's class.
+
+    Examples
+    --------
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
@@ -158,10 +242,6 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     >>> caught[0].filename.endswith("errors.py")
     False
     """
-    import inspect
-    import os
-    import warnings
-
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame, level = inspect.currentframe().f_back, 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):

@@ -24,6 +24,23 @@ def js_round(x):
     we round and then correct ties explicitly. Accepts scalars or arrays and
     returns floats (like JavaScript numbers); NaN and infinities pass through.
 
+    Parameters
+    ----------
+    x : float or array-like of float
+        The values to round.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for a scalar, else a float64 array of ``x``'s shape.
+
+    See Also
+    --------
+    r3 : Production's rounding to three decimals.
+    to_fixed : JavaScript's ``toFixed`` text.
+
+    Examples
+    --------
     >>> js_round(0.5), js_round(2.5), js_round(-2.5), js_round(2.25)
     (1.0, 3.0, -2.0, 2.0)
     """
@@ -44,6 +61,22 @@ def r3(x):
     The multiplication happens in float64 first, so 0.1235 → 0.124 (123.5
     rounds up) where decimal rounding of the stored binary value would differ.
 
+    Parameters
+    ----------
+    x : float or array-like of float
+        The values to round.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for a scalar, else a float64 array of ``x``'s shape.
+
+    See Also
+    --------
+    js_round
+
+    Examples
+    --------
     >>> r3(0.1235), r3(0.6004), r3(0.4545)
     (0.124, 0.6, 0.455)
     """
@@ -62,6 +95,30 @@ def to_fixed(x, digits: int = 2) -> str:
     n / 10^f - x is as close to zero as possible; if there are two such n,
     pick the larger n" for non-negative x.
 
+    Parameters
+    ----------
+    x : float
+        The number.
+    digits : int, default=2
+        Decimals after the point, 0 to 100.
+
+    Returns
+    -------
+    str
+        The text JavaScript prints (``"NaN"``, ``"Infinity"``, and ``String(x)`` from 1e21 on).
+
+    Raises
+    ------
+    ValueError
+        ``digits`` outside 0 to 100 (as JavaScript's RangeError).
+
+    See Also
+    --------
+    js_number : JavaScript's default number text.
+    js_round
+
+    Examples
+    --------
     >>> to_fixed(0.625, 2), to_fixed(0.185, 2), to_fixed(1, 2), to_fixed(0.455, 2)
     ('0.63', '0.18', '1.00', '0.46')
     """
@@ -90,6 +147,22 @@ def js_number(x) -> str:
     Integral values print without a fraction (``1``, not ``1.0``); other
     values print the shortest round-tripping digits, as both languages do.
 
+    Parameters
+    ----------
+    x : float
+        The number.
+
+    Returns
+    -------
+    str
+        The text ``String(x)`` gives in JavaScript.
+
+    See Also
+    --------
+    to_fixed
+
+    Examples
+    --------
     >>> js_number(1.0), js_number(1.25), js_number(0.5), js_number(3), js_number(-0.0)
     ('1', '1.25', '0.5', '3', '0')
     """

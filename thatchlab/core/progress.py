@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tqdm.std import tqdm
+
 __all__ = ["progress", "progress_enabled"]
 
 
@@ -28,6 +30,22 @@ def progress_enabled(flag=None) -> bool:
     """Whether a progress bar is drawn: ``flag`` if given, else not under ``TQDM_DISABLE``, and only
     at a terminal or in Jupyter.
 
+    Parameters
+    ----------
+    flag : bool, optional
+        Overrides everything when given.
+
+    Returns
+    -------
+    bool
+        Whether to draw.
+
+    See Also
+    --------
+    progress
+
+    Examples
+    --------
     >>> progress_enabled(True), progress_enabled(False)
     (True, False)
     """
@@ -48,8 +66,33 @@ def progress(iterable=None, *, total=None, desc=None, enabled=None, **kw):
 
     The plain text bar is used everywhere (it renders in notebooks too and
     needs no widget library).
-    """
-    from tqdm.std import tqdm
 
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What to iterate over.
+    total : int, optional
+        The number of items, when ``iterable`` has no length.
+    desc : str, optional
+        The bar's label.
+    enabled : bool, optional
+        Draw or not, overriding :func:`progress_enabled`'s rules.
+    **kw
+        Passed on to ``tqdm``.
+
+    Returns
+    -------
+    tqdm.std.tqdm
+        The bar, iterating as ``iterable`` (a disabled bar draws nothing).
+
+    See Also
+    --------
+    progress_enabled
+
+    Examples
+    --------
+    >>> list(progress(range(3), enabled=False))
+    [0, 1, 2]
+    """
     return tqdm(iterable, total=total, desc=desc, disable=not progress_enabled(enabled),
                 leave=False, **kw)

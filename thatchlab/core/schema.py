@@ -30,7 +30,18 @@ ENGINE_TABLES = {
 
 
 def thatch_ddl(engine: str) -> list[str]:
-    """The four production tables of one scoring engine (``prediction`` or ``behavior``)."""
+    """The four production tables of one scoring engine (``prediction`` or ``behavior``).
+
+    Parameters
+    ----------
+    engine : {"prediction", "behavior"}
+        The scoring engine.
+
+    Returns
+    -------
+    list of str
+        ``CREATE TABLE IF NOT EXISTS`` statements: matchers, items, edges, provenance.
+    """
     t = ENGINE_TABLES[engine]
     return [
         f"""CREATE TABLE IF NOT EXISTS {t['matchers']} (

@@ -27,6 +27,20 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def file_uri(path, mode: str = "ro") -> str:
     """The SQLite URI of ``path`` with reserved characters escaped.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file (made absolute).
+    mode : {"ro", "rw", "rwc"}, default="ro"
+        SQLite's open mode: read-only, read-write, or read-write creating the file.
+
+    Returns
+    -------
+    str
+        A ``file:`` URI to open with ``uri=True``.
+
+    Examples
+    --------
     >>> file_uri("/tmp/p#1/thatch.db")
     'file:///tmp/p%231/thatch.db?mode=ro'
     >>> file_uri("/tmp/a b/%41.db", mode="rw")
@@ -48,7 +62,18 @@ class _Snapshot(sqlite3.Connection):
 
 
 def database_label(conn) -> str:
-    """The file a connection reads (for error messages): its snapshot's source or its main path."""
+    """The file a connection reads (for error messages): its snapshot's source or its main path.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        An open connection, as :func:`connect_readonly` returns it.
+
+    Returns
+    -------
+    str
+        The file's path (``""`` for an in-memory database).
+    """
     src = getattr(conn, "source_path", None)
     if src:
         return src
@@ -97,6 +122,29 @@ def connect_readonly(path, timeout: float = 5.0) -> sqlite3.Connection:
     database raises :class:`~thatchlab.core.errors.StoreSchemaError`; a file
     another process holds locked for longer than ``timeout`` seconds raises
     :class:`~thatchlab.core.errors.StoreWriteError` saying so.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An existing SQLite file.
+    timeout : float, default=5.0
+        Seconds to wait for another process's lock.
+
+    Returns
+    -------
+    sqlite3.Connection
+        A read-only connection (an in-memory snapshot, or the file itself).
+
+    Raises
+    ------
+    StoreSchemaError
+        A missing path, a directory, or not a readable SQLite database.
+    StoreWriteError
+        The file stays locked by another process for longer than ``timeout``.
+
+    See Also
+    --------
+    connect_readwrite, connect_own
     """
     p = _existing_database(path)
     try:
@@ -127,6 +175,29 @@ def connect_readwrite(path, timeout: float = 5.0) -> sqlite3.Connection:
     database raises :class:`~thatchlab.core.errors.StoreSchemaError`; a
     database locked for longer than ``timeout`` raises
     :class:`~thatchlab.core.errors.StoreWriteError`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An existing SQLite file.
+    timeout : float, default=5.0
+        Seconds to wait for another writer's lock.
+
+    Returns
+    -------
+    sqlite3.Connection
+        A read-write connection in autocommit mode.
+
+    Raises
+    ------
+    StoreSchemaError
+        A missing path, a directory, or not a writable SQLite database.
+    StoreWriteError
+        The database stays locked for longer than ``timeout``.
+
+    See Also
+    --------
+    connect_readonly, connect_own
     """
     p = _existing_database(path)
     conn = None
@@ -148,13 +219,41 @@ def connect_own(path, timeout: float = 30.0) -> sqlite3.Connection:
 
     The path is escaped like every other open (``mode=rwc``), in autocommit mode
     with a busy timeout, so several processes can share the file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file (created when missing).
+    timeout : float, default=30.0
+        Seconds to wait for another process's lock.
+
+    Returns
+    -------
+    sqlite3.Connection
+        A read-write connection in autocommit mode.
+
+    See Also
+    --------
+    connect_readwrite
     """
     return sqlite3.connect(file_uri(Path(path).resolve(), "rwc"), uri=True, timeout=timeout,
                            isolation_level=None)
 
 
 def is_busy(exc) -> bool:
-    """Whether a SQLite error means another connection holds a lock."""
+    """Whether a SQLite error means another connection holds a lock.
+
+    Parameters
+    ----------
+    exc : sqlite3.Error
+        The error caught.
+
+    Returns
+    -------
+    bool
+        True for ``SQLITE_BUSY`` and ``SQLITE_LOCKED`` (or, without an error code, a message
+        saying locked or busy).
+    """
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -185,6 +284,18 @@ def _existing_database(path) -> Path:
 def quote_name(name: str) -> str:
     """``name`` as a quoted SQL identifier: any table, index or trigger name, a ``"`` in it included.
 
+    Parameters
+    ----------
+    name : str
+        The identifier.
+
+    Returns
+    -------
+    str
+        The identifier in double quotes, each ``"`` doubled.
+
+    Examples
+    --------
     >>> quote_name('entries'), quote_name('my "old" table')
     ('"entries"', '"my ""old"" table"')
     """
@@ -192,19 +303,68 @@ def quote_name(name: str) -> str:
 
 
 def table_names(conn) -> set[str]:
-    """Names of the tables in an open database."""
+    """Names of the tables in an open database.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        An open connection.
+
+    Returns
+    -------
+    set of str
+        The table names.
+
+    See Also
+    --------
+    table_columns, require_tables
+    """
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
 def table_columns(conn, table) -> list[str]:
-    """Column names of ``table`` (empty when the table does not exist)."""
+    """Column names of ``table`` (empty when the table does not exist).
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        An open connection.
+    table : str
+        The table's name.
+
+    Returns
+    -------
+    list of str
+        The column names in table order.
+
+    See Also
+    --------
+    table_names, require_tables
+    """
     return [r[1] for r in conn.execute(f"PRAGMA table_info({quote_name(table)})").fetchall()]
 
 
 def require_tables(conn, label, tables: dict):
     """Raise StoreSchemaError naming each missing table or column.
 
-    ``tables`` maps table name → the columns it must have.
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        An open connection.
+    label : str
+        How the error message names the database.
+    tables : dict
+        Table name → the columns it must have.
+
+    Raises
+    ------
+    StoreSchemaError
+        At the first table missing, or the first table missing columns (all of its missing
+        columns named).
+
+    See Also
+    --------
+    table_names, table_columns
     """
     for table, cols in tables.items():
         have = table_columns(conn, table)

@@ -24,6 +24,29 @@ def as_utc(value, *, what: str = "time") -> pd.Timestamp:
     """Parse an aware time (datetime, Timestamp, ISO text with offset/Z, epoch
     seconds as int/float) into a UTC :class:`pandas.Timestamp`.
 
+    Parameters
+    ----------
+    value : datetime, pandas.Timestamp, str, int or float
+        The time: aware, or epoch seconds.
+    what : str, default="time"
+        How error messages name the value.
+
+    Returns
+    -------
+    pandas.Timestamp
+        The time in UTC, nanosecond unit.
+
+    Raises
+    ------
+    TimeError
+        ``value`` is missing, naive, unparsable, or outside :data:`TIME_RANGE`.
+
+    See Also
+    --------
+    as_utc_series, utc_column : The same for a column.
+
+    Examples
+    --------
     >>> as_utc("2026-11-29T21:00:00.123Z").isoformat()
     '2026-11-29T21:00:00.123000+00:00'
     """
@@ -64,7 +87,32 @@ def _in_range(ts: pd.Timestamp, value, what) -> pd.Timestamp:
 
 
 def as_utc_series(values, *, what: str = "ts") -> pd.Series:
-    """Parse a column of aware times to ``datetime64[ns, UTC]``; naive values raise."""
+    """Parse a column of aware times to ``datetime64[ns, UTC]``; naive values raise.
+
+    Each value is parsed as :func:`as_utc` does; a missing value becomes ``NaT``.
+
+    Parameters
+    ----------
+    values : array-like
+        The times.
+    what : str, default="ts"
+        How error messages name the column (a value is ``what[i]``).
+
+    Returns
+    -------
+    pandas.Series
+        ``datetime64[ns, UTC]``.
+
+    Raises
+    ------
+    TimeError
+        A naive column, or a value :func:`as_utc` refuses.
+
+    See Also
+    --------
+    utc_column : The same, parsing ISO text in one pass.
+    as_utc : One value.
+    """
     s = native_times(pd.Series(values))
     if isinstance(s.dtype, pd.DatetimeTZDtype):
         return _ns(s, what)
@@ -92,6 +140,22 @@ def _ns(s: pd.Series, what: str) -> pd.Series:
 def iso_ms(ts) -> str:
     """Millisecond ISO text, truncated, as a JavaScript ``Date.toISOString()``.
 
+    Parameters
+    ----------
+    ts : datetime, pandas.Timestamp, str, int or float
+        An aware time, as :func:`as_utc` takes it.
+
+    Returns
+    -------
+    str
+        ``YYYY-MM-DDTHH:MM:SS.mmmZ``.
+
+    See Also
+    --------
+    iso_s : Whole seconds.
+
+    Examples
+    --------
     >>> iso_ms("2026-11-29T21:00:00.123987Z")
     '2026-11-29T21:00:00.123Z'
     """
@@ -102,6 +166,22 @@ def iso_ms(ts) -> str:
 def iso_s(ts) -> str:
     """Second ISO text, truncated, as SQLite's ``strftime('%Y-%m-%dT%H:%M:%SZ')``.
 
+    Parameters
+    ----------
+    ts : datetime, pandas.Timestamp, str, int or float
+        An aware time, as :func:`as_utc` takes it.
+
+    Returns
+    -------
+    str
+        ``YYYY-MM-DDTHH:MM:SSZ``.
+
+    See Also
+    --------
+    iso_ms : Milliseconds.
+
+    Examples
+    --------
     >>> iso_s("2026-11-29T21:00:00.999Z")
     '2026-11-29T21:00:00Z'
     """
@@ -109,12 +189,44 @@ def iso_s(ts) -> str:
 
 
 def system_clock() -> pd.Timestamp:
-    """The wall clock; used only when neither ``now`` nor a clock is given."""
+    """The wall clock; used only when neither ``now`` nor a clock is given.
+
+    Returns
+    -------
+    pandas.Timestamp
+        The current time in UTC.
+
+    See Also
+    --------
+    resolve_now
+    """
     return pd.Timestamp.now(tz="UTC")
 
 
 def resolve_now(now=None, clock=None) -> pd.Timestamp:
-    """``now`` if given, else the injected ``clock()``, else the system clock."""
+    """``now`` if given, else the injected ``clock()``, else the system clock.
+
+    Parameters
+    ----------
+    now : datetime, pandas.Timestamp, str, int or float, optional
+        An aware time, as :func:`as_utc` takes it.
+    clock : callable, optional
+        Called with no argument; returns an aware time.
+
+    Returns
+    -------
+    pandas.Timestamp
+        The time in UTC.
+
+    See Also
+    --------
+    system_clock
+
+    Examples
+    --------
+    >>> resolve_now("2026-01-02T03:04:05Z").isoformat()
+    '2026-01-02T03:04:05+00:00'
+    """
     if now is not None:
         return as_utc(now, what="now")
     if clock is not None:
@@ -127,6 +239,28 @@ def utc_column(values, what: str) -> pd.Series:
 
     Arrow timestamps are taken as pandas' own (:func:`thatchlab.core.dtypes.native_times`)
     and ``string``/Arrow text columns are recognised by their dtype, without a pass per row.
+    Anything else is parsed value by value, as :func:`as_utc_series` does.
+
+    Parameters
+    ----------
+    values : array-like or pandas.Series
+        The times.
+    what : str
+        How error messages name the column.
+
+    Returns
+    -------
+    pandas.Series
+        ``datetime64[ns, UTC]``.
+
+    Raises
+    ------
+    TimeError
+        A naive column, or a value :func:`as_utc` refuses.
+
+    See Also
+    --------
+    as_utc_series
     """
     s = pd.Series(values) if not isinstance(values, pd.Series) else values
     s = native_times(s)

@@ -36,6 +36,25 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Every exact cosine in thatchlab goes through this one function (row-wise
     ``einsum``, never a BLAS call whose summation order depends on the batch
     shape), so the engine and the vectorised replay agree to the last bit.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        float64 matrices of the same shape ``(n, dim)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+
+    See Also
+    --------
+    loop_cosines : The same summed in production's loop order.
+
+    Examples
+    --------
+    >>> exact_cosines(np.array([[3.0, 4.0], [0.0, 0.0]]), np.array([[4.0, 3.0], [1.0, 0.0]])).tolist()
+    [0.96, 0.0]
     """
     dots = np.einsum("ij,ij->i", a, b)
     norms = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
@@ -58,6 +77,22 @@ def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     bit, which matters only for a cosine sitting exactly on a threshold (the
     nudge's near-duplicate cut at 0.85 compares with this function).
 
+    Parameters
+    ----------
+    a, b : array-like
+        Matrices of the same shape ``(n, dim)`` (float32 values, as production stores them).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+
+    See Also
+    --------
+    exact_cosines
+
+    Examples
+    --------
     >>> float(loop_cosines(np.array([[3.0, 4.0]]), np.array([[4.0, 3.0]]))[0])
     0.96
     """
@@ -75,6 +110,15 @@ def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class VectorRows:
     """Row vectors in insertion order, one unit-normalised float32 matrix per dimension.
 
+    Created empty; rows come from :meth:`append` and :meth:`extend`.
+
+    Attributes
+    ----------
+    models : numpy.ndarray
+        Every row's model tag (object array, None where untagged).
+
+    Examples
+    --------
     >>> rows = VectorRows()
     >>> rows.extend([[3.0, 4.0], None, [1.0, 0.0, 0.0], [0.0, 2.0]], ["a", None, "b", "a"])
     >>> rows.usable(2).tolist(), rows.usable(3).tolist()
@@ -115,7 +159,19 @@ class VectorRows:
 
     def append(self, vec, model=None):
         """Append one row (``vec`` may be None); the same arithmetic as :meth:`extend`
-        without its bulk bookkeeping (engine writes add one row at a time)."""
+        without its bulk bookkeeping (engine writes add one row at a time).
+
+        Parameters
+        ----------
+        vec : array-like or None
+            The row's vector; None makes a row no scan can use.
+        model : str, optional
+            The row's model tag.
+
+        See Also
+        --------
+        extend
+        """
         v = None if vec is None else np.asarray(vec, dtype=np.float32)
         if v is not None and v.ndim != 1:
             self.extend([vec], [model])
@@ -140,6 +196,17 @@ class VectorRows:
         dimension's rows are normalised in float64 a chunk at a time through
         one reused buffer, so a large load allocates little besides the
         matrices themselves.
+
+        Parameters
+        ----------
+        vecs : iterable of array-like or None
+            The rows' vectors.
+        models : iterable of str or None
+            One model tag per row.
+
+        See Also
+        --------
+        append
         """
         vecs = list(vecs)
         if not vecs:
@@ -184,7 +251,13 @@ class VectorRows:
             self._dims[idx] = dim
 
     def delete(self, positions):
-        """Remove rows (later rows shift up); the matrices are compacted in place, not rebuilt."""
+        """Remove rows (later rows shift up); the matrices are compacted in place, not rebuilt.
+
+        Parameters
+        ----------
+        positions : iterable of int
+            The rows to remove (repeats are ignored).
+        """
         drop = np.unique(np.asarray([int(p) for p in positions], dtype=np.int64))
         if drop.size == 0:
             return
@@ -203,6 +276,7 @@ class VectorRows:
 
     @property
     def models(self) -> np.ndarray:
+        """Every row's model tag, as an object array (None where untagged)."""
         if self._model_arr is None:
             arr = np.empty(len(self._models), dtype=object)
             arr[:] = self._models
@@ -210,14 +284,47 @@ class VectorRows:
         return self._model_arr
 
     def vector(self, i):
+        """Row ``i``'s vector as stored.
+
+        Parameters
+        ----------
+        i : int
+            The row's position.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            The float32 vector (not normalised), or None.
+        """
         return self._vecs[i]
 
     def cells(self) -> np.ndarray:
-        """Every row's vector as stored (None for a row without one), as an object array."""
+        """Every row's vector as stored (None for a row without one), as an object array.
+
+        Returns
+        -------
+        numpy.ndarray
+            Object array of float32 vectors and None, one per row.
+        """
         return np.fromiter(self._vecs, dtype=object, count=self._n)
 
     def usable(self, dim: int, rows=None, model=None) -> np.ndarray:
-        """Boolean mask of rows with a vector of ``dim`` (and the same model when named)."""
+        """Boolean mask of rows with a vector of ``dim`` (and the same model when named).
+
+        Parameters
+        ----------
+        dim : int
+            The vector length.
+        rows : numpy.ndarray of bool, optional
+            A mask the result is restricted to.
+        model : str, optional
+            Keep only rows of this model tag (and untagged rows).
+
+        Returns
+        -------
+        numpy.ndarray
+            One bool per row.
+        """
         ok = self._dims[: self._n] == int(dim)
         if rows is not None:
             ok &= rows
@@ -232,6 +339,31 @@ class VectorRows:
         Returns ``(positions, approx)`` in ascending position order; ``approx``
         are float32 cosines. Every row whose exact cosine could pass ``floor``
         or belong to the top ``top`` (after 3-decimal rounding) is included.
+
+        Parameters
+        ----------
+        q : array-like
+            The query vector.
+        rows : numpy.ndarray of bool, optional
+            A mask of rows to consider.
+        model : str, optional
+            Consider only rows of this model tag (and untagged rows).
+        floor : float, optional
+            The lowest cosine that matters.
+        top : int, optional
+            How many of the largest cosines matter.
+
+        Returns
+        -------
+        positions : numpy.ndarray
+            Row positions, ascending.
+        approx : numpy.ndarray
+            Their float32 cosines.
+
+        See Also
+        --------
+        exact : Recompute candidates exactly.
+        cosines : Both steps.
         """
         q = np.asarray(q, dtype=np.float64)
         ok = self.usable(len(q), rows, model)
@@ -245,6 +377,26 @@ class VectorRows:
         ``n_usable`` rows; when it holds every row, the float32 product is
         filtered by the floor alone (no mask pass). The candidates and their
         exact float64 cosines are those :meth:`cosines` finds.
+
+        Parameters
+        ----------
+        q : array-like
+            The query vector.
+        mask : numpy.ndarray of bool
+            The rows to consider, a subset of ``usable(len(q))``.
+        n_usable : int
+            The number of True cells in ``mask``.
+        floor : float, optional
+            The lowest cosine that matters.
+        top : int, optional
+            How many of the largest cosines matter.
+
+        Returns
+        -------
+        positions : numpy.ndarray
+            Candidate row positions, ascending.
+        cosines : numpy.ndarray
+            Their exact float64 cosines.
         """
         q = np.asarray(q, dtype=np.float64)
         pos, _ = self._select(q, mask, n_usable, floor, top)
@@ -282,7 +434,20 @@ class VectorRows:
         return pos, approx
 
     def exact(self, q, positions) -> np.ndarray:
-        """Cosines in float64, dot / (‖a‖ ‖b‖), 0 when a norm is 0 (production's formula)."""
+        """Cosines in float64, dot / (‖a‖ ‖b‖), 0 when a norm is 0 (production's formula).
+
+        Parameters
+        ----------
+        q : array-like
+            The query vector.
+        positions : array-like of int
+            The rows to compare with.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float64 cosine per position.
+        """
         if len(positions) == 0:
             return np.zeros(0, dtype=np.float64)
         vecs = self._vecs
@@ -292,7 +457,32 @@ class VectorRows:
         return exact_cosines(block, query)
 
     def cosines(self, q, rows=None, model=None, *, floor=None, top=None):
-        """``(positions, exact cosines)`` of the candidate rows."""
+        """``(positions, exact cosines)`` of the candidate rows.
+
+        Parameters
+        ----------
+        q : array-like
+            The query vector.
+        rows : numpy.ndarray of bool, optional
+            A mask of rows to consider.
+        model : str, optional
+            Consider only rows of this model tag (and untagged rows).
+        floor : float, optional
+            The lowest cosine that matters.
+        top : int, optional
+            How many of the largest cosines matter.
+
+        Returns
+        -------
+        positions : numpy.ndarray
+            Candidate row positions, ascending.
+        cosines : numpy.ndarray
+            Their exact float64 cosines.
+
+        See Also
+        --------
+        candidates, exact
+        """
         pos, _ = self.candidates(q, rows, model, floor=floor, top=top)
         return pos, self.exact(q, pos)
 

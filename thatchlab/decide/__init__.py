@@ -11,9 +11,9 @@ below them); nothing but the front ends (``plots``, ``report``, ``run``,
 ``cli``) imports it.
 """
 
+from thatchlab.decide import policy  # noqa: E402,I001  (the main job's policy, a public module)
 from thatchlab.decide._core import Decision, combine_decisions, decide
 from thatchlab.decide.calibration_study import decide_calibration, planted_sweep
-from thatchlab.decide import policy  # noqa: E402,I001  (the main job's policy, a public module)
 from thatchlab.decide.policy import RULES, MainJobPolicy, PredictionOutcome
 
 __all__ = ["decide", "Decision", "combine_decisions", "decide_calibration", "planted_sweep", "policy",

@@ -14,7 +14,6 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 from thatchlab.decide._decision import EVIDENCE_COLUMNS, Decision
-from thatchlab.sweep.reading import minimizes, spec_of
 from thatchlab.decide._testing import (
     check_constraint,
     describe_interval,
@@ -23,8 +22,9 @@ from thatchlab.decide._testing import (
     paired_difference,
     span,
 )
-from thatchlab.sweep.resampling import cluster_resamples, segment_stream
 from thatchlab.sweep import config_id
+from thatchlab.sweep.reading import minimizes, spec_of
+from thatchlab.sweep.resampling import cluster_resamples, segment_stream
 
 __all__ = ["combine_decisions"]
 

@@ -38,15 +38,6 @@ from thatchlab.decide._combine import combine_decisions
 from thatchlab.decide._decision import EVIDENCE_COLUMNS, Decision
 from thatchlab.decide._harm import harm_summary, per_user_effects
 from thatchlab.decide._looks import append_look, read_looks
-from thatchlab.sweep.reading import (
-    minimizes,
-    spec_of,
-    identification,
-    n_competitors,
-    never_shipped,
-    pick_candidate,
-    sweep_release,
-)
 from thatchlab.decide._testing import (
     MIN_CLUSTERS,
     POWER,
@@ -62,8 +53,17 @@ from thatchlab.decide._testing import (
     sequence_rho,
     span,
 )
-from thatchlab.sweep.resampling import cluster_resamples, segment_stream
 from thatchlab.sweep import config_id
+from thatchlab.sweep.reading import (
+    identification,
+    minimizes,
+    n_competitors,
+    never_shipped,
+    pick_candidate,
+    spec_of,
+    sweep_release,
+)
+from thatchlab.sweep.resampling import cluster_resamples, segment_stream
 
 __all__ = ["decide", "Decision", "combine_decisions", "holm", "bootstrap_pvalue", "paired_difference",
            "EVIDENCE_COLUMNS", "POWER", "MIN_CLUSTERS"]

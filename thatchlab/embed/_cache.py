@@ -46,6 +46,15 @@ def default_cache_dir() -> Path:
     """Directory of the embedding cache.
 
     ``$THATCHLAB_CACHE_DIR`` when set, else ``~/.cache/thatchlab/embeddings``.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory (not created here).
+
+    See Also
+    --------
+    EmbeddingCache
     """
     env = os.environ.get("THATCHLAB_CACHE_DIR", "").strip()
     return Path(env).expanduser() if env else Path.home() / ".cache" / "thatchlab" / "embeddings"
@@ -72,10 +81,20 @@ def weights_hash(path) -> str:
     and ``README.md``) or one weights file. Memoised per process, keyed by
     the files' paths, sizes and modification times, so a model is read once.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A model directory or one weights file.
+
     Returns
     -------
     str
         ``"sha256:<64 hex digits>"``.
+
+    Raises
+    ------
+    InputError
+        ``path`` does not exist.
     """
     root = Path(path).expanduser().resolve()
     if not root.exists():
@@ -110,6 +129,20 @@ class EmbeddingCache:
     key : str
         The model key: its name and weights hash, e.g.
         ``"sentence-transformers/all-MiniLM-L6-v2|pooling=model|sha256:..."``.
+
+    Attributes
+    ----------
+    file : pathlib.Path
+        The SQLite file.
+    key : str
+        The model key.
+    enabled : bool
+        False once the file proved unusable (every lookup then misses).
+
+    Raises
+    ------
+    InputError
+        ``key`` is not a non-empty str.
 
     Notes
     -----
@@ -194,7 +227,24 @@ class EmbeddingCache:
 
     # -- public API -----------------------------------------------------
     def get_many(self, kind: str, texts) -> dict[str, np.ndarray]:
-        """Cached vectors of ``texts`` as ``{text: float32 vector}``; misses are absent."""
+        """Cached vectors of ``texts`` as ``{text: float32 vector}``; misses are absent.
+
+        Parameters
+        ----------
+        kind : {"query", "passage"}
+            Which embedding of the texts.
+        texts : str or sequence of str
+            The texts looked up.
+
+        Returns
+        -------
+        dict
+            Text → float32 vector, for the texts found.
+
+        See Also
+        --------
+        put_many
+        """
         self._check_kind(kind)
         items = list(dict.fromkeys(as_texts(texts)))
         if not self.enabled or not items:
@@ -221,7 +271,26 @@ class EmbeddingCache:
         return out
 
     def put_many(self, kind: str, texts, vectors) -> None:
-        """Store one vector per text (rows of ``vectors``); existing entries are kept."""
+        """Store one vector per text (rows of ``vectors``); existing entries are kept.
+
+        Parameters
+        ----------
+        kind : {"query", "passage"}
+            Which embedding of the texts.
+        texts : str or sequence of str
+            The texts.
+        vectors : array-like
+            One finite row per text.
+
+        Raises
+        ------
+        InputError
+            An unknown ``kind``, or not one vector per text.
+
+        See Also
+        --------
+        get_many
+        """
         self._check_kind(kind)
         items = as_texts(texts)
         mat = check_vectors(vectors, what="cached embedding")
@@ -237,7 +306,18 @@ class EmbeddingCache:
             "VALUES (?, ?, ?, ?, ?)", rows))
 
     def count(self, kind: str | None = None) -> int:
-        """Number of cached vectors for this key (and ``kind``, when given)."""
+        """Number of cached vectors for this key (and ``kind``, when given).
+
+        Parameters
+        ----------
+        kind : {"query", "passage"}, optional
+            Count only this kind.
+
+        Returns
+        -------
+        int
+            The number of vectors (0 when the cache is off).
+        """
         if kind is not None:
             self._check_kind(kind)
         if not self.enabled:

@@ -34,6 +34,22 @@ def fingerprint(vectors) -> str:
     """The fingerprint of the vectors of :data:`FINGERPRINT_TEXTS`: sha256 of the components rounded
     to :data:`FINGERPRINT_STEP` (and of the shape), first 16 hex digits.
 
+    Parameters
+    ----------
+    vectors : array-like
+        The vectors of :data:`FINGERPRINT_TEXTS`, one row per text.
+
+    Returns
+    -------
+    str
+        16 hex digits.
+
+    See Also
+    --------
+    embedder_identity
+
+    Examples
+    --------
     >>> v = np.eye(4, 8, dtype=np.float32)
     >>> fingerprint(v) == fingerprint(v + 1e-7), fingerprint(v) == fingerprint(v + 1e-3)
     (True, False)
@@ -50,6 +66,22 @@ def embedder_identity(embedder) -> dict:
     """``{"name", "dim", "fingerprint"}`` of an embedder; ``fingerprint`` is ``None`` when it cannot
     embed the fixed texts (a lookup table without them).
 
+    Parameters
+    ----------
+    embedder : Embedder
+        Any embedder.
+
+    Returns
+    -------
+    dict
+        ``name``, ``dim`` (None when unknown) and ``fingerprint`` (None when it cannot be made).
+
+    See Also
+    --------
+    fingerprint
+
+    Examples
+    --------
     >>> from thatchlab.embed import LookupEmbedder
     >>> embedder_identity(LookupEmbedder({"a": [1.0, 0.0]}, name="toy"))
     {'name': 'toy', 'dim': 2, 'fingerprint': None}
@@ -71,6 +103,22 @@ def embedder_identity(embedder) -> dict:
 def model_basename(name) -> str:
     """The part of a model name or path that names the weights: its last component, lower case.
 
+    Parameters
+    ----------
+    name : str or os.PathLike
+        A model name (``publisher/model``) or a path.
+
+    Returns
+    -------
+    str
+        The last component, lower case.
+
+    See Also
+    --------
+    same_model_name
+
+    Examples
+    --------
     >>> model_basename("Xenova/bge-small-en-v1.5"), model_basename("/models/BGE-small-en-v1.5/")
     ('bge-small-en-v1.5', 'bge-small-en-v1.5')
     """
@@ -80,6 +128,22 @@ def model_basename(name) -> str:
 def same_model_name(a, b) -> bool:
     """Whether two model names name the same weights (any publisher or local directory of them).
 
+    Parameters
+    ----------
+    a, b : str
+        Model names or paths.
+
+    Returns
+    -------
+    bool
+        True when both are non-empty and their :func:`model_basename` agree.
+
+    See Also
+    --------
+    model_basename
+
+    Examples
+    --------
     >>> same_model_name("BAAI/bge-small-en-v1.5", "Xenova/bge-small-en-v1.5")
     True
     >>> same_model_name("sentence-transformers/all-MiniLM-L6-v2", "Xenova/bge-small-en-v1.5")

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import pandas as pd
 
 from thatchlab.core.errors import EmbeddingError, EmbeddingLookupError, InputError
 from thatchlab.embed._vectors import as_texts, from_blob, normalise_rows
@@ -35,15 +36,62 @@ class Embedder(Protocol):
 
     Rows are L2-normalised, ``v / ||v||``; a zero vector stays zero, so a
     cosine is a dot product.
+
+    Any object with these attributes and methods is an ``Embedder``
+    (``isinstance`` checks them); the protocol itself is never instantiated.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Unused: the protocol is not instantiated.
+
+    See Also
+    --------
+    LookupEmbedder : Vectors read from a table.
+    SentenceTransformerEmbedder : A real model.
+    default_embedder : The bundled model.
+
+    Examples
+    --------
+    >>> isinstance(LookupEmbedder({"tea": [1.0, 0.0]}), Embedder)
+    True
+    >>> isinstance("tea", Embedder)
+    False
     """
 
     name: str
     dim: int
     query_prefix: str
 
-    def embed_queries(self, texts) -> np.ndarray: ...
+    def embed_queries(self, texts) -> np.ndarray:
+        """Vectors of prompts and query contexts, each prefixed with ``query_prefix``.
 
-    def embed_passages(self, texts) -> np.ndarray: ...
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The queries.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), rows of unit length (or zero).
+        """
+        ...
+
+    def embed_passages(self, texts) -> np.ndarray:
+        """Vectors of stored texts (matchers, predictions, behaviors), raw.
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The passages.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), rows of unit length (or zero).
+        """
+        ...
 
 
 def _one_vector(value, text: str, what: str) -> np.ndarray:
@@ -65,8 +113,6 @@ def _one_vector(value, text: str, what: str) -> np.ndarray:
 
 def _pairs(vectors, what: str) -> list[tuple[str, object]]:
     """(text, raw vector) pairs from a dict, DataFrame or Series."""
-    import pandas as pd
-
     if isinstance(vectors, pd.DataFrame):
         missing = [c for c in ("text", "embedding") if c not in vectors.columns]
         if missing:
@@ -145,6 +191,24 @@ class LookupEmbedder:
     EmbeddingLookupError
         At embed time, for a text in neither table (``.text`` names it).
 
+    Attributes
+    ----------
+    name : str
+        Model name recorded in results and stores.
+    dim : int
+        Length of every vector.
+    query_prefix : str
+        Always ``""``: query vectors are looked up as given.
+    texts : list of str
+        Texts that have a passage vector, in table order.
+    query_texts : list of str
+        Texts that have a dedicated query vector, in table order.
+
+    See Also
+    --------
+    Embedder : The protocol it follows.
+    default_embedder : A real model.
+
     Examples
     --------
     >>> emb = LookupEmbedder({"tea": [3.0, 4.0], "coffee": [0.0, 2.0]})
@@ -222,9 +286,49 @@ class LookupEmbedder:
         return source[idx] if idx.size else np.zeros((0, self.dim), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str] | str) -> np.ndarray:
-        """Query vectors, shape (n, dim): from ``queries`` if present, else ``vectors``."""
+        """Query vectors, shape (n, dim): from ``queries`` if present, else ``vectors``.
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The queries.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), unit rows (or zero).
+
+        Raises
+        ------
+        EmbeddingLookupError
+            A text in neither table.
+
+        See Also
+        --------
+        embed_passages
+        """
         return self._lookup(texts, "query")
 
     def embed_passages(self, texts: Sequence[str] | str) -> np.ndarray:
-        """Passage vectors, shape (n, dim), from ``vectors``."""
+        """Passage vectors, shape (n, dim), from ``vectors``.
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The passages.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), unit rows (or zero).
+
+        Raises
+        ------
+        EmbeddingLookupError
+            A text not in ``vectors``.
+
+        See Also
+        --------
+        embed_queries
+        """
         return self._lookup(texts, "passage")

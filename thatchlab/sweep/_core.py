@@ -30,7 +30,6 @@ from thatchlab.core.dtypes import is_arrow_timestamp, is_text_dtype, native_time
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.progress import progress
 from thatchlab.sweep._columns import ColumnOrder, result_frame, score_columns, score_segments
-from thatchlab.sweep.reading import BestConfig, best, identification, metric_direction, pareto
 from thatchlab.sweep._runner import (
     SCORED_COLUMN,
     Cache,
@@ -41,6 +40,7 @@ from thatchlab.sweep._runner import (
     typed,
 )
 from thatchlab.sweep._space import check_space, grid_configs, optuna_suggest, random_configs
+from thatchlab.sweep.reading import BestConfig, best, identification, metric_direction, pareto
 from thatchlab.sweep.registry import (
     CLUSTERS_KEY,
     EngineSpec,

@@ -16,6 +16,7 @@ from thatchlab.core.jsfmt import js_round, r3
 from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.vectors import exact_cosines
 from thatchlab.scoring.confidence import posterior_confidence
+from thatchlab.scoring.prediction import PredictionEngine
 from thatchlab.scoring.rules import NEAR_DUPLICATE_COSINE
 from thatchlab.scoring.state import deterministic_id
 from thatchlab.synth._sessions import SESSION_GAP, object_array
@@ -62,8 +63,6 @@ class TextSpace:
     the engine would compute between them (the engine's own float64 formula)."""
 
     def __init__(self, world: PreferenceWorld, emb, draws: SessionDraws):
-        from thatchlab.scoring.prediction import PredictionEngine
-
         eng = PredictionEngine(emb)
         sit = world.situations
         self.statements = sorted(set(sit["option_a"]) | set(sit["option_b"]))
@@ -113,6 +112,40 @@ def pair_cosines(stored: np.ndarray, query: np.ndarray) -> np.ndarray:
     return exact_cosines(a, b).reshape(nq, ns)
 
 
+class _Settings:
+    """The settings' parameters as columns, one entry per setting (what every lockstep step broadcasts
+    over), and the sizes the nudge arrays need: ``n_keep`` items kept, ``top`` matchers selected at most."""
+
+    def __init__(self, params: list, n_statements: int):
+        def col(name, dtype=np.float64):
+            return np.array([getattr(p, name) for p in params], dtype=dtype)
+
+        self.k, self.p0 = col("k"), col("p0")
+        self.noise_floor, self.threshold = col("noise_floor"), col("threshold")
+        self.top_matchers = col("top_matchers", np.int64)
+        self.max_items, self.min_conf = col("max_items", np.int64), col("min_confidence")
+        self.strong_conf, self.strong_ev = col("strong_confidence"), col("strong_evidence", np.int64)
+        self.margin = np.array([int(js_round(p.conflict_margin * 1000)) for p in params], dtype=np.int64)
+        self.min_chars = col("min_prompt_chars", np.int64)
+        self.n_keep = int(min(self.max_items.max(), n_statements))
+        self.top = int(self.top_matchers.max())
+
+
+class _Stores:
+    """Every setting's user stores as arrays: per (setting, store, statement) the counts ``c``/``d``,
+    stored confidence, existence and creation order (``serial``); edges per (setting, store, matcher
+    slot, statement); per store the matcher text of each slot (shared by all settings)."""
+
+    def __init__(self, n_settings: int, n_users: int, n_statements: int, n_matchers: int):
+        shape = (n_settings, n_users, n_statements)
+        self.c, self.d, self.conf = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        self.exists = np.zeros(shape, dtype=bool)
+        self.serial = np.zeros(shape, dtype=np.int64)
+        self.edge = np.zeros((n_settings, n_users, n_matchers, n_statements), dtype=bool)
+        self.slots: list[list[int]] = [[] for _ in range(n_users)]
+        self.rows = np.arange(n_settings)
+
+
 class Lockstep:
     """Settings sharing one dedup threshold, advanced session by session as arrays.
 
@@ -126,120 +159,132 @@ class Lockstep:
     def __init__(self, world: PreferenceWorld, space: TextSpace, draws: SessionDraws, params: list,
                  dedup: float):
         self.world, self.space, self.draws, self.params = world, space, draws, params
-        G, U, NS = len(params), world.n_users, len(space.statements)
-        n_m = len(space.matchers)
-
-        def col(name, dtype=np.float64):
-            return np.array([getattr(p, name) for p in params], dtype=dtype)
-
-        k, p0 = col("k"), col("p0")
-        noise_floor, threshold, top = col("noise_floor"), col("threshold"), col("top_matchers", np.int64)
-        max_items, min_conf = col("max_items", np.int64), col("min_confidence")
-        strong_conf, strong_ev = col("strong_confidence"), col("strong_evidence", np.int64)
-        margin = np.array([int(js_round(p.conflict_margin * 1000)) for p in params], dtype=np.int64)
-        min_chars = col("min_prompt_chars", np.int64)
-        c = np.zeros((G, U, NS))
-        d = np.zeros((G, U, NS))
-        conf = np.zeros((G, U, NS))
-        exists = np.zeros((G, U, NS), dtype=bool)
-        serial = np.zeros((G, U, NS), dtype=np.int64)
-        edge = np.zeros((G, U, n_m, NS), dtype=bool)
-        slots: list[list[int]] = [[] for _ in range(U)]       # per store: matcher text of each slot
-        rows = np.arange(G)
-        n_keep = int(min(max_items.max(), NS))
-        T = int(top.max())
-        n = len(draws.user)
-        self.surfaced = np.full((n, G, n_keep), -1, dtype=np.int64)
+        cfg = _Settings(params, len(space.statements))
+        stores = _Stores(len(params), world.n_users, len(space.statements), len(space.matchers))
+        n, G = len(draws.user), len(params)
+        self.surfaced = np.full((n, G, cfg.n_keep), -1, dtype=np.int64)
         self.regime = np.empty((n, G), dtype=object)
         self.statement = np.zeros((n, G), dtype=np.int64)
         self.confirm = np.zeros((n, G), dtype=bool)
         self.p_true = np.zeros((n, G))
-        inf = np.inf
         for i in range(n):
-            u, s = draws.user[i], draws.situation[i]
-            prompt = draws.prompt[i]
-            skipped = len(prompt) < min_chars
-            # -- the nudge, every setting at once
-            n_items = np.zeros(G, dtype=np.int64)
-            regime = np.where(skipped, "skipped", "none").astype(object)
-            top_item = np.zeros(G, dtype=np.int64)
-            if slots[u] and not skipped.all():
-                cos = space.prompt_matcher[space.prompt_index[prompt], slots[u]]
-                rounded = r3(cos)
-                order = np.argsort(-rounded, kind="stable")          # ties: slot (insertion) order
-                cos_o, rc_o = cos[order], rounded[order]
-                above = cos_o[None, :] >= noise_floor[:, None]
-                sel = above & (np.cumsum(above, axis=1) <= top[:, None]) & (rc_o[None, :] >= threshold[:, None])
-                sel[skipped] = False
-                t = min(T, len(order))
-                pick = np.argsort(~sel, axis=1, kind="stable")[:, :t]  # selected slots, in rank order
-                sel_t = np.take_along_axis(sel, pick, 1)
-                slot_t = order[pick]
-                conf_u = conf[:, u]
-                linked = edge[rows[:, None], u, slot_t] & sel_t[:, :, None]
-                linked &= (conf_u >= min_conf[:, None])[:, None, :]
-                score = r3(rc_o[pick][:, :, None] * conf_u[:, None, :])
-                score = np.where(linked, score, -inf)
-                best = score.max(axis=1)
-                # an item's row: its best score, among equal ones the smallest matcher id (the
-                # order production's SQL returns rows in, thatchlab.scoring.rules.row_order_key)
-                id_rank = self._id_ranks(u, slots[u])[slot_t]
-                best_rank = np.where(score == best[:, None, :], id_rank[:, :, None],
-                                     np.iinfo(np.int64).max).argmin(axis=1)
-                present = best > -inf
-                ranked = np.lexsort((np.broadcast_to(space.stmt_rank, best.shape), -best), axis=1)
-                n_items = np.minimum(present.sum(axis=1), max_items)
-                if n_items.any():
-                    ranked = ranked[:, :n_keep]
-                    sc = np.take_along_axis(best, ranked, 1)
-                    who = np.take_along_axis(slot_t, np.take_along_axis(best_rank, ranked, 1), 1)
-                    top_item = ranked[:, 0]
-                    top_k = js_round(sc[:, 0] * 1000)
-                    later = (np.arange(n_keep)[None, :] >= 1) & (np.arange(n_keep)[None, :] < n_items[:, None])
-                    competing = (later & (who == who[:, :1]) &
-                                 (top_k[:, None] - js_round(np.where(later, sc, 0.0) * 1000) <= margin[:, None])
-                                 ).any(axis=1)
-                    c_top, d_top, conf_top = (x[rows, u, top_item] for x in (c, d, conf))
-                    strong = ((conf_top >= strong_conf) & (js_round(c_top + d_top) >= strong_ev) & ~competing)
-                    has = n_items > 0
-                    regime[has] = np.where(strong[has], "strong", "ambiguous")
-                    keep = np.arange(n_keep)[None, :] < n_items[:, None]
-                    self.surfaced[i] = np.where(keep, ranked, -1)
-            self.regime[i] = regime
-            # -- the user's answer, to each setting's own top item
-            has = n_items > 0
-            prefers = draws.prefers[i]
-            if draws.draw[i] < world.noise:
-                prefers = "b" if prefers == "a" else "a"
-            stated = space.option_a[s] if prefers == "a" else space.option_b[s]
-            stmt = np.where(has, top_item, stated)
-            which = space.option_of[s, stmt]
-            p = np.where(which == 0, draws.p_a[i], np.where(which == 1, draws.p_b[i], 0.0))
-            p_obs = p * (1 - world.noise) + (1 - p) * world.noise
-            confirm = np.where(has, draws.draw[i] < p_obs, True)
-            self.statement[i], self.confirm[i], self.p_true[i] = stmt, confirm, p
-            # -- the write: matcher dedup (shared), item dedup per setting, link, signal
-            mt = space.matcher_index[draws.matcher[i]]
-            slot = None
-            if slots[u]:
-                mcos = space.matcher_matcher[mt, slots[u]]
-                j = int(np.argmax(mcos))
-                slot = j if mcos[j] >= dedup else None
-            if slot is None:
-                slots[u].append(mt)
-                slot = len(slots[u]) - 1
-            scos = np.where(exists[:, u], space.stmt_stmt[stmt], -inf)
-            mx = scos.max(axis=1)
-            found = mx >= dedup
-            tie = exists[:, u] & (scos == mx[:, None])
-            target = np.where(found, np.argmin(np.where(tie, serial[:, u], np.iinfo(np.int64).max), axis=1), stmt)
-            new = ~found
-            exists[rows[new], u, target[new]] = True
-            serial[rows[new], u, target[new]] = i
-            edge[rows, u, slot, target] = True
-            c[rows, u, target] += confirm
-            d[rows, u, target] += ~confirm
-            conf[rows, u, target] = posterior_confidence(c[rows, u, target], d[rows, u, target], k, p0)
+            n_items, top_item = self._nudge(i, cfg, stores)
+            stmt, confirm = self._answer(i, n_items, top_item)
+            self._write(i, cfg, stores, stmt, confirm, dedup)
+
+    def _nudge(self, i: int, cfg: _Settings, st: _Stores) -> tuple[np.ndarray, np.ndarray]:
+        """Session ``i``'s nudge under every setting at once: records the statements surfaced and the
+        regime; returns per setting the number of items surfaced and the top item."""
+        u, prompt = self.draws.user[i], self.draws.prompt[i]
+        skipped = len(prompt) < cfg.min_chars
+        n_items = np.zeros(len(self.params), dtype=np.int64)
+        regime = np.where(skipped, "skipped", "none").astype(object)
+        top_item = np.zeros(len(self.params), dtype=np.int64)
+        if st.slots[u] and not skipped.all():
+            best, best_rank, slot_t = self._item_scores(u, prompt, skipped, cfg, st)
+            present = best > -np.inf
+            ranked = np.lexsort((np.broadcast_to(self.space.stmt_rank, best.shape), -best), axis=1)
+            n_items = np.minimum(present.sum(axis=1), cfg.max_items)
+            if n_items.any():
+                ranked = ranked[:, :cfg.n_keep]
+                sc = np.take_along_axis(best, ranked, 1)
+                who = np.take_along_axis(slot_t, np.take_along_axis(best_rank, ranked, 1), 1)
+                top_item = ranked[:, 0]
+                strong = self._strong(u, cfg, st, top_item, sc, who, n_items)
+                has = n_items > 0
+                regime[has] = np.where(strong[has], "strong", "ambiguous")
+                keep = np.arange(cfg.n_keep)[None, :] < n_items[:, None]
+                self.surfaced[i] = np.where(keep, ranked, -1)
+        self.regime[i] = regime
+        return n_items, top_item
+
+    def _item_scores(self, u: int, prompt: str, skipped: np.ndarray, cfg: _Settings, st: _Stores):
+        """Per setting and statement, the item's best score over the matchers the prompt selects
+        (``-inf``: not reached), the position among the selected slots of the one giving it, and the
+        selected slots in rank order."""
+        space = self.space
+        cos = space.prompt_matcher[space.prompt_index[prompt], st.slots[u]]
+        rounded = r3(cos)
+        order = np.argsort(-rounded, kind="stable")          # ties: slot (insertion) order
+        cos_o, rc_o = cos[order], rounded[order]
+        above = cos_o[None, :] >= cfg.noise_floor[:, None]
+        sel = (above & (np.cumsum(above, axis=1) <= cfg.top_matchers[:, None])
+               & (rc_o[None, :] >= cfg.threshold[:, None]))
+        sel[skipped] = False
+        t = min(cfg.top, len(order))
+        pick = np.argsort(~sel, axis=1, kind="stable")[:, :t]  # selected slots, in rank order
+        sel_t = np.take_along_axis(sel, pick, 1)
+        slot_t = order[pick]
+        conf_u = st.conf[:, u]
+        linked = st.edge[st.rows[:, None], u, slot_t] & sel_t[:, :, None]
+        linked &= (conf_u >= cfg.min_conf[:, None])[:, None, :]
+        score = r3(rc_o[pick][:, :, None] * conf_u[:, None, :])
+        score = np.where(linked, score, -np.inf)
+        best = score.max(axis=1)
+        # an item's row: its best score, among equal ones the smallest matcher id (the
+        # order production's SQL returns rows in, thatchlab.scoring.rules.row_order_key)
+        id_rank = self._id_ranks(u, st.slots[u])[slot_t]
+        best_rank = np.where(score == best[:, None, :], id_rank[:, :, None],
+                             np.iinfo(np.int64).max).argmin(axis=1)
+        return best, best_rank, slot_t
+
+    @staticmethod
+    def _strong(u: int, cfg: _Settings, st: _Stores, top_item, sc, who, n_items) -> np.ndarray:
+        """Per setting, whether the top item is strong: confident, with enough evidence, and no later
+        item of the same matcher within the conflict margin."""
+        top_k = js_round(sc[:, 0] * 1000)
+        later = (np.arange(cfg.n_keep)[None, :] >= 1) & (np.arange(cfg.n_keep)[None, :] < n_items[:, None])
+        competing = (later & (who == who[:, :1]) &
+                     (top_k[:, None] - js_round(np.where(later, sc, 0.0) * 1000) <= cfg.margin[:, None])
+                     ).any(axis=1)
+        c_top, d_top, conf_top = (x[st.rows, u, top_item] for x in (st.c, st.d, st.conf))
+        return (conf_top >= cfg.strong_conf) & (js_round(c_top + d_top) >= cfg.strong_ev) & ~competing
+
+    def _answer(self, i: int, n_items: np.ndarray, top_item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The user's answer in session ``i``, to each setting's own top item (or their stated
+        preference when nothing surfaced): records and returns (statement, confirm) per setting."""
+        world, draws, space = self.world, self.draws, self.space
+        s = draws.situation[i]
+        has = n_items > 0
+        prefers = draws.prefers[i]
+        if draws.draw[i] < world.noise:
+            prefers = "b" if prefers == "a" else "a"
+        stated = space.option_a[s] if prefers == "a" else space.option_b[s]
+        stmt = np.where(has, top_item, stated)
+        which = space.option_of[s, stmt]
+        p = np.where(which == 0, draws.p_a[i], np.where(which == 1, draws.p_b[i], 0.0))
+        p_obs = p * (1 - world.noise) + (1 - p) * world.noise
+        confirm = np.where(has, draws.draw[i] < p_obs, True)
+        self.statement[i], self.confirm[i], self.p_true[i] = stmt, confirm, p
+        return stmt, confirm
+
+    def _write(self, i: int, cfg: _Settings, st: _Stores, stmt: np.ndarray, confirm: np.ndarray,
+               dedup: float) -> None:
+        """Session ``i``'s write: matcher dedup (shared), item dedup per setting, link, signal."""
+        u, space, rows = self.draws.user[i], self.space, st.rows
+        mt = space.matcher_index[self.draws.matcher[i]]
+        slot = None
+        if st.slots[u]:
+            mcos = space.matcher_matcher[mt, st.slots[u]]
+            j = int(np.argmax(mcos))
+            slot = j if mcos[j] >= dedup else None
+        if slot is None:
+            st.slots[u].append(mt)
+            slot = len(st.slots[u]) - 1
+        scos = np.where(st.exists[:, u], space.stmt_stmt[stmt], -np.inf)
+        mx = scos.max(axis=1)
+        found = mx >= dedup
+        tie = st.exists[:, u] & (scos == mx[:, None])
+        target = np.where(found, np.argmin(np.where(tie, st.serial[:, u], np.iinfo(np.int64).max), axis=1),
+                          stmt)
+        new = ~found
+        st.exists[rows[new], u, target[new]] = True
+        st.serial[rows[new], u, target[new]] = i
+        st.edge[rows, u, slot, target] = True
+        st.c[rows, u, target] += confirm
+        st.d[rows, u, target] += ~confirm
+        st.conf[rows, u, target] = posterior_confidence(st.c[rows, u, target], st.d[rows, u, target],
+                                                        cfg.k, cfg.p0)
 
     def _id_ranks(self, u: int, slot_texts: list) -> np.ndarray:
         """Per matcher slot of store ``u``, the rank of its engine id among the store's slots

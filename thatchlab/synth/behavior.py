@@ -26,6 +26,32 @@ class BehaviorWorld:
     probability; the item a behavior resolves to is shared across situations,
     as in production.
 
+    Parameters
+    ----------
+    n_situations : int, default=10
+        Situations of the underlying :class:`~thatchlab.synth.PreferenceWorld` (one user).
+    phrasings_per_situation : int, default=3
+        Matcher and prompt phrasings per situation.
+    mislink_rate : float, default=0.3
+        Probability that a situation also gets another situation's behavior.
+    seed : int, default=0
+        Seed of the world (its preference world, links and logs).
+    start : str, default="2026-02-02T09:00:00Z"
+        Time of the first session (aware).
+
+    Attributes
+    ----------
+    world : PreferenceWorld
+        The situations, texts and phrasings the behaviors live in.
+    links : pandas.DataFrame
+        ``situation, behavior, relevance``: every codified link and its planted relevance.
+
+    See Also
+    --------
+    PreferenceWorld : The same situations with planted preferences.
+
+    Examples
+    --------
     >>> bw = BehaviorWorld(n_situations=3, seed=2)
     >>> bw.log(5)["kind"].value_counts().to_dict()["message"]
     5
@@ -48,12 +74,39 @@ class BehaviorWorld:
         self.seed = seed
 
     def lookup_embedder(self, dim: int = 32, spread: float = 0.5):
-        """Model-free vectors with planted geometry (see :meth:`PreferenceWorld.lookup_embedder`)."""
+        """Model-free vectors with planted geometry (see :meth:`PreferenceWorld.lookup_embedder`).
+
+        Parameters
+        ----------
+        dim : int, default=32
+            Vector length.
+        spread : float, default=0.5
+            How far phrasings of one situation sit from their shared centre.
+
+        Returns
+        -------
+        LookupEmbedder
+            Vectors for every matcher, prompt and statement of the world.
+        """
         return self.world.lookup_embedder(dim, spread)
 
     def log(self, n_sessions: int, store: str = "project") -> pd.DataFrame:
         """Codify every link once, then per session a prompt and ham/spam feedback
-        (with probability 0.7 per linked behavior); ``p_true`` = planted relevance."""
+        (with probability 0.7 per linked behavior); ``p_true`` = planted relevance.
+
+        Parameters
+        ----------
+        n_sessions : int
+            Sessions after the codifying setup.
+        store : str, default="project"
+            The store every row writes to.
+
+        Returns
+        -------
+        pandas.DataFrame
+            A validated interaction log (``behavior_codify``, ``message`` and
+            ``behavior_feedback`` rows).
+        """
         rng = np.random.default_rng(self.seed + 5)
         w, rows = self.world, []
         t0 = w.start - pd.Timedelta(days=1)

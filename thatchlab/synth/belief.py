@@ -58,8 +58,8 @@ class BeliefWorld:
         defaults to :data:`PLANTED_HALF_LIVES` (key ``unclassified`` for rows
         without a class).
     mix : class → share of memories.
-    restate_rate, read_rate, weak_contradiction_rate, unrelated_rate,
-    delete_rate : events per memory per day (Poisson).
+    restate_rate, read_rate, weak_contradiction_rate, unrelated_rate, delete_rate : float
+        Events per memory per day (Poisson).
     end_mix : shares of how a belief's end is observed
         (``contradicted``, ``resolved``, ``review``).
     named_date_share : share of plans that carry a named ``valid_to`` (they
@@ -90,81 +90,34 @@ class BeliefWorld:
 
     def log(self, n_memories: int = 200, days: float = 120.0, start="2026-01-01T00:00:00Z",
             seed: int | None = None) -> pd.DataFrame:
-        """A validated memory log (sorted by ``ts``); the truth goes to ``truth_``."""
+        """A validated memory log (sorted by ``ts``); the truth goes to ``truth_``.
+
+        Parameters
+        ----------
+        n_memories : int, default=200
+            Memories written.
+        days : float, default=120.0
+            Length of the simulated period; memories are captured in its first 60%.
+        start : str or pandas.Timestamp, default="2026-01-01T00:00:00Z"
+            Aware time of day 0.
+        seed : int, optional
+            Seed of this log's generator (default: the world's ``seed``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The memory log (:data:`thatchlab.logs.memory.MEMORY_LOG_COLUMNS`). Afterwards
+            ``truth_`` holds per memory its class, planted half-life, capture time, true end,
+            delete time and whether it has a named date.
+        """
         rng = np.random.default_rng(self.seed if seed is None else seed)
         start = pd.Timestamp(start).tz_convert("UTC")
-        classes = list(self.mix)
-        p = np.array([self.mix[c] for c in classes], dtype=float)
-        cls = rng.choice(classes, size=n_memories, p=p / p.sum())
-        t0 = rng.uniform(0, 0.6 * days, n_memories)
-        ua = rng.random(n_memories) < self.user_asserted_share
-        auth = np.where(ua, 2.0, 1.0)
-        hl = np.array([self.half_lives.get(c) or np.inf for c in cls], dtype=float)
-        life = rng.exponential(np.where(np.isinf(hl), 1.0, hl / np.log(2)))
-        life = np.where(np.isinf(hl), np.inf, life)
-        named = (cls == "plan") & (rng.random(n_memories) < self.named_date_share)
-        end = t0 + life
-        deleted = t0 + rng.exponential(1.0 / self.delete_rate, n_memories) if self.delete_rate > 0 \
-            else np.full(n_memories, np.inf)
-        ends = list(self.end_mix)
-        pe = np.array([self.end_mix[k] for k in ends], dtype=float)
-        end_kind = rng.choice(ends, size=n_memories, p=pe / pe.sum())
+        lives = self._lifetimes(rng, n_memories, days)
         recs, truth = [], []
-
-        def ev(t, mid, kind, **kw):
-            recs.append(dict(t=t, memory_id=mid, kind=kind, **kw))
-
         for i in range(n_memories):
-            mid, c = f"m{i:05d}", str(cls[i])
-            topic = _TOPICS[c][i % len(_TOPICS[c])]
-            stop = min(days, deleted[i])
-            klass = None if c == "unclassified" else c
-            ev(t0[i], mid, "write", text=f"user {topic} (#{i})", belief_class=klass,
-               tier="short_term" if klass is None and i % 2 else "long_term", memory_kind="fact",
-               user_asserted=bool(ua[i]), authority=auth[i], subject_scope="primary_user",
-               valid_to=end[i] if named[i] else None)
-            true_until = min(end[i], stop)
-            for j, t in enumerate(self._times(rng, t0[i], true_until, self.restate_rate)):
-                if rng.random() < 0.1:
-                    ev(t, mid, "review", confirmed=True)
-                else:
-                    ev(t, f"{mid}-r{j}", "restated", target_memory_id=mid, authority=auth[i])
-            if end[i] < stop and not named[i]:
-                k = str(end_kind[i])
-                if k == "review":
-                    ev(end[i], mid, "review", confirmed=False)
-                else:
-                    ev(end[i], f"{mid}-{k[0]}", k, target_memory_id=mid,
-                       authority=auth[i] + float(rng.integers(0, 2)))
-            for j, t in enumerate(self._times(rng, t0[i], stop, self.weak_contradiction_rate)):
-                ev(t, f"{mid}-w{j}", "contradicted", target_memory_id=mid, authority=auth[i] - 1.0)
-            for j, t in enumerate(self._times(rng, t0[i], stop, self.unrelated_rate)):
-                ev(t, f"{mid}-u{j}", "unrelated")
-            for t in self._times(rng, t0[i], stop, self.read_rate):
-                ev(t, mid, "read", still_true=bool(t < end[i]))
-            if deleted[i] < days:
-                ev(deleted[i], mid, "delete")
-            truth.append(dict(memory_id=mid, belief_class=klass, planted_half_life_days=self.half_lives.get(c),
-                              captured_at=t0[i], true_end=end[i], deleted=deleted[i], named_date=bool(named[i])))
-        df = pd.DataFrame(recs)
-        order = np.lexsort((np.arange(len(df)), df["t"].to_numpy()))
-        df = df.iloc[order].reset_index(drop=True)
-        df["ts"] = _ts(start, df.pop("t").to_numpy())
-        if "valid_to" in df.columns:
-            vt = df["valid_to"].astype(float)
-            df["valid_to"] = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]")
-            m = vt.notna().to_numpy()
-            df.loc[m, "valid_to"] = _ts(start, vt[m].to_numpy())
-        for col in MEMORY_LOG_COLUMNS:
-            if col not in df.columns:
-                df[col] = None
-        tr = pd.DataFrame(truth)
-        for col in ("captured_at", "true_end", "deleted"):
-            finite = np.isfinite(tr[col].to_numpy(dtype=float))
-            vals = pd.Series(pd.NaT, index=tr.index, dtype="datetime64[ns, UTC]")
-            vals[finite] = _ts(start, tr.loc[finite, col].to_numpy(dtype=float))
-            tr[col] = vals
-        self.truth_ = tr
+            self._memory_events(rng, i, lives, days, recs, truth)
+        df = _event_frame(recs, start)
+        self.truth_ = _truth_frame(truth, start)
         # state each source's authority on omi's 0-5 scale, as production's writer records it (the
         # source policy's rule: user asserted -> 5, else the authority rounded down), so a replay
         # under any release reads it rather than deriving it
@@ -172,6 +125,67 @@ class BeliefWorld:
         df["source_authority"] = pd.array([source_authority(r) if k else None
                                            for r, k in zip(df.to_dict("records"), stated)], dtype="Int64")
         return validate_memory_log(df[list(MEMORY_LOG_COLUMNS)])
+
+    def _lifetimes(self, rng, n_memories: int, days: float) -> dict:
+        """Every memory's class, capture time, authority, planted end, named date, delete time and
+        the way its end is observed, drawn in this order from ``rng``."""
+        classes = list(self.mix)
+        p = np.array([self.mix[c] for c in classes], dtype=float)
+        cls = rng.choice(classes, size=n_memories, p=p / p.sum())
+        t0 = rng.uniform(0, 0.6 * days, n_memories)
+        ua = rng.random(n_memories) < self.user_asserted_share
+        hl = np.array([self.half_lives.get(c) or np.inf for c in cls], dtype=float)
+        life = rng.exponential(np.where(np.isinf(hl), 1.0, hl / np.log(2)))
+        life = np.where(np.isinf(hl), np.inf, life)
+        named = (cls == "plan") & (rng.random(n_memories) < self.named_date_share)
+        deleted = t0 + rng.exponential(1.0 / self.delete_rate, n_memories) if self.delete_rate > 0 \
+            else np.full(n_memories, np.inf)
+        ends = list(self.end_mix)
+        pe = np.array([self.end_mix[k] for k in ends], dtype=float)
+        end_kind = rng.choice(ends, size=n_memories, p=pe / pe.sum())
+        return dict(cls=cls, t0=t0, ua=ua, auth=np.where(ua, 2.0, 1.0), end=t0 + life, named=named,
+                    deleted=deleted, end_kind=end_kind)
+
+    def _memory_events(self, rng, i: int, lives: dict, days: float, recs: list, truth: list) -> None:
+        """Memory ``i``'s events (write, restatements, its observed end, noise, reads, delete) appended
+        to ``recs`` and its planted truth to ``truth``."""
+        cls, t0, auth, end = lives["cls"], lives["t0"], lives["auth"], lives["end"]
+        named, deleted = lives["named"], lives["deleted"]
+
+        def ev(t, mid, kind, **kw):
+            recs.append(dict(t=t, memory_id=mid, kind=kind, **kw))
+
+        mid, c = f"m{i:05d}", str(cls[i])
+        topic = _TOPICS[c][i % len(_TOPICS[c])]
+        stop = min(days, deleted[i])
+        klass = None if c == "unclassified" else c
+        ev(t0[i], mid, "write", text=f"user {topic} (#{i})", belief_class=klass,
+           tier="short_term" if klass is None and i % 2 else "long_term", memory_kind="fact",
+           user_asserted=bool(lives["ua"][i]), authority=auth[i], subject_scope="primary_user",
+           valid_to=end[i] if named[i] else None)
+        true_until = min(end[i], stop)
+        for j, t in enumerate(self._times(rng, t0[i], true_until, self.restate_rate)):
+            if rng.random() < 0.1:
+                ev(t, mid, "review", confirmed=True)
+            else:
+                ev(t, f"{mid}-r{j}", "restated", target_memory_id=mid, authority=auth[i])
+        if end[i] < stop and not named[i]:
+            k = str(lives["end_kind"][i])
+            if k == "review":
+                ev(end[i], mid, "review", confirmed=False)
+            else:
+                ev(end[i], f"{mid}-{k[0]}", k, target_memory_id=mid,
+                   authority=auth[i] + float(rng.integers(0, 2)))
+        for j, t in enumerate(self._times(rng, t0[i], stop, self.weak_contradiction_rate)):
+            ev(t, f"{mid}-w{j}", "contradicted", target_memory_id=mid, authority=auth[i] - 1.0)
+        for j, t in enumerate(self._times(rng, t0[i], stop, self.unrelated_rate)):
+            ev(t, f"{mid}-u{j}", "unrelated")
+        for t in self._times(rng, t0[i], stop, self.read_rate):
+            ev(t, mid, "read", still_true=bool(t < end[i]))
+        if deleted[i] < days:
+            ev(deleted[i], mid, "delete")
+        truth.append(dict(memory_id=mid, belief_class=klass, planted_half_life_days=self.half_lives.get(c),
+                          captured_at=t0[i], true_end=end[i], deleted=deleted[i], named_date=bool(named[i])))
 
     @staticmethod
     def _times(rng, a: float, b: float, rate: float) -> np.ndarray:
@@ -182,10 +196,46 @@ class BeliefWorld:
         return np.sort(rng.uniform(a, b, n))
 
 
+def _event_frame(recs: list, start: pd.Timestamp) -> pd.DataFrame:
+    """The events in time order (ties: order of writing) with their day offsets as timestamps and
+    every memory log column present."""
+    df = pd.DataFrame(recs)
+    order = np.lexsort((np.arange(len(df)), df["t"].to_numpy()))
+    df = df.iloc[order].reset_index(drop=True)
+    df["ts"] = _ts(start, df.pop("t").to_numpy())
+    if "valid_to" in df.columns:
+        vt = df["valid_to"].astype(float)
+        df["valid_to"] = pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]")
+        m = vt.notna().to_numpy()
+        df.loc[m, "valid_to"] = _ts(start, vt[m].to_numpy())
+    for col in MEMORY_LOG_COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    return df
+
+
+def _truth_frame(truth: list, start: pd.Timestamp) -> pd.DataFrame:
+    """The planted truth per memory, its day offsets as timestamps (``NaT`` where never)."""
+    tr = pd.DataFrame(truth)
+    for col in ("captured_at", "true_end", "deleted"):
+        finite = np.isfinite(tr[col].to_numpy(dtype=float))
+        vals = pd.Series(pd.NaT, index=tr.index, dtype="datetime64[ns, UTC]")
+        vals[finite] = _ts(start, tr.loc[finite, col].to_numpy(dtype=float))
+        tr[col] = vals
+    return tr
+
+
 def sample_memory_log() -> pd.DataFrame:
     """The bundled ``data/memory_log.jsonl``: 150 memories over 120 days, seed 2026,
     a fifth of the plans with a named date.
 
+    Returns
+    -------
+    pandas.DataFrame
+        The memory log.
+
+    Examples
+    --------
     >>> int((sample_memory_log()["kind"] == "write").sum())
     150
     """

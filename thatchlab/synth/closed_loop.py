@@ -14,6 +14,7 @@ import pandas as pd
 
 from thatchlab.core.errors import ParamsError
 from thatchlab.core.params import ScoringParams
+from thatchlab.scoring.prediction import PredictionEngine
 from thatchlab.scoring.rules import drops_near_duplicates
 from thatchlab.synth._lockstep import Lockstep, SessionDraws, TextSpace
 from thatchlab.synth._sessions import SESSION_GAP, finish_log, session_count
@@ -35,13 +36,35 @@ def simulate(world: PreferenceWorld, params: ScoringParams | None = None, n_sess
     planted truth. The log carries ``surfaced`` (the statements nudged) and
     ``propensity`` = 1 (a deterministic policy), plus ``p_true`` and ``regime``.
 
+    Parameters
+    ----------
+    world : PreferenceWorld
+        The world played.
+    params : ScoringParams, optional
+        The engine's parameters (default: production's).
+    n_sessions : int, default=200
+        Sessions played.
+    seed : int, default=0
+        Seed of the session draws.
+    embedder : Embedder, optional
+        Default: ``world.lookup_embedder()``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A validated interaction log, two rows per session.
+
+    See Also
+    --------
+    simulate_many : Many settings at once.
+
+    Examples
+    --------
     >>> w = PreferenceWorld(n_users=1, n_situations=2, phrasings_per_situation=2, seed=0)
     >>> log = simulate(w, n_sessions=6, seed=0, embedder=w.lookup_embedder())
     >>> log["regime"].dropna().tolist()[:2]
     ['none', 'none']
     """
-    from thatchlab.scoring.prediction import PredictionEngine
-
     n_sessions = session_count(n_sessions)
     params = ScoringParams() if params is None else params
     emb = world.lookup_embedder() if embedder is None else embedder
@@ -113,7 +136,17 @@ def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, se
 
     Returns
     -------
-    list of DataFrame, one log per setting, in ``params_list`` order.
+    list of DataFrame
+        One log per setting, in ``params_list`` order.
+
+    Raises
+    ------
+    ParamsError
+        An entry of ``params_list`` that is neither None nor ScoringParams.
+
+    See Also
+    --------
+    simulate : One setting.
 
     Examples
     --------
@@ -126,12 +159,7 @@ def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, se
     >>> logs[1].loc[logs[1]["kind"] == "message", "regime"].unique().tolist()
     ['none']
     """
-    params = []
-    for j, p in enumerate(list(params_list)):
-        p = ScoringParams() if p is None else p
-        if not isinstance(p, ScoringParams):
-            raise ParamsError(f"params_list[{j}]: expected ScoringParams, got {type(p).__name__}")
-        params.append(p)
+    params = _checked_settings(params_list)
     n_sessions = session_count(n_sessions)
     if not params:
         return []
@@ -139,11 +167,8 @@ def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, se
     draws = SessionDraws(world, n_sessions, seed)
     space = TextSpace(world, emb, draws)
     out: list = [None] * len(params)
-    groups: dict = {}
-    for j, p in enumerate(params):
-        groups.setdefault((float(p.dedup_cosine), drops_near_duplicates(p)), []).append(j)
     template = None
-    for (dedup, near), members in groups.items():
+    for (dedup, near), members in _lockstep_groups(params).items():
         if not space.supports(dedup, near):
             for j in members:
                 out[j] = simulate(world, params[j], n_sessions, seed, emb)
@@ -154,3 +179,23 @@ def simulate_many(world: PreferenceWorld, params_list, n_sessions: int = 200, se
         for r, j in enumerate(members):
             out[j] = run.frame(r, template)
     return out
+
+
+def _checked_settings(params_list) -> list:
+    """Every setting as ScoringParams (``None``: production's defaults); anything else raises."""
+    params = []
+    for j, p in enumerate(list(params_list)):
+        p = ScoringParams() if p is None else p
+        if not isinstance(p, ScoringParams):
+            raise ParamsError(f"params_list[{j}]: expected ScoringParams, got {type(p).__name__}")
+        params.append(p)
+    return params
+
+
+def _lockstep_groups(params: list) -> dict:
+    """Positions of the settings that can advance together, by (dedup threshold, whether the
+    release drops near-duplicate nudge items), in order of first appearance."""
+    groups: dict = {}
+    for j, p in enumerate(params):
+        groups.setdefault((float(p.dedup_cosine), drops_near_duplicates(p)), []).append(j)
+    return groups

@@ -54,7 +54,17 @@ class PatternWorld:
 
     # -- the planted truth --------------------------------------------------
     def truth(self) -> pd.DataFrame:
-        """Planted patterns: (type, workspace, trigger, target, trigger_kind, target_kind)."""
+        """Planted patterns: (type, workspace, trigger, target, trigger_kind, target_kind).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per planted pattern.
+
+        See Also
+        --------
+        generate
+        """
         rows = []
         for w in self._workspaces():
             for a, b in self._seq_events(w):
@@ -96,7 +106,19 @@ class PatternWorld:
 
     # -- generation -----------------------------------------------------------
     def generate(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The event and recall streams ``(events, recalls)``, sorted by time."""
+        """The event and recall streams ``(events, recalls)``, sorted by time.
+
+        Returns
+        -------
+        events : pandas.DataFrame
+            The event stream.
+        recalls : pandas.DataFrame
+            The recall stream.
+
+        See Also
+        --------
+        truth
+        """
         rng = np.random.default_rng(self.seed)
         t0 = as_utc(self.start).value / 1e9
         ev, rc = [], []

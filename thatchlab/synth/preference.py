@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.embed import LookupEmbedder
 from thatchlab.synth._preference_texts import MATCHER_TEMPLATES, PROMPT_TEMPLATES, SITUATIONS
 from thatchlab.synth._sessions import SESSION_GAP, finish_log
 
@@ -80,6 +81,7 @@ class PreferenceWorld:
         that situation flips before they answer.
     noise : probability that an answer contradicts the user's true preference.
     seed : seed of the world (preferences, phrasings, logs).
+    start : aware time of the first session.
     prior : ``None`` (default) or ``(K, P0)``. By default the preferred option
         is confirmed with a strength drawn from Uniform(0.65, 0.95) and the
         other option with ``1 − strength``, so no planted K exists. With
@@ -186,6 +188,17 @@ class PreferenceWorld:
     def p_true(self, state: dict, store: str, situation: int, statement: str) -> float:
         """Planted probability that the user of ``store`` confirms ``statement`` in ``situation``.
 
+        Parameters
+        ----------
+        state : dict
+            From :meth:`initial_state`.
+        store : str
+            The user's store.
+        situation : int
+            The situation.
+        statement : str
+            The statement answered.
+
         Returns
         -------
         float
@@ -205,17 +218,48 @@ class PreferenceWorld:
 
         Draws one uniform from ``rng`` and compares it with
         ``p·(1 − noise) + (1 − p)·noise``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The simulation's generator.
+        p : float
+            The planted confirm probability.
+
+        Returns
+        -------
+        bool
+            True when the user confirms.
         """
         p_obs = p * (1 - self.noise) + (1 - p) * self.noise
         return bool(rng.random() < p_obs)
 
     def draw_matcher(self, rng, situation: int) -> str:
-        """One of ``situation``'s matcher phrasings, drawn uniformly (one integer from ``rng``)."""
+        """One of ``situation``'s matcher phrasings, drawn uniformly (one integer from ``rng``).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The simulation's generator.
+        situation : int
+            The situation.
+
+        Returns
+        -------
+        str
+            The phrasing.
+        """
         return self.matchers[situation][int(rng.integers(len(self.matchers[situation])))]
 
     # ------------------------------------------------------------------ texts
     def texts(self) -> dict:
-        """All texts by role: ``matchers``, ``statements``, ``prompts``."""
+        """All texts by role: ``matchers``, ``statements``, ``prompts``.
+
+        Returns
+        -------
+        dict
+            Role → sorted list of texts (statements include the behaviors).
+        """
         return {"matchers": sorted({t for v in self.matchers.values() for t in v}),
                 "statements": sorted(set(self.situations["option_a"]) | set(self.situations["option_b"])
                                      | set(self.situations["behavior"])),
@@ -227,9 +271,21 @@ class PreferenceWorld:
         Matcher phrasings and prompts of one situation share a random centre
         (cosine ≈ 1 / (1 + spread²) between them); each statement has its own
         direction. Deterministic given the world and ``seed``.
-        """
-        from thatchlab.embed import LookupEmbedder
 
+        Parameters
+        ----------
+        dim : int, default=32
+            Vector length.
+        spread : float, default=0.5
+            How far each phrasing sits from its situation's centre.
+        seed : int, optional
+            Seed of the vectors (default: derived from the world's seed).
+
+        Returns
+        -------
+        LookupEmbedder
+            Named ``synthetic-{dim}d``.
+        """
         rng = np.random.default_rng(self.seed + 7919 if seed is None else seed)
         groups = [self.matchers[s] + self.prompts[s] for s in range(self.n_situations)]
         groups += [[t] for t in self.texts()["statements"]]
@@ -246,6 +302,29 @@ class PreferenceWorld:
         ``soft`` (``soft_share`` of refusals, 25% by default) or
         ``disconfirm``. Extra column ``p_true`` is the planted confirm
         probability of the update's statement.
+
+        Parameters
+        ----------
+        n_sessions : int
+            Sessions in the log.
+        seed : int, optional
+            Seed of the log's generator (default: derived from the world's seed).
+        soft_share : float, default=0.25
+            Share of refusals recorded as ``soft`` rather than ``disconfirm``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            A validated interaction log, two rows per session.
+
+        Raises
+        ------
+        InputError
+            ``soft_share`` outside [0, 1].
+
+        See Also
+        --------
+        thatchlab.synth.simulate : The closed loop.
         """
         if not 0 <= soft_share <= 1:
             raise InputError(f"soft_share: expected a share in [0, 1], got {soft_share!r}")

@@ -15,6 +15,7 @@ import pandas as pd
 from thatchlab.calibration import derive, recall_score
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.logs.recall import RECALL_COLUMNS
+from thatchlab.replay.calibration import recall_ledger
 
 __all__ = ["RecallWorld", "PLANTED"]
 
@@ -34,7 +35,10 @@ class RecallWorld:
     planted : :class:`CalibrationParams` whose derive coefficients, half-life and
         baseline give the true consumption probability of each touch.
     per_recall : memories returned per recall (ranked by ``text + confidence × 2``).
-    start : aware start time; seed : seed of the world's generator.
+    namespaces : the memories' namespaces.
+    sources : the memories' sources.
+    start : aware start time.
+    seed : seed of the world's generator.
 
     Attributes
     ----------
@@ -60,10 +64,6 @@ class RecallWorld:
         rng = np.random.default_rng(seed)
         self.memories = self._memories(rng)
         self.log, self.truth = self._recalls(rng)
-        from thatchlab.replay.calibration import (
-            recall_ledger,  # replay sits above synth's engine imports
-        )
-
         self.ledger = recall_ledger(self.log)
 
     def _memories(self, rng) -> pd.DataFrame:

@@ -72,7 +72,27 @@ class ParamsBase:
         return {}
 
     def replace(self, **changes):
-        """Return a validated copy with ``changes`` applied."""
+        """Return a validated copy with ``changes`` applied.
+
+        Parameters
+        ----------
+        **changes
+            New values of fields, by field name.
+
+        Returns
+        -------
+        same type as self
+            A new instance; ``self`` is unchanged (the dataclass is frozen).
+
+        Raises
+        ------
+        ParamsError
+            A name that is not a field, or a value outside its field's domain.
+
+        See Also
+        --------
+        to_dict, from_dict
+        """
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             raise ParamsError(
@@ -81,12 +101,43 @@ class ParamsBase:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
-        """Plain dict of every field (JSON-serialisable values)."""
+        """Plain dict of every field (JSON-serialisable values).
+
+        Returns
+        -------
+        dict
+            Field name → value; tuples become lists and nested dicts are copied.
+
+        See Also
+        --------
+        from_dict : The inverse.
+        """
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict):
-        """Build from a dict as written by :meth:`to_dict`; unknown keys raise."""
+        """Build from a dict as written by :meth:`to_dict`; unknown keys raise.
+
+        Parameters
+        ----------
+        data : dict
+            Field name → value; missing fields take their defaults.
+
+        Returns
+        -------
+        cls
+            A validated instance.
+
+        Raises
+        ------
+        ParamsError
+            ``data`` is not a dict, names an unknown field, or holds a bad value.
+
+        See Also
+        --------
+        to_dict : The inverse.
+        coerce : Also takes None, an instance or any mapping.
+        """
         if not isinstance(data, dict):
             raise ParamsError(f"{cls.__name__}.from_dict: expected a dict, got {type(data).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
@@ -98,9 +149,32 @@ class ParamsBase:
 
     @classmethod
     def coerce(cls, value, what: str = "params"):
-        """``value`` as parameters of this class: None → the defaults, an instance as it is, a
-        mapping → the defaults with those fields changed (as the command line takes a flat
-        mapping; unknown fields and bad values raise :class:`ParamsError`).
+        """``value`` as parameters of this class.
+
+        None gives the defaults, an instance is returned as it is, a mapping
+        gives the defaults with those fields changed (as the command line
+        takes a flat mapping).
+
+        Parameters
+        ----------
+        value : None, instance of cls or mapping
+            What to turn into parameters.
+        what : str, default="params"
+            How the error message names ``value``.
+
+        Returns
+        -------
+        cls
+            The parameters.
+
+        Raises
+        ------
+        ParamsError
+            ``value`` is of another type, or the mapping has unknown fields or bad values.
+
+        See Also
+        --------
+        from_dict
         """
         if value is None:
             return cls()
@@ -112,6 +186,18 @@ class ParamsBase:
                           f"{type(value).__name__}")
 
     def get_params(self, deep: bool = True) -> dict:
+        """The fields as scikit-learn's ``get_params`` gives parameters (the same as :meth:`to_dict`).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Accepted for scikit-learn's signature; the fields have no nested parameters.
+
+        Returns
+        -------
+        dict
+            Field name → value.
+        """
         return self.to_dict()
 
 

@@ -119,6 +119,10 @@ class ParamsMixin:
         -------
         dict
             Parameter name → current value.
+
+        See Also
+        --------
+        set_params
         """
         out = {name: getattr(self, self._storage(name)) for name in self._init_param_names()}
         if deep and self._params_attr is not None:
@@ -133,10 +137,25 @@ class ParamsMixin:
         the (possibly new) dataclass, validated by its own checks; then the
         class's :meth:`_validate_params` runs. On any error nothing changes.
 
+        Parameters
+        ----------
+        **params
+            New values by name: constructor arguments and fields of the held
+            parameter dataclass.
+
+        Returns
+        -------
+        self
+            The same object, changed.
+
         Raises
         ------
         EstimatorParamsError
             An unknown name (the message lists the valid ones) or an invalid value.
+
+        See Also
+        --------
+        get_params
         """
         if not params:
             return self

@@ -35,8 +35,24 @@ class ReleaseError(ParamsError):
 
 
 class Source(NamedTuple):
-    """One public file a release follows: ``repo`` (owner/name), ``path``, ``commit`` (a commit id,
-    tag, or git blob id when ``kind == "blob"``)."""
+    """One public file a release follows.
+
+    Parameters
+    ----------
+    repo : str
+        The repository, ``owner/name``.
+    path : str
+        The file's path inside the repository.
+    commit : str
+        A commit id, a tag, or a git blob id when ``kind == "blob"``.
+    kind : str, default="commit"
+        What ``commit`` is: ``"commit"``, ``"tag"`` or ``"blob"``.
+
+    Examples
+    --------
+    >>> str(Source("sysread/thatch", "src/db.ts", "2ed97f2a"))
+    'sysread/thatch:src/db.ts @2ed97f2a'
+    """
 
     repo: str
     path: str
@@ -49,8 +65,23 @@ class Source(NamedTuple):
 
 
 class Release(NamedTuple):
-    """A named production release: the ``system``, its ``name``, the :class:`Source` files it
-    follows and ``changes`` (what differs from the previous release, in words)."""
+    """A named production release.
+
+    Parameters
+    ----------
+    system : str
+        The production system (``"thatch"``, ``"omi"``, ``"ai-memory"``, ``"mnemo"``).
+    name : str
+        The release's name (a tag or a short commit id).
+    sources : tuple of Source
+        The public files it follows.
+    changes : str
+        What differs from the previous release, in words.
+
+    See Also
+    --------
+    release_info : The record of a release by name.
+    """
 
     system: str
     name: str
@@ -117,7 +148,28 @@ SYSTEMS = {"prediction": "thatch", "behavior": "thatch", "belief": "omi", "calib
 
 
 def system_of(name: str) -> str:
-    """The system of an engine name (``prediction`` → ``thatch``) or a system name itself."""
+    """The system of an engine name (``prediction`` → ``thatch``) or a system name itself.
+
+    Parameters
+    ----------
+    name : str
+        An engine name (a key of :data:`SYSTEMS`) or a system name (a key of :data:`RELEASES`).
+
+    Returns
+    -------
+    str
+        The system's name.
+
+    Raises
+    ------
+    ParamsError
+        ``name`` is neither.
+
+    Examples
+    --------
+    >>> system_of("prediction"), system_of("omi")
+    ('thatch', 'omi')
+    """
     if name in RELEASES:
         return name
     try:
@@ -128,12 +180,42 @@ def system_of(name: str) -> str:
 
 
 def release_names(system: str) -> tuple:
-    """The known release names of ``system`` (or of an engine's system), oldest first."""
+    """The known release names of ``system`` (or of an engine's system), oldest first.
+
+    Parameters
+    ----------
+    system : str
+        A system name, or an engine name standing for its system.
+
+    Returns
+    -------
+    tuple of str
+        The names, oldest first.
+
+    See Also
+    --------
+    latest_release, release_info
+    """
     return tuple(r.name for r in RELEASES[system_of(system)])
 
 
 def latest_release(system: str) -> str:
-    """The newest known release of ``system``: what a replay follows unless told otherwise."""
+    """The newest known release of ``system``: what a replay follows unless told otherwise.
+
+    Parameters
+    ----------
+    system : str
+        A system name, or an engine name standing for its system.
+
+    Returns
+    -------
+    str
+        The release's name.
+
+    See Also
+    --------
+    release_names, resolve_release
+    """
     return release_names(system)[-1]
 
 
@@ -143,6 +225,27 @@ def resolve_release(system: str, name) -> str:
     ``"latest"`` is the newest release; a longer commit id that starts with a release's id (as
     ``git log`` prints it, e.g. ``07ecf8794e4d``) names that release. Anything else raises
     :class:`ReleaseError` listing the known releases.
+
+    Parameters
+    ----------
+    system : str
+        A system name, or an engine name standing for its system.
+    name : str
+        A release name, ``"latest"``, or a longer commit id of a release.
+
+    Returns
+    -------
+    str
+        The release's canonical name.
+
+    Raises
+    ------
+    ReleaseError
+        ``name`` names no known release of ``system``.
+
+    See Also
+    --------
+    release_info, latest_release
     """
     names = release_names(system)
     if isinstance(name, str):
@@ -160,12 +263,42 @@ def resolve_release(system: str, name) -> str:
 
 
 def release_info(system: str, name: str = "latest") -> Release:
-    """The :class:`Release` record of ``name`` (resolved as :func:`resolve_release` does)."""
+    """The :class:`Release` record of ``name`` (resolved as :func:`resolve_release` does).
+
+    Parameters
+    ----------
+    system : str
+        A system name, or an engine name standing for its system.
+    name : str, default="latest"
+        The release, as :func:`resolve_release` takes it.
+
+    Returns
+    -------
+    Release
+        Its record.
+
+    See Also
+    --------
+    resolve_release, release_names
+    """
     key = resolve_release(system, name)
     return next(r for r in RELEASES[system_of(system)] if r.name == key)
 
 
 def at_least(system: str, name: str, other: str) -> bool:
-    """Whether release ``name`` is ``other`` or newer (both resolved)."""
+    """Whether release ``name`` is ``other`` or newer (both resolved).
+
+    Parameters
+    ----------
+    system : str
+        A system name, or an engine name standing for its system.
+    name, other : str
+        The two releases, as :func:`resolve_release` takes them.
+
+    Returns
+    -------
+    bool
+        True when ``name`` is ``other`` or a later release.
+    """
     names = release_names(system)
     return names.index(resolve_release(system, name)) >= names.index(resolve_release(system, other))

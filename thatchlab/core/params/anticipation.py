@@ -21,6 +21,25 @@ SEQUENTIAL_MODES = ("fraction", "seed")
 def parse_duration(name: str, value) -> pd.Timedelta:
     """Parse a positive duration (``"24h"``, ``"30d"``, a Timedelta) or raise ParamsError.
 
+    Parameters
+    ----------
+    name : str
+        The field's name, for the error message.
+    value : str or pandas.Timedelta
+        The duration.
+
+    Returns
+    -------
+    pandas.Timedelta
+        The duration, greater than zero.
+
+    Raises
+    ------
+    ParamsError
+        ``value`` is not a duration or not positive.
+
+    Examples
+    --------
     >>> parse_duration("window", "24h").total_seconds()
     86400.0
     """
@@ -43,6 +62,50 @@ class AnticipationParams(ParamsBase):
     ``mode="seed"`` (the default) counts pairs as mnemo's SQL does; ``"fraction"`` is thatchlab's
     study option. ``release`` is ``"seed"``, mnemo's only production.
 
+    Parameters
+    ----------
+    window : str, default="24h"
+        Sequential window: B must follow A strictly within it.
+    lookback : str, default="30d"
+        Mining covers ``[now - lookback, now)``.
+    min_obs : int, default=3
+        Fewest observations of a pattern (every pattern type).
+    min_conf : float, default=0.5
+        Confidence must exceed this (sequential, conditional, co-occurrence).
+    min_share : float, default=0.5
+        Periodic patterns: the topic's smallest share of its slot's recalls (thatchlab's rule).
+    slot_hours : int, default=2
+        Width of a periodic slot in hours, a divisor of 24.
+    timezone : str, default="UTC"
+        IANA time zone the periodic slots are cut in.
+    k : int, default=3
+        Facts prefetched per session.
+    latency_ms_per_recall : float, default=200.0
+        Milliseconds one recall round-trip costs, for the savings estimate.
+    tokens_per_recall : float, default=150.0
+        Tokens one recall round-trip costs, for the savings estimate.
+    mode : {"seed", "fraction"}, default="seed"
+        How sequential confidence counts: mnemo's pair count, or the share of A followed by B.
+    release : str, default="seed"
+        The mnemo release replayed.
+
+    Attributes
+    ----------
+    window_td, lookback_td : pandas.Timedelta
+        ``window`` and ``lookback`` as Timedeltas.
+
+    Raises
+    ------
+    ParamsError
+        A field outside its domain (a bad duration, a slot width not dividing 24, an unknown
+        time zone or mode).
+
+    See Also
+    --------
+    ScoringParams, BeliefParams, CalibrationParams : The other engines' parameters.
+
+    Examples
+    --------
     >>> p = AnticipationParams()
     >>> p.window, p.lookback, p.k, p.mode, p.release
     ('24h', '30d', 3, 'seed', 'seed')

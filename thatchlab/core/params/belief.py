@@ -66,23 +66,60 @@ class BeliefParams(ParamsBase):
     A prior of ``None`` means the class never decays (currency stays 1.0).
     Defaults are omi's priors and production's constants.
 
+    Parameters
+    ----------
+    identity : float or None, default=None
+        Half-life in days of identity beliefs (``None`` = no decay).
+    relationship : float or None, default=None
+        Half-life in days of relationship beliefs.
+    preference : float or None, default=180.0
+        Half-life in days of preferences.
+    state : float or None, default=30.0
+        Half-life in days of states.
+    plan : float or None, default=30.0
+        Half-life in days of plans without a named ``valid_to``.
+    episodic : float or None, default=7.0
+        Half-life in days of episodic memories.
+    meta_residue : float or None, default=1.0
+        Half-life in days of session residue.
+    meta_standing : float or None, default=None
+        Half-life in days of standing instructions.
+    contradiction_factor : float, default=0.0
+        Confidence is multiplied by this on an applied contradiction (0.0 = production, which
+        sets it to 0).
+    supersede : bool, default=True
+        Whether an authoritative contradiction naming a new row supersedes the old one.
+    min_score : float, default=0.75
+        The admission judge is consulted only for neighbours with similarity ``>= min_score``.
+    k : int, default=5
+        How many nearest rows the admission gate retrieves per claim.
+    automation_paused : bool, default=False
+        omi's incident stop (``MEMORY_BELIEF_AUTOMATION_PAUSED``, release ``17fecf7`` only):
+        admission consults no judge and judged evidence events write nothing, while reads,
+        reviews and deletes go on.
+    release : str, default="17fecf7"
+        The omi evidence code replayed (``"4d5d5c5"``, ``"17fecf7"``; ``"latest"``: the
+        newest). See :mod:`thatchlab.belief` for what each one does.
+
     Attributes
     ----------
-    identity, relationship, preference, state, plan, episodic, meta_residue, meta_standing :
-        half-life in days of each belief class (``None`` = no decay).
-    contradiction_factor : confidence is multiplied by this on an applied
-        contradiction (0.0 = production, which sets it to 0).
-    supersede : whether an authoritative contradiction naming a new row
-        supersedes the old one.
-    min_score : the admission judge is consulted only for neighbours with
-        similarity ``>= min_score``.
-    k : how many nearest rows the admission gate retrieves per claim.
-    automation_paused : omi's incident stop (``MEMORY_BELIEF_AUTOMATION_PAUSED``, release
-        ``17fecf7`` only): admission consults no judge and judged evidence events write nothing,
-        while reads, reviews and deletes go on.
-    release : the omi evidence code replayed (``"4d5d5c5"``, ``"17fecf7"``; default and
-        ``"latest"``: the newest). See :mod:`thatchlab.belief` for what each one does.
+    priors : mapping
+        Belief class → half-life in days (or ``None``), read-only.
+    views : tuple of str
+        The read views of this release.
 
+    Raises
+    ------
+    ParamsError
+        A field outside its domain, an unknown release, or ``automation_paused`` under
+        ``4d5d5c5``.
+
+    See Also
+    --------
+    ScoringParams, CalibrationParams, AnticipationParams : The other engines' parameters.
+
+    Examples
+    --------
     >>> p = BeliefParams(preference=90)
     >>> p.priors["preference"], p.priors["identity"], p.half_life_for("episodic")
     (90.0, None, 7.0)
@@ -133,7 +170,23 @@ class BeliefParams(ParamsBase):
         return MappingProxyType({c: getattr(self, c) for c in BELIEF_CLASSES})
 
     def half_life_for(self, belief_class: str) -> float | None:
-        """The prior of one class; an unknown class raises :class:`ParamsError`."""
+        """The prior of one class; an unknown class raises :class:`ParamsError`.
+
+        Parameters
+        ----------
+        belief_class : str
+            One of :data:`BELIEF_CLASSES`.
+
+        Returns
+        -------
+        float or None
+            The half-life in days (``None``: the class never decays).
+
+        Raises
+        ------
+        ParamsError
+            ``belief_class`` is not a belief class.
+        """
         if belief_class not in BELIEF_CLASSES:
             raise ParamsError(f"belief_class: expected one of {list(BELIEF_CLASSES)}, "
                               f"got {belief_class!r}")

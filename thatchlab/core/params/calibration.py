@@ -27,35 +27,53 @@ RECALL_OUTCOMES = ("consumed", "unconsumed")
 class CalibrationParams(ParamsBase):
     """Confidence derive / decay / shadow parameters, production defaults.
 
-    Attributes
+    The derive base is ``intercept + atom_bump·atom + corroboration_weight·log10(1+n)
+    − age_penalty·age·ln2/half_life``.
+
+    Parameters
     ----------
-    intercept, atom_bump, corroboration_weight, age_penalty : float
-        Coefficients of the derive base
-        ``intercept + atom_bump·atom + corroboration_weight·log10(1+n)
-        − age_penalty·age·ln2/half_life`` (0.5, 0.1, 0.05, 0.02).
-    half_life_days : float
-        Freshness half-life in days for derive and for decay on recall (30).
-    baseline : float
-        The per-source baseline derive blends toward as content ages (0.5).
-    sample_rate : float
-        Shadow sampling rate in [0, 1] (``AI_MEMORY_CONFIDENCE_SHADOW_SAMPLE_RATE``, 1.0).
-    window_days : float
-        Calibration report window in days, 0 to 36500 (``--days``, 30).
-    retention_days : float
+    intercept : float, default=0.5
+        Intercept of the derive base.
+    atom_bump : float, default=0.1
+        Added to the base for an atom (a memory derived from another).
+    corroboration_weight : float, default=0.05
+        Weight of ``log10(1 + corroboration)`` in the base.
+    age_penalty : float, default=0.02
+        Weight of ``age·ln2/half_life`` subtracted from the base.
+    half_life_days : float, default=30.0
+        Freshness half-life in days for derive and for decay on recall.
+    baseline : float, default=0.5
+        The per-source baseline derive blends toward as content ages.
+    sample_rate : float, default=1.0
+        Shadow sampling rate in [0, 1] (``AI_MEMORY_CONFIDENCE_SHADOW_SAMPLE_RATE``).
+    window_days : float, default=30.0
+        Calibration report window in days, 0 to 36500 (``--days``).
+    retention_days : float, default=90.0
         Shadow-observation retention for GC; ``<= 0`` keeps everything
         (a thatchlab choice: 90 days; production does not fix a default here).
-    decay_on_recall : bool
+    decay_on_recall : bool, default=True
         Replay applies freshness decay on every recall touch
         (``AI_MEMORY_CONFIDENCE_DECAY=1``); production's default is off.
-    auto_confidence : bool
+    auto_confidence : bool, default=False
         Memories store the derived value at write time (``auto_derived``)
-        instead of the caller's (``AI_MEMORY_AUTO_CONFIDENCE=1``); default off.
-    confidence_weight : float
+        instead of the caller's (``AI_MEMORY_AUTO_CONFIDENCE=1``); production's default is off.
+    confidence_weight : float, default=2.0
         Weight of confidence in the recall score (``text + confidence × 2.0``).
-    release : str
-        The ai-memory code replayed (``"v0.7.0"``, ``"a78a228"``, ``"0a5770a"``; default and
-        ``"latest"``: the newest).
+    release : str, default="0a5770a"
+        The ai-memory code replayed (``"v0.7.0"``, ``"a78a228"``, ``"0a5770a"``; ``"latest"``:
+        the newest).
 
+    Raises
+    ------
+    ParamsError
+        A field outside its domain or an unknown release.
+
+    See Also
+    --------
+    ScoringParams, BeliefParams, AnticipationParams : The other engines' parameters.
+
+    Examples
+    --------
     >>> CalibrationParams().half_life_days, CalibrationParams().replace(atom_bump=0.2).atom_bump
     (30.0, 0.2)
     """
@@ -95,7 +113,13 @@ class CalibrationParams(ParamsBase):
         )
 
     def derive_kwargs(self) -> dict:
-        """The keyword arguments of :func:`thatchlab.calibration.derive` these params set."""
+        """The keyword arguments of :func:`thatchlab.calibration.derive` these params set.
+
+        Returns
+        -------
+        dict
+            ``baseline``, ``half_life_days`` and the four derive coefficients.
+        """
         return dict(baseline=self.baseline, half_life_days=self.half_life_days,
                     intercept=self.intercept, atom_bump=self.atom_bump,
                     corroboration_weight=self.corroboration_weight, age_penalty=self.age_penalty)

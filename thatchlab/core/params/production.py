@@ -43,6 +43,7 @@ import dataclasses
 from typing import NamedTuple
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.jsfmt import js_number
 from thatchlab.core.params._releases import (
     RELEASES,
     SYSTEMS,
@@ -61,8 +62,20 @@ __all__ = ["Setting", "ENGINE_PARAMS", "PRODUCTION_VALUES", "SETTINGS", "RELEASE
 
 
 class Setting(NamedTuple):
-    """How production sets one parameter: ``kind`` (``"env"``, ``"code"``, ``"none"``) and
-    ``name`` (the environment variable, or words for the other kinds)."""
+    """How production sets one parameter.
+
+    Parameters
+    ----------
+    kind : str
+        ``"env"`` (read from its environment), ``"code"`` (hard-coded), ``"none"`` (no such
+        setting) or ``"release"`` (which code runs).
+    name : str
+        The environment variable, or words for the other kinds.
+
+    See Also
+    --------
+    setting : The setting of one parameter.
+    """
 
     kind: str
     name: str
@@ -128,7 +141,28 @@ SETTINGS = {
 
 
 def engine_key(name: str) -> str:
-    """The engine name of an export keyword (``beliefs`` → ``belief``, ``patterns`` → ``anticipation``)."""
+    """The engine name of an export keyword (``beliefs`` → ``belief``, ``patterns`` → ``anticipation``).
+
+    Parameters
+    ----------
+    name : str
+        An engine name or an export keyword.
+
+    Returns
+    -------
+    str
+        A key of :data:`ENGINE_PARAMS`.
+
+    Raises
+    ------
+    InputError
+        ``name`` names no engine.
+
+    Examples
+    --------
+    >>> engine_key("patterns")
+    'anticipation'
+    """
     key = _ALIASES.get(name, name)
     if key not in ENGINE_PARAMS:
         raise InputError(f"engine: expected one of {sorted(ENGINE_PARAMS)}, got {name!r}")
@@ -137,14 +171,53 @@ def engine_key(name: str) -> str:
 
 def production_params(engine: str, release: str = "latest"):
     """The parameters production runs for ``engine`` under ``release`` (default: the newest; see
-    :data:`PRODUCTION_VALUES`)."""
+    :data:`PRODUCTION_VALUES`).
+
+    Parameters
+    ----------
+    engine : str
+        An engine name or an export keyword.
+    release : str, default="latest"
+        The release, as :func:`resolve_release` takes it.
+
+    Returns
+    -------
+    ScoringParams, BeliefParams, CalibrationParams or AnticipationParams
+        The engine's parameters with production's values.
+
+    See Also
+    --------
+    differences : What a setting changes from these.
+    """
     key = engine_key(engine)
     name = resolve_release(SYSTEMS[key], release)
     return ENGINE_PARAMS[key](release=name).replace(**PRODUCTION_VALUES.get(key, {}))
 
 
 def setting(engine: str, name: str) -> Setting:
-    """How production sets parameter ``name`` of ``engine``."""
+    """How production sets parameter ``name`` of ``engine``.
+
+    Parameters
+    ----------
+    engine : str
+        An engine name or an export keyword.
+    name : str
+        A field of the engine's parameters.
+
+    Returns
+    -------
+    Setting
+        The kind of setting and its name.
+
+    Raises
+    ------
+    InputError
+        An unknown engine or parameter.
+
+    See Also
+    --------
+    env_line : The environment line of an ``"env"`` setting.
+    """
     try:
         return SETTINGS[engine_key(engine)][name]
     except KeyError:
@@ -152,8 +225,6 @@ def setting(engine: str, name: str) -> Setting:
 
 
 def _env_value(value) -> str:
-    from thatchlab.core.jsfmt import js_number
-
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, (int, float)):
@@ -162,7 +233,31 @@ def _env_value(value) -> str:
 
 
 def env_line(engine: str, name: str, value) -> str:
-    """The environment line that makes production run ``name = value`` (``"env"`` settings only)."""
+    """The environment line that makes production run ``name = value`` (``"env"`` settings only).
+
+    Parameters
+    ----------
+    engine : str
+        An engine name or an export keyword.
+    name : str
+        A field production reads from its environment.
+    value : bool, int, float or str
+        The value; booleans are written ``1``/``0``, numbers as JavaScript prints them.
+
+    Returns
+    -------
+    str
+        ``VARIABLE=value``.
+
+    Raises
+    ------
+    InputError
+        An unknown engine or parameter, or one production does not read from its environment.
+
+    See Also
+    --------
+    setting
+    """
     s = setting(engine, name)
     if s.kind != "env":
         raise InputError(f"{engine}.{name}: production does not read it from its environment ({s.name})")
@@ -173,6 +268,26 @@ def differences(engine: str, params, reference=None) -> dict:
     """``{field: value}`` where ``params`` differs from ``reference`` (default: what production runs
     under ``params``' own release, so the release itself is never a difference).
 
+    Parameters
+    ----------
+    engine : str
+        An engine name or an export keyword.
+    params : ScoringParams, BeliefParams, CalibrationParams or AnticipationParams
+        The setting compared.
+    reference : same type as params, optional
+        What it is compared with; None is :func:`production_params` under ``params``' release.
+
+    Returns
+    -------
+    dict
+        Field → the value in ``params``, for every field that differs.
+
+    See Also
+    --------
+    production_params
+
+    Examples
+    --------
     >>> differences("prediction", ScoringParams(k=2.0, threshold=0.6))
     {'k': 2.0}
     >>> differences("prediction", ScoringParams(release="v0.1.30"))

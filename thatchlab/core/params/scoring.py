@@ -33,6 +33,62 @@ class ScoringParams(ParamsBase):
     ``dedup_scope=None`` (the default) is the release's own item dedup scope
     (:attr:`item_dedup_scope`); ``"store"`` or ``"store+global"`` override it for studies.
 
+    Parameters
+    ----------
+    k : float, default=5.0
+        Prior strength K of the posterior confidence ``(c + K·P0) / (c + d + K)``: the larger,
+        the slower confidence moves (production hard-codes it).
+    p0 : float, default=0.5
+        Prior mean P0, the confidence a new item starts at (hard-coded).
+    soft_weight : float, default=0.25
+        What one ``soft`` signal adds to the disconfirm count (hard-coded).
+    threshold : float, default=0.60
+        Nudge threshold: a matcher whose rounded cosine to the prompt is below it is dropped
+        (``THATCH_PREDICTION_THRESHOLD`` / ``THATCH_BEHAVIOR_THRESHOLD``).
+    query_threshold : float, default=0.60
+        The same threshold for explicit queries (hard-coded).
+    dedup_cosine : float, default=0.85
+        Raw cosine from which a write reuses an existing matcher or item, and feedback and
+        deletes find their item (hard-coded).
+    top_matchers : int, default=5
+        Matchers kept per prompt after sorting by rounded cosine (hard-coded).
+    max_items : int, default=5
+        Items shown in one nudge (hard-coded).
+    noise_floor : float, default=0.01
+        Cosines below it are dropped before rounding (hard-coded).
+    min_prompt_chars : int, default=10
+        A prompt shorter than this (Python ``len``) gets no nudge: regime ``skipped``.
+    dedup_scope : {None, "store", "store+global"}, default=None
+        Where a write's item dedup searches; None follows the release.
+    min_confidence : float, default=0.0
+        Items with a lower stored confidence are not surfaced; production never filters on
+        confidence, so 0 reproduces it (a study option).
+    strong_confidence : float, default=0.70
+        Regime classifier: the stored confidence the top item needs for ``strong``.
+    strong_evidence : int, default=3
+        Regime classifier: the evidence count the top item needs for ``strong``.
+    conflict_margin : float, default=0.10
+        Regime classifier: another item of the same matcher within this score margin
+        (inclusive) makes the nudge ``ambiguous``.
+    release : str, default="07ecf87"
+        The thatch release replayed.
+
+    Attributes
+    ----------
+    item_dedup_scope : str
+        The stores a write's item dedup searches: ``dedup_scope`` if set, else the release's.
+
+    Raises
+    ------
+    ParamsError
+        A field outside its domain or an unknown release.
+
+    See Also
+    --------
+    BeliefParams, CalibrationParams, AnticipationParams : The other engines' parameters.
+
+    Examples
+    --------
     >>> ScoringParams().k, ScoringParams(k=10).replace(p0=0.3).p0
     (5.0, 0.3)
     >>> ScoringParams().release, ScoringParams(release="v0.1.30").item_dedup_scope

@@ -11,10 +11,11 @@ It may import ``core``, the engines, ``replay`` and ``metrics``; never
 """
 
 from thatchlab.fit._base import BaseFitter, NotFittedError
+from thatchlab.fit._check import FitterCheckError, check_fitter
 from thatchlab.fit.derive import DeriveWeightsFitter
 from thatchlab.fit.halflife import HalfLifeFitter, exposure_segments
 from thatchlab.fit.prior import PriorFitter
 from thatchlab.fit.transfer import transfer_threshold
 
 __all__ = ["BaseFitter", "NotFittedError", "PriorFitter", "HalfLifeFitter", "exposure_segments",
-           "DeriveWeightsFitter", "transfer_threshold"]
+           "DeriveWeightsFitter", "transfer_threshold", "check_fitter", "FitterCheckError"]

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import pandas as pd
 
+from thatchlab.core.display import html_block
 from thatchlab.core.errors import ThatchlabError
 from thatchlab.core.params import ParamsMixin
 
@@ -26,6 +27,21 @@ class NotFittedError(ThatchlabError, AttributeError):
 
     Also an :class:`AttributeError`, so ``hasattr(fitter, "summary_")`` is
     ``False`` on an unfitted fitter.
+
+    See Also
+    --------
+    BaseFitter : The fitters' shared conventions.
+
+    Examples
+    --------
+    >>> from thatchlab.fit import HalfLifeFitter
+    >>> hasattr(HalfLifeFitter(), "half_life_")
+    False
+    >>> try:
+    ...     HalfLifeFitter().summary_
+    ... except NotFittedError as err:
+    ...     print(err)
+    HalfLifeFitter is not fitted: call fit() before reading summary_
     """
 
 
@@ -36,12 +52,16 @@ class BaseFitter(ParamsMixin):
     ``_validate_params``, see :class:`~thatchlab.core.params.ParamsMixin`),
     implements ``fit`` to set ``summary_``, ``log_likelihood_`` and ``n_`` and
     return ``self``, and may extend ``_repr_values`` and ``_summary_header``.
+    It declares the columns of its ``summary_`` in ``SUMMARY_COLUMNS`` and
+    may offer small example data in a ``_check_data()`` classmethod, which
+    :func:`~thatchlab.fit.check_fitter` fits to check all of this.
 
     Attributes
     ----------
     summary_ : DataFrame
-        One row per fitted parameter (the index); columns ``coef``,
-        ``ci_lower``, ``ci_upper`` and whatever else the fitter reports.
+        One row per fitted parameter (the index); columns
+        ``SUMMARY_COLUMNS``: ``coef``, ``ci_lower``, ``ci_upper`` and
+        whatever else the fitter reports.
     confidence_interval_ : DataFrame
         ``summary_[["ci_lower", "ci_upper"]]``.
     log_likelihood_ : float
@@ -90,9 +110,33 @@ class BaseFitter(ParamsMixin):
     _estimand: ClassVar[str] = "parameters"
     #: What ``n_`` counts, for the repr and :meth:`print_summary`.
     _n_noun: ClassVar[str] = "observations"
+    #: The columns of ``summary_``, in order: what the fitter documents and
+    #: :func:`~thatchlab.fit.check_fitter` checks. A subclass that reports more declares its own.
+    SUMMARY_COLUMNS: ClassVar[tuple[str, ...]] = ("coef", "ci_lower", "ci_upper")
+
+    @classmethod
+    def _check_data(cls):
+        """Small deterministic data to fit on, for :func:`~thatchlab.fit.check_fitter`.
+
+        What ``fit`` takes: one object, a tuple of positional arguments or a
+        dict of keyword arguments; ``None`` (the default) when the fitter
+        offers none, and then ``check_fitter`` needs ``data=``.
+        """
+        return None
 
     def fit(self, *args, **kwargs):  # pragma: no cover - every fitter overrides it
-        """Fit to data; returns ``self``."""
+        """Fit to data; returns ``self``.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            The data, as the subclass's ``fit`` names them.
+
+        Returns
+        -------
+        BaseFitter
+            ``self``, fitted.
+        """
         raise NotImplementedError(f"{type(self).__name__}.fit")
 
     # -- learned state ---------------------------------------------------------------------
@@ -129,8 +173,6 @@ class BaseFitter(ParamsMixin):
 
     def _repr_html_(self) -> str:
         """The fitter in a notebook: its repr, the header facts and ``summary_`` as a table."""
-        from thatchlab.core.display import html_block
-
         if not self._is_fitted():
             return html_block(repr(self))
         facts = {"fitted": self._estimand, "n": f"{self.n_} {self._n_noun}",
@@ -159,8 +201,10 @@ class BaseFitter(ParamsMixin):
 
         Parameters
         ----------
-        precision : significant digits of the numbers.
-        file : where to print (default ``sys.stdout``).
+        precision : int, default=4
+            Significant digits of the numbers.
+        file : file-like, default=None
+            Where to print (``None``: ``sys.stdout``).
         """
         print(self._summary_text(precision), file=file if file is not None else sys.stdout)
 

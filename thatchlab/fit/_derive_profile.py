@@ -9,9 +9,11 @@ side is flat) and word the result (``_describe``).
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
+from scipy import optimize
 
 from thatchlab.calibration import EPS, LN2
 
@@ -226,16 +228,12 @@ def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims
     whether the profile is flat on each side.
 
     ``ℓ_p(ψ)`` maximises the likelihood over the coordinates in ``free`` other
-    than ``j`` (:func:`_maximise`), from the better of two starts: the last
-    profile point with ``j`` moved to ``ψ``, and that point moved along the
-    ridge's tangent as well (the others shifted by ``−I_oo⁺ I_oj Δψ``, which
-    keeps every ``v_i`` fixed to first order, so a profile can follow a flat
-    ridge through the clips' kinks). The search works with the signed root
+    than ``j`` (:class:`_SignedRoot`). The search works with the signed root
     ``r(ψ) = √(2(ℓ̂ − ℓ_p(ψ)))``, which is close to linear in ``ψ``: each
-    side first tries the Wald end ``theta[j] ± √crit·step``, then doubles the
-    distance (clamped to ``lims``) until ``r`` passes ``√crit``, and
-    :func:`_bracketed_root` finds the crossing (warm-started from the last
-    point inside).
+    side (:func:`_profile_side`) first tries the Wald end
+    ``theta[j] ± √crit·step``, then doubles the distance (clamped to
+    ``lims``) until ``r`` passes ``√crit``, and :func:`_bracketed_root` finds
+    the crossing (warm-started from the last point inside).
 
     A side is *flat* when the deviance ``2(ℓ̂ − ℓ_p)`` stays below
     ``flat_dev`` at the midpoint between ``theta[j]`` and the side's end (a
@@ -249,18 +247,42 @@ def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims
     there.
     """
     theta = np.asarray(theta, dtype=np.float64)
-    others = np.array([i for i in free if i != j], dtype=int)
-    # v is linear in every parameter but the half-life at a fixed half-life: a tangent over those
-    # alone follows a linear ridge (intercept against age penalty at equal ages) exactly, however far
-    linear = np.array([i for i in others if lik.names[i] != "half_life_days"], dtype=int)
+    root = _SignedRoot(lik, theta, j, free, ll_hat)
     z = math.sqrt(crit)
     flat_dev = 0.0 if flat_dev is None else flat_dev
-    gain, top = 0.0, theta.copy()
+    out, sides = [], []
+    for sign, limit in ((-1.0, lims[0]), (1.0, lims[1])):
+        end, side = _profile_side(root, theta, j, sign, limit, z, step, flat_dev)
+        out.append(end)
+        sides.append(side)
+    return out[0], out[1], (root.gain, root.top), sides
 
-    def root(psi, warm):
-        nonlocal gain
+
+class _SignedRoot:
+    """``root(ψ, warm) → (r(ψ), t)``: the signed root ``√(2(ℓ̂ − ℓ_p(ψ)))`` of coordinate ``j``'s
+    profile and the profile's maximiser ``t``, remembering the highest profile point met.
+
+    ``ℓ_p(ψ)`` is :func:`_maximise` over the coordinates in ``free`` other
+    than ``j``, from the best of three starts: ``warm`` (the last profile
+    point) with ``j`` moved to ``ψ``, and that point moved along the ridge's
+    tangent as well (the others shifted by ``−I_oo⁺ I_oj Δψ``, which keeps
+    every ``v_i`` fixed to first order, so a profile can follow a flat ridge
+    through the clips' kinks), over all the others or over the linear ones
+    only. ``gain`` is the largest ``ℓ_p − ℓ̂`` met and ``top`` where.
+    """
+
+    def __init__(self, lik: _Likelihood, theta, j, free, ll_hat):
+        self.lik, self.j, self.ll_hat = lik, j, ll_hat
+        self.others = np.array([i for i in free if i != j], dtype=int)
+        # v is linear in every parameter but the half-life at a fixed half-life: a tangent over those
+        # alone follows a linear ridge (intercept against age penalty at equal ages) exactly, however far
+        self.linear = np.array([i for i in self.others if lik.names[i] != "half_life_days"], dtype=int)
+        self.gain, self.top = 0.0, theta.copy()
+
+    def __call__(self, psi, warm):
+        lik, j = self.lik, self.j
         best, info = None, None
-        for along in (None, others, linear):
+        for along in (None, self.others, self.linear):
             t = warm.copy()
             if along is not None:
                 if not len(along):
@@ -270,50 +292,54 @@ def _profile_interval(lik: _Likelihood, theta, j, free, ll_hat, crit, step, lims
                     info = (jac * (clip_free / (p * (1 - p)))[:, None]).T @ jac
                 t[along] -= np.linalg.pinv(info[np.ix_(along, along)]) @ info[along, j] * (psi - warm[j])
             t[j] = psi
-            llp, t = _maximise(lik, t, others)
+            llp, t = _maximise(lik, t, self.others)
             if math.isfinite(llp) and (best is None or llp > best[0]):
                 best = (llp, t)
         llp, t = best if best is not None else (-math.inf, warm)
-        if llp - ll_hat > gain:
-            gain, top[:] = llp - ll_hat, t
-        return math.sqrt(max(2 * (ll_hat - llp), 0.0)), t
+        if llp - self.ll_hat > self.gain:
+            self.gain, self.top[:] = llp - self.ll_hat, t
+        return math.sqrt(max(2 * (self.ll_hat - llp), 0.0)), t
 
-    out, sides = [], []
-    for sign, limit in ((-1.0, lims[0]), (1.0, lims[1])):
-        warm, inside, r_in, outside, r_out = theta.copy(), float(theta[j]), 0.0, None, None
-        reach, at, peak = float(theta[j]), theta.copy(), 0.0
-        dist = z * float(step)
-        while True:
-            psi = float(theta[j] + sign * dist)
-            at_limit = (psi <= limit) if sign < 0 else (psi >= limit)
-            if at_limit:
-                psi = float(limit)
-            r, t = root(psi, warm)
-            if r >= z:
-                outside, r_out = psi, r
-                break
-            peak = max(peak, r * r)
-            if r * r < flat_dev:
-                reach, at = psi, t
-            inside, r_in, warm = psi, r, t
-            if at_limit:
-                break
-            dist *= 2.0
-        if outside is None:
-            out.append(None)
-            sides.append({"flat": peak < flat_dev, "reach": reach, "at": at})
-            continue
-        end = _bracketed_root(lambda psi, w=warm: root(psi, w), inside, r_in - z, outside, r_out - z, z,
-                              xtol=1e-3 * step)
-        out.append(end)
-        mid = 0.5 * (float(theta[j]) + end)
-        if abs(mid - reach) > 1e-12 * max(1.0, abs(mid)) and (mid - reach) * sign > 0:
-            r, t = root(mid, warm if (inside - mid) * sign > 0 else theta.copy())
-            if r * r < flat_dev:
-                reach, at = mid, t
-        flat = (reach - mid) * sign >= 0 and reach != float(theta[j])
-        sides.append({"flat": flat, "reach": reach, "at": at})
-    return out[0], out[1], (gain, top), sides
+
+def _profile_side(root: _SignedRoot, theta, j, sign, limit, z, step, flat_dev):
+    """One side of :func:`_profile_interval`: ``(end, {"flat", "reach", "at"})``, ``end`` ``None``
+    when the signed root stays below ``z`` out to ``limit``.
+
+    Walks outward from ``theta[j]`` (the Wald end first, then doubling the
+    distance) until the root passes ``z``, finds the crossing, and checks
+    the deviance at the midpoint between ``theta[j]`` and the end for
+    flatness.
+    """
+    warm, inside, r_in, outside, r_out = theta.copy(), float(theta[j]), 0.0, None, None
+    reach, at, peak = float(theta[j]), theta.copy(), 0.0
+    dist = z * float(step)
+    while True:
+        psi = float(theta[j] + sign * dist)
+        at_limit = (psi <= limit) if sign < 0 else (psi >= limit)
+        if at_limit:
+            psi = float(limit)
+        r, t = root(psi, warm)
+        if r >= z:
+            outside, r_out = psi, r
+            break
+        peak = max(peak, r * r)
+        if r * r < flat_dev:
+            reach, at = psi, t
+        inside, r_in, warm = psi, r, t
+        if at_limit:
+            break
+        dist *= 2.0
+    if outside is None:
+        return None, {"flat": peak < flat_dev, "reach": reach, "at": at}
+    end = _bracketed_root(lambda psi, w=warm: root(psi, w), inside, r_in - z, outside, r_out - z, z,
+                          xtol=1e-3 * step)
+    mid = 0.5 * (float(theta[j]) + end)
+    if abs(mid - reach) > 1e-12 * max(1.0, abs(mid)) and (mid - reach) * sign > 0:
+        r, t = root(mid, warm if (inside - mid) * sign > 0 else theta.copy())
+        if r * r < flat_dev:
+            reach, at = mid, t
+    flat = (reach - mid) * sign >= 0 and reach != float(theta[j])
+    return end, {"flat": flat, "reach": reach, "at": at}
 
 
 def _bracketed_root(evaluate, a, fa, b, fb, z, xtol, max_iter=40):
@@ -364,8 +390,6 @@ def _local_maxima(lik: _Likelihood, theta) -> list:
     maximum up to the clips' kinks. Ends that are one mode (:func:`_same_mode`: equal to ``1e-3``,
     or no valley deeper than ``_VALLEY`` between them) keep the higher.
     """
-    from scipy import optimize
-
     theta = np.asarray(theta, dtype=np.float64)
     names = lik.names
     free = np.arange(len(names))
@@ -420,8 +444,6 @@ def _calibrated_cut(lik: _Likelihood, theta, crit: float, draws: int, seed: int)
     cover about 92.7% of worlds at 4000 touches); Bartlett's correction divides the deviance by its
     mean, so the cut becomes ``χ²₁,₁₋α · max(1, mean D*_j)``.
     """
-    import copy
-
     theta = np.asarray(theta, dtype=np.float64)
     k = len(theta)
     cuts = np.full(k, float(crit))

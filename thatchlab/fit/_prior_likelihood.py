@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import betaln, digamma
 
 from thatchlab.core.errors import InputError
 
@@ -206,16 +208,12 @@ class BetaPairs:
         self.c, self.d, self.w = c, d, w
 
     def value(self, theta) -> float:
-        from scipy.special import betaln
-
         k = math.exp(theta[0])
         p = 1.0 / (1.0 + math.exp(-theta[1]))
         a, b = k * p, k - k * p
         return float(self.w @ (betaln(a + self.c, b + self.d) - betaln(a, b)))
 
     def value_grad(self, theta):
-        from scipy.special import digamma
-
         k = math.exp(theta[0])
         p = float(1.0 / (1.0 + np.exp(-np.float64(theta[1]))))
         a, b = k * p, k * (1 - p)
@@ -348,8 +346,6 @@ def inner_max(objective, which: int, value: float, start: float, bounds) -> tupl
         reached = _ascend1(lambda y: objective.along(at(y), other), start, lo, hi)
         if reached is not None:
             return reached[1], reached[0]
-    from scipy.optimize import minimize_scalar
-
     res = minimize_scalar(lambda y: -objective.value(at(y)), bounds=(lo, hi), method="bounded",
                           options={"xatol": 1e-4})
     return -float(res.fun), float(res.x)
@@ -409,8 +405,6 @@ class Profile:
         it; scipy has no bracketed Newton), to 1e-8 in the coordinate.
         Without curvature: ``brentq`` over the bracket (``xtol`` 1e-5).
         """
-        from scipy.optimize import brentq
-
         def gap(x):
             return self(x) - target
 

@@ -17,8 +17,14 @@ The figures in :class:`~thatchlab.fit.PriorFitter`'s docstring come from
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
+
+from thatchlab import replay
+from thatchlab.fit.prior import PriorFitter
+from thatchlab.synth import PreferenceWorld
 
 __all__ = ["coverage", "soft_log"]
 
@@ -65,8 +71,6 @@ def coverage(reps: int = 200, k: float = 6.0, p0: float = 0.7, n_items: int = 15
     ``cover_k``, ``cover_p0``, ``bias_p0`` (mean ``p0_ − P0``), ``median_k``
     and ``boundary`` (fits at K = ∞ or 0).
     """
-    from thatchlab.fit.prior import PriorFitter
-
     rng = np.random.default_rng(seed)
     logs = [soft_log(rng, k, p0, n_items, soft_share, meaning) for _ in range(int(reps))]
     rows = []
@@ -90,10 +94,6 @@ def coverage(reps: int = 200, k: float = 6.0, p0: float = 0.7, n_items: int = 15
 def _preference_world_coverage(reps: int = 100, k: float = 6.0, p0: float = 0.7, soft_share: float = 0.25,
                                n_sessions: int = 3000, options=OPTIONS) -> pd.DataFrame:
     """The same study on :class:`PreferenceWorld` logs replayed through the prediction engine (slow)."""
-    from thatchlab import replay
-    from thatchlab.fit.prior import PriorFitter
-    from thatchlab.synth import PreferenceWorld
-
     signals = []
     for seed in range(int(reps)):
         w = PreferenceWorld(n_users=10, n_situations=20, phrasings_per_situation=2, noise=0.0, seed=seed,
@@ -114,8 +114,6 @@ def _preference_world_coverage(reps: int = 100, k: float = 6.0, p0: float = 0.7,
 
 
 def main() -> None:  # pragma: no cover - the study behind the docstring's figures
-    import os
-
     os.environ.setdefault("TQDM_DISABLE", "1")
     pd.set_option("display.width", 160)
     for meaning in _MEANINGS:

@@ -38,6 +38,7 @@ from thatchlab.fit._derive_profile import (
     _profile_interval,
 )
 from thatchlab.metrics.calibration import brier, ece, log_loss
+from thatchlab.synth.recall import PLANTED, RecallWorld
 
 __all__ = ["DeriveWeightsFitter", "interval_coverage", "recall_features", "recalibrate"]
 
@@ -55,17 +56,44 @@ def recalibrate(method: str, p_train, y_train, p_test):
     logistic regression on logit p), ``temperature`` (``σ(logit p / T)``, T by
     maximum likelihood).
 
+    Parameters
+    ----------
+    method : {"isotonic", "sigmoid", "temperature"}
+        The recalibration.
+    p_train : array-like of float
+        Forecasts the recalibration is fitted on.
+    y_train : array-like of float
+        Their 0/1 outcomes.
+    p_test : array-like of float
+        Forecasts to recalibrate.
+
+    Returns
+    -------
+    ndarray
+        The recalibrated ``p_test``.
+
+    Raises
+    ------
+    InputError
+        When ``method`` is none of the three.
+
+    See Also
+    --------
+    DeriveWeightsFitter.compare : These recalibrations against a fitted derive.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> recalibrate("isotonic", [0.2, 0.4, 0.6, 0.8], [0, 0, 1, 1], [0.3, 0.7]).tolist()
     [0.0, 1.0]
     """
     p_train, y_train, p_test = (np.asarray(a, dtype=np.float64) for a in (p_train, y_train, p_test))
     if method == "isotonic":
-        from sklearn.isotonic import IsotonicRegression
+        from sklearn.isotonic import IsotonicRegression  # heavy: sklearn, isotonic only
 
         return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p_train, y_train).predict(p_test)
     if method == "sigmoid":
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression  # heavy: sklearn, Platt only
 
         lr = LogisticRegression(C=1e6).fit(_logit(p_train)[:, None], y_train.astype(int))
         return lr.predict_proba(_logit(p_test)[:, None])[:, 1]
@@ -232,26 +260,57 @@ class DeriveWeightsFitter(BaseFitter):
 
     Parameters
     ----------
-    params : starting point and fixed values (``baseline`` unless ``fit_baseline``).
-    fit_baseline : also fit the baseline.
-    alpha : 1 − interval level.
-    eps : probabilities are clipped to ``[eps, 1 − eps]`` in the likelihood.
-    calibrate : parametric-bootstrap draws for the Bartlett-calibrated cuts
+    params : CalibrationParams, default=None
+        Starting point and fixed values (``baseline`` unless
+        ``fit_baseline``); ``None``: the hand-set defaults.
+    fit_baseline : bool, default=False
+        Also fit the baseline.
+    alpha : float, default=0.05
+        1 − interval level.
+    eps : float, default=1e-6
+        Probabilities are clipped to ``[eps, 1 − eps]`` in the likelihood.
+    calibrate : int, default=40
+        Parametric-bootstrap draws for the Bartlett-calibrated cuts
         (0: the plain :math:`\chi^2_{1,1-\alpha}` cut).
-    random_state : seed of those draws.
+    random_state : int, default=0
+        Seed of those draws.
 
     Attributes
     ----------
-    coef_ (dict), summary_ (DataFrame indexed by parameter: coef, se (Wald),
-    ci_lower, ci_upper (profile likelihood), identified, bound, note, hand_set),
-    confidence_interval_, params_ (:class:`CalibrationParams` with the fitted
-    values), log_likelihood_, n_ (judged recalls), converged_, gradient_norm_,
-    identified_ (all parameters identified), covariance_ (Wald, fitting scale;
-    NaN rows and columns for parameters not identified), information_ (the
-    observed information, fitting scale), modes_ (DataFrame, one row per
-    distinct maximum, 0 the estimate), mode_profiles_ (DataFrame indexed by
-    mode and parameter: coef, ci_lower, ci_upper), multimodal_ (a second mode
-    was reported), deviance_cut_ (dict: each parameter's cut), chi2_cut_.
+    coef_ : dict
+        Parameter → estimate (natural scale).
+    summary_ : DataFrame
+        Indexed by parameter, columns ``SUMMARY_COLUMNS``: coef, se (Wald),
+        ci_lower, ci_upper (profile likelihood), identified, bound, note,
+        hand_set.
+    confidence_interval_ : DataFrame
+        The two interval columns of ``summary_``.
+    params_ : CalibrationParams
+        ``params`` with the fitted values.
+    log_likelihood_ : float
+        :math:`\ell(\hat\theta)`.
+    n_ : int
+        Judged recalls.
+    converged_ : bool
+        The convergence verdict (above).
+    gradient_norm_ : float
+        :math:`\sqrt{g^\top I^{-1} g}` at the estimate.
+    identified_ : bool
+        All parameters identified.
+    covariance_ : ndarray
+        Wald, fitting scale; NaN rows and columns for parameters not identified.
+    information_ : ndarray
+        The observed information, fitting scale.
+    modes_ : DataFrame
+        One row per distinct maximum, 0 the estimate.
+    mode_profiles_ : DataFrame
+        Indexed by mode and parameter: coef, ci_lower, ci_upper.
+    multimodal_ : bool
+        A second mode was reported.
+    deviance_cut_ : dict
+        Each parameter's cut.
+    chi2_cut_ : float
+        :math:`\chi^2_{1,1-\alpha}`.
 
     Examples
     --------
@@ -269,6 +328,13 @@ class DeriveWeightsFitter(BaseFitter):
     _estimand = ("derive coefficients and half-life (Bernoulli likelihood of consumption, "
                  "profile-likelihood intervals)")
     _n_noun = "judged recalls"
+    #: The columns of ``summary_`` (indexed by parameter), in order.
+    SUMMARY_COLUMNS = ("coef", "se", "ci_lower", "ci_upper", "identified", "bound", "note", "hand_set")
+
+    @classmethod
+    def _check_data(cls) -> pd.DataFrame:
+        """A small synthetic recall log (:class:`~thatchlab.synth.recall.RecallWorld`, seed 1)."""
+        return RecallWorld(n_memories=60, n_recalls=600, seed=1).log
 
     def __init__(self, params: CalibrationParams | None = None, fit_baseline: bool = False,
                  alpha: float = 0.05, eps: float = 1e-6, calibrate: int = 40, random_state: int = 0):
@@ -318,130 +384,65 @@ class DeriveWeightsFitter(BaseFitter):
         y = x["consumed"]
         return -float(np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)))
 
-    def fit(self, recalls: pd.DataFrame):
-        """Fit on the judged touches of a recall log (or a :func:`recall_features` frame)."""
+    def fit(self, recalls: pd.DataFrame) -> DeriveWeightsFitter:
+        """Fit on the judged touches of a recall log (or a :func:`recall_features` frame).
+
+        The steps: the point estimate (simplex, then a BFGS polish), the
+        multi-start grid when ages vary, the calibrated cuts, the profile
+        intervals (restarting from a better maximum a profile finds), the
+        other modes, the Wald covariance, the summary and the convergence
+        verdict (see the class docstring for each).
+
+        Parameters
+        ----------
+        recalls : DataFrame
+            A recall log (what :func:`recall_features` reads) or its
+            features (columns ``age_days``, ``is_atom``, ``corroboration``,
+            ``consumed``); touches with no ``consumed`` judgement are left out.
+
+        Returns
+        -------
+        DeriveWeightsFitter
+            ``self``, fitted.
+
+        Raises
+        ------
+        InputError
+            When there are no more judged touches than fitted parameters.
+
+        See Also
+        --------
+        compare : Refit on earlier touches and score the later ones.
+        predict_proba : Consumption probabilities under the fitted parameters.
+        """
         base = self.params if self.params is not None else CalibrationParams()
-        feats = recalls if {"age_days", "consumed"} <= set(recalls.columns) else recall_features(recalls)
-        feats = feats.loc[feats["consumed"].notna()]
         names = self._names
-        if len(feats) < len(names) + 1:
-            raise InputError(f"DeriveWeightsFitter.fit: {len(feats)} judged recalls; expected more than "
-                             f"{len(names)}")
-        x = {"age_days": feats["age_days"].to_numpy(np.float64), "is_atom": feats["is_atom"].to_numpy(bool),
-             "corroboration": feats["corroboration"].to_numpy(np.float64),
-             "consumed": feats["consumed"].astype(np.float64).to_numpy()}
+        feats, x = self._judged(recalls)
         start = np.array([math.log(getattr(base, n)) if n == "half_life_days" else getattr(base, n)
                           for n in names])
-        simplex = optimize.minimize(self._nll, start, args=(x, base), method="Nelder-Mead",
-                                    options=_SIMPLEX_OPTIONS)
-        res = optimize.minimize(self._nll, simplex.x, args=(x, base), method="BFGS", options=_BFGS_OPTIONS)
-        theta = res.x
+        simplex, res = self._climb(start, x, base)
         lik = _Likelihood(x, names, base.derive_kwargs(), self.eps)
-        crit = float(stats.chi2.ppf(1 - self.alpha, 1))
+        chi2_cut = float(stats.chi2.ppf(1 - self.alpha, 1))
         ages_vary = bool(np.ptp(lik.age) > 0)
         # multi-start: one run finds the basin it starts in; a second maximum of the age curve's shape
         # (the age penalty's sign flipped, a different half-life) is found from the grid's starts
-        ends = _local_maxima(lik, theta) if ages_vary else []
-        if ends and ends[0][0] > lik.loglik(theta) + _KINK_GAIN:
-            better_fit = optimize.minimize(self._nll, ends[0][1], args=(x, base), method="BFGS",
-                                           options=_BFGS_OPTIONS)
-            if -better_fit.fun > -res.fun:
-                res, theta = better_fit, better_fit.x
-        chi2_cut = crit
+        ends = _local_maxima(lik, res.x) if ages_vary else []
+        res = self._best_start(lik, ends, res, x, base)
         # at one common age the rule for equal ages decides; the cuts matter where ages vary
-        cuts, _ = _calibrated_cut(lik, theta, crit, self.calibrate if ages_vary else 0, self.random_state)
-        k = len(names)
-        for restart in range(_RESTARTS + 1):
-            hess = _hessian(lambda t: self._nll(t, x, base), theta)
-            # every parameter is profiled with all the others free, those the likelihood does not
-            # contain (information at the noise floor) too: their profiles are flat throughout
-            absent = ~_present(hess, theta, -res.fun)
-            ll_hat = lik.loglik(theta)
-            free = np.arange(len(names))
-            wald = np.full((k, k), np.nan)
-            if len(free):
-                wald[np.ix_(free, free)] = np.linalg.pinv(hess[np.ix_(free, free)])
-            wald_se = np.sqrt(np.where(np.diag(wald) > 0, np.diag(wald), np.nan))
-            gain, better = 0.0, None
-            prof = []
-            for j, name in enumerate(names):
-                lo_s, hi_s = _SEARCH.get(name, (theta[j] - _SEARCH_HALF_WIDTH, theta[j] + _SEARCH_HALF_WIDTH))
-                if name != "baseline":  # a half-life fitted past the search range: search beyond it
-                    lo_s, hi_s = min(lo_s, theta[j] - 1.0), max(hi_s, theta[j] + 1.0)
-                step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
-                lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, cuts[j], step,
-                                                             (lo_s, hi_s), flat_dev=_FLAT_DEVIANCE)
-                if up > gain:
-                    gain, better = up, top
-                prof.append((lo, hi, sides))
-                if gain > _PROFILE_GAIN and restart < _RESTARTS:
-                    break  # not the maximum: restart from the better point before profiling the rest
-            # a profile that climbed above the estimate found a better maximum: polish from there
-            if gain <= _PROFILE_GAIN or restart == _RESTARTS:
-                break
-            simplex2 = optimize.minimize(self._nll, better, args=(x, base), method="Nelder-Mead",
-                                         options=_SIMPLEX_OPTIONS)
-            again = optimize.minimize(self._nll, simplex2.x, args=(x, base), method="BFGS",
-                                      options=_BFGS_OPTIONS)
-            if not -again.fun > -res.fun + _PROFILE_GAIN:
-                break
-            res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
+        cuts, _ = _calibrated_cut(lik, res.x, chi2_cut, self.calibrate if ages_vary else 0, self.random_state)
+        res, hess, absent, wald_se, prof, gain = self._profile_with_restarts(lik, res, x, base, cuts)
+        theta = res.x
         ident = np.array([not (pr[2][0]["flat"] or pr[2][1]["flat"]) for pr in prof])
         ll_hat = lik.loglik(theta)
         modes, extra = self._modes(lik, theta, ll_hat, ends, prof, cuts, wald_se)
         equal_age = self._equal_age_rule(lik.age, names)
         for j in equal_age:
             ident[j] = False
-        cov = np.full((k, k), np.nan)
-        sub = np.ix_(ident, ident)
-        if ident.any():
-            cov[sub] = np.linalg.pinv(hess[sub])
-        var = np.diag(cov)
-        se = np.where(ident, np.sqrt(np.where(var > 0, var, np.nan)), np.inf)
-
-        grad = -lik.nll_and_grad(theta)[1]
-        info = lik.information(theta)[sub]
-        g = grad[ident]
-        gnorm = float(np.sqrt(max(float(g @ np.linalg.pinv(info) @ g), 0.0))) if ident.any() else 0.0
-
-        rows = []
-        for i, name in enumerate(names):
-            if name == "half_life_days":
-                coef = math.exp(min(theta[i], 700.0))
-                se_i = coef * se[i]  # delta method
-            else:
-                coef, se_i = float(theta[i]), float(se[i])
-            lo, hi, bound, note = _describe(name, i, names, theta, prof[i], bool(ident[i]), lik.age,
-                                            bool(absent[i]))
-            if i in equal_age:
-                lo, hi, bound, note = equal_age[i](lo, hi, note)
-            elif extra and ident[i]:
-                lo, hi, bound, note = _union(name, i, lo, hi, bound, note, extra)
-            rows.append((name, coef, float(se_i), lo, hi, bool(ident[i]), bound, note, getattr(base, name)))
-        summary = pd.DataFrame(rows, columns=["param", "coef", "se", "ci_lower", "ci_upper", "identified",
-                                              "bound", "note", "hand_set"]).set_index("param")
-        stopped_ok = bool(simplex.success) and (bool(res.success) or res.status == 2) and np.isfinite(res.fun)
-        # a clip's kink can keep the gradient from vanishing at a maximum: then no ascent step helps
-        at_kink = gnorm > _GRADIENT_TOL and _maximise(lik, theta, np.flatnonzero(ident), tol=1e-9)[0] \
-            - ll_hat <= _KINK_GAIN
-        flat = gnorm <= _GRADIENT_TOL or at_kink
-        converged = stopped_ok and flat and gain <= _PROFILE_GAIN
-        if not converged:
-            why = ("the optimiser stopped early: " + str(res.message if simplex.success else simplex.message)
-                   if not stopped_ok else f"gradient norm {gnorm:.3g} in standard errors" if not flat
-                   else f"a profile found a log-likelihood {gain:.3g} higher than the estimate's, which is "
-                        "a local maximum")
-            warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
-                          "intervals are not trustworthy", UserWarning)
-        if extra:
-            warn(f"DeriveWeightsFitter: the likelihood has {len(extra) + 1} modes the data do not rule out; the "
-                 "intervals are the union of every mode's profile interval (see modes_ and mode_profiles_)",
-                 UserWarning)
-        if not ident.all():
-            warn("DeriveWeightsFitter: the data do not inform "
-                          f"{', '.join(n for n, ok in zip(names, ident, strict=True) if not ok)}: the profile "
-                          "likelihood is flat along them (identified=False; see summary_['note'])",
-                          UserWarning)
+        cov, se = _wald_covariance(hess, ident)
+        gnorm = _gradient_norm(lik, theta, ident)
+        summary = self._summary_frame(theta, se, prof, ident, absent, lik.age, equal_age, extra, base)
+        converged = self._converged(simplex, res, lik, ident, ll_hat, gnorm, gain)
+        self._warn_modes_and_flats(extra, ident)
         self.coef_ = summary["coef"].to_dict()
         self.params_ = base.replace(**self.coef_)
         self.log_likelihood_ = -float(res.fun)
@@ -458,6 +459,140 @@ class DeriveWeightsFitter(BaseFitter):
         self.multimodal_ = bool(extra)
         self.summary_ = summary  # last: a fitter with summary_ is fitted
         return self
+
+    # -- the steps of fit ----------------------------------------------------------------------
+    def _judged(self, recalls: pd.DataFrame):
+        """The judged touches as a features frame and as the arrays the likelihood reads."""
+        feats = recalls if {"age_days", "consumed"} <= set(recalls.columns) else recall_features(recalls)
+        feats = feats.loc[feats["consumed"].notna()]
+        names = self._names
+        if len(feats) < len(names) + 1:
+            raise InputError(f"DeriveWeightsFitter.fit: {len(feats)} judged recalls; expected more than "
+                             f"{len(names)}")
+        x = {"age_days": feats["age_days"].to_numpy(np.float64), "is_atom": feats["is_atom"].to_numpy(bool),
+             "corroboration": feats["corroboration"].to_numpy(np.float64),
+             "consumed": feats["consumed"].astype(np.float64).to_numpy()}
+        return feats, x
+
+    def _climb(self, start, x, base):
+        """The point estimate from ``start``: a simplex, then a BFGS polish (both results)."""
+        simplex = optimize.minimize(self._nll, start, args=(x, base), method="Nelder-Mead",
+                                    options=_SIMPLEX_OPTIONS)
+        res = optimize.minimize(self._nll, simplex.x, args=(x, base), method="BFGS", options=_BFGS_OPTIONS)
+        return simplex, res
+
+    def _best_start(self, lik, ends, res, x, base):
+        """``res``, or the BFGS polish of the multi-start's best maximum when that one is higher."""
+        if ends and ends[0][0] > lik.loglik(res.x) + _KINK_GAIN:
+            better_fit = optimize.minimize(self._nll, ends[0][1], args=(x, base), method="BFGS",
+                                           options=_BFGS_OPTIONS)
+            if -better_fit.fun > -res.fun:
+                return better_fit
+        return res
+
+    def _profile_with_restarts(self, lik, res, x, base, cuts):
+        """Profile every parameter; a profile that climbs above the estimate restarts the fit there.
+
+        Returns the final optimiser result, the Hessian of the negative
+        log-likelihood there, which parameters the likelihood does not
+        contain, the Wald standard errors, the profiles and the largest gain
+        a profile found.
+        """
+        theta, k = res.x, len(self._names)
+        free = np.arange(k)
+        for restart in range(_RESTARTS + 1):
+            hess = _hessian(lambda t: self._nll(t, x, base), theta)
+            # every parameter is profiled with all the others free, those the likelihood does not
+            # contain (information at the noise floor) too: their profiles are flat throughout
+            absent = ~_present(hess, theta, -res.fun)
+            wald = np.full((k, k), np.nan)
+            if len(free):
+                wald[np.ix_(free, free)] = np.linalg.pinv(hess[np.ix_(free, free)])
+            wald_se = np.sqrt(np.where(np.diag(wald) > 0, np.diag(wald), np.nan))
+            prof, gain, better = self._profiles(lik, theta, cuts, wald_se, stop_early=restart < _RESTARTS)
+            # a profile that climbed above the estimate found a better maximum: polish from there
+            if gain <= _PROFILE_GAIN or restart == _RESTARTS:
+                break
+            _, again = self._climb(better, x, base)
+            if not -again.fun > -res.fun + _PROFILE_GAIN:
+                break
+            res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
+        return res, hess, absent, wald_se, prof, gain
+
+    def _profiles(self, lik, theta, cuts, wald_se, stop_early):
+        """Each parameter's profile interval and sides from ``theta``: ``(profiles, gain, better)``.
+
+        With ``stop_early``, profiling stops at the first parameter whose
+        profile found a log-likelihood more than ``_PROFILE_GAIN`` above the
+        estimate's (``better`` is where).
+        """
+        ll_hat = lik.loglik(theta)
+        free = np.arange(len(self._names))
+        gain, better = 0.0, None
+        prof = []
+        for j, name in enumerate(self._names):
+            step = wald_se[j] if np.isfinite(wald_se[j]) and wald_se[j] > 0 else 0.1
+            lo, hi, (up, top), sides = _profile_interval(lik, theta, j, free, ll_hat, cuts[j], step,
+                                                         self._limits(name, theta[j]),
+                                                         flat_dev=_FLAT_DEVIANCE)
+            if up > gain:
+                gain, better = up, top
+            prof.append((lo, hi, sides))
+            if gain > _PROFILE_GAIN and stop_early:
+                break  # not the maximum: restart from the better point before profiling the rest
+        return prof, gain, better
+
+    def _summary_frame(self, theta, se, prof, ident, absent, age, equal_age, extra, base) -> pd.DataFrame:
+        """``summary_``: per parameter the estimate on its natural scale, its Wald ``se``, the
+        interval read from the profile (or the equal-age rule, or the union over modes) in numbers
+        and in words, and the hand-set value."""
+        names = self._names
+        rows = []
+        for i, name in enumerate(names):
+            if name == "half_life_days":
+                coef = math.exp(min(theta[i], 700.0))
+                se_i = coef * se[i]  # delta method
+            else:
+                coef, se_i = float(theta[i]), float(se[i])
+            lo, hi, bound, note = _describe(name, i, names, theta, prof[i], bool(ident[i]), age,
+                                            bool(absent[i]))
+            if i in equal_age:
+                lo, hi, bound, note = equal_age[i](lo, hi, note)
+            elif extra and ident[i]:
+                lo, hi, bound, note = _union(name, i, lo, hi, bound, note, extra)
+            rows.append((name, coef, float(se_i), lo, hi, bool(ident[i]), bound, note, getattr(base, name)))
+        return pd.DataFrame(rows, columns=["param", *self.SUMMARY_COLUMNS]).set_index("param")
+
+    @staticmethod
+    def _converged(simplex, res, lik, ident, ll_hat, gnorm, gain) -> bool:
+        """The convergence verdict (class docstring); a UserWarning says why when it fails."""
+        theta = res.x
+        stopped_ok = bool(simplex.success) and (bool(res.success) or res.status == 2) and np.isfinite(res.fun)
+        # a clip's kink can keep the gradient from vanishing at a maximum: then no ascent step helps
+        at_kink = gnorm > _GRADIENT_TOL and _maximise(lik, theta, np.flatnonzero(ident), tol=1e-9)[0] \
+            - ll_hat <= _KINK_GAIN
+        flat = gnorm <= _GRADIENT_TOL or at_kink
+        converged = stopped_ok and flat and gain <= _PROFILE_GAIN
+        if not converged:
+            why = ("the optimiser stopped early: " + str(res.message if simplex.success else simplex.message)
+                   if not stopped_ok else f"gradient norm {gnorm:.3g} in standard errors" if not flat
+                   else f"a profile found a log-likelihood {gain:.3g} higher than the estimate's, which is "
+                        "a local maximum")
+            warn(f"DeriveWeightsFitter: the fit did not converge ({why}); the estimates and "
+                          "intervals are not trustworthy", UserWarning)
+        return converged
+
+    def _warn_modes_and_flats(self, extra, ident) -> None:
+        """UserWarnings for a likelihood with several modes kept and for parameters not identified."""
+        if extra:
+            warn(f"DeriveWeightsFitter: the likelihood has {len(extra) + 1} modes the data do not rule out; the "
+                 "intervals are the union of every mode's profile interval (see modes_ and mode_profiles_)",
+                 UserWarning)
+        if not ident.all():
+            warn("DeriveWeightsFitter: the data do not inform "
+                          f"{', '.join(n for n, ok in zip(self._names, ident, strict=True) if not ok)}: the profile "
+                          "likelihood is flat along them (identified=False; see summary_['note'])",
+                          UserWarning)
 
     @staticmethod
     def _limits(name, value):
@@ -545,7 +680,20 @@ class DeriveWeightsFitter(BaseFitter):
         return rule
 
     def predict_proba(self, recalls: pd.DataFrame, params: CalibrationParams | None = None) -> np.ndarray:
-        """Consumption probability of each judged touch under ``params`` (default: the fitted ones)."""
+        """Consumption probability of each judged touch under ``params`` (default: the fitted ones).
+
+        Parameters
+        ----------
+        recalls : DataFrame
+            A recall log or its :func:`recall_features` frame.
+        params : CalibrationParams, default=None
+            The parameters (``None``: ``params_``, the fitted ones).
+
+        Returns
+        -------
+        ndarray
+            Derive's value of each touch.
+        """
         p = params if params is not None else self.params_
         f = recalls if {"age_days", "consumed"} <= set(recalls.columns) else recall_features(recalls)
         return np.asarray(derive(f["age_days"].to_numpy(np.float64), f["is_atom"].to_numpy(bool),
@@ -561,6 +709,29 @@ class DeriveWeightsFitter(BaseFitter):
         brier_after, ece_before, ece_after, log_loss_before, log_loss_after``
         ("before" = the hand-set derive on the test part), ``n_train, n_test``.
         The fitter itself is not changed.
+
+        Parameters
+        ----------
+        recalls : DataFrame
+            A recall log (with ``ts``).
+        holdout : float, default=0.2
+            The later share of the judged touches scored.
+        methods : sequence of str, default=("isotonic", "sigmoid", "temperature")
+            The recalibrations (:func:`recalibrate`) compared.
+
+        Returns
+        -------
+        DataFrame
+            One row per method (first ``fitted_derive``), with a ``method`` column.
+
+        Raises
+        ------
+        InputError
+            When ``holdout`` is not in (0, 1).
+
+        See Also
+        --------
+        recalibrate : One recalibration.
         """
         if not 0 < holdout < 1:
             raise InputError(f"holdout: expected a fraction in (0, 1), got {holdout!r}")
@@ -579,6 +750,27 @@ class DeriveWeightsFitter(BaseFitter):
                 for m, q in after.items()]
         return pd.DataFrame(rows, columns=["method", "brier_before", "brier_after", "ece_before", "ece_after",
                                            "log_loss_before", "log_loss_after", "n_train", "n_test"])
+
+
+def _wald_covariance(hess, ident):
+    """The Wald covariance over the identified parameters (NaN rows and columns for the others) and
+    the standard errors (``inf`` for a parameter not identified)."""
+    k = hess.shape[0]
+    cov = np.full((k, k), np.nan)
+    sub = np.ix_(ident, ident)
+    if ident.any():
+        cov[sub] = np.linalg.pinv(hess[sub])
+    var = np.diag(cov)
+    se = np.where(ident, np.sqrt(np.where(var > 0, var, np.nan)), np.inf)
+    return cov, se
+
+
+def _gradient_norm(lik, theta, ident) -> float:
+    """``sqrt(gᵀ I⁻¹ g)`` over the identified parameters at ``theta`` (0 when none is)."""
+    grad = -lik.nll_and_grad(theta)[1]
+    info = lik.information(theta)[np.ix_(ident, ident)]
+    g = grad[ident]
+    return float(np.sqrt(max(float(g @ np.linalg.pinv(info) @ g), 0.0))) if ident.any() else 0.0
 
 
 def _union(name, i, lo, hi, bound, note, extra):
@@ -622,12 +814,32 @@ def interval_coverage(planted: CalibrationParams | None = None, replications: in
     converged``. The empirical coverage is
     ``frame.groupby("param")["covered"].mean()``.
 
+    Parameters
+    ----------
+    planted : CalibrationParams, default=None
+        The truth planted (``None``: the worlds' ``PLANTED``).
+    replications : int, default=200
+        How many worlds.
+    n_memories : int, default=400
+        Memories per world.
+    n_recalls : int, default=6000
+        Recalls per world.
+    seed : int, default=0
+        Seed of the worlds' seeds.
+    fitter : DeriveWeightsFitter, default=None
+        Its parameters fit each world (``None``: the defaults).
+
+    Returns
+    -------
+    DataFrame
+        One row per replication and parameter (above).
+
+    Examples
+    --------
     >>> cov = interval_coverage(replications=2, n_memories=60, n_recalls=600, seed=1)
     >>> cov.shape, sorted(cov["param"].unique()) == sorted(COEFS)
     ((10, 10), True)
     """
-    from thatchlab.synth.recall import PLANTED, RecallWorld  # synth sits above tune
-
     truth = planted if planted is not None else PLANTED
     template = fitter if fitter is not None else DeriveWeightsFitter()
     seeds = np.random.SeedSequence(seed).generate_state(int(replications), dtype=np.uint32)

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
+from scipy.stats import chi2, norm
 
 from thatchlab.belief import exposure_segments
 from thatchlab.core.errors import InputError, ThatchlabError
@@ -50,23 +52,34 @@ class HalfLifeFitter(BaseFitter):
 
     Parameters
     ----------
-    alpha : 1 − the interval's coverage.
-    weibull : also fit a Weibull per group (:func:`weibull_mle`, SciPy; the
+    alpha : float, default=0.05
+        1 − the interval's coverage.
+    weibull : bool, default=False
+        Also fit a Weibull per group (:func:`weibull_mle`, SciPy; the
         values of lifelines' ``WeibullFitter``, which is not needed) and report
         whether its shape ``rho`` is consistent with 1 (constant rate).
 
     Attributes
     ----------
-    half_life_ : Series of half-lives (days) per group.
-    rate_ : Series of rates (per day).
-    summary_ : DataFrame indexed by group with ``coef`` (half-life, days),
-        ``ci_lower``, ``ci_upper``, ``n``, ``events``, ``exposure_days``,
-        ``rate``, ``log_likelihood``.
-    confidence_interval_ : the two interval columns of ``summary_``.
-    log_likelihood_ : the sum over groups; ``n_`` : the number of segments.
-    weibull_ : DataFrame (``rho``, ``rho_ci_lower``, ``rho_ci_upper``,
-        ``lambda_``, ``exponential_ok``) when ``weibull=True``.
-    segments_ : the exposure segments, after :meth:`fit_from_log`.
+    half_life_ : Series
+        Half-lives (days) per group.
+    rate_ : Series
+        Rates (per day) per group.
+    summary_ : DataFrame
+        Indexed by group, columns ``SUMMARY_COLUMNS``: ``coef`` (half-life,
+        days), ``ci_lower``, ``ci_upper``, ``n``, ``events``,
+        ``exposure_days``, ``rate``, ``log_likelihood``.
+    confidence_interval_ : DataFrame
+        The two interval columns of ``summary_``.
+    log_likelihood_ : float
+        The sum over groups.
+    n_ : int
+        The number of segments.
+    weibull_ : DataFrame or None
+        ``rho``, ``rho_ci_lower``, ``rho_ci_upper``, ``lambda_``,
+        ``exponential_ok`` per group when ``weibull=True``, else ``None``.
+    segments_ : DataFrame
+        The exposure segments, after :meth:`fit_from_log`.
 
     Examples
     --------
@@ -81,6 +94,15 @@ class HalfLifeFitter(BaseFitter):
 
     _estimand = "half-life (days) per group: right-censored exponential MLE, exact Poisson intervals"
     _n_noun = "exposure segments"
+    SUMMARY_COLUMNS = ("coef", "ci_lower", "ci_upper", "n", "events", "exposure_days", "rate",
+                       "log_likelihood")
+
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """Eight exposure segments of two belief classes: ``(durations_days, event_observed, groups)``."""
+        return ([3.0, 10.0, 4.5, 20.0, 1.0, 7.0, 12.0, 30.0],
+                [True, False, True, False, True, True, False, False],
+                ["state", "state", "state", "state", "plan", "plan", "plan", "plan"])
 
     def __init__(self, alpha: float = 0.05, weibull: bool = False):
         self.alpha = alpha
@@ -104,6 +126,31 @@ class HalfLifeFitter(BaseFitter):
         The segments are first reduced to per-group totals (``pd.factorize``
         of the groups, ``np.bincount`` of segments, events and exposure); the
         estimates, intervals and log-likelihoods are closed-form in them.
+
+        Parameters
+        ----------
+        durations_days : array-like of float
+            Each segment's exposure, in days (finite, ≥ 0).
+        event_observed : array-like of bool
+            Whether the segment ended in an event (else it is censored).
+        groups : array-like, default=None
+            Each segment's group (a missing one is ``unclassified``);
+            ``None`` fits one group, ``all``.
+
+        Returns
+        -------
+        HalfLifeFitter
+            ``self``, fitted.
+
+        Raises
+        ------
+        InputError
+            When the three differ in length, there is no segment, or a
+            duration is negative or not finite.
+
+        See Also
+        --------
+        fit_from_log : Build the segments from a memory log, then fit.
         """
         t = np.asarray(durations_days, dtype=np.float64).ravel()
         e = np.asarray(event_observed).astype(bool, copy=False).ravel()
@@ -133,8 +180,6 @@ class HalfLifeFitter(BaseFitter):
 
     def _summarise(self, names, n, d, T) -> pd.DataFrame:
         """``summary_`` from the per-group totals: estimates, exact intervals, log-likelihoods."""
-        from scipy.stats import chi2
-
         with np.errstate(divide="ignore", invalid="ignore"):
             # T = 0: events → rate ∞ (half-life 0, interval [0, 0]); no events → nothing learned (NaN)
             rate = np.where(T > 0, d / T, np.where(d > 0, np.inf, np.nan))
@@ -160,7 +205,25 @@ class HalfLifeFitter(BaseFitter):
         return pd.DataFrame(rows).set_index("group")
 
     def fit_from_log(self, log: pd.DataFrame, end=None) -> HalfLifeFitter:
-        """Build :func:`exposure_segments` from a memory log and fit per class."""
+        """Build :func:`exposure_segments` from a memory log and fit per class.
+
+        Parameters
+        ----------
+        log : DataFrame
+            A memory log, as :func:`exposure_segments` reads it.
+        end : timestamp, default=None
+            Where open segments are censored (as :func:`exposure_segments`
+            takes it).
+
+        Returns
+        -------
+        HalfLifeFitter
+            ``self``, fitted; the segments are in ``segments_``.
+
+        See Also
+        --------
+        fit : Fit from segments directly.
+        """
         seg = exposure_segments(log, end=end)
         self.segments_ = seg
         return self.fit(seg["duration_days"], seg["event"], seg["group"])
@@ -176,6 +239,23 @@ class HalfLifeFitter(BaseFitter):
         opposite, so this raises :class:`NoExposureError` naming the classes.
         A class with events never becomes ``None``.
 
+        Parameters
+        ----------
+        base : BeliefParams, default=None
+            The parameters whose priors are replaced (``None``: the defaults).
+
+        Returns
+        -------
+        BeliefParams
+            ``base`` with the fitted classes' half-lives.
+
+        Raises
+        ------
+        NoExposureError
+            When a belief class has events but no exposure.
+
+        Examples
+        --------
         >>> f = HalfLifeFitter().fit([0.0, 0.0, 3.0], [True, True, False], ["state", "state", "plan"])
         >>> f.half_life_.to_dict()
         {'plan': inf, 'state': 0.0}
@@ -218,13 +298,26 @@ def weibull_mle(durations, events, alpha: float = 0.05) -> tuple[float, float, f
     reports it. Fewer than two events, or every event at the longest
     duration (``ρ`` unbounded), give NaN throughout.
 
+    Parameters
+    ----------
+    durations : array-like of float
+        Each segment's duration.
+    events : array-like of bool
+        Whether each segment ended in an event.
+    alpha : float, default=0.05
+        1 − the Wald interval's coverage.
+
+    Returns
+    -------
+    tuple of float
+        ``(rho, lambda_, rho_ci_lower, rho_ci_upper)``.
+
+    Examples
+    --------
     >>> rho, lam, lo, hi = weibull_mle([1.0, 2.0, 3.0, 4.0, 5.0], [True] * 5)
     >>> round(rho, 4), round(lam, 4), round(lo, 4), round(hi, 4)
     (2.2938, 3.3943, 0.633, 3.9546)
     """
-    from scipy.optimize import brentq
-    from scipy.stats import norm
-
     t = np.maximum(np.asarray(durations, dtype=np.float64).ravel(), 1e-6)
     e = np.asarray(events).astype(bool, copy=False).ravel()
     d = int(np.count_nonzero(e))

@@ -26,6 +26,9 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import betaln
+from scipy.stats import chi2
 
 from thatchlab.core.dtypes import factorize, is_text_dtype
 from thatchlab.core.errors import InputError
@@ -63,13 +66,36 @@ def beta_binomial_loglik(c, d, k, p0, weights=None):
     posterior confidence. ``k = inf`` gives the binomial limit
     ``Σ c log P0 + d log(1−P0)``.
 
+    Parameters
+    ----------
+    c : array-like of float
+        Each item's confirm count.
+    d : array-like of float
+        Each item's disconfirm count (or weight; fractional counts give a
+        pseudo-likelihood).
+    k : float
+        The prior strength K (``inf`` for the binomial limit).
+    p0 : float
+        The prior mean P0, in (0, 1).
+    weights : array-like of float, default=None
+        Per-item weights ``w_i`` (``None``: all 1).
+
+    Returns
+    -------
+    float
+        The weighted log-likelihood.
+
+    See Also
+    --------
+    prequential_loglik : The same for integer counts, one term per signal.
+
+    Examples
+    --------
     >>> round(beta_binomial_loglik([1], [0], 5, 0.5), 6)   # log 0.5
     -0.693147
     >>> round(beta_binomial_loglik([2], [0], 5, 0.5), 6)   # log(0.5 · 3.5/6)
     -1.232144
     """
-    from scipy.special import betaln
-
     c = np.asarray(c, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     w = np.ones_like(c) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -186,6 +212,31 @@ def signal_counts(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFr
     the row. Items in order of first appearance; ``d`` is the disconfirm
     tally plus ``soft_weight`` times the soft tally.
 
+    Parameters
+    ----------
+    signals : DataFrame
+        A signal log with columns ``item_id`` and ``signal`` (``confirm``,
+        ``disconfirm``, ``soft``, ``create`` or ``codify``).
+    soft_weight : float, default=0.25
+        What a ``soft`` signal adds to ``d`` (production's 0.25).
+
+    Returns
+    -------
+    DataFrame
+        One row per item: ``item_id``, ``c``, ``d``.
+
+    Raises
+    ------
+    InputError
+        When ``signals`` is no frame, lacks a column, or a row holds an
+        unknown signal or no item id.
+
+    See Also
+    --------
+    signal_sequence : The counts before each signal, in log order.
+
+    Examples
+    --------
     >>> s = pd.DataFrame({"item_id": ["a", "a", "b"], "signal": ["confirm", "soft", "create"]})
     >>> signal_counts(s).to_dict("list")
     {'item_id': ['a', 'b'], 'c': [1.0, 0.0], 'd': [0.25, 0.0]}
@@ -206,6 +257,31 @@ def signal_sequence(signals: pd.DataFrame, soft_weight: float = 0.25) -> pd.Data
     running tallies (one stable sort by item), no loop over signals.
     ``create``/``codify`` rows are dropped.
 
+    Parameters
+    ----------
+    signals : DataFrame
+        A signal log with columns ``item_id`` and ``signal``, rows in the
+        order the signals happened.
+    soft_weight : float, default=0.25
+        What a ``soft`` signal adds to ``d``, and its ``weight``.
+
+    Returns
+    -------
+    DataFrame
+        One row per scored signal: ``item_id``, ``signal``, ``c``, ``d``,
+        ``y``, ``weight``.
+
+    Raises
+    ------
+    InputError
+        As :func:`signal_counts`.
+
+    See Also
+    --------
+    signal_counts : Each item's totals.
+
+    Examples
+    --------
     >>> s = pd.DataFrame({"item_id": ["a", "a", "b", "a"], "signal": ["confirm", "soft", "create", "confirm"]})
     >>> signal_sequence(s)[["item_id", "c", "d", "y", "weight"]].values.tolist()
     [['a', 0.0, 0.0, 1.0, 1.0], ['a', 1.0, 0.0, 0.0, 0.25], ['a', 1.0, 0.25, 1.0, 1.0]]
@@ -224,6 +300,33 @@ def prequential_loglik(c, d, y, k, p0, weights=None):
     log(c + d + K)``, ``a = K·P0``, ``b = K·(1−P0)``. For integer counts and
     unit weights the per-item sums are :func:`beta_binomial_loglik`.
 
+    Parameters
+    ----------
+    c : array-like of float
+        Per signal, the item's confirm count before it.
+    d : array-like of float
+        Per signal, the item's disconfirm weight before it.
+    y : array-like of float
+        Per signal, 1 for a confirm, 0 otherwise.
+    k : float
+        The prior strength K (``inf``: forecast P0 throughout).
+    p0 : float
+        The prior mean P0, in (0, 1).
+    weights : array-like of float, default=None
+        Per-signal weights ``w_j`` (``None``: all 1).
+
+    Returns
+    -------
+    float
+        The weighted log score.
+
+    See Also
+    --------
+    beta_binomial_loglik : The marginal likelihood of each item's totals.
+    signal_sequence : The ``c``, ``d``, ``y`` and weights from a signal log.
+
+    Examples
+    --------
     >>> round(prequential_loglik([0, 1], [0, 0], [1, 1], 5, 0.5), 6)   # log(0.5 · 3.5/6)
     -1.232144
     >>> round(prequential_loglik([0], [0], [0], 5, 0.5, weights=[0.25]), 6)   # 0.25 · log 0.5
@@ -332,29 +435,43 @@ class PriorFitter(BaseFitter):
 
     Parameters
     ----------
-    soft_weight : weight of a ``soft`` signal as a disconfirm under
+    soft_weight : float, default=0.25
+        Weight of a ``soft`` signal as a disconfirm under
         ``soft="fractional"`` (production 0.25); unused by the other treatments.
-    alpha : 1 − confidence level of the intervals.
-    objective : ``"auto"``, ``"prequential"`` or ``"marginal"``.
-    soft : ``"refusal"`` (default), ``"fractional"`` or ``"exclude"``: how a
-        ``soft`` signal enters the likelihood (above).
+    alpha : float, default=0.05
+        1 − confidence level of the intervals.
+    objective : {"auto", "prequential", "marginal"}, default="auto"
+        The objective maximised (above).
+    soft : {"refusal", "fractional", "exclude"}, default="refusal"
+        How a ``soft`` signal enters the likelihood (above).
 
     Attributes
     ----------
-    k_, p0_ : the fitted prior strength and mean.
-    objective_ : the objective used (``"prequential"`` or ``"marginal"``).
-    log_likelihood_ : ``ℓ(k_, p0_)`` of that objective.
-    boundary_ : True when the fit is at K = ∞ (or K → 0, all items unanimous).
-    summary_ : DataFrame, rows ``k``, ``p0``; columns ``coef``, ``ci_lower``,
-        ``ci_upper``; ``summary_.attrs`` holds ``soft`` (the treatment, or
-        ``"counts"`` after :meth:`fit_counts`), ``soft_weight`` (what a soft
-        added to ``d``), ``n_soft`` (soft signals in the log), ``likelihood``
-        (``"exact"`` or ``"pseudo"``) and ``assumption`` (one sentence).
-    soft_, n_soft_, likelihood_, assumption_ : the same four as attributes.
-    confidence_interval_ : the two interval columns of ``summary_``.
-    n_, n_items_ : the number of items with at least one counted signal.
-    counts_ : the per-item counts.
-    sequence_ : the scored signals of :func:`signal_sequence` (``None`` after
+    k_, p0_ : float
+        The fitted prior strength and mean.
+    objective_ : str
+        The objective used (``"prequential"`` or ``"marginal"``).
+    log_likelihood_ : float
+        ``ℓ(k_, p0_)`` of that objective.
+    boundary_ : bool
+        True when the fit is at K = ∞ (or K → 0, all items unanimous).
+    summary_ : DataFrame
+        Rows ``k``, ``p0``; columns ``SUMMARY_COLUMNS`` (``coef``,
+        ``ci_lower``, ``ci_upper``); ``summary_.attrs`` holds ``soft`` (the
+        treatment, or ``"counts"`` after :meth:`fit_counts`),
+        ``soft_weight`` (what a soft added to ``d``), ``n_soft`` (soft
+        signals in the log), ``likelihood`` (``"exact"`` or ``"pseudo"``)
+        and ``assumption`` (one sentence).
+    soft_, n_soft_, likelihood_, assumption_ : str, int, str, str
+        The same four as attributes.
+    confidence_interval_ : DataFrame
+        The two interval columns of ``summary_``.
+    n_, n_items_ : int
+        The number of items with at least one counted signal.
+    counts_ : DataFrame
+        The per-item counts.
+    sequence_ : DataFrame or None
+        The scored signals of :func:`signal_sequence` (``None`` after
         :meth:`fit_counts`, which has no order to score).
 
     The conventions (``get_params``/``set_params``, ``print_summary``, errors
@@ -377,6 +494,13 @@ class PriorFitter(BaseFitter):
     """
 
     _n_noun = "items"
+    SUMMARY_COLUMNS = ("coef", "ci_lower", "ci_upper")
+
+    @classmethod
+    def _check_data(cls) -> pd.DataFrame:
+        """Nine signals on three items, one soft (the class example's log)."""
+        return pd.DataFrame({"item_id": list("aaabbbccc"),
+                             "signal": ["confirm"] * 3 + ["disconfirm"] * 3 + ["confirm", "soft", "confirm"]})
 
     def __init__(self, soft_weight: float = 0.25, alpha: float = 0.05, objective: str = "auto",
                  soft: str = "refusal"):
@@ -410,6 +534,28 @@ class PriorFitter(BaseFitter):
         ``self.objective``; ``"auto"`` takes ``"prequential"`` when the counts
         are fractional (``soft="fractional"`` and any row is a ``soft``
         signal), else ``"marginal"``.
+
+        Parameters
+        ----------
+        signals : DataFrame
+            The signal log: ``item_id`` and ``signal`` (``confirm``,
+            ``disconfirm``, ``soft``, ``create``, ``codify``), one row per
+            signal in the order they happened.
+
+        Returns
+        -------
+        PriorFitter
+            ``self``, fitted.
+
+        Raises
+        ------
+        InputError
+            When the log is malformed (as :func:`signal_counts` says), holds
+            no signal to fit on, or every signal points the same way.
+
+        See Also
+        --------
+        fit_counts : Fit the marginal objective from per-item totals.
         """
         flags = _signal_flags(signals)
         is_soft = flags["soft"]
@@ -440,6 +586,28 @@ class PriorFitter(BaseFitter):
         fitted from them: ``objective="prequential"`` raises
         :class:`InputError` (call :meth:`fit` with the signal log); ``"auto"``
         fits ``"marginal"``.
+
+        Parameters
+        ----------
+        c : array-like of float
+            Each item's confirm count.
+        d : array-like of float
+            Each item's disconfirm weight (fractional: a pseudo-likelihood).
+
+        Returns
+        -------
+        PriorFitter
+            ``self``, fitted.
+
+        Raises
+        ------
+        InputError
+            When ``objective="prequential"``, the counts are not valid, or
+            every count points the same way.
+
+        See Also
+        --------
+        fit : Fit from the signal log.
         """
         if self.objective == "prequential":
             raise InputError("objective='prequential' scores each signal with the counts before it and "
@@ -476,8 +644,6 @@ class PriorFitter(BaseFitter):
 
     def _finish(self, C: float, D: float, n_items: int):
         """Maximise the chosen objective, detect the boundary, compute the intervals."""
-        from scipy.stats import chi2
-
         self.__dict__.pop("summary_", None)  # unfitted until the fit succeeds
         if C == 0 or D == 0:
             raise InputError("signals: every signal points the same way (no confirm or no disconfirm); "
@@ -524,8 +690,6 @@ class PriorFitter(BaseFitter):
         return -value, -grad
 
     def _maximise(self):
-        from scipy.optimize import minimize
-
         pooled = self._C / (self._C + self._D)
         box = np.array([_LOGK_LO, -_LOGIT_LIM]), np.array([_LOGK_HI, _LOGIT_LIM])
         best = None
@@ -565,8 +729,23 @@ class PriorFitter(BaseFitter):
     def profile(self, param: str, values) -> pd.DataFrame:
         """Profile log-likelihood of ``param`` ("k" or "p0") at ``values``.
 
-        Returns columns ``value``, ``log_likelihood``, ``deviance``
-        (``2(ℓ̂ − ℓ_profile)``) and ``inside`` (within the interval's cut).
+        Parameters
+        ----------
+        param : {"k", "p0"}
+            The parameter profiled (the other one is maximised out).
+        values : array-like of float
+            Where to evaluate the profile (values of K or of P0).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``value``, ``log_likelihood``, ``deviance``
+            (``2(ℓ̂ − ℓ_profile)``) and ``inside`` (within the interval's cut).
+
+        Raises
+        ------
+        InputError
+            When ``param`` is neither ``"k"`` nor ``"p0"``.
         """
         if param not in ("k", "p0"):
             raise InputError(f"param: expected 'k' or 'p0', got {param!r}")
@@ -596,7 +775,20 @@ class PriorFitter(BaseFitter):
     def to_params(self, base: ScoringParams | None = None) -> ScoringParams:
         """ScoringParams with the fitted ``k`` and ``p0`` (other fields from ``base``).
 
-        A boundary fit has no finite K to ship and raises :class:`InputError`.
+        Parameters
+        ----------
+        base : ScoringParams, default=None
+            Where the other fields come from (``None``: the defaults).
+
+        Returns
+        -------
+        ScoringParams
+            ``base`` with ``k`` and ``p0`` replaced.
+
+        Raises
+        ------
+        InputError
+            For a boundary fit, which has no finite K to ship.
         """
         if not math.isfinite(self.k_) or self.k_ <= 0:
             raise InputError(f"PriorFitter: boundary fit (k_ = {self.k_}); choose K yourself")

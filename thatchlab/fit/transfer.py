@@ -27,13 +27,22 @@ def transfer_threshold(threshold, from_cosines, to_cosines):
 
     Parameters
     ----------
-    threshold : float or array of thresholds under the *from* model.
-    from_cosines, to_cosines : cosines of the same text pairs under the two
-        models (same shape; any shape, flattened).
+    threshold : float or array-like of float
+        Threshold(s) under the *from* model.
+    from_cosines, to_cosines : array-like of float
+        Cosines of the same text pairs under the two models (same shape;
+        any shape, flattened).
 
     Returns
     -------
-    float or ndarray, the threshold(s) under the *to* model.
+    float or ndarray
+        The threshold(s) under the *to* model.
+
+    Raises
+    ------
+    InputError
+        When the two cosine arrays differ in shape, are empty, or a cosine
+        or threshold is not finite.
 
     Examples
     --------

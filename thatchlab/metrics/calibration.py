@@ -25,6 +25,22 @@ def clip_eps(p) -> float:
     ``eps = np.finfo(y_pred.dtype).eps`` (2.22e-16 for float64); so does this
     module, and so do the sweep's vectorised scores.
 
+    Parameters
+    ----------
+    p : array-like
+        Forecasts; their dtype decides (float64 for a non-float one).
+
+    Returns
+    -------
+    float
+        The machine epsilon.
+
+    See Also
+    --------
+    log_loss : Where the bound clips.
+
+    Examples
+    --------
     >>> clip_eps(np.zeros(2)) == float(np.finfo(np.float64).eps)
     True
     """
@@ -79,10 +95,36 @@ def _clean(y, p, weight=None):
 def brier(y, p, weight=None) -> float:
     """Mean squared error of forecasts ``p`` for 0/1 outcomes ``y`` (NaN when empty).
 
+    Parameters
+    ----------
+    y : array-like of {0, 1}
+        The outcomes (booleans too).
+    p : array-like of float
+        The forecasts, probabilities in [0, 1].
+    weight : array-like of float, default=None
+        Per-forecast weights, finite and non-negative (``None``: equal).
+
+    Returns
+    -------
+    float
+        The (weighted) Brier score.
+
+    Raises
+    ------
+    MetricInputError
+        When an outcome is no 0/1 label, a forecast no probability, a weight
+        negative or not finite, or the lengths differ.
+
+    See Also
+    --------
+    log_loss : The logarithmic score.
+
+    Examples
+    --------
     >>> brier([1, 0], [0.8, 0.4])
     0.1
     """
-    from sklearn.metrics import brier_score_loss
+    from sklearn.metrics import brier_score_loss  # heavy: sklearn on first use
 
     y, p, w = _clean(y, p, weight)
     if y.size == 0:
@@ -98,6 +140,32 @@ def log_loss(y, p, weight=None) -> float:
     does, so a float64 forecast of exactly 0 for an event costs
     ``−ln(2.22e-16) ≈ 36.04`` and a float32 one ``−ln(1.19e-07) ≈ 15.94``.
 
+    Parameters
+    ----------
+    y : array-like of {0, 1}
+        The outcomes (booleans too).
+    p : array-like of float
+        The forecasts, probabilities in [0, 1].
+    weight : array-like of float, default=None
+        Per-forecast weights, finite and non-negative (``None``: equal).
+
+    Returns
+    -------
+    float
+        The (weighted) mean log loss.
+
+    Raises
+    ------
+    MetricInputError
+        When an outcome is no 0/1 label, a forecast no probability, a weight
+        negative or not finite, or the lengths differ.
+
+    See Also
+    --------
+    brier : The quadratic score.
+
+    Examples
+    --------
     >>> round(log_loss([1, 0], [0.5, 0.5]), 6)
     0.693147
     >>> round(log_loss([1], [0.0]), 4)
@@ -122,6 +190,33 @@ def calibration_bins(p, n_bins: int = 10, strategy: str = "uniform") -> tuple[np
     bins, 0.2 is in bin 1 and 0.3 in bin 2 (the edge ``0.1 * 3`` is
     0.30000000000000004).
 
+    Parameters
+    ----------
+    p : array-like of float
+        The forecasts, probabilities in [0, 1].
+    n_bins : int, default=10
+        How many bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins or bins at the forecasts' percentiles.
+
+    Returns
+    -------
+    edges : ndarray
+        The ``n_bins + 1`` bin edges.
+    idx : ndarray
+        Each forecast's bin.
+
+    Raises
+    ------
+    MetricInputError
+        When ``strategy`` is neither, or a forecast is no probability.
+
+    See Also
+    --------
+    reliability_curve : The bins' mean forecasts and observed frequencies.
+
+    Examples
+    --------
     >>> edges, idx = calibration_bins([0.2, 0.3, 0.5, 0.6, 1.0])
     >>> idx.tolist()
     [1, 2, 4, 5, 9]
@@ -144,6 +239,34 @@ def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.D
     omitted, so ``observed`` and ``mean_forecast`` equal ``calibration_curve``'s
     ``prob_true`` and ``prob_pred``.
 
+    Parameters
+    ----------
+    y : array-like of {0, 1}
+        The outcomes (booleans too).
+    p : array-like of float
+        The forecasts, probabilities in [0, 1].
+    n_bins : int, default=10
+        How many bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        As :func:`calibration_bins`.
+
+    Returns
+    -------
+    DataFrame
+        One row per non-empty bin: ``bin``, ``bin_lo``, ``bin_hi``,
+        ``mean_forecast``, ``observed``, ``count``.
+
+    Raises
+    ------
+    MetricInputError
+        When an outcome is no 0/1 label, a forecast no probability or the lengths differ.
+
+    See Also
+    --------
+    ece : The curve's weighted mean gap.
+
+    Examples
+    --------
     >>> reliability_curve([0, 1, 1], [0.2, 0.3, 0.3])[["bin", "observed", "count"]].values.tolist()
     [[1.0, 0.0, 1.0], [2.0, 1.0, 2.0]]
     """
@@ -168,6 +291,26 @@ def ece(y, p, n_bins: int = 10) -> float:
     Over the ten uniform bins of scikit-learn's ``calibration_curve`` (see
     :func:`calibration_bins`); NaN when there are no forecasts.
 
+    Parameters
+    ----------
+    y : array-like of {0, 1}
+        The outcomes (booleans too).
+    p : array-like of float
+        The forecasts, probabilities in [0, 1].
+    n_bins : int, default=10
+        How many uniform bins.
+
+    Returns
+    -------
+    float
+        The expected calibration error.
+
+    See Also
+    --------
+    reliability_curve : The per-bin frequencies it averages.
+
+    Examples
+    --------
     >>> ece([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.7])
     0.175
     """
@@ -179,7 +322,31 @@ def ece(y, p, n_bins: int = 10) -> float:
 
 
 def calibration_summary(y, p, n_bins: int = 10) -> dict:
-    """Brier, log-loss, ECE and n in one dict."""
+    """Brier, log-loss, ECE and n in one dict.
+
+    Parameters
+    ----------
+    y : array-like of {0, 1}
+        The outcomes (booleans too).
+    p : array-like of float
+        The forecasts, probabilities in [0, 1].
+    n_bins : int, default=10
+        The bins of the ECE.
+
+    Returns
+    -------
+    dict
+        ``n``, ``brier``, ``log_loss`` and ``ece``.
+
+    See Also
+    --------
+    brier, log_loss, ece : The three scores.
+
+    Examples
+    --------
+    >>> calibration_summary([1, 0], [0.8, 0.4])["brier"]
+    0.1
+    """
     y_, p_, _ = _clean(y, p)
     return {"n": int(y_.size), "brier": brier(y_, p_), "log_loss": log_loss(y_, p_),
             "ece": ece(y_, p_, n_bins=n_bins)}

@@ -42,6 +42,25 @@ def prequential(events: pd.DataFrame, soft_weight: float = 0.25) -> pd.DataFrame
     for disconfirm or soft, ``weight`` = 1, or ``soft_weight`` for soft.
     ``create``/``codify`` are not forecastable.
 
+    Parameters
+    ----------
+    events : DataFrame
+        A replay's ``events`` (``position``, ``item_id``, ``signal``,
+        ``forecast``).
+    soft_weight : float, default=0.25
+        The weight of a soft signal.
+
+    Returns
+    -------
+    DataFrame
+        One row per forecastable signal (columns above).
+
+    See Also
+    --------
+    prequential_scores : Their log-loss, Brier and ECE.
+
+    Examples
+    --------
     >>> ev = pd.DataFrame({"position": [0, 1], "item_id": ["a", "a"], "signal": ["confirm", "soft"],
     ...                    "forecast": [0.5, 0.583]})
     >>> prequential(ev)[["y", "weight"]].values.tolist()
@@ -62,6 +81,29 @@ def weighted_reliability(y, p, weight=None, n_bins: int = 10) -> pd.DataFrame:
     ``calibration_curve`` bins (:func:`thatchlab.metrics.calibration.calibration_bins`),
     a forecast on an inner edge belonging to the bin below it.
 
+    Parameters
+    ----------
+    y : array-like of float
+        The 0/1 outcomes.
+    p : array-like of float
+        The forecasts.
+    weight : array-like of float, default=None
+        Sample weights (``None``: all 1).
+    n_bins : int, default=10
+        How many uniform bins.
+
+    Returns
+    -------
+    DataFrame
+        Per non-empty bin: ``bin``, ``bin_lo``, ``bin_hi``,
+        ``mean_forecast``, ``observed``, ``count``, ``weight``.
+
+    See Also
+    --------
+    thatchlab.metrics.calibration.reliability_curve : The unweighted curve.
+
+    Examples
+    --------
     >>> weighted_reliability([1, 0, 0], [0.55, 0.52, 0.1], [1, 0.25, 1])["observed"].round(3).tolist()
     [0.0, 0.8]
     """
@@ -88,6 +130,27 @@ def prequential_scores(events: pd.DataFrame, soft_weight: float = 0.25, n_bins: 
     ``ECE = Σ_b (W_b / W) · |observed_b − mean_forecast_b|`` over the
     weighted bins of :func:`weighted_reliability`. Empty → NaN scores.
 
+    Parameters
+    ----------
+    events : DataFrame
+        A replay's ``events`` (``position``, ``item_id``, ``signal``,
+        ``forecast``).
+    soft_weight : float, default=0.25
+        The weight of a soft signal.
+    n_bins : int, default=10
+        The bins of the ECE.
+
+    Returns
+    -------
+    dict
+        ``n_forecasts``, ``log_loss``, ``brier`` and ``ece``.
+
+    See Also
+    --------
+    prequential : The forecasts scored.
+
+    Examples
+    --------
     >>> ev = pd.DataFrame({"position": [0, 1], "item_id": ["a", "a"], "signal": ["confirm", "disconfirm"],
     ...                    "forecast": [0.5, 0.5]})
     >>> s = prequential_scores(ev)
@@ -110,10 +173,26 @@ def attribute(events: pd.DataFrame, nudges: pd.DataFrame) -> pd.DataFrame:
     An update or feedback event is the outcome of an item a message surfaced
     when it resolves (by the dedup rule: its ``item_id``) to that item, in
     the same session, after the message and before the session's next
-    message; the first such confirm/disconfirm/soft counts. Returns one row
-    per surfaced item of a message: ``position, rank, item_id, session,
-    outcome`` (``confirm``/``disconfirm``/``soft`` or None when unresolved),
-    ``outcome_position`` and ``resolved``.
+    message; the first such confirm/disconfirm/soft counts.
+
+    Parameters
+    ----------
+    events : DataFrame
+        A replay's ``events`` (``position``, ``kind``, ``session``,
+        ``item_id``, ``signal``).
+    nudges : DataFrame
+        A replay's ``nudges`` (``position``, ``rank``, ``item_id``).
+
+    Returns
+    -------
+    DataFrame
+        One row per surfaced item of a message: ``position, rank, item_id,
+        session, outcome`` (``confirm``/``disconfirm``/``soft`` or None when
+        unresolved), ``outcome_position`` and ``resolved``.
+
+    See Also
+    --------
+    regime_outcomes : What each message's regime led to.
     """
     msgs = events["kind"].to_numpy(object) == "message"
     anchor = pd.Series(np.where(msgs, events["position"].to_numpy(), np.nan), index=events.index)
@@ -143,6 +222,25 @@ def regime_outcomes(events: pd.DataFrame, nudges: pd.DataFrame, attributed: pd.D
     ``ambiguous`` → ``interruption``; ``none`` → ``ask``; ``skipped`` → ``skipped``.
     ``attributed`` is :func:`attribute` of the same events and nudges when the
     caller already has it (computed here otherwise).
+
+    Parameters
+    ----------
+    events : DataFrame
+        A replay's ``events``.
+    nudges : DataFrame
+        A replay's ``nudges``.
+    attributed : DataFrame, default=None
+        :func:`attribute` of the two, when already computed.
+
+    Returns
+    -------
+    DataFrame
+        One row per message: ``position``, ``session``, ``regime``,
+        ``outcome`` and ``top_outcome`` (the top item's feedback or None).
+
+    See Also
+    --------
+    regime_rates : Counts and rates of these outcomes.
     """
     att = attribute(events, nudges) if attributed is None else attributed
     top = att[att["rank"] == 0].set_index("position")["outcome"]
@@ -169,6 +267,23 @@ def regime_rates(outcomes: pd.DataFrame) -> dict:
     which items surface (the thresholds), whatever the regime (needs the
     ``top_outcome`` column of :func:`regime_outcomes`; 0 counts without it).
 
+    Parameters
+    ----------
+    outcomes : DataFrame
+        :func:`regime_outcomes`' frame (``regime``, ``outcome`` and
+        optionally ``top_outcome``).
+
+    Returns
+    -------
+    dict
+        The counts (``n_messages``, ``n_skipped``, ...) and the rates above.
+
+    See Also
+    --------
+    regime_outcomes : The frame counted.
+
+    Examples
+    --------
     >>> oc = pd.DataFrame({"regime": ["strong", "strong", "ambiguous", "none", "skipped"],
     ...     "outcome": ["follow_right", "follow_wrong", "interruption", "ask", "skipped"]})
     >>> r = regime_rates(oc)
@@ -210,6 +325,35 @@ class Estimate:
     sample size of the weights (:func:`effective_sample_size`; ``n_matched``
     for replay matching); ``interval`` names how ``ci_low``/``ci_high`` were
     found (``bootstrap-t``, ``percentile`` or empty when not asked).
+
+    Parameters
+    ----------
+    estimator : str
+        ``replay``, ``ips``, ``snips`` or ``dr``.
+    value : float
+        The estimate.
+    ci_low, ci_high : float
+        The interval's ends (NaN when not asked).
+    n : int
+        Logged rows.
+    n_matched : int
+        Rows where the new policy takes the logged action.
+    assumption : str, default=""
+        What the value assumes, in words.
+    ess : float, default=nan
+        The effective sample size of the weights.
+    interval : str, default=""
+        How the interval was found.
+
+    See Also
+    --------
+    estimate : Replay matching, IPS and SNIPS estimates.
+    doubly_robust : The doubly robust estimate.
+
+    Examples
+    --------
+    >>> Estimate("replay", 0.5, 0.25, 0.75, n=10, n_matched=4).ci_high
+    0.75
     """
 
     estimator: str
@@ -247,6 +391,20 @@ RATIO_NOTE = "for a ratio metric IPS and SNIPS coincide (the normalisers cancel)
 def assumption_text(estimator: str, ratio: bool = False) -> str:
     """The assumption sentence of ``estimator`` (plus the ratio note for IPS/SNIPS ratios).
 
+    Parameters
+    ----------
+    estimator : str
+        A key of :data:`ESTIMATOR_ASSUMPTIONS`.
+    ratio : bool, default=False
+        The metric is a ratio of means.
+
+    Returns
+    -------
+    str
+        The sentence.
+
+    Examples
+    --------
     >>> assumption_text("snips", ratio=True).endswith("the normalisers cancel)")
     True
     """
@@ -261,6 +419,18 @@ def effective_sample_size(weights) -> float:
 
     ``n`` equal weights give ``n``; one row holding all the weight gives 1.
 
+    Parameters
+    ----------
+    weights : array-like of float
+        The importance weights.
+
+    Returns
+    -------
+    float
+        The effective sample size.
+
+    Examples
+    --------
     >>> effective_sample_size([2.0, 2.0, 0.0, 0.0]), effective_sample_size([10.0, 1.0])
     (2.0, 1.198019801980198)
     """
@@ -328,26 +498,53 @@ def estimate(values, match, propensity=None, estimator: str = "auto", denominato
              seed: int = 0, alpha: float = 0.05, interval: str = "bootstrap-t") -> Estimate:
     """Estimate a per-row mean (or ratio of means) of a new policy from logged rows.
 
-    Parameters
-    ----------
-    values : per logged row, the outcome the metric counts (e.g. 1 = wrong follow).
-    match : per row, whether the new policy takes the logged action (surfaces the same list).
-    propensity : per row, the logging policy's probability of the logged action.
-    estimator : ``replay``, ``ips``, ``snips`` or ``auto`` (snips when
-        propensities are given, else replay).
-    denominator : optional per-row denominator: the estimate is then the
-        ratio of the two weighted sums (e.g. wrong follows / strong follows).
-    n_boot : bootstrap resamples of rows for the interval (0 = none).
-    interval : ``bootstrap-t`` (default: the studentized bootstrap, each
-        resample's estimate minus the estimate over its linearised standard
-        error; it follows the skew a few heavily weighted rows give IPS, where
-        the percentile interval falls short) or ``percentile``.
-
     ``ess`` is the effective sample size of the weights 1[match]/p
     (:func:`effective_sample_size`). When an interval is asked for IPS or
     SNIPS and ``ess`` is below :data:`ESS_FLOOR` (20), a UserWarning says the
     interval rests on too few effective rows to be trusted.
 
+    Parameters
+    ----------
+    values : array-like of float
+        Per logged row, the outcome the metric counts (e.g. 1 = wrong follow).
+    match : array-like of bool
+        Per row, whether the new policy takes the logged action (surfaces the same list).
+    propensity : array-like of float, default=None
+        Per row, the logging policy's probability of the logged action.
+    estimator : {"auto", "replay", "ips", "snips"}, default="auto"
+        ``auto``: snips when propensities are given, else replay.
+    denominator : array-like of float, default=None
+        Optional per-row denominator: the estimate is then the ratio of the
+        two weighted sums (e.g. wrong follows / strong follows).
+    n_boot : int, default=0
+        Bootstrap resamples of rows for the interval (0 = none).
+    seed : int, default=0
+        Seed of the resampling.
+    alpha : float, default=0.05
+        1 − the interval's level.
+    interval : {"bootstrap-t", "percentile"}, default="bootstrap-t"
+        ``bootstrap-t``: the studentized bootstrap, each resample's estimate
+        minus the estimate over its linearised standard error; it follows
+        the skew a few heavily weighted rows give IPS, where the percentile
+        interval falls short.
+
+    Returns
+    -------
+    Estimate
+        The value, its interval and what it assumes.
+
+    Raises
+    ------
+    InputError
+        When ``estimator`` or ``interval`` is unknown, or an estimator other
+        than replay has no propensities.
+
+    See Also
+    --------
+    doubly_robust : The doubly robust estimate, with a reward model.
+
+    Examples
+    --------
     >>> estimate([1, 0, 1, 1], [True, True, False, True]).value
     0.6666666666666666
     >>> e = estimate([1, 0, 1, 1], [True, True, False, True], [0.5, 1.0, 1.0, 0.5])
@@ -370,18 +567,7 @@ def estimate(values, match, propensity=None, estimator: str = "auto", denominato
     ess = effective_sample_size(m if estimator == "replay" else m / p)
     lo = hi = float("nan")
     if n_boot and len(v):
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(v), size=(int(n_boot), len(v)))
-        if interval == "percentile":
-            boots = _point(v[idx], m[idx], p[idx], estimator, None if d is None else d[idx])
-            boots = boots[np.isfinite(boots)]
-            if boots.size:
-                lo, hi = (float(x) for x in np.quantile(boots, [alpha / 2, 1 - alpha / 2]))
-        else:
-            theta, se = _point_se(v, m, p, estimator, d)
-            bt, bse = _point_se(v[idx], m[idx], p[idx], estimator, None if d is None else d[idx])
-            keep = np.isfinite(bt)
-            lo, hi = _bootstrap_t(float(theta), float(se), bt[keep], bse[keep], alpha)
+        lo, hi = _resampled_interval(v, m, p, d, estimator, n_boot, seed, alpha, interval)
         if estimator != "replay" and ess < ESS_FLOOR:
             warn(f"estimate: the {estimator} weights' effective sample size is {ess:.3g}, below the floor "
                  f"of {ESS_FLOOR:g}: a few heavily weighted rows carry the estimate and its interval is "
@@ -390,16 +576,33 @@ def estimate(values, match, propensity=None, estimator: str = "auto", denominato
                     assumption_text(estimator, ratio=d is not None), ess, interval if n_boot and len(v) else "")
 
 
+def _resampled_interval(v, m, p, d, estimator, n_boot, seed, alpha, interval):
+    """:func:`estimate`'s interval from ``n_boot`` resamples of the rows: the percentile interval of
+    the resampled estimates, or the bootstrap-t (NaN ends when no resample gives an estimate)."""
+    lo = hi = float("nan")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(v), size=(int(n_boot), len(v)))
+    if interval == "percentile":
+        boots = _point(v[idx], m[idx], p[idx], estimator, None if d is None else d[idx])
+        boots = boots[np.isfinite(boots)]
+        if boots.size:
+            lo, hi = (float(x) for x in np.quantile(boots, [alpha / 2, 1 - alpha / 2]))
+    else:
+        theta, se = _point_se(v, m, p, estimator, d)
+        bt, bse = _point_se(v[idx], m[idx], p[idx], estimator, None if d is None else d[idx])
+        keep = np.isfinite(bt)
+        lo, hi = _bootstrap_t(float(theta), float(se), bt[keep], bse[keep], alpha)
+    return lo, hi
+
+
 def doubly_robust(values, match, propensity, features, target_features, reward_model=None, n_folds: int = 2,
                   n_boot: int = 0, seed: int = 0, alpha: float = 0.05) -> Estimate:
     r"""The doubly robust estimate of a new policy's per-row mean, with a cross-fitted reward model.
 
     For logged row :math:`i` with outcome :math:`v_i`, propensity :math:`p_i`
     of the logged action and :math:`m_i = 1` when the new policy takes that
-    action, a reward model :math:`\hat q` (any scikit-learn regressor or
-    classifier; default a ``LogisticRegression`` when every value is 0 or 1,
-    else a ``Ridge``) predicts the outcome from the features of a (context,
-    action) pair. The estimate is the mean of
+    action, a reward model :math:`\hat q` predicts the outcome from the
+    features of a (context, action) pair. The estimate is the mean of
 
     .. math::
 
@@ -414,23 +617,69 @@ def doubly_robust(values, match, propensity, features, target_features, reward_m
     the other folds' logged rows only, so no row's residual is shrunk by a
     model that saw it.
 
-    ``features`` holds the logged (context, action) pair of each row and
-    ``target_features`` the (context, new policy's action) pair (2-d arrays
-    or frames of the same width). The interval (``n_boot`` > 0) is the
-    bootstrap-t of the mean of :math:`\phi` (rows resampled, the fitted
-    models held). ``ess`` is the effective sample size of the weights
-    :math:`m_i/p_i`; a UserWarning says when it is below :data:`ESS_FLOOR`.
+    Parameters
+    ----------
+    values : array-like of float
+        Per logged row, the outcome :math:`v_i`.
+    match : array-like of bool
+        Per row, :math:`m_i`: the new policy takes the logged action.
+    propensity : array-like of float
+        Per row, :math:`p_i`, in (0, 1] for every matched row.
+    features, target_features : array-like of shape (n, k)
+        Each row's logged (context, action) pair, and its (context, new
+        policy's action) pair (2-d arrays or frames of the same width).
+    reward_model : scikit-learn regressor or classifier, default=None
+        :math:`\hat q`, cloned per fold (``None``: a ``LogisticRegression``
+        when every value is 0 or 1, else a ``Ridge``).
+    n_folds : int, default=2
+        Cross-fitting folds, 2 to ``n``.
+    n_boot : int, default=0
+        Resamples for the interval (0 = none): the bootstrap-t of the mean
+        of :math:`\phi`, rows resampled, the fitted models held.
+    seed : int, default=0
+        Seed of the folds and of the resampling.
+    alpha : float, default=0.05
+        1 − the interval's level.
 
-    >>> import numpy as np
+    Returns
+    -------
+    Estimate
+        ``estimator="dr"``, the value, its interval and ``ess``, the effective sample
+        size of :math:`m_i/p_i` (a UserWarning says when an interval has < :data:`ESS_FLOOR`).
+
+    Raises
+    ------
+    InputError
+        When inputs differ in rows or width, a matched row has no probability,
+        ``n_folds`` is out of range or a classifier gets values other than 0/1.
+
+    See Also
+    --------
+    estimate : Replay matching, IPS and SNIPS.
+
+    Examples
+    --------
     >>> from sklearn.linear_model import LinearRegression
     >>> x = np.array([[0.0], [1.0], [0.0], [1.0]] * 10)  # the outcome is the feature: q̂ is exact
     >>> e = doubly_robust([0, 1, 0, 1] * 10, [1, 1, 0, 0] * 10, [0.5] * 40, x, x, LinearRegression())
     >>> e.estimator, round(e.value, 6), e.ess
     ('dr', 0.5, 20.0)
     """
-    from sklearn.base import clone, is_classifier
-    from sklearn.linear_model import LogisticRegression, Ridge
+    v, m, p, xl, xt = _dr_inputs(values, match, propensity, features, target_features, n_folds)
+    n = len(v)
+    q_logged, q_target = _cross_fitted_rewards(v, xl, xt, reward_model, n_folds, seed)
+    w = np.where(m > 0, m / np.where(p > 0, p, 1.0), 0.0)
+    phi = q_target + w * (v - q_logged)
+    value = float(phi.mean()) if n else math.nan
+    ess = effective_sample_size(w)
+    lo, hi = _dr_interval(phi, value, ess, n_boot, seed, alpha) if n_boot and n > 1 else (math.nan, math.nan)
+    return Estimate("dr", value, lo, hi, n, int(m.sum()), assumption_text("dr"), ess,
+                    "bootstrap-t" if n_boot and n > 1 else "")
 
+
+def _dr_inputs(values, match, propensity, features, target_features, n_folds):
+    """:func:`doubly_robust`'s inputs as float arrays (features 2-d), checked: one row each, the
+    same feature width, a probability for every matched row, and a usable number of folds."""
     v = np.asarray(values, dtype=np.float64)
     m = np.asarray(match, dtype=np.float64)
     p = np.asarray(propensity, dtype=np.float64)
@@ -453,6 +702,16 @@ def doubly_robust(values, match, propensity, features, target_features, reward_m
                          f"for a matched row, got {p[bad[0]]!r}")
     if not 2 <= int(n_folds) <= n:
         raise InputError(f"n_folds: expected 2 ≤ n_folds ≤ {n} rows, got {n_folds!r}")
+    return v, m, p, xl, xt
+
+
+def _cross_fitted_rewards(v, xl, xt, reward_model, n_folds, seed):
+    """The reward model's predictions for the logged and the target pairs, each row's from a model
+    fitted on the other folds (a class-1 probability for a classifier)."""
+    from sklearn.base import clone, is_classifier  # heavy: sklearn models
+    from sklearn.linear_model import LogisticRegression, Ridge  # heavy: sklearn models
+
+    n = len(v)
     binary = bool(np.isin(v, (0.0, 1.0)).all())
     template = reward_model if reward_model is not None else (LogisticRegression() if binary else Ridge())
     folds = np.random.default_rng(seed).permutation(n) % int(n_folds)
@@ -476,22 +735,22 @@ def doubly_robust(values, match, propensity, features, target_features, reward_m
             continue
         model = clone(template).fit(xl[train], y_train.astype(int) if classifier else y_train)
         q_logged[test], q_target[test] = predict(model, xl[test]), predict(model, xt[test])
-    w = np.where(m > 0, m / np.where(p > 0, p, 1.0), 0.0)
-    phi = q_target + w * (v - q_logged)
-    value = float(phi.mean()) if n else math.nan
-    ess = effective_sample_size(w)
-    lo = hi = math.nan
-    if n_boot and n > 1:
-        se = float(phi.std(ddof=1) / math.sqrt(n))
-        idx = np.random.default_rng(seed).integers(0, n, size=(int(n_boot), n))
-        boot = phi[idx]
-        lo, hi = _bootstrap_t(value, se, boot.mean(axis=1), boot.std(axis=1, ddof=1) / math.sqrt(n), alpha)
-        if ess < ESS_FLOOR:
-            warn(f"doubly_robust: the weights' effective sample size is {ess:.3g}, below the floor of "
-                 f"{ESS_FLOOR:g}: the correction term rests on a few rows and its interval is not trusted",
-                 UserWarning)
-    return Estimate("dr", value, lo, hi, n, int(m.sum()), assumption_text("dr"), ess,
-                    "bootstrap-t" if n_boot and n > 1 else "")
+    return q_logged, q_target
+
+
+def _dr_interval(phi, value, ess, n_boot, seed, alpha):
+    """The bootstrap-t interval of the mean of ``phi`` (rows resampled, the fitted models held), with
+    a UserWarning when the weights' effective sample size ``ess`` is below the floor."""
+    n = len(phi)
+    se = float(phi.std(ddof=1) / math.sqrt(n))
+    idx = np.random.default_rng(seed).integers(0, n, size=(int(n_boot), n))
+    boot = phi[idx]
+    lo, hi = _bootstrap_t(value, se, boot.mean(axis=1), boot.std(axis=1, ddof=1) / math.sqrt(n), alpha)
+    if ess < ESS_FLOOR:
+        warn(f"doubly_robust: the weights' effective sample size is {ess:.3g}, below the floor of "
+             f"{ESS_FLOOR:g}: the correction term rests on a few rows and its interval is not trusted",
+             UserWarning)
+    return lo, hi
 
 
 def _feedback_arrays(result, log):
@@ -543,6 +802,34 @@ def counterfactual_metrics(result, log: pd.DataFrame, estimator: str = "auto", n
     only under the logging parameters). ``estimator="auto"`` picks snips
     when propensities are logged, else replay matching. The ``assumption``
     column says in words what each value assumes about the logging policy.
+
+    Parameters
+    ----------
+    result : ReplayResult
+        The replay.
+    log : DataFrame
+        The interaction log it replayed (``surfaced`` and ``propensity``
+        when logged).
+    estimator : {"auto", "replay", "ips", "snips"}, default="auto"
+        As :func:`estimate`.
+    n_boot : int, default=200
+        Bootstrap resamples (0: no interval).
+    seed : int, default=0
+        Seed of the resampling.
+    alpha : float, default=0.05
+        1 − the interval's level.
+    interval : {"bootstrap-t", "percentile"}, default="bootstrap-t"
+        As :func:`estimate`.
+
+    Returns
+    -------
+    DataFrame
+        One row per metric: ``metric, estimator, value, ci_low, ci_high, n,
+        n_matched, ess, assumption``.
+
+    See Also
+    --------
+    replay_metrics : Every scalar metric of a replay.
     """
     _, _, arrays, match, prop, est = _feedback_arrays(result, log)
     if estimator == "auto":
@@ -573,6 +860,24 @@ def replay_metrics(result, log: pd.DataFrame | None = None) -> dict:
     whatever the replay's own ``soft_weight``: one metric for every
     configuration, as the sweeps score it (a replay's ``soft_weight`` moves
     its forecasts, not the yardstick).
+
+    Parameters
+    ----------
+    result : ReplayResult
+        The replay.
+    log : DataFrame, default=None
+        The log it replayed: with a ``surfaced`` column the feedback-dependent
+        metrics use replay matching (or SNIPS with ``propensity``); without
+        one, or ``None``, every message counts as logged (``direct``).
+
+    Returns
+    -------
+    dict
+        Metric name → value.
+
+    See Also
+    --------
+    counterfactual_metrics : The feedback-dependent metrics with intervals.
     """
     ev = result.events
     out = {"n_events": int(len(ev))}

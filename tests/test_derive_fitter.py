@@ -449,3 +449,26 @@ def test_calibrated_cuts_are_bartlett_factors_never_below_chi2(world):
     assert set(plain.deviance_cut_.values()) == {plain.chi2_cut_}
     with pytest.raises(InputError, match="calibrate: expected a whole number ≥ 0"):
         DeriveWeightsFitter(calibrate=-1)
+
+
+def test_a_profile_gain_the_polish_cannot_confirm_still_profiles_every_parameter(monkeypatch, world):
+    # a profile that reports a better point stops the others early; when polishing from that point
+    # gains nothing, the fit must finish every profile at the estimate it keeps (it used to keep the
+    # truncated list and fail reading the missing profiles)
+    log = world.log.iloc[:3000]
+    plain = DeriveWeightsFitter(calibrate=0).fit(log)
+    real = DeriveWeightsFitter._profiles
+    calls = []
+
+    def one_profile_then_a_false_gain(self, lik, theta, cuts, wald_se, stop_early):
+        calls.append(stop_early)
+        prof, gain, better = real(self, lik, theta, cuts, wald_se, stop_early=False)
+        if len(calls) == 1:
+            return prof[:1], 1.0, theta  # "better" is the estimate itself: the polish gains nothing
+        return prof, gain, better
+
+    monkeypatch.setattr(DeriveWeightsFitter, "_profiles", one_profile_then_a_false_gain)
+    f = DeriveWeightsFitter(calibrate=0).fit(log)
+    assert calls == [True, False]
+    assert list(f.summary_.index) == list(plain.summary_.index)
+    pd.testing.assert_frame_equal(f.summary_, plain.summary_)

@@ -515,6 +515,8 @@ class DeriveWeightsFitter(BaseFitter):
                 break
             _, again = self._climb(better, x, base)
             if not -again.fun > -res.fun + _PROFILE_GAIN:
+                # the polish found nothing better: finish every profile at the estimate kept
+                prof, gain, _ = self._profiles(lik, theta, cuts, wald_se, stop_early=False)
                 break
             res, theta = again, again.x  # converged_ judges this polish (the simplex was a way out)
         return res, hess, absent, wald_se, prof, gain

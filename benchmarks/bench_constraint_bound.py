@@ -20,7 +20,7 @@ passes 3–4 % of at-bound worlds in its worst cells: balanced-ish clusters with
 variance rests on the few largest clusters and ``G* − 1`` overstates its degrees of freedom).
 
 Measured at full size (2026-12-05): ours passes at most 2.35 % of at-bound worlds (30 clusters,
-τ = 0.05; 0–1.2 % with τ = 0) against the former rule's 3.1 %, and passes 0.07-worlds 50 % of the
+τ = 0.05; 0–1.6 % with τ = 0) against the former rule's 3.1 %, and passes 0.07-worlds 50 % of the
 time averaged over cells (the former rule 58 %). The price is in the hardest cells: with one
 cluster at half and τ = 0.05 a rate of 0.07 passes 5–8 % of the time (the former rule 10–29 %),
 and with 10 clusters and τ = 0 31–36 % (45–47 %); with 30 or 100 clusters and τ = 0 power is

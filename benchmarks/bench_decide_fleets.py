@@ -12,8 +12,13 @@ Validation always prefers the change, so ``decide`` tests it in every world.
   Beside ``decide`` (CR2 over users, effective-cluster df) the same sums are tested with the
   textbook CR1 t with ``G − 1`` df (what decide did before): the rate it would have shipped.
 - ``harm``: 30 users, 26 helped (``δ = −0.05``) and 4 hurt (``δ = +0.15``). ``decide`` by default
-  (harm check on) vs ``allow_harm=True``; ``split_shown`` counts worlds whose per-user table flags
-  a worsened user and a helped one.
+  (harm check on) vs ``allow_harm=True``. ``split_shown`` counts worlds whose per-user table shows
+  the split: some user worse and some better by the sign of the point effect (its ``direction``
+  column, counted in ``harm["by_sign"]``); ``split_flagged`` counts worlds where the *intervals*
+  already flag a worsened user and a helped one (a user's interval over 8 sessions is wide, so a
+  helped user's often includes 0); ``hurt_shown`` counts worlds where each of the four planted hurt
+  users is ``"worse"`` in that column, and ``by_sign_worse`` is the mean number of users it calls
+  worse (the four hurt ones plus helped users whose noisy point effect came out above 0).
 - ``5 looks``: 20 users, ``δ_u ~ N(0, 0.03)``, decided at 2, 4, 6, 8 and 10 sessions per user;
   a world counts if some look ships. ``decide(sequential=True)`` vs a plain ``decide`` each time.
 
@@ -23,8 +28,9 @@ Nominal false-ship: ``α/2 = 2.5 %`` (target ≤ 3.5 %); harm worlds: ships ≤ 
     python benchmarks/bench_decide_fleets.py --ci     # 30 worlds per cell
 
 Last line: ``RESULT bench=decide_fleets nested=<rate> by_session=<rate> unbalanced=<worst rate>
-cr1=<worst rate> harm_ship=<rate> harm_allowed=<rate> split_shown=<rate> looks_sequential=<rate>
-looks_plain=<rate> worlds=<per cell> ratio=<worst null rate / 0.025>``.
+cr1=<worst rate> harm_ship=<rate> harm_allowed=<rate> split_shown=<rate> split_flagged=<rate>
+hurt_shown=<rate> by_sign_worse=<mean> looks_sequential=<rate> looks_plain=<rate> worlds=<per cell>
+ratio=<worst null rate / 0.025>``.
 """
 
 from __future__ import annotations
@@ -145,17 +151,21 @@ def main() -> int:
             rows.append({"world": "unbalanced", "users": users, "decide": ours, "other": cr1,
                          "other_is": "CR1 t(G-1)"})
         effects = np.r_[np.full(26, -0.05), np.full(4, 0.15)]
-        shipped = allowed = split = 0
+        shipped = allowed = split = flagged = first = n_worse = 0
+        hurt_users = {f"u{u}" for u in range(26, 30)}
         for _ in range(reps):
             frame = fleet(rng, 30, 8, effects)
             got, d = ships(frame)
             shipped += got
             allowed += ships(frame, allow_harm=True)[0]
-            t = d.per_user
-            better = (t["ci_upper"] < 0).any()
-            split += bool(t["worse"].any() and better)
+            t, by_sign = d.per_user, d.harm["by_sign"]
+            split += bool(by_sign["worse"] and by_sign["better"])
+            flagged += bool(t["worse"].any() and t["better"].any())
+            first += bool((t.loc[t["user"].isin(hurt_users), "direction"] == "worse").all())
+            n_worse += by_sign["worse"]
         rows.append({"world": "harm", "users": 30, "decide": shipped, "other": allowed,
-                     "other_is": "allow_harm=True", "split_shown": split})
+                     "other_is": "allow_harm=True", "split_shown": split, "split_flagged": flagged,
+                     "hurt_shown": first, "by_sign_worse": n_worse / reps})
         seq = plain = 0
         for _ in range(reps):  # five looks as the log grows: 2, 4, ... 10 sessions per user
             data = sessions(rng, 20, 10, rng.normal(0, 0.03, 20))
@@ -179,6 +189,8 @@ def main() -> int:
           f"by_session={table['other_rate'].iloc[0]:.4f} unbalanced={unb['decide_rate'].max():.4f} "
           f"cr1={unb['other_rate'].max():.4f} harm_ship={harm['decide_rate']:.4f} "
           f"harm_allowed={harm['other_rate']:.4f} split_shown={harm['split_shown'] / reps:.4f} "
+          f"split_flagged={harm['split_flagged'] / reps:.4f} hurt_shown={harm['hurt_shown'] / reps:.4f} "
+          f"by_sign_worse={harm['by_sign_worse']:.2f} "
           f"looks_sequential={looks['decide_rate']:.4f} looks_plain={looks['other_rate']:.4f} "
           f"worlds={reps} ratio={max(worst, looks['decide_rate']) / (ALPHA / 2):.4f}")
     return 0

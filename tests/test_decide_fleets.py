@@ -85,6 +85,15 @@ def test_a_change_that_hurts_a_minority_is_not_shipped_by_default(bench):
     assert d.shipped_parameters() == []
     assert d.harm["users"] == 30 and not d.harm["holds"] and sorted(d.harm["hurt"]) == ["u26", "u27"]
     assert set(d.per_user["user"].iloc[:4]) == {"u26", "u27", "u28", "u29"}  # the worst four, first
+    # the split by sign of the point effect is shown even where most intervals include 0
+    assert d.harm["by_sign"] == {"worse": 6, "better": 24, "no change": 0}
+    assert d.harm["by_interval"] == {"worse": 2, "better": 4, "unclear": 24}
+    assert d.harm["split"] == "by point effect 6 worse, 24 better; by interval 2 worse, 4 better, 24 unclear"
+    assert (d.per_user["direction"].iloc[:4] == "worse").all()
+    assert d.per_user["direction"].tolist().count("worse") == 6 and d.per_user["better"].sum() == 4
+    assert d.summary().splitlines()[-1] == ("  per user (30): by point effect 6 worse, 24 better; by interval "
+                                            "2 worse, 4 better, 24 unclear; hurt beyond 0: u26, u27")
+    assert d.harm["split"] in d.evidence["reason"].iloc[0]
     assert "hurts" in d.evidence["reason"].iloc[0] and "beyond the harm margin 0" in d.evidence["reason"].iloc[0]
     ok = _quiet(decide, frame, "interruption_rate", n_boot=50, allow_harm=True)
     assert ok.shipped_parameters() == ["threshold"] and ok.harm["allowed"] and ok.harm["holds"]
@@ -96,8 +105,10 @@ def test_a_change_that_helps_everyone_ships_with_its_per_user_table(bench):
     d = _quiet(decide, frame, "interruption_rate", n_boot=50)
     assert d.shipped_parameters() == ["threshold"] and d.harm["hurt"] == [] and d.harm["holds"]
     assert list(d.per_user.columns) == ["user", "sessions", "rows", "delta", "ci_lower", "ci_upper",
-                                        "worsening", "worse", "hurt"]
+                                        "worsening", "direction", "worse", "better", "hurt"]
     assert (d.per_user["sessions"] == 8).all() and d.harm["share_worse"] == 0.0
+    assert d.harm["by_sign"] == {"worse": 0, "better": 30, "no change": 0}
+    assert d.harm["by_interval"] == {"worse": 0, "better": 15, "unclear": 15}
 
 
 def test_confidence_sequences_are_wider_and_the_ledger_records_every_look(bench, tmp_path):

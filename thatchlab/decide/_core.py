@@ -427,7 +427,7 @@ class _Users:
         s = self.summary(cid, ref)
         text = (f"it hurts {len(s['hurt'])} of {s['users']} users beyond the harm margin {s['margin']:g} "
                 f"({', '.join(map(str, s['hurt'][:5]))}{', …' if len(s['hurt']) > 5 else ''}: each one's "
-                f"interval lies on the worsening side; allow_harm=True ships it anyway)")
+                f"interval lies on the worsening side; allow_harm=True ships it anyway; {s['split']})")
         return {"rule": f"no user hurt beyond {s['margin']:g}", "value": float(len(s["hurt"])),
                 "ci_lower": float("nan"), "ci_upper": float("nan"), "holds": s["holds"], "text": text}
 

@@ -70,6 +70,7 @@ class Decision:
         configuration (else the candidate) against the default, worst first (columns
         :data:`~thatchlab.decide._harm.PER_USER_COLUMNS`); None without users.
     harm : the harm check of that comparison (``users``, ``share_worse``, ``worst_decile``,
+        ``by_sign`` and ``by_interval`` counts of users, ``split`` (those counts in words),
         ``margin``, ``hurt``, ``allowed``, ``holds``); None without users.
     looks : how many looks the ledger holds at this engine and metric, this one included (0
         without a ledger).
@@ -225,6 +226,10 @@ class Decision:
             lines.append(f"  {what_} vs default: {c['delta']:+.4g} [{c['ci_lower']:.4g}, {c['ci_upper']:.4g}]")
         if self.unidentified:
             lines.append(f"  unidentified by the metric: {', '.join(self.unidentified)}")
+        h = self.harm or {}
+        if h.get("split"):
+            hurt = ", ".join(map(str, h.get("hurt") or [])) or "none"
+            lines.append(f"  per user ({h.get('users')}): {h['split']}; hurt beyond {h.get('margin', 0):g}: {hurt}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

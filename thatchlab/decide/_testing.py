@@ -29,7 +29,7 @@ from thatchlab.sweep.resampling import ratio_resamples
 
 __all__ = ["holm", "holm_levels", "bootstrap_pvalue", "paired_difference", "ratio_interval",
            "t_quantile", "improvement_pvalue", "describe_interval", "detectable", "interval_at", "span",
-           "check_constraint", "constraint_bound", "cluster_weights", "linearized_se", "MIN_CLUSTERS", "POWER",
+           "check_constraint", "constraint_bound", "working_icc", "working_df", "cluster_weights", "linearized_se", "MIN_CLUSTERS", "POWER",
            "SEQUENTIAL_TUNED_AT", "sequence_rho", "sequence_halfwidth", "sequence_pvalue"]
 
 #: Fewest test clusters decide compares on (fewer: it refuses to ship, naming the count).
@@ -303,26 +303,101 @@ def span(r: dict, level: float) -> str:
     return f"{(1 - level) * 100:.4g} % interval [{lo:.4g}, {hi:.4g}]"
 
 
+def working_icc(num, den) -> float:
+    """Intra-cluster correlation ``ρ`` of a rate's rows, estimated from its cluster residuals.
+
+    The working model (Imbens and Kolesár 2016): rows are 0/1 with variance ``σ² = m(1 − m)``
+    and correlation ``ρ`` within a cluster, so cluster ``c``'s sum has variance
+    ``s_c = σ²·n_c·(1 + ρ(n_c − 1))``. The residual ``e_c = num_c − m·n_c`` (``m`` the pooled rate,
+    ``h_c = n_c / Σn``) has expectation ``E[e_c²] = (1 − 2h_c)·s_c + h_c²·Σs`` under it, so
+    ``Σ e_c²`` is linear in ``ρ`` and solving gives a moment estimate unbiased for the fitted
+    residuals (a large cluster's residual is shrunk towards the pooled rate it dominates).
+    Clipped to [0, 1]; 0 when the rate is 0 or 1 or outside [0, 1].
+
+    >>> round(working_icc([4, 0, 4, 0], [10, 10, 10, 10]), 4), working_icc([1, 1, 1, 1], [10, 10, 10, 10])
+    (0.2593, 0.0)
+    """
+    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
+    total = float(den.sum())
+    m = float(num.sum()) / total if total > 0 else float("nan")
+    var = m * (1.0 - m)
+    if not (math.isfinite(var) and var > 0):
+        return 0.0
+    h = den / total
+    pairs = den * (den - 1.0)
+    e = num - m * den
+    base = float(np.sum((1 - 2 * h) * den) + np.sum(h * h) * total)
+    slope = float(np.sum((1 - 2 * h) * pairs) + np.sum(h * h) * pairs.sum())
+    if slope <= 0:
+        return 0.0
+    return float(min(max((float(np.sum(e * e)) / var - base) / slope, 0.0), 1.0))
+
+
+def working_df(den, rho: float = 0.0) -> float:
+    """Bell and McCaffrey's degrees of freedom of the CR2 variance of a ratio ``Σ num / Σ den``.
+
+    The ratio is the intercept of a row-level fit; its CR2 variance is ``Σ_c (q_cᵀ y)²`` with
+    ``q_c = (1 − h_c)^(−1/2)·M·1_c`` (``M`` removes the mean, ``1_c`` marks cluster ``c``'s rows).
+    Under a working covariance where cluster ``c``'s sum has variance ``s_c ∝ n_c(1 + ρ(n_c − 1))``
+    (rows independent across clusters), the ``G × G`` matrix ``Q_cd = q_cᵀ Ω q_d`` is
+    ``w_c w_d (δ_cd s_c − h_c s_d − h_d s_c + h_c h_d Σs)`` with ``w_c = (1 − h_c)^(−1/2)``, and the
+    Satterthwaite degrees of freedom are ``(tr Q)² / tr(Q²)`` (computed in ``O(G)``: ``Q`` is a
+    diagonal plus a rank-two term). Equal clusters give ``G − 1`` whatever ``ρ``; a few large
+    clusters, or ``ρ > 0`` with unequal sizes, give fewer (Imbens and Kolesár 2016 take ``ρ``
+    from the data: :func:`working_icc`). At least 1.
+
+    >>> round(working_df([10, 10, 10, 10], 0.3), 6), round(working_df([100, 10, 10, 10], 0.0), 3)
+    (3.0, 1.412)
+    """
+    den = np.asarray(den, np.float64)
+    den = den[den > 0]
+    if den.size < 2:
+        return 1.0
+    total = float(den.sum())
+    h = np.minimum(den / total, 1 - 1e-12)
+    w = 1.0 / np.sqrt(1.0 - h)
+    s = den * (1.0 + rho * (den - 1.0))
+    d = w * w * s
+    u = np.stack([w * h, w * s], axis=1)
+    c = np.array([[float(s.sum()), -1.0], [-1.0, 0.0]])
+    cuu = c @ (u.T @ u)
+    trace = float(d.sum() + np.trace(cuu))
+    trace2 = float(np.sum(d * d) + 2.0 * np.trace(c @ (u.T @ (d[:, None] * u))) + np.trace(cuu @ cuu))
+    return max(trace * trace / trace2, 1.0) if trace2 > 0 else 1.0
+
+
 def constraint_bound(num, den, alpha: float = 0.05, side: str = "upper") -> float:
     """One-sided ``1 − α/2`` bound of a ratio metric ``m = Σ num / Σ den`` over clusters: a
-    cluster-robust t bound on the logit scale with small-sample corrections for unbalanced
-    clusters.
+    score-type (Wilson) bound with a cluster-robust design effect and Bell–McCaffrey degrees of
+    freedom, so a rate exactly at a constraint's bound passes at most about ``α/2`` of the time.
 
-    The linearised residual of cluster ``c`` is ``e_c = num_c − m·den_c`` with leverage
-    ``h_c = den_c / Σ den``; the variance is CR2's, ``var(m) = Σ e_c² / (1 − h_c) / (Σ den)²``
-    (Bell and McCaffrey), referred to a t with ``G* − 1`` degrees of freedom, where
-    ``G* = (Σ den)² / Σ den²`` is the effective number of clusters (one cluster with half the rows
-    counts for little). On the logit scale ``se_ℓ = se / (m(1 − m))`` and the bound is
-    ``expit(logit(m) ± t · se_ℓ)``: inside (0, 1) and skewed as a rate's sampling distribution
-    is near 0 or 1, where plain Wald and percentile bounds are too short. A rate of exactly 0 or 1
-    takes half a pseudo-event for its logit (``(Σnum + ½)/(Σden + 1)``) and that rate's binomial
-    spread; values outside [0, 1]
-    (a net rate) take the bound on the plain scale. NaN with fewer than two clusters with rows.
-    It assumes clusters are independent; ``benchmarks/bench_constraint_bound.py`` measures how
-    often a rate exactly at the bound passes (the target is ``α/2``).
+    - **Variance.** The linearised residual of cluster ``c`` is ``e_c = num_c − m·den_c`` with
+      leverage ``h_c = den_c / Σ den``; CR2's variance of ``m`` is ``v = Σ e_c² / (1 − h_c) / (Σ den)²``
+      (Bell and McCaffrey). Its design effect against independent rows is
+      ``deff = v / (m(1 − m) / Σ den)``, never below 1 (rows of a cluster are not negatively
+      correlated: a smaller ratio is noise, and it is what makes few clusters pass too often), and
+      ``n* = Σ den / deff`` is the effective number of rows.
+    - **Score form.** The bound is the Wilson bound at ``n*``: the ``p`` solving
+      ``(m − p)² = t²·p(1 − p)/n*``, i.e. a test of ``rate = p`` that takes the rate's spread *at
+      p* rather than at the observed ``m`` (with few events ``m``'s own spread is small exactly
+      when ``m`` came out low, and a Wald bound at ``m`` passes too often). It stays inside [0, 1],
+      is skewed as a rate's sampling distribution is, and needs no pseudo-event at 0 or 1
+      (``deff = 1`` there: nothing to estimate it from).
+    - **Degrees of freedom.** ``t`` is Student's at ``1 − α/2`` with :func:`working_df`'s degrees of
+      freedom under a random-effects working model whose intra-cluster correlation is estimated
+      (:func:`working_icc`; Imbens and Kolesár 2016). With unequal cluster sizes and a per-cluster
+      rate effect the variance estimate rests on the few largest clusters, and the effective-
+      cluster count ``(Σ den)² / Σ den²`` overstates its degrees of freedom.
 
-    >>> round(constraint_bound([1, 0, 1, 0], [10, 10, 10, 10]), 4)
-    0.2669
+    Values outside [0, 1] (a net rate) take the plain CR2 bound ``m ± t·√v`` with ``ρ = 0``.
+    NaN with fewer than two clusters with rows. It assumes clusters are independent.
+    ``benchmarks/bench_constraint_bound.py`` measures how often a rate exactly at the bound
+    passes (the target is ``α/2``) and how often one clearly below it does.
+
+    >>> round(constraint_bound([1, 0, 2, 1, 0, 1, 3, 0, 1, 1], [10] * 10), 4)
+    0.1885
+    >>> round(constraint_bound([0] * 10, [10] * 10), 4)  # no event: the binomial spread at n* = 100
+    0.0487
     """
     num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
     keep = den > 0
@@ -330,19 +405,19 @@ def constraint_bound(num, den, alpha: float = 0.05, side: str = "upper") -> floa
     if g < 2:
         return float("nan")
     num, den = num[keep], den[keep]
-    total = den.sum()
-    m = float(num.sum() / total)
-    se, df = linearized_se((num - m * den) / total, cluster_weights(den), g)
-    t = t_quantile(1 - alpha / 2, df) * (1.0 if side == "upper" else -1.0)
+    total = float(den.sum())
+    m = float(num.sum()) / total
+    sign = 1.0 if side == "upper" else -1.0
+    se, _ = linearized_se((num - m * den) / total, cluster_weights(den), g)
     if not 0.0 <= m <= 1.0:
-        return m + t * se
-    if 0.0 < m < 1.0:
-        mm = m
-    else:  # no event (or only events): CR's spread is 0 by construction, so take the pseudo-event's
-        mm = (float(num.sum()) + 0.5) / (total + 1.0)
-        se = max(se, math.sqrt(mm * (1 - mm) / (total + 1.0)))
-    z = math.log(mm / (1 - mm)) + t * se / (mm * (1 - mm))
-    return float(1.0 / (1.0 + math.exp(-z)))
+        return m + sign * t_quantile(1 - alpha / 2, working_df(den, 0.0)) * se
+    t = t_quantile(1 - alpha / 2, working_df(den, working_icc(num, den)))
+    binomial = m * (1.0 - m) / total
+    deff = max(se * se / binomial, 1.0) if binomial > 0 else 1.0
+    z2 = t * t * deff / total  # t² / n*
+    centre = m + z2 / 2.0
+    half = math.sqrt(z2 * m * (1.0 - m) + z2 * z2 / 4.0)
+    return float(min(max((centre + sign * half) / (1.0 + z2), 0.0), 1.0))
 
 
 def check_constraint(stats, results, constraint, cid, W, alpha) -> dict:

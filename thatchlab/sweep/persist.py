@@ -20,13 +20,17 @@ True
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.sweep.resampling import ClusterStats
 
 __all__ = ["save_sweep", "load_sweep", "sidecar_path"]
 
@@ -54,8 +58,6 @@ def _suffix(path: Path) -> str:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    import os
-
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(data)
@@ -67,16 +69,12 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def save_sweep(results: pd.DataFrame, path) -> Path:
     """Write a sweep's rows to ``path`` (``.csv``, ``.parquet`` or ``.json``) and its sums beside them."""
-    import io
-
     path = Path(path)
     suffix = _suffix(path)
     rows = pd.DataFrame(results)
     rows.attrs = {}
     buf = io.BytesIO()
     if suffix == ".csv":
-        import csv
-
         buf.write(rows.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode("utf-8"))
     elif suffix == ".parquet":
         rows.to_parquet(buf, index=False)
@@ -108,8 +106,6 @@ def load_sweep(path) -> pd.DataFrame:
 
     Without the sidecar the rows load but carry no sums, and ``decide`` says so.
     """
-    from thatchlab.sweep.resampling import ClusterStats
-
     path = Path(path)
     suffix = _suffix(path)
     if path.is_dir():

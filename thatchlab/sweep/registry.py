@@ -11,6 +11,7 @@ frames; the clustered bootstrap it draws on is :mod:`thatchlab.sweep.resampling`
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -167,8 +168,6 @@ class EngineSpec:
 
     def moves(self, metric: str) -> tuple:
         """The parameter fields that can move ``metric`` (every field when not declared)."""
-        import dataclasses
-
         fields = tuple(f.name for f in dataclasses.fields(self.params_class))
         declared = self.sensitivity.get(metric)
         return fields if declared is None else tuple(f for f in fields if f in declared)

@@ -28,8 +28,8 @@ import pandas as pd
 
 from thatchlab.core.params import ScoringParams
 from thatchlab.decide._core import decide, paired_difference
-from thatchlab.sweep.resampling import ClusterStats, cluster_resamples, percentile_interval
 from thatchlab.sweep import config_id
+from thatchlab.sweep.resampling import ClusterStats, cluster_resamples, percentile_interval
 
 __all__ = ["planted_sweep", "decide_calibration"]
 

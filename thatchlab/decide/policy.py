@@ -154,8 +154,8 @@ class MainJobPolicy:
         space : ``{parameter: [values]}`` (default :data:`DEFAULT_SWEEP_SPACE`).
         embedder : the embedder of the replays.
         """
-        from thatchlab.sweep import sweep
         from thatchlab.decide import combine_decisions, decide
+        from thatchlab.sweep import sweep
 
         space = dict(space or DEFAULT_SWEEP_SPACE)
         forecast_space, _ = split_space(space)
@@ -191,8 +191,8 @@ class MainJobPolicy:
         ``base``'s and the fitted value of each parameter the fit changes (so the
         reduction family is complete). None when the fit fails or changes nothing.
         """
-        from thatchlab.sweep import sweep
         from thatchlab.decide import decide
+        from thatchlab.sweep import sweep
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -265,8 +265,8 @@ def row_at(results: pd.DataFrame, space, params) -> pd.Series:
 
 def fit_prior(log: pd.DataFrame, params, embedder=None):
     """PriorFitter on a replay of ``log``'s prediction signals under ``params`` (None without any)."""
-    from thatchlab.replay import run
     from thatchlab.fit import PriorFitter
+    from thatchlab.replay import run
 
     res = run(log, engine="prediction", params=params, embedder=embedder)
     prov = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})

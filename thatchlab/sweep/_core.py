@@ -30,7 +30,6 @@ from thatchlab.core.dtypes import is_arrow_timestamp, is_text_dtype, native_time
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.progress import progress
 from thatchlab.sweep._columns import ColumnOrder, result_frame, score_columns, score_segments
-from thatchlab.sweep.reading import BestConfig, best, identification, metric_direction, pareto
 from thatchlab.sweep._runner import (
     SCORED_COLUMN,
     Cache,
@@ -41,6 +40,7 @@ from thatchlab.sweep._runner import (
     typed,
 )
 from thatchlab.sweep._space import check_space, grid_configs, optuna_suggest, random_configs
+from thatchlab.sweep.reading import BestConfig, best, identification, metric_direction, pareto
 from thatchlab.sweep.registry import (
     CLUSTERS_KEY,
     EngineSpec,
@@ -48,7 +48,6 @@ from thatchlab.sweep.registry import (
     Segment,
     get_engine,
     metric_list,
-    register_engine,
 )
 from thatchlab.sweep.resampling import ClusterStats, segment_clusters
 
@@ -57,19 +56,6 @@ __all__ = ["sweep", "best", "BestConfig", "holdout_segments", "config_id", "pare
 
 _SEARCHES = ("grid", "random", "optuna")
 _BACKENDS = ("loky", "dask")
-
-
-def _register_builtin():
-    from thatchlab.sweep import _engines, _scoring_engines
-
-    builtin = {"prediction": _scoring_engines.prediction_spec, "behavior": _scoring_engines.behavior_spec,
-               "belief": _engines.belief_spec, "calibration": _engines.calibration_spec,
-               "anticipation": _engines.anticipation_spec}
-    for name, factory in builtin.items():
-        register_engine(factory, name=name, replace=True)
-
-
-_register_builtin()
 
 
 def config_id(engine: str, params) -> str:

@@ -13,11 +13,11 @@ import pytest
 
 from thatchlab.anticipation import mine_sequential
 from thatchlab.core.params.anticipation import SEQUENTIAL_MODES
+from thatchlab.fit import PriorFitter
 from thatchlab.logs import validate_event_log, validate_interaction_log
 from thatchlab.replay import run
-from thatchlab.synth import PreferenceWorld
-from thatchlab.fit import PriorFitter
 from thatchlab.sweep import sweep
+from thatchlab.synth import PreferenceWorld
 
 
 def _text_columns(df):

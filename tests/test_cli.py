@@ -514,8 +514,8 @@ def test_synth_refuses_a_negative_seed(tmp_path, capsys):
 def test_the_decided_path_from_the_command_line(small_interactions, tmp_path, capsys):
     """sweep --out, decide --out, export --decision: the decided path without Python; export with
     explicit params lists them as unreviewed and merge refuses them."""
-    from thatchlab.sweep import load_sweep
     from thatchlab.decide import Decision, decide
+    from thatchlab.sweep import load_sweep
 
     log, lookup = small_interactions
     rows = tmp_path / "rows.parquet"

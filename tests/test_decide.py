@@ -9,11 +9,11 @@ import pytest
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
-from thatchlab.synth import BeliefWorld, PreferenceWorld
-from thatchlab.sweep import best, identification, pareto, sweep
 from thatchlab.decide import combine_decisions, decide
 from thatchlab.decide._core import EVIDENCE_COLUMNS, _holm_levels, holm, paired_difference
+from thatchlab.sweep import best, identification, pareto, sweep
 from thatchlab.sweep.registry import ClusterStats, cluster_resamples
+from thatchlab.synth import BeliefWorld, PreferenceWorld
 
 
 @pytest.fixture(scope="module")

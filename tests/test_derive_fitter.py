@@ -8,8 +8,8 @@ import pytest
 
 from thatchlab.calibration import CalibrationParams, derive
 from thatchlab.core.errors import InputError
-from thatchlab.synth.recall import PLANTED, RecallWorld
 from thatchlab.fit.derive import COEFS, DeriveWeightsFitter, recalibrate, recall_features
+from thatchlab.synth.recall import PLANTED, RecallWorld
 
 
 @pytest.fixture(scope="module")

@@ -31,9 +31,9 @@ def glossary_terms() -> set[str]:
 def printed_metric_names(real_embedder) -> set[str]:
     """Every metric name the toolkit prints, collected from the code itself."""
     from thatchlab import logs, metrics, replay
+    from thatchlab.decide._core import EVIDENCE_COLUMNS
     from thatchlab.fit import HalfLifeFitter, PriorFitter
     from thatchlab.sweep import engines, get_engine, sweep
-    from thatchlab.decide._core import EVIDENCE_COLUMNS
 
     names: set[str] = set()
     warnings.filterwarnings("ignore", category=UserWarning)  # inside pytest's per-test catch

@@ -9,10 +9,10 @@ import pytest
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
+from thatchlab.fit import PriorFitter
 from thatchlab.replay import FleetResult, run, run_fleet
 from thatchlab.scoring import PredictionEngine
 from thatchlab.synth import PreferenceWorld
-from thatchlab.fit import PriorFitter
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BeliefParams
-from thatchlab.synth import BeliefWorld
 from thatchlab.fit import HalfLifeFitter, exposure_segments
 from thatchlab.fit.halflife import NoExposureError, weibull_mle
+from thatchlab.synth import BeliefWorld
 
 LN2 = math.log(2)
 

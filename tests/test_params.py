@@ -10,8 +10,8 @@ from thatchlab.belief import BeliefStore
 from thatchlab.core.errors import InputError, ParamsError, ThatchlabError
 from thatchlab.core.params import BeliefParams, EstimatorParamsError, ParamsMixin, ScoringParams
 from thatchlab.embed import LookupEmbedder
-from thatchlab.scoring import BehaviorEngine, PredictionEngine
 from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+from thatchlab.scoring import BehaviorEngine, PredictionEngine
 
 
 def test_production_defaults():

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from thatchlab.plots import metric_curve, metric_heatmap, prior_profile
 from thatchlab.fit import PriorFitter
+from thatchlab.plots import metric_curve, metric_heatmap, prior_profile
 
 
 def _results():
@@ -56,8 +56,8 @@ def test_prior_profile_interior_and_boundary():
 
 
 def test_decision_forest_draws_every_tested_configuration_and_colours_what_ships():
-    from thatchlab.plots import decision_forest
     from thatchlab.decide import decide, planted_sweep
+    from thatchlab.plots import decision_forest
 
     ships = decide(planted_sweep(30, -0.03, np.random.default_rng(1)), "log_loss", n_boot=100)
     fig = decision_forest(ships)

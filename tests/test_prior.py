@@ -11,7 +11,6 @@ from scipy.special import betaln
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import ScoringParams
-from thatchlab.scoring import posterior_confidence
 from thatchlab.fit import PriorFitter
 from thatchlab.fit.prior import (
     beta_binomial_loglik,
@@ -19,6 +18,7 @@ from thatchlab.fit.prior import (
     signal_counts,
     signal_sequence,
 )
+from thatchlab.scoring import posterior_confidence
 
 
 def _signals(counts):

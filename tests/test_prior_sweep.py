@@ -8,11 +8,11 @@ import pytest
 
 from thatchlab import replay
 from thatchlab.core.params import ScoringParams
-from thatchlab.metrics import prequential, prequential_scores
-from thatchlab.synth import PreferenceWorld
 from thatchlab.fit import PriorFitter
-from thatchlab.sweep import sweep
 from thatchlab.fit.prior import prequential_loglik
+from thatchlab.metrics import prequential, prequential_scores
+from thatchlab.sweep import sweep
+from thatchlab.synth import PreferenceWorld
 
 #: The sweep's holdout: validation = rows [0.02 n, 0.51 n), test = [0.51 n, n).
 HOLDOUT = 0.49

@@ -5,8 +5,8 @@ import pytest
 
 from thatchlab import replay
 from thatchlab.core.errors import InputError
-from thatchlab.synth import PreferenceWorld
 from thatchlab.fit import PriorFitter
+from thatchlab.synth import PreferenceWorld
 
 PLANTED_K, PLANTED_P0 = 6.0, 0.7
 

@@ -151,8 +151,8 @@ def test_the_pairs_table_helper_matches_the_ddl_rule():
 
 @pytest.fixture(scope="module")
 def two_release_sweep():
-    from thatchlab.synth import PreferenceWorld
     from thatchlab.sweep import sweep
+    from thatchlab.synth import PreferenceWorld
 
     w = PreferenceWorld(n_users=2, n_situations=4, seed=0)
     return sweep(w.log(120), {"k": [2.0, 5.0], "release": ["v0.1.30", "07ecf87"]}, "log_loss",

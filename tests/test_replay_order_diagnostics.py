@@ -126,8 +126,8 @@ def test_the_cli_prints_the_diagnostics_and_the_reordering(tmp_path, capsys):
 
 # ----------------------------------------------------------------- fitter inputs from replays
 def test_replay_results_hand_each_fitter_its_input(sample, repo_root):
-    from thatchlab.logs import read_memory_log, read_recall_log
     from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+    from thatchlab.logs import read_memory_log, read_recall_log
 
     log, emb = sample
     res = replay.run(log, "prediction", embedder=emb)

@@ -18,11 +18,11 @@ from tests._vectors import basis
 from thatchlab.core.errors import InputError, UnreviewedError
 from thatchlab.core.params import CalibrationParams, ScoringParams
 from thatchlab.core.params.production import SETTINGS, production_params, setting
+from thatchlab.decide import Decision, decide
+from thatchlab.decide.calibration_study import planted_sweep
 from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import PredictionEngine
 from thatchlab.store import export_sqlite, merge_into
-from thatchlab.decide import Decision, decide
-from thatchlab.decide.calibration_study import planted_sweep
 
 T = "2026-02-01T10:00:00Z"
 

@@ -15,7 +15,6 @@ from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import BeliefParams, ScoringParams
 from thatchlab.metrics.scoring import prequential_scores, regime_outcomes, regime_rates
 from thatchlab.replay.scoring import prepare
-from thatchlab.synth import BeliefWorld
 from thatchlab.sweep import EngineSpec, best, get_engine, holdout_segments, sweep
 from thatchlab.sweep._scoring_engines import (
     METRIC_SOFT_WEIGHT,
@@ -24,6 +23,7 @@ from thatchlab.sweep._scoring_engines import (
     regimes_from_nudges,
 )
 from thatchlab.sweep._space import grid_configs, random_configs
+from thatchlab.synth import BeliefWorld
 
 
 @pytest.fixture(scope="module")

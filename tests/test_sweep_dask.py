@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from tests._sweep_logs import interaction_log
-from thatchlab.synth import BeliefWorld
 from thatchlab.sweep import sweep
+from thatchlab.synth import BeliefWorld
 
 
 def _modules():

@@ -19,7 +19,6 @@ from thatchlab import logs
 from thatchlab.core.params import ScoringParams
 from thatchlab.embed import LookupEmbedder
 from thatchlab.metrics.scoring import regime_outcomes
-from thatchlab.synth import PreferenceWorld
 from thatchlab.sweep import get_engine, holdout_segments, sweep
 from thatchlab.sweep._scoring_engines import (
     _REGIME_ESTIMATOR,
@@ -41,6 +40,7 @@ from thatchlab.sweep.registry import (
     segment_clusters,
     segment_stream,
 )
+from thatchlab.synth import PreferenceWorld
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 METRICS = ("interruption_rate", "wrong_silent_follow_rate", "coverage", "nudge_net_rate", "log_loss", "ece")

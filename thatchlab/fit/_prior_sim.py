@@ -91,8 +91,8 @@ def _preference_world_coverage(reps: int = 100, k: float = 6.0, p0: float = 0.7,
                                n_sessions: int = 3000, options=OPTIONS) -> pd.DataFrame:
     """The same study on :class:`PreferenceWorld` logs replayed through the prediction engine (slow)."""
     from thatchlab import replay
-    from thatchlab.synth import PreferenceWorld
     from thatchlab.fit.prior import PriorFitter
+    from thatchlab.synth import PreferenceWorld
 
     signals = []
     for seed in range(int(reps)):

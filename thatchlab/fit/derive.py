@@ -22,7 +22,7 @@ from scipy import optimize, stats
 from thatchlab.calibration import derive, recall_features
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.calibration import CalibrationParams
-from thatchlab.metrics.calibration import brier, ece, log_loss
+from thatchlab.fit._base import BaseFitter
 from thatchlab.fit._derive_profile import (
     COEFS,
     RANGES,
@@ -37,7 +37,7 @@ from thatchlab.fit._derive_profile import (
     _present,
     _profile_interval,
 )
-from thatchlab.fit._base import BaseFitter
+from thatchlab.metrics.calibration import brier, ece, log_loss
 
 __all__ = ["DeriveWeightsFitter", "interval_coverage", "recall_features", "recalibrate"]
 

@@ -18,7 +18,6 @@ from thatchlab.core.params import (
     ScoringParams,
     resolve_release,
 )
-from thatchlab.report import GLOSSARY  # noqa: F401
 from thatchlab.decide.policy import (  # noqa: F401
     ALPHA,
     DEFAULT_SWEEP_SPACE,
@@ -29,6 +28,7 @@ from thatchlab.decide.policy import (  # noqa: F401
     SWEEP_METRICS,
     THRESHOLD_METRIC,
 )
+from thatchlab.report import GLOSSARY  # noqa: F401
 
 #: The main job's decision policy lives in thatchlab.decide.policy; its constants are kept here
 #: for the steps and for ``from thatchlab.run import LEVEL``.

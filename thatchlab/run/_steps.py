@@ -4,6 +4,7 @@ its report section."""
 from __future__ import annotations
 
 from thatchlab.core.display import plural
+from thatchlab.decide.policy import HOLDOUT, MainJobPolicy, row_at, rows_at
 from thatchlab.run._common import (
     _PARAMS,
     FORECAST_METRIC,
@@ -16,7 +17,6 @@ from thatchlab.run._common import (
     _params,
     _save,
 )
-from thatchlab.decide.policy import HOLDOUT, MainJobPolicy, row_at, rows_at
 
 
 def _policy(ctx) -> MainJobPolicy:
@@ -166,8 +166,8 @@ def _no_front(rows) -> str:
 
 def _prior(ctx):
     from thatchlab.core.params.production import production_params
-    from thatchlab.plots import prior_profile
     from thatchlab.fit import PriorFitter
+    from thatchlab.plots import prior_profile
 
     res = ctx["state"].get("prediction")
     if res is None:
@@ -214,10 +214,10 @@ def _prior_verdict(ctx) -> str:
 
 
 def _belief(ctx):
+    from thatchlab.fit import HalfLifeFitter
     from thatchlab.logs import read_memory_log
     from thatchlab.plots import currency_curves
     from thatchlab.replay import run_belief
-    from thatchlab.fit import HalfLifeFitter
 
     path = ctx["data"] / "memory_log.jsonl"
     if not path.is_file():
@@ -241,10 +241,10 @@ def _belief(ctx):
 
 
 def _calibration(ctx):
+    from thatchlab.fit import DeriveWeightsFitter
     from thatchlab.logs import read_recall_log
     from thatchlab.plots import reliability_diagram
     from thatchlab.replay import run_calibration
-    from thatchlab.fit import DeriveWeightsFitter
 
     path = ctx["data"] / "recall_log.jsonl"
     if not path.is_file():

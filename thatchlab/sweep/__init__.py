@@ -14,7 +14,7 @@ import sys
 import types
 import warnings
 
-from thatchlab.sweep import _engines, _scoring_engines  # noqa: I001  (the built-in engines, registered below)
+from thatchlab.sweep import _engines, _scoring_engines  # the built-in engines, registered below
 from thatchlab.sweep._core import config_id, holdout_segments, sweep
 from thatchlab.sweep._description import SweepDescription, describe
 from thatchlab.sweep.persist import load_sweep, save_sweep

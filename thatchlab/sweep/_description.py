@@ -24,7 +24,7 @@ from thatchlab.sweep.reading import identification, metric_direction, spec_of, s
 from thatchlab.sweep.registry import EngineSpec
 from thatchlab.sweep.resampling import ClusterStats
 
-__all__ = ["SweepDescription", "describe"]
+__all__ = ["SweepDescription", "describe", "keep_description"]
 
 _SEGMENT = re.compile(r"^(val\d*|test)_")
 
@@ -231,6 +231,33 @@ def describe(results: pd.DataFrame) -> SweepDescription:
 _CACHED = "_thatchlab_sweep_description"  # where a frame keeps its description (never in attrs)
 
 
+def _fingerprint(frame: pd.DataFrame) -> tuple:
+    """What must stay the same for a kept description to still describe ``frame``."""
+    return (tuple(frame.columns), len(frame), tuple((k, id(v)) for k, v in frame.attrs.items()))
+
+
+def keep_description(frame: pd.DataFrame, identified: dict) -> SweepDescription:
+    """Describe a sweep's fresh result once, with the identification the sweep computed, and keep
+    the description on the frame for ``frame.sweep``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The result, its attrs complete.
+    identified : dict
+        Metric → :func:`~thatchlab.sweep.identification` of it on ``frame``.
+
+    Returns
+    -------
+    SweepDescription
+        The description kept.
+    """
+    description = describe(frame)
+    description._identified.update(identified)
+    object.__setattr__(frame, _CACHED, (_fingerprint(frame), description))
+    return description
+
+
 @pd.api.extensions.register_dataframe_accessor("sweep")
 class SweepAccessor:
     """``frame.sweep``: the frame's :class:`SweepDescription`, rebuilt only when the frame changes.
@@ -249,10 +276,6 @@ class SweepAccessor:
     def __init__(self, frame: pd.DataFrame):
         self._frame = frame
 
-    def _fingerprint(self) -> tuple:
-        f = self._frame
-        return (tuple(f.columns), len(f), tuple((k, id(v)) for k, v in f.attrs.items()))
-
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
@@ -261,7 +284,7 @@ class SweepAccessor:
     @property
     def description(self) -> SweepDescription:
         """The frame's description (:func:`describe`), kept while the frame keeps its shape."""
-        key = self._fingerprint()
+        key = _fingerprint(self._frame)
         kept = self._frame.__dict__.get(_CACHED)
         if kept is None or kept[0] != key:
             kept = (key, describe(self._frame))

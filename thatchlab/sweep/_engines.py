@@ -96,9 +96,7 @@ def _belief_score(frame, prepared, params):
     y = lab["still_true"].astype(bool).to_numpy()
     c = lab["currency"].to_numpy(np.float64)
     if len(np.unique(y)) == 2:
-        from sklearn.metrics import (
-            roc_auc_score,  # heavy: scikit-learn only when a split has both labels
-        )
+        from sklearn.metrics import roc_auc_score  # heavy: scikit-learn, only with both labels
 
         auc = float(roc_auc_score(y, c))
     else:

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.display import plural
+from thatchlab.core.display import html_block, plural
 from thatchlab.core.errors import InputError
+from thatchlab.core.params import SYSTEMS
+from thatchlab.core.params.production import ENGINE_PARAMS
 
 __all__ = ["Decision", "EVIDENCE_COLUMNS"]
 
@@ -99,8 +101,6 @@ class Decision:
 
     def _repr_html_(self) -> str:
         """The decision in a notebook: what ships, the joint test, then the evidence table."""
-        from thatchlab.core.display import html_block
-
         record = self.combined_record()
         shipped = record["params"] or "nothing"
         facts = {"engine": self.engine, "release": self.release_label, "metric": self.metric, "ships": shipped,
@@ -117,7 +117,6 @@ class Decision:
         """``"<system> <release>"`` (``"thatch 07ecf87"``), None for an engine without releases."""
         if self.release is None:
             return None
-        from thatchlab.core.params import SYSTEMS
 
         system = SYSTEMS.get(self.engine.split(" + ")[0])
         return f"{system} {self.release}" if system else str(self.release)
@@ -180,8 +179,6 @@ class Decision:
         >>> back.params == d.params, back.shipped_parameters() == d.shipped_parameters()
         (True, True)
         """
-        from thatchlab.core.params.production import ENGINE_PARAMS
-
         if not isinstance(data, dict) or data.get("kind") != "thatchlab.decision":
             raise InputError(f"{source}: not a thatchlab decision (expected the JSON `thatchlab decide` writes)")
         try:

@@ -33,6 +33,11 @@ from typing import NamedTuple
 import pandas as pd
 
 from thatchlab.core.errors import InputError, ThatchlabError
+from thatchlab.core.params import BeliefParams
+from thatchlab.decide._core import combine_decisions, decide
+from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+from thatchlab.replay import run
+from thatchlab.sweep import get_engine, holdout_segments, sweep
 
 __all__ = ["MainJobPolicy", "PredictionOutcome", "Rule", "RULES", "ALPHA", "HOLDOUT", "DEFAULT_SWEEP_SPACE",
            "FORECAST_METRIC", "THRESHOLD_METRIC", "GUARD_METRIC", "REGIME_METRICS", "SWEEP_METRICS",
@@ -154,9 +159,6 @@ class MainJobPolicy:
         space : ``{parameter: [values]}`` (default :data:`DEFAULT_SWEEP_SPACE`).
         embedder : the embedder of the replays.
         """
-        from thatchlab.decide import combine_decisions, decide
-        from thatchlab.sweep import sweep
-
         space = dict(space or DEFAULT_SWEEP_SPACE)
         forecast_space, _ = split_space(space)
         parts, guard = [], None
@@ -191,9 +193,6 @@ class MainJobPolicy:
         ``base``'s and the fitted value of each parameter the fit changes (so the
         reduction family is complete). None when the fit fails or changes nothing.
         """
-        from thatchlab.decide import decide
-        from thatchlab.sweep import sweep
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
@@ -218,8 +217,6 @@ class MainJobPolicy:
 
 def split_space(space: dict) -> tuple[dict, dict]:
     """The parameters :data:`FORECAST_METRIC` can see, and the rest (decided on which items surface)."""
-    from thatchlab.sweep import get_engine
-
     forecast = set(get_engine("prediction").sensitivity[FORECAST_METRIC])
     return ({k: v for k, v in space.items() if k in forecast},
             {k: v for k, v in space.items() if k not in forecast})
@@ -236,8 +233,6 @@ def with_values(space: dict, params, extra: dict) -> dict:
 
 def before_test(log: pd.DataFrame, holdout=HOLDOUT) -> pd.DataFrame:
     """The rows of the time-sorted log before the sweep's test stretch (training and validation)."""
-    from thatchlab.sweep import holdout_segments
-
     ordered = log.sort_values("ts", kind="stable").reset_index(drop=True)
     ts = pd.to_datetime(ordered["ts"], utc=True).dt.as_unit("ns").astype("int64").to_numpy()
     test = holdout_segments(ts, holdout)[-1]
@@ -265,9 +260,6 @@ def row_at(results: pd.DataFrame, space, params) -> pd.Series:
 
 def fit_prior(log: pd.DataFrame, params, embedder=None):
     """PriorFitter on a replay of ``log``'s prediction signals under ``params`` (None without any)."""
-    from thatchlab.fit import PriorFitter
-    from thatchlab.replay import run
-
     res = run(log, engine="prediction", params=params, embedder=embedder)
     prov = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})
     if not len(prov):
@@ -277,9 +269,6 @@ def fit_prior(log: pd.DataFrame, params, embedder=None):
 
 def half_lives(log: pd.DataFrame) -> dict:
     """Half-lives (days) HalfLifeFitter finds for the belief classes production has a prior for."""
-    from thatchlab.core.params import BeliefParams
-    from thatchlab.fit import HalfLifeFitter
-
     fit = HalfLifeFitter().fit_from_log(log)
     fields = set(BeliefParams().to_dict())
     return {cls: None if not math.isfinite(value) else round(float(value), 1)
@@ -288,7 +277,5 @@ def half_lives(log: pd.DataFrame) -> dict:
 
 def derive_coefficients(log: pd.DataFrame) -> dict:
     """The derive coefficients DeriveWeightsFitter finds, where the data identify them."""
-    from thatchlab.fit import DeriveWeightsFitter
-
     s = DeriveWeightsFitter().fit(log).summary_
     return {name: round(float(r["coef"]), 3) for name, r in s.iterrows() if bool(r["identified"])}

@@ -90,7 +90,7 @@ class SweepDescription:
     holdout: str | None = None
     segments: tuple = ()
     config_ids: frozenset = field(default_factory=frozenset, repr=False)
-    _identified: dict = field(default_factory=dict, repr=False, compare=False)
+    _identified: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def engine(self) -> str:

@@ -62,6 +62,24 @@ _BACKENDS = ("loky", "dask")
 def config_id(engine: str, params) -> str:
     """Stable hash of one configuration: the engine name and every parameter value.
 
+    Parameters
+    ----------
+    engine : str
+        The engine's registered name.
+    params : params
+        The configuration.
+
+    Returns
+    -------
+    str
+        20 hex digits of a SHA-256 of both.
+
+    See Also
+    --------
+    sweep : Records it in each row's ``config_id``.
+
+    Examples
+    --------
     >>> from thatchlab.core.params import ScoringParams
     >>> config_id("prediction", ScoringParams()) == config_id("prediction", ScoringParams(k=5))
     True
@@ -79,6 +97,30 @@ def holdout_segments(times, holdout=0.2) -> list[Segment]:
     per fold but the last (``val0``, ``val1``...) and its last fold's test
     block as the test segment.
 
+    Parameters
+    ----------
+    times : array-like of int
+        The time-sorted log's timestamps (ns).
+    holdout : float or TimeSeriesSplit, default=0.2
+        The fraction ``h``, or a split.
+
+    Returns
+    -------
+    list of Segment
+        The validation segment(s), then ``test``.
+
+    Raises
+    ------
+    InputError
+        When the log has fewer than 2 rows, the split has fewer than 2 folds, or ``h`` is not a
+        fraction in ``(0, 0.5)`` leaving both stretches non-empty.
+
+    See Also
+    --------
+    sweep : Scores every configuration on these segments.
+
+    Examples
+    --------
     >>> [(s.name, s.lo, s.hi) for s in holdout_segments(np.arange(10), 0.2)]
     [('val', 6, 8), ('test', 8, 10)]
     """

@@ -38,7 +38,18 @@ _KIND = "thatchlab.sweep-sums"
 
 
 def sidecar_path(path) -> Path:
-    """Where :func:`save_sweep` puts the sums of the rows at ``path``: ``<path>.decide.npz``."""
+    """Where :func:`save_sweep` puts the sums of the rows at ``path``: ``<path>.decide.npz``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The rows' file.
+
+    Returns
+    -------
+    Path
+        The sidecar's path.
+    """
     path = Path(path)
     return path.with_name(path.name + ".decide.npz")
 
@@ -68,7 +79,38 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def save_sweep(results: pd.DataFrame, path) -> Path:
-    """Write a sweep's rows to ``path`` (``.csv``, ``.parquet`` or ``.json``) and its sums beside them."""
+    """Write a sweep's rows to ``path`` (``.csv``, ``.parquet`` or ``.json``) and its sums beside them.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result (its ``attrs`` go to the sidecar, :func:`sidecar_path`).
+    path : str or Path
+        The rows' file; the suffix picks the format.
+
+    Returns
+    -------
+    Path
+        The rows' path.
+
+    Raises
+    ------
+    InputError
+        When the suffix is not ``.csv``, ``.parquet`` or ``.json``.
+
+    See Also
+    --------
+    load_sweep : Read them back.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np
+    >>> from thatchlab.decide import planted_sweep
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = save_sweep(planted_sweep(8, 0.0, np.random.default_rng(0)), pathlib.Path(tmp) / "r.csv")
+    ...     path.name, sidecar_path(path).exists()
+    ('r.csv', True)
+    """
     path = Path(path)
     suffix = _suffix(path)
     rows = pd.DataFrame(results)
@@ -104,7 +146,37 @@ def save_sweep(results: pd.DataFrame, path) -> Path:
 def load_sweep(path) -> pd.DataFrame:
     """Read rows written by :func:`save_sweep` (or ``thatchlab sweep --out``) with their attrs.
 
-    Without the sidecar the rows load but carry no sums, and ``decide`` says so.
+    The sidecar must be there: without it the rows would carry no sums, and a decision needs them.
+
+    Parameters
+    ----------
+    path : str or Path
+        The rows' file.
+
+    Returns
+    -------
+    DataFrame
+        The rows with their attrs (``clusters`` a :class:`~thatchlab.sweep.ClusterStats`).
+
+    Raises
+    ------
+    InputError
+        When the file is missing, unreadable or of an unknown format, or its sidecar is missing
+        or unreadable.
+
+    See Also
+    --------
+    save_sweep : Write them.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np
+    >>> from thatchlab.decide import planted_sweep
+    >>> frame = planted_sweep(8, 0.0, np.random.default_rng(0))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     back = load_sweep(save_sweep(frame, pathlib.Path(tmp) / "r.parquet"))
+    >>> back.attrs["clusters"].unit, back["config_id"].tolist() == frame["config_id"].tolist()
+    ('session', True)
     """
     path = Path(path)
     suffix = _suffix(path)

@@ -32,37 +32,54 @@ __all__ = ["combine_decisions"]
 def combine_decisions(decisions, results: pd.DataFrame | None = None) -> Decision:
     """Join decisions on different metrics of one engine into one, checking the joint change.
 
-    Each parameter's evidence row is taken from the first decision (in the
-    given order) whose metric identifies it and that considered it; a
-    parameter no metric identifies keeps its first evidence row (never
-    shipped). Example: K and P0 decided on ``log_loss``, the threshold on
-    ``interruption_rate`` under a constraint.
+    Each parameter's evidence row is taken from the first decision (in the given order) whose
+    metric identifies it and that considered it; a parameter no metric identifies keeps its first
+    evidence row (never shipped). Example: K and P0 decided on ``log_loss``, the threshold on
+    ``interruption_rate`` under a constraint. What ships is built in the given order, a
+    pre-declared gatekeeping order: the first decision that ships something contributes its
+    shipped configuration (tested as a whole by that decision); each later one adds its own only
+    if it changes no parameter an earlier decision considered (else the two disagree and the later
+    one's changes are kept at the default), and the joint configuration is a row of ``results``
+    (one sweep scored on every part's metric) that, against the default on the test stretch,
+    improves *every* contributing part's metric (paired, that part's ``α``, resamples and t
+    reference) and meets every part's constraint. Without ``results`` only one decision may
+    contribute; the others' changes are kept and the reason says the combination was never scored.
+    Each part controls its own family-wise error at its ``α``: pass ``alpha`` divided by the
+    number of parts to each :func:`decide` for ``α`` over all of them (the main job does).
 
-    What ships is built in the given order, a pre-declared gatekeeping order:
-    the first decision that ships something contributes its shipped
-    configuration (tested as a whole by that decision); each later one adds
-    its own shipped configuration only if
+    Parameters
+    ----------
+    decisions : iterable of Decision
+        Decisions of one engine from one default, in gatekeeping order.
+    results : DataFrame, optional
+        The sweep that scored every part's metric (read once, through its description).
 
-    - it changes no parameter an earlier decision considered (else the two
-      disagree and the later one's changes are kept at the default), and
-    - the joint configuration is a row of ``results`` (one sweep scored on
-      every part's metric) and, against the default on the test stretch, it
-      improves *every* contributing part's metric (paired, that part's
-      ``α``, resamples and t reference) and meets every part's constraint.
+    Returns
+    -------
+    Decision
+        ``params`` is the common default with the accepted changes; ``metric`` joins the metrics
+        with ``" + "``; ``combined`` holds the shipped configuration's ``config_id``, ``params``,
+        ``delta``, ``ci_lower``, ``ci_upper`` and ``n_clusters`` on the first contributing metric,
+        ``checks`` (per metric, the joint configuration's paired test) and ``parts`` (each part's
+        own ``combined``); ``optimism`` is NaN, see ``parts``; ``n_configs`` is the largest of the
+        parts'.
 
-    Without ``results`` only one decision may contribute; the others' changes
-    are kept and the reason says the combination was never scored. Each
-    part controls its own family-wise error at its ``α``: pass ``alpha``
-    divided by the number of parts to each :func:`decide` for ``α`` over all
-    of them (the main job does).
+    Raises
+    ------
+    InputError
+        When there is no decision, or they differ in engine or default.
 
-    The merged ``params`` is the common default with the accepted changes;
-    ``metric`` joins the metrics with ``" + "``; ``combined`` holds the
-    shipped configuration's ``config_id``, ``params``, ``delta``,
-    ``ci_lower``, ``ci_upper`` and ``n_clusters`` on the first contributing
-    metric, ``checks`` (per metric, the joint configuration's paired test) and
-    ``parts`` (each part's own ``combined``); ``optimism`` is NaN, see
-    ``parts``; ``n_configs`` is the largest of the parts'.
+    See Also
+    --------
+    decide : One metric's decision.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from thatchlab.decide import decide, planted_sweep
+    >>> frame = planted_sweep(30, -0.05, np.random.default_rng(0))
+    >>> combine_decisions([decide(frame, "log_loss", n_boot=200)], frame).metric
+    'log_loss'
     """
     decisions, sweep = _read_parts(decisions, results)
     chosen = _evidence_rows(decisions)

@@ -17,8 +17,12 @@ supported: the sweep records their per-cluster sums for every configuration
 (``results.attrs["clusters"]``), so a resample of clusters rescored for all
 configurations costs a matrix product (:mod:`thatchlab.sweep.resampling`).
 
-:func:`decide` reads top to bottom; its steps follow it in the order it calls
-them. The record it returns is :class:`Decision` (:mod:`thatchlab.decide._decision`).
+:func:`decide` reads the frame once, as a :class:`~thatchlab.sweep.SweepDescription`
+(engine, directions, per-cluster sums and the levels above them, identification,
+release), then runs top to bottom on that description: the inputs, the candidate
+and what it changes, the test stretch, the gate, the reduction family, the
+constraint, the looks ledger and the record. Its steps follow it in that order.
+The record it returns is :class:`Decision` (:mod:`thatchlab.decide._decision`).
 """
 
 from __future__ import annotations

@@ -17,8 +17,12 @@ supported: the sweep records their per-cluster sums for every configuration
 (``results.attrs["clusters"]``), so a resample of clusters rescored for all
 configurations costs a matrix product (:mod:`thatchlab.sweep.resampling`).
 
-:func:`decide` reads top to bottom; its steps follow it in the order it calls
-them. The record it returns is :class:`Decision` (:mod:`thatchlab.decide._decision`).
+:func:`decide` reads the frame once, as a :class:`~thatchlab.sweep.SweepDescription`
+(engine, directions, per-cluster sums and the levels above them, identification,
+release), then runs top to bottom on that description: the inputs, the candidate
+and what it changes, the test stretch, the gate, the reduction family, the
+constraint, the looks ledger and the record. Its steps follow it in that order.
+The record it returns is :class:`Decision` (:mod:`thatchlab.decide._decision`).
 """
 
 from __future__ import annotations
@@ -53,16 +57,8 @@ from thatchlab.decide._testing import (
     sequence_rho,
     span,
 )
-from thatchlab.sweep import config_id
-from thatchlab.sweep.reading import (
-    identification,
-    minimizes,
-    n_competitors,
-    never_shipped,
-    pick_candidate,
-    spec_of,
-    sweep_release,
-)
+from thatchlab.sweep import config_id, describe
+from thatchlab.sweep.reading import n_competitors, never_shipped, pick_candidate
 from thatchlab.sweep.resampling import cluster_resamples, segment_stream
 
 __all__ = ["decide", "Decision", "combine_decisions", "holm", "bootstrap_pvalue", "paired_difference",
@@ -77,107 +73,61 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
            looks=None) -> Decision:
     """Decide which configuration of a sweep to ship, testing what ships as a whole.
 
+    :mod:`thatchlab.decide`'s notes state the procedure step by step (gate, Holm reduction family,
+    constraint, harm), the release rule and each engine's metrics.
+
     Parameters
     ----------
     results : DataFrame
-        A :func:`~thatchlab.sweep.sweep` result of the ``prediction`` or
-        ``behavior`` engine (it records per-session sums in
-        ``attrs["clusters"]``), of the ``belief`` or ``calibration`` engine
-        (per-memory sums) or of the ``anticipation`` engine (per-session sums),
-        scored on ``metric``. A planted frame works
-        too (simulation studies): rows with the parameter columns, a
-        ``config_id`` column (:func:`~thatchlab.sweep.config_id` ``(engine,
-        params)``), ``val_<metric>``/``test_<metric>`` columns, and attrs
-        ``engine``, ``metric``, ``metrics``, ``holdout``, ``unidentified``,
-        ``identification`` and ``clusters``: a
-        :class:`~thatchlab.sweep.ClusterStats` from
-        ``ClusterStats.merge({config_id: {(metric, segment): (num, den)}},
-        unit, {segment: labels})``.
+        A :func:`~thatchlab.sweep.sweep` result scored on ``metric`` with per-cluster sums
+        (``attrs["clusters"]``), or a planted frame (:func:`~thatchlab.decide.planted_sweep`
+        lists what one carries); read once, through its :class:`~thatchlab.sweep.SweepDescription`.
     metric : str
-        A ratio metric: scoring engines ``log_loss``, ``brier``,
-        ``interruption_rate``, ``wrong_silent_follow_rate``, ``coverage``,
-        ``nudge_net_rate``; belief ``brier`` (currency against
-        ``still_true``); calibration ``derived_log_loss``, ``derived_brier``,
-        ``caller_log_loss``, ``caller_brier``; anticipation (per session)
-        ``hit_rate_at_k``, ``prefetch_precision``, ``recall_at_k``,
-        ``round_trips_saved_per_session``, ``false_prefetches_per_session``
-        (ECE and AUC are not ratios of cluster sums and are refused). Its
-        direction is the registered one.
+        A ratio of per-cluster sums the engine registers (``EngineSpec.ratio_metrics``), in its
+        registered direction; ECE and AUC are not ratios of sums and are refused.
     default : params, optional
-        What production runs (default:
-        :func:`~thatchlab.core.params.production.production_params` under
-        the release the sweep replayed).
-
-    The sweep's ``release`` column is the context of the comparison, never a
-    candidate: rows of several releases are refused (decide on each
-    release's rows), and the decision says its release
-    (:attr:`Decision.release`).
+        What production runs (default: :func:`~thatchlab.core.params.production.production_params`
+        under the release the sweep replayed).
     constraint : dict, optional
-        ``{metric: (op, value)}``: the candidate is the best on validation
-        among the rows satisfying it (:func:`~thatchlab.sweep.best`), and a
-        configuration ships only if its *test* value satisfies it too.
-    alpha : float
+        ``{metric: (op, value)}``: the candidate is the best on validation among the rows meeting
+        it (:func:`~thatchlab.sweep.best`); a configuration ships only if its test value does too.
+    alpha : float, default=0.05
         Family-wise error rate of one decision (over every hypothesis tested).
-    n_boot : int
+    n_boot : int, default=1000
         Cluster resamples (drawn once from ``seed``, shared by every configuration).
     cluster : str, optional
-        The resampling unit: the level at which rows depend. None takes
-        ``"user"`` when the sweep's log named users (a ``user`` column, sessions
-        nested in users: ``attrs["cluster_parents"]``), else the sweep's own unit
-        (the scoring engines': ``"session"``; belief and calibration:
-        ``"memory"``). Given, it must be the sweep's unit or a level it recorded.
-        The level used is the evidence's ``cluster`` column.
-    seed : int
+        The resampling unit, the level at which rows depend: None takes ``"user"`` when the log
+        named users (``attrs["cluster_parents"]``), else the sweep's unit (``"session"``, belief and
+        calibration ``"memory"``); given, that unit or a level it recorded (evidence ``cluster``).
+    seed : int, default=0
         Seed of the resamples.
-    harm_margin, allow_harm : the harm check, when the sweep's log names users: each user's
-        paired effect over their own test sessions (:attr:`Decision.per_user`), and a
-        configuration that hurts some user beyond ``harm_margin`` (the user's interval lies on
-        the worsening side by more than it, in the metric's units) does not ship unless
-        ``allow_harm=True`` (:mod:`thatchlab.decide._harm`; the summary is :attr:`Decision.harm`).
-    sequential, looks : repeated looks. ``sequential=True`` tests with anytime-valid confidence
-        sequences (:func:`~thatchlab.decide._testing.sequence_halfwidth`), so deciding again as the
-        log grows keeps the error at ``α`` over any number of looks (wider intervals: about 1.5×
-        at 100 clusters). ``looks`` names a ledger file (JSON): each call appends its look
-        (:mod:`thatchlab.decide._looks`), and a plain decision on a ledger that already holds looks
-        at this engine and metric warns that its error holds for one look only.
     candidate : params, optional
-        Test this configuration instead of the validation winner: a value chosen
-        without the test stretch, e.g. a fitter's estimate on the log before it
-        (:class:`~thatchlab.fit.PriorFitter` on the training and validation
-        rows). It must be a row of the sweep, as must the configurations keeping
-        part of its changes that the reduction step tests.
+        Test this instead of the validation winner: a value chosen without the test stretch (e.g.
+        :class:`~thatchlab.fit.PriorFitter` on the training and validation rows); it, and the
+        configurations keeping part of its changes, must be rows of the sweep.
+    harm_margin, allow_harm : float, default=0.0; bool, default=False
+        With users, each one's paired effect over their test sessions (:attr:`Decision.per_user`,
+        :attr:`Decision.harm`): a configuration with a user's interval on the worsening side by
+        more than ``harm_margin`` (metric units) ships only with ``allow_harm=True``.
+    sequential, looks : bool, default=False; str or Path, optional
+        ``sequential=True`` tests with anytime-valid confidence sequences: deciding again as the
+        log grows keeps the error at ``α`` over any number of looks (intervals about 1.5× wider
+        at 100 clusters). ``looks`` names a JSON ledger each call appends to; a plain decision on
+        a ledger holding looks at this engine and metric warns its error holds for one look only.
 
     Returns
     -------
     Decision
+        What ships, production's default, the candidate and the evidence per parameter.
 
-    Notes
-    -----
-    Let ``D`` be the parameters where the candidate ``θ̂`` differs from the
-    default ``θ₀`` (unidentified ones are at their default) and
-    ``θ_A = θ₀[A ← θ̂_A]`` for ``A ⊆ D``. Every comparison is the paired
-    difference ``δ_A = m_test(θ_A) − m_test(θ₀)`` over the test clusters
-    (:func:`~thatchlab.decide._testing.paired_difference`: cluster-bootstrap
-    SE with the CR1 factor ``√(G/(G−1))``, Student's t with ``G − 1``
-    degrees of freedom, Cameron & Miller 2015), tested one-sided for
-    improvement. The procedure is a serial gatekeeper (family-wise error
-    ``≤ α`` over everything tested):
+    Raises
+    ------
+    InputError
+        When an argument or the frame cannot be used, or the sweep lacks a row or sums it needs.
 
-    1. *Gate*: ``θ_D = θ̂`` against ``θ₀`` at ``α`` (its ``1 − α`` interval
-       on the improving side of 0). Not passed: nothing ships.
-    2. *Reduction family*, only after the gate: every proper non-empty
-       ``A ⊂ D`` with a sweep row, ``θ_A`` against ``θ₀``, Holm at ``α``.
-    3. A rejected ``θ_A`` *replaces* ``θ̂`` when the rest of the change adds
-       nothing the data can show: ``θ̂`` is not better than ``θ_A`` at ``α``
-       (paired). The smallest such ``A`` ships (ties: the larger test
-       improvement); none: ``θ̂`` ships. Under a ``constraint`` the first of
-       these (then the other rejected subsets) whose test value satisfies
-       the constraint ships; none: nothing ships.
-
-    Below :data:`MIN_CLUSTERS` test clusters nothing ships (the reason names
-    the count). The t reference keeps the false-ship rate at or below the
-    nominal one-sided ``α/2`` down to 5 clusters where the percentile
-    interval does not (``benchmarks/bench_decide_calibration.py``).
+    See Also
+    --------
+    combine_decisions : Join decisions on several metrics of one engine.
 
     Examples
     --------
@@ -185,51 +135,47 @@ def decide(results: pd.DataFrame, metric: str, *, default=None, constraint: dict
     >>> from thatchlab.sweep import sweep
     >>> w = PreferenceWorld(n_users=2, n_situations=4, seed=0)
     >>> res = sweep(w.log(120), {"k": [2.0, 5.0]}, "log_loss", embedder=w.lookup_embedder())
-    >>> d = decide(res, "log_loss", n_boot=200)
-    >>> list(d.evidence.columns) == list(EVIDENCE_COLUMNS)
+    >>> list(decide(res, "log_loss", n_boot=200).evidence.columns) == list(EVIDENCE_COLUMNS)
     True
     """
-    # 1. the inputs
-    spec, stats, cluster = _check_frame(results, metric, cluster, alpha)
-    release = sweep_release(results, spec)
-    default = _check_default(spec, default, release)
-    lower = minimizes(results, metric, None, spec)
-    # 2. the candidate (the validation winner unless given) and what it changes; the release is
-    # the context of the comparison, never a candidate
-    fixed = [*never_shipped(spec), *(["release"] if hasattr(default, "release") else [])]
-    chosen_elsewhere = candidate is not None
-    candidate = pick_candidate(results, metric, spec, default, fixed, candidate, constraint)
-    case = _what_changes(results, metric, spec, default, candidate, fixed, lower, alpha)
-    _check_rows(results, stats, case)
-    # 3.-6. on the test stretch: the gate, the reduction family (Holm), the constraint
-    earlier = _earlier_looks(looks, spec.name, metric, sequential)
-    test = _TestStretch(stats, metric, n_boot, seed, alpha)
-    test.rho = sequence_rho(alpha) if sequential else None
-    test.users = _Users.of(results, metric, alpha, lower, harm_margin, allow_harm)
-    test.default_cid = case.cid(default)
-    gate = _gate(case, test)
-    reduction = _reduce(case, test, gate, results)
-    shipping = _ship(case, test, gate, reduction, results, constraint)
-    # 7.-9. the record
-    evidence = _evidence(case, gate, reduction, shipping, stats.unit)
-    combined = _combined(case, test, gate, reduction, shipping, results, constraint, n_boot)
-    optimism = _optimism(case, results)
-    n_configs = 1 if chosen_elsewhere else n_competitors(results, metric, constraint)
-    shipped = default if shipping.params is None else shipping.params
-    if looks is not None:
-        earlier = append_look(looks, _look_record(spec.name, metric, sequential, stats.unit, gate, shipping, alpha))
-    per_user, harm = test.harm(case.cid(case.full if shipping.params is None else shipping.params),
-                               case.cid(default))
-    return Decision(spec.name, metric, shipped, default, candidate, evidence, combined, float(optimism), n_configs,
-                    case.unidentified, alpha, int(n_boot), cluster, int(seed), constraint,
-                    per_user=per_user, harm=harm, looks=int(earlier), sequential=bool(sequential))
+    sweep = describe(results)  # the frame, read once
+    inputs = _read_inputs(sweep, metric, default, cluster, alpha)
+    case = _pick_and_check(sweep, inputs, metric, candidate, constraint, alpha)
+    earlier = _earlier_looks(looks, inputs.spec.name, metric, sequential)
+    test = _test_stretch(sweep, inputs, case, n_boot, seed, alpha, sequential, harm_margin, allow_harm)
+    gate, reduction, shipping = _test_on_test_stretch(sweep, case, test, constraint)
+    looked = _record_look(looks, earlier, case, inputs, gate, shipping, sequential)
+    return _decision(sweep, inputs, case, test, gate, reduction, shipping, constraint, looked,
+                     candidate is not None, n_boot, seed, sequential)
 
 
 # -- 1. the inputs ---------------------------------------------------------------------------------
-def _check_frame(results, metric, cluster, alpha) -> tuple:
+@dataclass
+class _Inputs:
+    """What decide reads off the description before picking: the engine, the sums at the resampling
+    level, that level, production's default, the metric's direction and the never-shipped fields."""
+
+    spec: object
+    stats: object
+    cluster: str
+    default: object
+    lower: bool
+    fixed: list
+
+
+def _read_inputs(sweep, metric, default, cluster, alpha) -> _Inputs:
+    """Check the frame and the arguments; production's default under the sweep's one release."""
+    spec, stats, cluster = _check_frame(sweep, metric, cluster, alpha)
+    default = _check_default(spec, default, sweep.release())
+    lower = sweep.minimizes(metric)
+    # the release is the context of the comparison, never a candidate
+    fixed = [*never_shipped(spec), *(["release"] if hasattr(default, "release") else [])]
+    return _Inputs(spec, stats, cluster, default, lower, fixed)
+
+
+def _check_frame(sweep, metric, cluster, alpha) -> tuple:
     """The engine spec, the per-cluster sums and the cluster unit of a sweep frame decide can use."""
-    spec = spec_of(results)
-    stats = results.attrs.get("clusters")
+    spec, stats = sweep.spec, sweep.clusters
     if not spec.ratio_metrics:
         raise InputError(f"decide: not supported for engine {spec.name!r} yet: its sweep records no "
                          "per-cluster sums (supported engines: prediction, behavior, belief, calibration, "
@@ -241,7 +187,7 @@ def _check_frame(results, metric, cluster, alpha) -> tuple:
         raise InputError(f"decide: results carry no per-cluster sums of {metric!r} "
                          "(attrs['clusters']); pass the frame thatchlab.sweep.sweep returned, scored on "
                          f"{metric!r} (metric=[...] for several)")
-    parents = results.attrs.get("cluster_parents") or {}
+    parents = sweep.cluster_parents
     if cluster is None:  # the level at which rows depend: users when the log names them
         cluster = "user" if "user" in parents else stats.unit
     if cluster != stats.unit:
@@ -318,10 +264,20 @@ class _Case:
         return _short(params, self.spec, self.default)
 
 
-def _what_changes(results, metric, spec, default, candidate, fixed, lower, alpha) -> _Case:
+def _pick_and_check(sweep, inputs, metric, candidate, constraint, alpha) -> _Case:
+    """The candidate (the validation winner unless given, never-shipped fields at the default), what
+    it changes, and the check that the sweep scored it and the default with per-cluster sums."""
+    picked = pick_candidate(sweep.rows, metric, inputs.spec, inputs.default, inputs.fixed, candidate, constraint)
+    case = _what_changes(sweep, metric, inputs, picked, alpha)
+    _check_rows(sweep, inputs.stats, case)
+    return case
+
+
+def _what_changes(sweep, metric, inputs, candidate, alpha) -> _Case:
     """Which fields the candidate changes, and which of those the metric can see (the tested ones)."""
+    spec, default, fixed, lower = inputs.spec, inputs.default, inputs.fixed, inputs.lower
     fields = [f.name for f in dataclasses.fields(spec.params_class)]
-    ident = identification(results, metric, spec)
+    ident = sweep.identification(metric)
     unidentified = list(ident["unidentified"])
     differ = [f for f in fields if getattr(candidate, f) != getattr(default, f) and f not in fixed]
     considered = [f for f in fields if f in differ or f in ident["swept"]]
@@ -330,13 +286,13 @@ def _what_changes(results, metric, spec, default, candidate, fixed, lower, alpha
                  list(ident["denominator"]))
 
 
-def _check_rows(results, stats, case) -> None:
+def _check_rows(sweep, stats, case) -> None:
     """Refuse unless the default and the candidate are sweep rows with per-cluster sums."""
     default, full = case.default, case.full
     label = {case.cid(default): f"production's default configuration {_short(default, case.spec)}",
              case.cid(full): f"the candidate {case.short(full)}"}
     cids = [case.cid(default), case.cid(full)]
-    have = set(results["config_id"]) if "config_id" in results.columns else set()
+    have = sweep.config_ids
     missing = [label[c] for c in cids if c not in have]
     if missing:
         raise InputError("decide: the sweep has no row for " + "; ".join(dict.fromkeys(missing))
@@ -351,6 +307,16 @@ def _check_rows(results, stats, case) -> None:
 
 
 # -- 3. the test stretch, resampled once -----------------------------------------------------------
+def _test_stretch(sweep, inputs, case, n_boot, seed, alpha, sequential, harm_margin, allow_harm) -> _TestStretch:
+    """The test clusters' sums and resamples, with the confidence sequence's ``rho`` when
+    ``sequential`` and the users (the harm check) when the log names them."""
+    test = _TestStretch(inputs.stats, case.metric, n_boot, seed, alpha)
+    test.rho = sequence_rho(alpha) if sequential else None
+    test.users = _Users.of(sweep, case.metric, alpha, inputs.lower, harm_margin, allow_harm)
+    test.default_cid = case.cid(inputs.default)
+    return test
+
+
 class _TestStretch:
     """The test segment's per-cluster sums of ``metric`` and one set of cluster resamples ``W``,
     shared by every configuration compared (so every difference is paired)."""
@@ -406,9 +372,9 @@ class _Users:
     allowed: bool
 
     @classmethod
-    def of(cls, results, metric, alpha, lower, margin, allowed):
-        users = (results.attrs.get("cluster_parents") or {}).get("user")
-        stats = results.attrs.get("clusters")
+    def of(cls, sweep, metric, alpha, lower, margin, allowed):
+        users = sweep.cluster_parents.get("user")
+        stats = sweep.clusters
         if not users or stats is None or stats.unit != "session":
             return None
         if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
@@ -430,6 +396,15 @@ class _Users:
                 f"interval lies on the worsening side; allow_harm=True ships it anyway; {s['split']})")
         return {"rule": f"no user hurt beyond {s['margin']:g}", "value": float(len(s["hurt"])),
                 "ci_lower": float("nan"), "ci_upper": float("nan"), "holds": s["holds"], "text": text}
+
+
+# -- 4.-6. on the test stretch: the gate, the reduction family (Holm), the constraint ---------------
+def _test_on_test_stretch(sweep, case, test, constraint) -> tuple:
+    """``(gate, reduction, shipping)``: the serial gatekeeper run on the test stretch."""
+    gate = _gate(case, test)
+    reduction = _reduce(case, test, gate, sweep)
+    shipping = _ship(case, test, gate, reduction, sweep.rows, constraint)
+    return gate, reduction, shipping
 
 
 # -- 4. the gate: the candidate against the default ------------------------------------------------
@@ -480,9 +455,9 @@ class _Reduction:
     others: list
 
 
-def _reduce(case, test, gate, results) -> _Reduction:
+def _reduce(case, test, gate, sweep) -> _Reduction:
     """Every proper subset of the tested changes that the sweep scored, against the default, Holm at ``α``."""
-    have = set(results["config_id"]) & set(test.stats.config_ids)
+    have = set(sweep.config_ids) & set(test.stats.config_ids)
     tested, alpha, lower, cid, theta = case.tested, case.alpha, case.lower, case.cid, case.theta
     subsets = [A for r in range(1, len(tested)) for A in combinations(tested, r) if cid(theta(A)) in have]
     default_id, full_id = cid(case.default), cid(case.full)
@@ -612,6 +587,7 @@ def _evidence_row(f, case, gate, red, ship, unit, gate_desc) -> dict:
     return row
 
 
+# -- the looks ledger ------------------------------------------------------------------------------
 def _earlier_looks(looks, engine, metric, sequential) -> int:
     """Looks the ledger holds at this engine and metric; warns when a plain decision repeats them."""
     if looks is None:
@@ -622,6 +598,14 @@ def _earlier_looks(looks, engine, metric, sequential) -> int:
              "decision's error rate holds for one look only, so deciding again as the log grows ships a "
              "change that does nothing more often: pass sequential=True", UserWarning)
     return n
+
+
+def _record_look(looks, earlier, case, inputs, gate, shipping, sequential) -> int:
+    """Append this look to the ledger (when one is named); the number of looks before this one."""
+    if looks is None:
+        return earlier
+    return append_look(looks, _look_record(inputs.spec.name, case.metric, sequential, inputs.stats.unit, gate,
+                                           shipping, case.alpha))
 
 
 def _look_record(engine, metric, sequential, unit, gate, shipping, alpha) -> dict:
@@ -679,6 +663,23 @@ def _optimism(case, results) -> float:
     v0, vc = (float(by_id.loc[case.cid(x), f"val_{case.metric}"]) for x in (case.default, case.full))
     t0, tc = (float(by_id.loc[case.cid(x), f"test_{case.metric}"]) for x in (case.default, case.full))
     return case.sign * (v0 - vc) - case.sign * (t0 - tc)
+
+
+# -- 10. the record --------------------------------------------------------------------------------
+def _decision(sweep, inputs, case, test, gate, red, ship, constraint, looked, chosen_elsewhere, n_boot, seed,
+              sequential) -> Decision:
+    """The :class:`Decision`: what ships, the evidence, the joint record, what selection cost and
+    the harm of what ships (else of the candidate) against the default."""
+    metric, default, alpha = case.metric, inputs.default, case.alpha
+    evidence = _evidence(case, gate, red, ship, inputs.stats.unit)
+    combined = _combined(case, test, gate, red, ship, sweep.rows, constraint, n_boot)
+    optimism = _optimism(case, sweep.rows)
+    n_configs = 1 if chosen_elsewhere else n_competitors(sweep.rows, metric, constraint)
+    shipped = default if ship.params is None else ship.params
+    per_user, harm = test.harm(case.cid(case.full if ship.params is None else ship.params), case.cid(default))
+    return Decision(inputs.spec.name, metric, shipped, default, case.candidate, evidence, combined, float(optimism),
+                    n_configs, case.unidentified, alpha, int(n_boot), inputs.cluster, int(seed), constraint,
+                    per_user=per_user, harm=harm, looks=int(looked), sequential=bool(sequential))
 
 
 # -- words -----------------------------------------------------------------------------------------

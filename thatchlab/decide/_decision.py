@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.display import plural
+from thatchlab.core.display import html_block, plural
 from thatchlab.core.errors import InputError
+from thatchlab.core.params import SYSTEMS
+from thatchlab.core.params.production import ENGINE_PARAMS
 
 __all__ = ["Decision", "EVIDENCE_COLUMNS"]
 
@@ -29,52 +31,88 @@ EVIDENCE_COLUMNS = ("parameter", "default", "candidate", "shipped", "reason", "m
 class Decision:
     """What to ship, parameter by parameter, and the evidence for it (see :func:`decide`).
 
-    Attributes
+    Parameters
     ----------
-    engine, metric : the engine and the metric decided on (``"a + b"`` for merged decisions).
-    params : production's default with only the shipped values changed: what to ship.
-    default : production's parameters.
-    candidate : the best configuration on validation (under the constraint);
-        unidentified parameters at their default.
-    evidence : DataFrame, one row per parameter considered, columns
-        :data:`EVIDENCE_COLUMNS`: ``parameter`` (bare field name), ``default``,
-        ``candidate``, ``shipped``, ``reason`` (words), ``metric``,
-        ``delta`` (test metric of the default with this parameter alone
-        changed, minus the default's), ``ci_lower``/``ci_upper`` (its
-        interval: at ``α`` when it is the only change, else at its Holm level
-        in the reduction family), ``n_clusters`` (test clusters with data),
-        ``cluster`` (their unit: ``"user"``, ``"session"``, ``"memory"``),
-        ``detectable`` (the smallest difference detectable with 80 % power
-        at that level). ``shipped`` is true exactly for the parameters the
-        shipped configuration changes.
-    combined : the shipped configuration against the default: ``config_id``
-        and ``params`` (its changed fields; None and ``{}`` when nothing
-        ships, and then the other keys describe the candidate's gate test),
-        ``delta``, ``ci_lower``, ``ci_upper`` (its own ``1 − α`` interval),
-        ``p_value`` (directional, unadjusted), ``detectable``, ``n_clusters``,
-        ``df``; ``candidate_config_id``, ``gate`` (the joint test), ``family``
-        (the reduction family: one dict per subset), ``constraint`` (per
-        constrained metric: rule, the shipped or candidate configuration's
-        test ``value`` and interval, ``holds``) and ``procedure`` (words).
-    optimism : the candidate's advantage over the default on validation minus
-        its advantage on test, each advantage signed so that positive means
-        better: ``s·(val₀ − val_c) − s·(test₀ − test_c)`` with ``s = +1`` for
-        a minimised metric, ``−1`` for a maximised one. Positive: validation
-        flattered the winner (selection among ``n_configs`` configurations).
-    n_configs : configurations that competed for the candidate (finite
-        validation score, constraint satisfied); 1 when the candidate was
-        given (chosen without the sweep's validation scores).
-    unidentified : swept parameters the metric cannot see (never shipped).
-    release : the production release compared under (``default``'s; a property).
-    per_user : when the sweep's log names users, each user's test effect of the shipped
-        configuration (else the candidate) against the default, worst first (columns
+    engine, metric : str
+        The engine and the metric decided on (``"a + b"`` for merged decisions).
+    params : params
+        Production's default with only the shipped values changed: what to ship.
+    default : params
+        Production's parameters.
+    candidate : params
+        The best configuration on validation (under the constraint); unidentified parameters at
+        their default.
+    evidence : DataFrame
+        One row per parameter considered, columns :data:`EVIDENCE_COLUMNS`: ``parameter`` (bare
+        field name), ``default``, ``candidate``, ``shipped``, ``reason`` (words), ``metric``,
+        ``delta`` (test metric of the default with this parameter alone changed, minus the
+        default's), ``ci_lower``/``ci_upper`` (its interval: at ``α`` when it is the only change,
+        else at its Holm level in the reduction family), ``n_clusters`` (test clusters with data),
+        ``cluster`` (their unit: ``"user"``, ``"session"``, ``"memory"``), ``detectable`` (the
+        smallest difference detectable with 80 % power at that level). ``shipped`` is true exactly
+        for the parameters the shipped configuration changes.
+    combined : dict
+        The shipped configuration against the default: ``config_id`` and ``params`` (its changed
+        fields; None and ``{}`` when nothing ships, and then the other keys describe the
+        candidate's gate test), ``delta``, ``ci_lower``, ``ci_upper`` (its own ``1 − α``
+        interval), ``p_value`` (directional, unadjusted), ``detectable``, ``n_clusters``, ``df``;
+        ``candidate_config_id``, ``gate`` (the joint test), ``family`` (the reduction family: one
+        dict per subset), ``constraint`` (per constrained metric: rule, the shipped or candidate
+        configuration's test ``value`` and interval, ``holds``) and ``procedure`` (words).
+    optimism : float
+        The candidate's advantage over the default on validation minus its advantage on test,
+        each advantage signed so that positive means better: ``s·(val₀ − val_c) − s·(test₀ −
+        test_c)`` with ``s = +1`` for a minimised metric, ``−1`` for a maximised one. Positive:
+        validation flattered the winner (selection among ``n_configs`` configurations).
+    n_configs : int
+        Configurations that competed for the candidate (finite validation score, constraint
+        satisfied); 1 when the candidate was given (chosen without the sweep's validation scores).
+    unidentified : list of str
+        Swept parameters the metric cannot see (never shipped).
+    alpha : float, default=0.05
+        The family-wise error rate the decision was taken at.
+    n_boot : int, default=1000
+        Cluster resamples.
+    cluster : str, default="session"
+        The resampling unit.
+    seed : int, default=0
+        Seed of the resamples.
+    constraint : dict, optional
+        ``{metric: (op, value)}`` the decision was taken under.
+    parts : list of Decision
+        The decisions a merged decision joins (:func:`combine_decisions`); empty otherwise.
+    per_user : DataFrame, optional
+        When the sweep's log names users, each user's test effect of the shipped configuration
+        (else the candidate) against the default, worst first (columns
         :data:`~thatchlab.decide._harm.PER_USER_COLUMNS`); None without users.
-    harm : the harm check of that comparison (``users``, ``share_worse``, ``worst_decile``,
+    harm : dict, optional
+        The harm check of that comparison (``users``, ``share_worse``, ``worst_decile``,
         ``by_sign`` and ``by_interval`` counts of users, ``split`` (those counts in words),
         ``margin``, ``hurt``, ``allowed``, ``holds``); None without users.
-    looks : how many looks the ledger holds at this engine and metric, this one included (0
-        without a ledger).
-    sequential : whether the intervals are anytime-valid confidence sequences.
+    looks : int, default=0
+        How many looks the ledger holds at this engine and metric, this one included (0 without
+        a ledger).
+    sequential : bool, default=False
+        Whether the intervals are anytime-valid confidence sequences.
+
+    Attributes
+    ----------
+    release : str or None
+        The production release compared under (``default``'s).
+    release_label : str or None
+        ``"<system> <release>"``.
+
+    See Also
+    --------
+    decide : What returns one.
+    combine_decisions : Joins several.
+
+    Examples
+    --------
+    >>> from thatchlab.decide import decide, planted_sweep
+    >>> d = decide(planted_sweep(30, -0.05, np.random.default_rng(0)), "log_loss", n_boot=200)
+    >>> d.shipped_parameters(), d.params.k, d.evidence.loc[0, "cluster"]
+    (['k'], 20.0, 'session')
     """
 
     engine: str
@@ -100,8 +138,6 @@ class Decision:
 
     def _repr_html_(self) -> str:
         """The decision in a notebook: what ships, the joint test, then the evidence table."""
-        from thatchlab.core.display import html_block
-
         record = self.combined_record()
         shipped = record["params"] or "nothing"
         facts = {"engine": self.engine, "release": self.release_label, "metric": self.metric, "ships": shipped,
@@ -118,27 +154,41 @@ class Decision:
         """``"<system> <release>"`` (``"thatch 07ecf87"``), None for an engine without releases."""
         if self.release is None:
             return None
-        from thatchlab.core.params import SYSTEMS
 
         system = SYSTEMS.get(self.engine.split(" + ")[0])
         return f"{system} {self.release}" if system else str(self.release)
 
     def shipped_parameters(self) -> list:
-        """Names of the parameters whose candidate value ships."""
+        """Names of the parameters whose candidate value ships.
+
+        Returns
+        -------
+        list of str
+            In evidence order.
+        """
         ev = self.evidence
         return ev.loc[ev["shipped"].astype(bool), "parameter"].tolist()
 
     def to_records(self) -> list:
-        """The evidence as JSON-safe dicts (keys: :data:`EVIDENCE_COLUMNS`), for a manifest."""
+        """The evidence as JSON-safe dicts, for a manifest.
+
+        Returns
+        -------
+        list of dict
+            One per evidence row, keys :data:`EVIDENCE_COLUMNS`.
+        """
         return [{c: _json(row[c]) for c in EVIDENCE_COLUMNS} for _, row in self.evidence.iterrows()]
 
     def combined_record(self) -> dict:
         """The shipped configuration as a whole, as one manifest record (``"parameter": "combined"``).
 
-        Keys: ``parameter``, ``shipped`` (something ships), ``params`` (the shipped
-        changes), ``config_id``, ``metric``, ``delta``, ``ci_lower``, ``ci_upper``
-        (the shipped configuration against the default; when nothing ships, the
-        candidate's gate test), ``n_clusters``, ``detectable`` and ``reason``.
+        Returns
+        -------
+        dict
+            ``parameter``, ``shipped`` (something ships), ``params`` (the shipped changes),
+            ``release``, ``config_id``, ``metric``, ``delta``, ``ci_lower``, ``ci_upper`` (the shipped
+            configuration against the default; when nothing ships, the candidate's gate test),
+            ``n_clusters``, ``detectable`` and ``reason``.
         """
         c = self.combined
         shipped = self.shipped_parameters()
@@ -159,7 +209,17 @@ class Decision:
                 "n_clusters": _json(c.get("n_clusters")), "reason": reason}
 
     def to_dict(self) -> dict:
-        """Everything needed to export this decision, as JSON-safe values (see :meth:`from_dict`)."""
+        """Everything needed to export this decision, as JSON-safe values.
+
+        Returns
+        -------
+        dict
+            ``kind`` ``"thatchlab.decision"``, ``version`` 1 and every field.
+
+        See Also
+        --------
+        Decision.from_dict : The inverse.
+        """
         return _jsonable({
             "kind": "thatchlab.decision", "version": 1, "engine": self.engine, "metric": self.metric,
             "release": self.release,
@@ -175,14 +235,36 @@ class Decision:
     def from_dict(cls, data, source="decision") -> Decision:
         """A decision written by :meth:`to_dict` (``thatchlab decide --out``).
 
+        Parameters
+        ----------
+        data : dict
+            The JSON-safe dict.
+        source : str, default="decision"
+            Where it came from, named in errors.
+
+        Returns
+        -------
+        Decision
+            The decision, its parts included.
+
+        Raises
+        ------
+        InputError
+            When ``data`` is not a decision, cannot be read, or its params and evidence disagree
+            (the file was edited or is corrupt).
+
+        See Also
+        --------
+        Decision.to_dict : The inverse.
+
+        Examples
+        --------
         >>> from thatchlab.decide import decide, planted_sweep
         >>> d = decide(planted_sweep(12, -0.05, np.random.default_rng(1)), "log_loss", n_boot=200)
         >>> back = Decision.from_dict(d.to_dict())
         >>> back.params == d.params, back.shipped_parameters() == d.shipped_parameters()
         (True, True)
         """
-        from thatchlab.core.params.production import ENGINE_PARAMS
-
         if not isinstance(data, dict) or data.get("kind") != "thatchlab.decision":
             raise InputError(f"{source}: not a thatchlab decision (expected the JSON `thatchlab decide` writes)")
         try:
@@ -212,7 +294,13 @@ class Decision:
         return out
 
     def summary(self) -> str:
-        """What ships, how many configurations competed, the tested configuration's interval, in a few lines."""
+        """What ships, how many configurations competed, the tested configuration's interval.
+
+        Returns
+        -------
+        str
+            A few lines.
+        """
         shipped = self.shipped_parameters()
         what = ", ".join(f"{p}={getattr(self.params, p)!r}" for p in shipped) or "nothing (production's defaults)"
         c = self.combined

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 
 from thatchlab.sweep.reading import OPERATORS
 from thatchlab.sweep.resampling import ratio_resamples
@@ -44,15 +45,11 @@ def t_quantile(q: float, df: float) -> float:
     >>> round(t_quantile(0.975, 4), 4), round(t_quantile(0.975, math.inf), 4)
     (2.7764, 1.96)
     """
-    from scipy import stats
-
-    return float(stats.norm.ppf(q) if not math.isfinite(df) else stats.t.ppf(q, df))
+    return float(scipy_stats.norm.ppf(q) if not math.isfinite(df) else scipy_stats.t.ppf(q, df))
 
 
 def _t_sf(x: float, df: float) -> float:
-    from scipy import stats
-
-    return float(stats.norm.sf(x) if not math.isfinite(df) else stats.t.sf(x, df))
+    return float(scipy_stats.norm.sf(x) if not math.isfinite(df) else scipy_stats.t.sf(x, df))
 
 
 def holm(pvalues) -> np.ndarray:

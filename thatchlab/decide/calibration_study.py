@@ -41,15 +41,38 @@ def planted_sweep(n_clusters: int, delta: float, rng, sigma: float = 0.05, chang
                   metric: str = "log_loss") -> pd.DataFrame:
     """A two-configuration sweep frame whose change moves test ``metric`` by exactly ``delta``.
 
-    ``changed`` is the changed configuration (default :data:`CHANGED`, ``k = 20``);
-    ``metric`` any minimised ratio metric the frame is scored on.
-
     The frame carries what :func:`~thatchlab.decide.decide` reads: ``config_id``,
-    ``val_log_loss`` and ``test_log_loss`` columns, and ``attrs`` ``engine``,
-    ``metric``, ``metrics``, ``holdout``, ``clusters`` (a
-    :class:`~thatchlab.sweep.ClusterStats` of per-session sums), ``unidentified``
-    and ``identification``: the public way to plant a world for ``decide``.
+    ``val_<metric>`` and ``test_<metric>`` columns, and ``attrs`` ``engine``, ``metric``,
+    ``metrics``, ``holdout``, ``clusters`` (a :class:`~thatchlab.sweep.ClusterStats` of
+    per-session sums), ``unidentified`` and ``identification``: the public way to plant a
+    world for ``decide``.
 
+    Parameters
+    ----------
+    n_clusters : int
+        Test (and validation) sessions, of 3 to 59 signals each.
+    delta : float
+        The change's true test difference to the default.
+    rng : numpy.random.Generator
+        The draws of the world.
+    sigma : float, default=0.05
+        Per-session noise of the difference.
+    changed : params, optional
+        The changed configuration (default :data:`CHANGED`, ``k = 20``).
+    metric : str, default="log_loss"
+        Any minimised ratio metric the frame is scored on.
+
+    Returns
+    -------
+    DataFrame
+        Two rows, production's default then the change (validation prefers the change).
+
+    See Also
+    --------
+    decide_calibration : The simulation study built on it.
+
+    Examples
+    --------
     >>> frame = planted_sweep(8, 0.0, np.random.default_rng(0))
     >>> frame[["k", "val_log_loss"]].values.tolist(), len(frame.attrs["clusters"].labels["test"])
     ([[5.0, 0.7], [20.0, 0.65]], 8)
@@ -107,13 +130,37 @@ def decide_calibration(clusters=(5, 8, 12, 20, 40), reps: int = 200, n_boot: int
                        alpha: float = 0.05, sigma: float = 0.05) -> pd.DataFrame:
     """False-ship rate, coverage and power of ``decide`` per test-session count, by simulation.
 
-    Returns one row per count in ``clusters``: ``clusters, reps``,
-    ``false_ship`` (share of null worlds that shipped; ``false_ships`` the
-    count), ``coverage`` and ``power`` (non-null worlds), and the percentile
-    interval's ``percentile_false_ship`` and ``percentile_coverage``. The
-    rates are shares of ``reps`` worlds: a rate's binomial standard error is
-    about ``√(r(1 − r)/reps)``.
+    The rates are shares of ``reps`` worlds: a rate's binomial standard error is about
+    ``√(r(1 − r)/reps)``.
 
+    Parameters
+    ----------
+    clusters : sequence of int, default=(5, 8, 12, 20, 40)
+        Test-session counts to study.
+    reps : int, default=200
+        Worlds per count (each a null and a non-null world).
+    n_boot : int, default=400
+        Cluster resamples per decision.
+    seed : int, default=20260301
+        Seed of the worlds.
+    alpha : float, default=0.05
+        The decisions' ``α``.
+    sigma : float, default=0.05
+        Per-session noise of the planted difference.
+
+    Returns
+    -------
+    DataFrame
+        One row per count in ``clusters``: ``clusters, reps``, ``false_ship`` (share of null worlds
+        that shipped; ``false_ships`` the count), ``coverage`` and ``power`` (non-null worlds), and
+        the percentile interval's ``percentile_false_ship`` and ``percentile_coverage``.
+
+    See Also
+    --------
+    planted_sweep : One world.
+
+    Examples
+    --------
     >>> table = decide_calibration(clusters=(5,), reps=4, n_boot=100)
     >>> table[["clusters", "reps"]].values.tolist()
     [[5, 4]]

@@ -33,6 +33,11 @@ from typing import NamedTuple
 import pandas as pd
 
 from thatchlab.core.errors import InputError, ThatchlabError
+from thatchlab.core.params import BeliefParams
+from thatchlab.decide._core import combine_decisions, decide
+from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+from thatchlab.replay import run
+from thatchlab.sweep import get_engine, holdout_segments, sweep
 
 __all__ = ["MainJobPolicy", "PredictionOutcome", "Rule", "RULES", "ALPHA", "HOLDOUT", "DEFAULT_SWEEP_SPACE",
            "FORECAST_METRIC", "THRESHOLD_METRIC", "GUARD_METRIC", "REGIME_METRICS", "SWEEP_METRICS",
@@ -54,7 +59,23 @@ HOLDOUT = 0.2
 
 
 class Rule(NamedTuple):
-    """One decision of the main job: its engine, the parameters, the metric, the candidate, the constraint."""
+    """One decision of the main job: its engine, the parameters, the metric, the candidate, the constraint.
+
+    Parameters
+    ----------
+    name : str
+        The decision's name (``"prior"``, ``"nudge"``...).
+    engine : str
+        The engine decided on.
+    parameters : str
+        Which parameters, in words.
+    metric : str
+        The metric decided on.
+    candidate : str
+        Where the candidate comes from, in words.
+    constraint : str, default=""
+        The constraint, in words (empty: none).
+    """
 
     name: str
     engine: str
@@ -83,16 +104,39 @@ RULES = (
 class PredictionOutcome:
     """The prediction engine's decisions and what they were made on (see :meth:`MainJobPolicy.decide_prediction`).
 
+    Parameters
+    ----------
+    decision : Decision
+        The joined decision (:func:`~thatchlab.decide.combine_decisions` of ``parts``).
+    parts : list of Decision
+        The prior decision (on ``log_loss``) and the nudge decision, those the space allowed.
+    sweep : DataFrame
+        The sweep's rows (every configuration of ``space``).
+    space : dict
+        The swept space with production's and the fitted values added.
+    forecast_space, nudge_space : dict
+        ``space`` split by what ``log_loss`` sees.
+    prior_fit : PriorFitter, optional
+        The PriorFitter fitted before the test stretch (None without a forecast parameter).
+    candidate : dict
+        The fitted ``{"k", "p0"}`` the prior decision tested (empty when the fit was unusable).
+    guard : float, optional
+        Production's validation ``wrong_silent_follow_rate``, the nudge decision's bar (None:
+        undefined).
+
     Attributes
     ----------
-    decision : the joined decision (:func:`~thatchlab.decide.combine_decisions` of ``parts``).
-    parts : the prior decision (on ``log_loss``) and the nudge decision, those the space allowed.
-    sweep : the sweep's rows (every configuration of ``space``).
-    space : the swept space with production's and the fitted values added.
-    forecast_space, nudge_space : ``space`` split by what ``log_loss`` sees.
-    prior_fit : the PriorFitter fitted before the test stretch (None without a forecast parameter).
-    candidate : the fitted ``{"k", "p0"}`` the prior decision tested (empty when the fit was unusable).
-    guard : production's validation ``wrong_silent_follow_rate``, the nudge decision's bar (None: undefined).
+    prior, nudge : Decision or None
+        The decisions on :data:`FORECAST_METRIC` and :data:`THRESHOLD_METRIC` (None when not made).
+
+    See Also
+    --------
+    MainJobPolicy.decide_prediction : What returns it.
+
+    Examples
+    --------
+    >>> PredictionOutcome(None, [], None, {}, {}, {}).prior is None
+    True
     """
 
     decision: object
@@ -120,6 +164,22 @@ class PredictionOutcome:
 class MainJobPolicy:
     """What the main job decides: :data:`RULES`, each at ``alpha / len(RULES)`` on a ``holdout`` split.
 
+    Parameters
+    ----------
+    alpha : float, default=ALPHA
+        Family-wise error over the main job's decisions (0.05).
+    holdout : float, default=HOLDOUT
+        The time-based holdout fraction (0.2).
+
+    Attributes
+    ----------
+    rules : tuple of Rule
+        The decisions made (:data:`RULES`).
+    level : float
+        The level of each decision: ``alpha / len(rules)`` (Bonferroni).
+
+    Examples
+    --------
     >>> MainJobPolicy().level
     0.0125
     >>> [r.metric for r in MainJobPolicy().rules]
@@ -140,7 +200,13 @@ class MainJobPolicy:
         return self.alpha / len(self.rules)
 
     def table(self) -> pd.DataFrame:
-        """The rules as a table, one row per decision, with its level."""
+        """The rules as a table, one row per decision, with its level.
+
+        Returns
+        -------
+        DataFrame
+            Columns the :class:`Rule` fields and ``level``.
+        """
         rows = [{**r._asdict(), "level": self.level} for r in self.rules]
         return pd.DataFrame(rows, columns=[*Rule._fields, "level"])
 
@@ -149,14 +215,20 @@ class MainJobPolicy:
 
         Parameters
         ----------
-        log : interaction log.
-        base : ScoringParams production runs (the comparison's default).
-        space : ``{parameter: [values]}`` (default :data:`DEFAULT_SWEEP_SPACE`).
-        embedder : the embedder of the replays.
-        """
-        from thatchlab.decide import combine_decisions, decide
-        from thatchlab.sweep import sweep
+        log : DataFrame
+            Interaction log.
+        base : ScoringParams
+            What production runs (the comparison's default).
+        space : dict, optional
+            ``{parameter: [values]}`` (default :data:`DEFAULT_SWEEP_SPACE`).
+        embedder : Embedder, optional
+            The embedder of the replays.
 
+        Returns
+        -------
+        PredictionOutcome
+            The joined decision, its parts and what they were made on.
+        """
         space = dict(space or DEFAULT_SWEEP_SPACE)
         forecast_space, _ = split_space(space)
         parts, guard = [], None
@@ -186,14 +258,27 @@ class MainJobPolicy:
     def decide_fit(self, log: pd.DataFrame, engine: str, base, metric: str, fit_values):
         """A fit made on the log before the test stretch, tested against ``base`` on it.
 
-        ``fit_values(log) -> {parameter: value}`` gives the candidate of
-        :func:`~thatchlab.decide.decide`; the sweep scores every combination of
-        ``base``'s and the fitted value of each parameter the fit changes (so the
-        reduction family is complete). None when the fit fails or changes nothing.
-        """
-        from thatchlab.decide import decide
-        from thatchlab.sweep import sweep
+        The sweep scores every combination of ``base``'s and the fitted value of each
+        parameter the fit changes (so the reduction family is complete).
 
+        Parameters
+        ----------
+        log : DataFrame
+            The engine's log.
+        engine : str
+            The engine.
+        base : params
+            What production runs.
+        metric : str
+            The metric decided on.
+        fit_values : callable
+            ``fit_values(log) -> {parameter: value}``: the candidate of :func:`~thatchlab.decide.decide`.
+
+        Returns
+        -------
+        Decision or None
+            None when the fit fails or changes nothing.
+        """
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
@@ -208,25 +293,75 @@ class MainJobPolicy:
             return decide(res, metric, default=base, alpha=self.level, candidate=base.replace(**fitted))
 
     def decide_half_lives(self, log: pd.DataFrame, base):
-        """The fitted belief half-lives (:func:`half_lives`) decided on ``brier`` against ``base``."""
+        """The fitted belief half-lives (:func:`half_lives`) decided on ``brier`` against ``base``.
+
+        Parameters
+        ----------
+        log : DataFrame
+            Memory log.
+        base : BeliefParams
+            What production runs.
+
+        Returns
+        -------
+        Decision or None
+            As :meth:`decide_fit`.
+        """
         return self.decide_fit(log, "belief", base, "brier", half_lives)
 
     def decide_derive_coefficients(self, log: pd.DataFrame, base):
-        """The fitted derive coefficients (:func:`derive_coefficients`) decided on ``derived_log_loss``."""
+        """The fitted derive coefficients (:func:`derive_coefficients`) decided on ``derived_log_loss``.
+
+        Parameters
+        ----------
+        log : DataFrame
+            Recall log.
+        base : CalibrationParams
+            What production runs.
+
+        Returns
+        -------
+        Decision or None
+            As :meth:`decide_fit`.
+        """
         return self.decide_fit(log, "calibration", base, "derived_log_loss", derive_coefficients)
 
 
 def split_space(space: dict) -> tuple[dict, dict]:
-    """The parameters :data:`FORECAST_METRIC` can see, and the rest (decided on which items surface)."""
-    from thatchlab.sweep import get_engine
+    """The parameters :data:`FORECAST_METRIC` can see, and the rest (decided on which items surface).
 
+    Parameters
+    ----------
+    space : dict
+        ``{parameter: [values]}``.
+
+    Returns
+    -------
+    tuple of dict
+        ``(forecast_space, nudge_space)``.
+    """
     forecast = set(get_engine("prediction").sensitivity[FORECAST_METRIC])
     return ({k: v for k, v in space.items() if k in forecast},
             {k: v for k, v in space.items() if k not in forecast})
 
 
 def with_values(space: dict, params, extra: dict) -> dict:
-    """Each list of ``space`` with ``params``' value (what production runs) and ``extra``'s added."""
+    """Each list of ``space`` with ``params``' value (what production runs) and ``extra``'s added.
+
+    Parameters
+    ----------
+    space : dict
+        ``{parameter: [values]}``.
+    params : params
+        Production's configuration.
+    extra : dict
+        ``{parameter: value}`` to add (fitted values).
+
+    Returns
+    -------
+    dict
+        The space, each list sorted without repeats.
+    """
     out = {}
     for name, values in space.items():
         vals = list(values) + [getattr(params, name)] + ([extra[name]] if name in extra else [])
@@ -235,9 +370,20 @@ def with_values(space: dict, params, extra: dict) -> dict:
 
 
 def before_test(log: pd.DataFrame, holdout=HOLDOUT) -> pd.DataFrame:
-    """The rows of the time-sorted log before the sweep's test stretch (training and validation)."""
-    from thatchlab.sweep import holdout_segments
+    """The rows of the time-sorted log before the sweep's test stretch (training and validation).
 
+    Parameters
+    ----------
+    log : DataFrame
+        A log with a ``ts`` column.
+    holdout : float, default=HOLDOUT
+        The holdout fraction.
+
+    Returns
+    -------
+    DataFrame
+        The rows, sorted by time.
+    """
     ordered = log.sort_values("ts", kind="stable").reset_index(drop=True)
     ts = pd.to_datetime(ordered["ts"], utc=True).dt.as_unit("ns").astype("int64").to_numpy()
     test = holdout_segments(ts, holdout)[-1]
@@ -245,7 +391,26 @@ def before_test(log: pd.DataFrame, holdout=HOLDOUT) -> pd.DataFrame:
 
 
 def rows_at(results: pd.DataFrame, names, params) -> pd.DataFrame:
-    """The sweep rows whose parameters ``names`` equal ``params``' values (attrs kept)."""
+    """The sweep rows whose parameters ``names`` equal ``params``' values (attrs kept).
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result.
+    names : iterable of str
+        Parameter columns.
+    params : params
+        The values to match.
+
+    Returns
+    -------
+    DataFrame
+        The matching rows with ``results``' attrs.
+
+    See Also
+    --------
+    row_at : The one row of a whole space.
+    """
     mask = pd.Series(True, index=results.index)
     for name in names:
         mask &= results[name] == getattr(params, name)
@@ -255,7 +420,31 @@ def rows_at(results: pd.DataFrame, names, params) -> pd.DataFrame:
 
 
 def row_at(results: pd.DataFrame, space, params) -> pd.Series:
-    """The sweep row whose swept parameters equal ``params``' values."""
+    """The sweep row whose swept parameters equal ``params``' values.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result.
+    space : dict
+        The swept space (its keys are matched).
+    params : params
+        The values to match.
+
+    Returns
+    -------
+    Series
+        The first matching row.
+
+    Raises
+    ------
+    InputError
+        When no row matches.
+
+    See Also
+    --------
+    rows_at : Every row matching some parameters.
+    """
     rows = rows_at(results, space, params)
     if not len(rows):
         raise InputError(f"sweep: no configuration with {params} in {space}; include production's "
@@ -264,10 +453,22 @@ def row_at(results: pd.DataFrame, space, params) -> pd.Series:
 
 
 def fit_prior(log: pd.DataFrame, params, embedder=None):
-    """PriorFitter on a replay of ``log``'s prediction signals under ``params`` (None without any)."""
-    from thatchlab.fit import PriorFitter
-    from thatchlab.replay import run
+    """PriorFitter on a replay of ``log``'s prediction signals under ``params``.
 
+    Parameters
+    ----------
+    log : DataFrame
+        Interaction log.
+    params : ScoringParams
+        The replay's parameters.
+    embedder : Embedder, optional
+        The replay's embedder.
+
+    Returns
+    -------
+    PriorFitter or None
+        The fitted prior; None when the replay has no prediction signal.
+    """
     res = run(log, engine="prediction", params=params, embedder=embedder)
     prov = res.tables["provenance"].rename(columns={"prediction_id": "item_id"})
     if not len(prov):
@@ -276,10 +477,22 @@ def fit_prior(log: pd.DataFrame, params, embedder=None):
 
 
 def half_lives(log: pd.DataFrame) -> dict:
-    """Half-lives (days) HalfLifeFitter finds for the belief classes production has a prior for."""
-    from thatchlab.core.params import BeliefParams
-    from thatchlab.fit import HalfLifeFitter
+    """Half-lives (days) HalfLifeFitter finds for the belief classes production has a prior for.
 
+    Parameters
+    ----------
+    log : DataFrame
+        Memory log.
+
+    Returns
+    -------
+    dict
+        Class → half-life in days, rounded to 0.1 (None when not finite).
+
+    See Also
+    --------
+    derive_coefficients : The calibration engine's fit.
+    """
     fit = HalfLifeFitter().fit_from_log(log)
     fields = set(BeliefParams().to_dict())
     return {cls: None if not math.isfinite(value) else round(float(value), 1)
@@ -287,8 +500,21 @@ def half_lives(log: pd.DataFrame) -> dict:
 
 
 def derive_coefficients(log: pd.DataFrame) -> dict:
-    """The derive coefficients DeriveWeightsFitter finds, where the data identify them."""
-    from thatchlab.fit import DeriveWeightsFitter
+    """The derive coefficients DeriveWeightsFitter finds, where the data identify them.
 
+    Parameters
+    ----------
+    log : DataFrame
+        Recall log.
+
+    Returns
+    -------
+    dict
+        Coefficient → value rounded to 0.001, the identified ones only.
+
+    See Also
+    --------
+    half_lives : The belief engine's fit.
+    """
     s = DeriveWeightsFitter().fit(log).summary_
     return {name: round(float(r["coef"]), 3) for name, r in s.iterrows() if bool(r["identified"])}

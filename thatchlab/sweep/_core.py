@@ -30,6 +30,7 @@ from thatchlab.core.dtypes import is_arrow_timestamp, is_text_dtype, native_time
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.progress import progress
 from thatchlab.sweep._columns import ColumnOrder, result_frame, score_columns, score_segments
+from thatchlab.sweep._description import keep_description
 from thatchlab.sweep._runner import (
     SCORED_COLUMN,
     Cache,
@@ -48,7 +49,6 @@ from thatchlab.sweep.registry import (
     Segment,
     get_engine,
     metric_list,
-    register_engine,
 )
 from thatchlab.sweep.resampling import ClusterStats, segment_clusters
 
@@ -59,22 +59,27 @@ _SEARCHES = ("grid", "random", "optuna")
 _BACKENDS = ("loky", "dask")
 
 
-def _register_builtin():
-    from thatchlab.sweep import _engines, _scoring_engines
-
-    builtin = {"prediction": _scoring_engines.prediction_spec, "behavior": _scoring_engines.behavior_spec,
-               "belief": _engines.belief_spec, "calibration": _engines.calibration_spec,
-               "anticipation": _engines.anticipation_spec}
-    for name, factory in builtin.items():
-        register_engine(factory, name=name, replace=True)
-
-
-_register_builtin()
-
-
 def config_id(engine: str, params) -> str:
     """Stable hash of one configuration: the engine name and every parameter value.
 
+    Parameters
+    ----------
+    engine : str
+        The engine's registered name.
+    params : params
+        The configuration.
+
+    Returns
+    -------
+    str
+        20 hex digits of a SHA-256 of both.
+
+    See Also
+    --------
+    sweep : Records it in each row's ``config_id``.
+
+    Examples
+    --------
     >>> from thatchlab.core.params import ScoringParams
     >>> config_id("prediction", ScoringParams()) == config_id("prediction", ScoringParams(k=5))
     True
@@ -92,6 +97,30 @@ def holdout_segments(times, holdout=0.2) -> list[Segment]:
     per fold but the last (``val0``, ``val1``...) and its last fold's test
     block as the test segment.
 
+    Parameters
+    ----------
+    times : array-like of int
+        The time-sorted log's timestamps (ns).
+    holdout : float or TimeSeriesSplit, default=0.2
+        The fraction ``h``, or a split.
+
+    Returns
+    -------
+    list of Segment
+        The validation segment(s), then ``test``.
+
+    Raises
+    ------
+    InputError
+        When the log has fewer than 2 rows, the split has fewer than 2 folds, or ``h`` is not a
+        fraction in ``(0, 0.5)`` leaving both stretches non-empty.
+
+    See Also
+    --------
+    sweep : Scores every configuration on these segments.
+
+    Examples
+    --------
     >>> [(s.name, s.lo, s.hi) for s in holdout_segments(np.arange(10), 0.2)]
     [('val', 6, 8), ('test', 8, 10)]
     """
@@ -243,82 +272,85 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
           intervals=False, base=None, embedder=None, chunk_size=None) -> pd.DataFrame:
     """Score many parameter settings of an engine out of sample on one log.
 
-    The log is sorted by time (stable) and replayed once per configuration;
-    each configuration is scored on the validation and test segments of
-    :func:`holdout_segments`. The engine's ``prepare`` step (embeddings,
-    cosines) runs once; configurations run in chunks on ``n_jobs`` loky
-    processes or on a Dask ``client``.
+    The log is sorted by time (stable) and replayed once per configuration, each scored on the
+    validation and test segments of :func:`holdout_segments`. The engine's ``prepare`` step
+    (embeddings, cosines) runs once; configurations run in chunks on ``n_jobs`` loky processes or
+    on a Dask ``client``. :mod:`thatchlab.sweep`'s notes list the result's columns and attrs.
 
     Parameters
     ----------
-    log : the engine's log (DataFrame; ``(events, recalls)`` for anticipation).
-    space : parameter → list of values (grid, random choice), ``(low, high)`` /
-        ``(low, high, "log")`` ranges or scipy distributions (random, optuna).
-    metric : the metric to optimise (see ``get_engine(engine).metrics``), or a
-        list of metrics scored together (the first is optimised: Optuna's
-        objective, ``attrs["metric"]``). The choice never changes the
-        result's columns.
-    engine : a registered engine name or an :class:`~thatchlab.sweep.registry.EngineSpec`.
-    search : ``"grid"``, ``"random"`` (``n_trials`` seeded draws) or ``"optuna"``
-        (TPE seeded by ``seed``, ``n_trials`` trials, validation score as objective).
-    holdout : fraction ``h`` or a scikit-learn ``TimeSeriesSplit``.
-    n_jobs, backend, client : ``backend="loky"`` uses ``n_jobs`` local processes;
-        ``backend="dask"`` submits chunks to ``client`` (a ``distributed.Client``).
-    seed : seed of random search, Optuna and the bootstrap resamples.
-    cache : Parquet path; finished configurations are appended after each
-        chunk and reused by a rerun of the same sweep (same log, holdout, engine,
-        and the same scores filled: a row scored on forecast metrics alone
-        never stands in for a regime request).
-    intervals : ``True`` (200 resamples) or a number of bootstrap resamples:
-        adds ``<segment>_<m>_lo/_hi`` (95 % percentile intervals) for every
-        engine metric ``m``, filled for the requested metrics (NaN for the
-        others). Resamples draw the
-        segment's clusters (sessions for interaction logs) with replacement,
-        once per segment from ``seed``: every configuration is rescored on
-        the *same* resamples, so intervals of different rows are paired.
-    base : parameters of the fields not in ``space`` (engine defaults when None).
-    embedder : embedder of the prediction/behavior engines.
-    chunk_size : configurations per task (default: about four tasks per worker, at most 64).
+    log : DataFrame or tuple
+        The engine's log (``(events, recalls)`` for anticipation).
+    space : dict
+        Parameter → list of values (grid, random choice), ``(low, high)`` / ``(low, high, "log")``
+        ranges or scipy distributions (random, optuna).
+    metric : str or list of str
+        The metric to optimise (``get_engine(engine).metrics``), or metrics scored together (the
+        first is optimised: Optuna's objective, ``attrs["metric"]``); never changes the columns.
+    engine : str or EngineSpec, default="prediction"
+        A registered engine name or an :class:`~thatchlab.sweep.registry.EngineSpec`.
+    search : {"grid", "random", "optuna"}, default="grid"
+        ``"random"``: ``n_trials`` seeded draws; ``"optuna"``: TPE seeded by ``seed``,
+        ``n_trials`` trials, validation score as objective.
+    n_trials : int, optional
+        Draws or trials of random and Optuna search (None for a grid).
+    holdout : float or TimeSeriesSplit, default=0.2
+        Fraction ``h``, or a scikit-learn ``TimeSeriesSplit``.
+    n_jobs, backend, client : int, default=1; {"loky", "dask"}, default="loky"; Client, optional
+        ``"loky"`` uses ``n_jobs`` local processes; ``"dask"`` submits chunks to ``client`` (a
+        ``distributed.Client``; None: the current one).
+    seed : int, default=0
+        Seed of random search, Optuna and the bootstrap resamples.
+    cache : str or Path, optional
+        Parquet path: finished configurations are appended after each chunk and reused by a rerun
+        of the same sweep (same log, holdout, engine and scores filled: a row scored on forecast
+        metrics alone never stands in for a regime request).
+    intervals : bool or int, default=False
+        ``True`` (200 resamples) or a number of resamples: adds ``<segment>_<m>_lo/_hi`` (95 %
+        percentile intervals) for every engine metric, filled for the requested ones (NaN for the
+        others). Each segment's clusters (sessions for interaction logs) are drawn with
+        replacement once from ``seed``: every row is rescored on the *same* resamples (paired).
+    base : params, optional
+        Parameters of the fields not in ``space`` (engine defaults when None).
+    embedder : Embedder, optional
+        Embedder of the prediction/behavior engines.
+    chunk_size : int, optional
+        Configurations per task (default: about four tasks per worker, at most 64).
 
     Returns
     -------
-    DataFrame, one row per distinct configuration in proposal order, columns
-    in :class:`~thatchlab.sweep._columns.ColumnOrder`: every parameter field,
-    then for each scored segment (``val`` and ``test``; under a
-    ``TimeSeriesSplit`` ``val`` holds each metric's mean over the folds
-    ``val0``, ``val1``..., which follow it) every score the engine declares
-    (:meth:`~thatchlab.sweep.registry.EngineSpec.score_names`: its metrics
-    in registered order, then counts such as ``n_labelled``) and, with
-    ``intervals``, ``<m>_lo``/``<m>_hi`` of every metric; then ``engine``,
-    ``config_id``, ``sweep_id``, ``embedder``, ``estimator``.
+    DataFrame
+        One row per distinct configuration in proposal order, columns in
+        :class:`~thatchlab.sweep._columns.ColumnOrder`; ``attrs`` describe the sweep
+        (:class:`~thatchlab.sweep.SweepDescription`, ``frame.sweep``).
 
-    The column set and order are fixed by the engine, the split (a
-    holdout fraction, or a ``TimeSeriesSplit`` and its number of folds)
-    and whether intervals are asked for, *never* by ``metric``: sweeps on
-    different metrics concatenate into one aligned frame. A score the
-    engine does not compute for a request is NaN, not absent (the
-    ``prediction`` and ``behavior`` engines score only the forecasts,
-    ``log_loss``, ``brier``, ``ece`` and ``n_forecasts``, when only those
-    metrics are asked; their regime columns are then NaN). The optimised
-    metric is ``attrs["metric"]``; the metrics asked, ``attrs["metrics"]``.
+    Raises
+    ------
+    InputError
+        When the engine, search, backend, metric, base, space or ``n_trials`` cannot be used.
 
-    ``attrs``: ``engine``, ``metric`` (the optimised one), ``metrics``,
-    ``holdout``; ``unidentified`` (swept parameters that none of the
-    metrics can see, see :func:`identification`; a ``UserWarning`` names
-    them); ``identification`` (metric → its unidentified parameters);
-    ``clusters`` (engines with clusters: a
-    :class:`~thatchlab.sweep.resampling.ClusterStats` of per-cluster sums of
-    every ratio metric, configuration and segment, for paired cluster
-    bootstraps such as :func:`thatchlab.decide.decide`).
+    See Also
+    --------
+    best : The configuration with the best validation score.
 
     Examples
     --------
     >>> from thatchlab.synth import BeliefWorld
     >>> log = BeliefWorld(seed=0).log(n_memories=30, days=60)
-    >>> res = sweep(log, {"episodic": [3.0, 7.0]}, "brier", engine="belief")
-    >>> res[["episodic", "val_brier", "test_brier"]].shape
-    (2, 3)
+    >>> sweep(log, {"episodic": [3.0, 7.0]}, "brier", engine="belief")[["episodic", "test_brier"]].shape
+    (2, 2)
     """
+    spec, metrics = _check_request(engine, search, backend, metric)
+    client = _dask_client(backend, client)
+    base, params_list = _proposals(spec, space, base, search, n_trials, seed)
+    run = _start(spec, log, base, params_list, metrics, holdout, intervals, seed, embedder,
+                 dict(n_jobs=n_jobs, backend=backend, client=client), cache, chunk_size)
+    frame = _evaluate_all(run, params_list) if params_list is not None else _optuna(run, space, base, n_trials, seed)
+    return _describe_result(run, frame, holdout)
+
+
+def _check_request(engine, search, backend, metric) -> tuple:
+    """The engine spec and the distinct metrics asked (the optimised one first), checked."""
     spec = get_engine(engine)
     if search not in _SEARCHES:
         raise InputError(f"search: expected one of {list(_SEARCHES)}, got {search!r}")
@@ -331,17 +363,24 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
         if m not in spec.metrics:
             raise InputError(f"metric: expected one of {sorted(spec.metrics)} for engine {spec.name!r}, "
                              f"got {m!r}")
-    metrics = tuple(dict.fromkeys(metrics))
-    primary = metrics[0]
-    # what the engine and the cache key see: a str for one metric (as before), a tuple for several
-    asked = primary if len(metrics) == 1 else metrics
+    return spec, tuple(dict.fromkeys(metrics))
+
+
+def _dask_client(backend, client):
+    """The Dask client of ``backend="dask"`` (the current one when none is given)."""
     if backend == "dask" and client is None:
         try:
-            from distributed import get_client
+            from distributed import get_client  # optional extra: the dask backend only
 
             client = get_client()
         except (ImportError, ValueError):
             raise InputError("backend='dask': pass client=distributed.Client(...)") from None
+    return client
+
+
+def _proposals(spec, space, base, search, n_trials, seed) -> tuple:
+    """``(base, params_list)``: the checked base parameters and the configurations to score (None
+    for Optuna, which proposes as it goes)."""
     base = spec.params_class() if base is None else base
     if not isinstance(base, spec.params_class):
         raise InputError(f"base: expected {spec.params_class.__name__}, got {type(base).__name__}")
@@ -349,28 +388,35 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     if search == "grid":
         if n_trials is not None:
             raise InputError("n_trials: a grid evaluates every combination; leave n_trials=None")
-        proposals = grid_configs(space)
-    elif search == "random":
-        proposals = random_configs(space, n_trials, seed)
-    else:
-        if n_trials is None or int(n_trials) < 1:
-            raise InputError(f"n_trials: expected a positive number of Optuna trials, got {n_trials!r}")
-        proposals = None
-    boot = _bootstrap(intervals, seed)
+        return base, [base.replace(**cfg) for cfg in grid_configs(space)]
+    if search == "random":
+        return base, [base.replace(**cfg) for cfg in random_configs(space, n_trials, seed)]
+    if n_trials is None or int(n_trials) < 1:
+        raise InputError(f"n_trials: expected a positive number of Optuna trials, got {n_trials!r}")
+    return base, None
 
-    params_list = None if proposals is None else [base.replace(**cfg) for cfg in proposals]
+
+def _start(spec, log, base, params_list, metrics, holdout, intervals, seed, embedder, workers, cache,
+           chunk_size) -> _SweepRun:
+    """Prepare the log once, cut its segments and set up the runner and the cache of this sweep."""
+    # what the engine and the cache key see: a str for one metric (as before), a tuple for several
+    asked = metrics[0] if len(metrics) == 1 else metrics
+    boot = _bootstrap(intervals, seed)
     prepared = spec.prepare(log, base, embedder=embedder, params_list=params_list)
     segments = holdout_segments(prepared.times, holdout)
     sweep_id = _sweep_id(spec, log, segments, prepared, asked if isinstance(asked, str) else list(asked), boot)
-    run = _SweepRun(spec, prepared, segments, primary, sweep_id,
-                    runner=Runner(spec, prepared, segments, asked, boot, n_jobs=n_jobs, backend=backend,
-                                  client=client),
-                    store=Cache(cache, sweep_id), chunk_size=chunk_size, asked=metrics,
-                    intervals=boot is not None)
-    if params_list is not None:
-        frame = _evaluate_all(run, params_list)
-    else:
-        frame = _optuna(run, space, base, int(n_trials), seed)
+    return _SweepRun(spec, prepared, segments, metrics[0], sweep_id,
+                     runner=Runner(spec, prepared, segments, asked, boot, **workers),
+                     store=Cache(cache, sweep_id), chunk_size=chunk_size, asked=metrics,
+                     intervals=boot is not None)
+
+
+def _describe_result(run: _SweepRun, frame: pd.DataFrame, holdout) -> pd.DataFrame:
+    """Record what the frame is in its attrs (engine, metrics, split, per-cluster sums, which
+    parameters each metric sees), keep its :class:`~thatchlab.sweep.SweepDescription`, and warn
+    about the swept parameters no metric asked can see."""
+    spec, metrics = run.spec, run.asked
+    primary = metrics[0]
     frame.attrs.update(engine=spec.name, metric=primary, metrics=list(metrics), holdout=repr(holdout))
     stats = _cluster_stats(run, frame)
     if stats is not None:
@@ -381,6 +427,14 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
     by_metric = {m: i["unidentified"] for m, i in idents.items()}
     blind = [p for p in by_metric[primary] if all(p in by_metric[m] for m in metrics)]
     frame.attrs.update(unidentified=blind, identification=by_metric)
+    keep_description(frame, idents)
+    _warn_unidentified(blind, idents, metrics)
+    return frame
+
+
+def _warn_unidentified(blind, idents, metrics) -> None:
+    """Name the swept parameters none of ``metrics`` can see: those that change the metrics' rows
+    (the denominator), then those the probe found the scores blind to."""
     counts = [p for p in blind if all(p in idents[m]["denominator"] for m in metrics)]
     if counts:
         warn(f"sweep: {', '.join(counts)} {'changes' if len(counts) == 1 else 'change'} which rows "
@@ -393,7 +447,6 @@ def sweep(log, space: dict, metric, *, engine="prediction", search: str = "grid"
                       f"(changing {'it' if len(unseen) == 1 else 'them'} alone never changes the "
                       f"validation or test score); {'it is' if len(unseen) == 1 else 'they are'} "
                       "not identified and will not be tuned", UserWarning)
-    return frame
 
 
 def _cluster_stats(run: _SweepRun, frame: pd.DataFrame) -> ClusterStats | None:
@@ -491,8 +544,9 @@ def _evaluate_all(run: _SweepRun, params_list) -> pd.DataFrame:
 
 def _optuna(run: _SweepRun, space, base, n_trials, seed) -> pd.DataFrame:
     """TPE search: ask a batch of trials (one per worker), score them, tell their validation scores."""
-    import optuna
+    import optuna  # optional extra: Optuna only for search="optuna"
 
+    n_trials = int(n_trials)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     direction = "minimize" if run.spec.metrics[run.metric] == "min" else "maximize"
     study = optuna.create_study(direction=direction, sampler=optuna.samplers.TPESampler(seed=seed))

@@ -13,10 +13,23 @@ only rescore the reads.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
+from thatchlab.calibration import derive
+from thatchlab.core.errors import InputError
+from thatchlab.core.params.anticipation import AnticipationParams
+from thatchlab.core.params.belief import BeliefParams
+from thatchlab.core.params.calibration import CalibrationParams
+from thatchlab.logs.memory import validate_memory_log
+from thatchlab.logs.recall import read_recall_log, validate_recall_log
+from thatchlab.logs.streams import validate_event_log, validate_recall_stream
 from thatchlab.metrics.calibration import brier, calibration_summary, clip_eps
+from thatchlab.replay.anticipation import run_anticipation
+from thatchlab.replay.belief import run_belief
+from thatchlab.replay.calibration import run_calibration
 from thatchlab.sweep.registry import EngineSpec, Prepared, frame_evaluator
 
 __all__ = ["belief_spec", "calibration_spec", "anticipation_spec"]
@@ -52,8 +65,6 @@ _BELIEF_LOOP_FIELDS = ("contradiction_factor", "supersede", "min_score", "k")
 
 
 def _belief_prepare(log, base, embedder=None, params_list=None):
-    from thatchlab.logs.memory import validate_memory_log
-
     log = _sorted(validate_memory_log(log))
     target = log["target_memory_id"] if "target_memory_id" in log.columns else pd.Series(None, index=log.index)
     codes, labels = _memory_clusters(target.where(target.notna(), log["memory_id"]))
@@ -66,8 +77,6 @@ def _belief_estimator():
 
 
 def _belief_outputs(prepared, params_list):
-    from thatchlab.replay.belief import run_belief
-
     base_runs: dict = {}
     for params in params_list:
         key = tuple(getattr(params, f) for f in _BELIEF_LOOP_FIELDS)
@@ -87,7 +96,7 @@ def _belief_score(frame, prepared, params):
     y = lab["still_true"].astype(bool).to_numpy()
     c = lab["currency"].to_numpy(np.float64)
     if len(np.unique(y)) == 2:
-        from sklearn.metrics import roc_auc_score
+        from sklearn.metrics import roc_auc_score  # heavy: scikit-learn, only with both labels
 
         auc = float(roc_auc_score(y, c))
     else:
@@ -107,8 +116,6 @@ def _belief_ratios(frame) -> dict:
 
 
 def belief_spec() -> EngineSpec:
-    from thatchlab.core.params.belief import BeliefParams
-
     return EngineSpec("belief", BeliefParams, _belief_prepare,
                       frame_evaluator(_belief_outputs, _belief_score, cluster="memory_id", ratios=_belief_ratios),
                       {"auc": "max", "brier": "min", "useful_now_precision": "max",
@@ -124,10 +131,6 @@ _DERIVE_DEFAULTS = {"intercept": 0.5, "atom_bump": 0.1, "corroboration_weight": 
 
 
 def _calibration_prepare(log, base, embedder=None, params_list=None):
-    from pathlib import Path
-
-    from thatchlab.logs.recall import read_recall_log, validate_recall_log
-
     log = read_recall_log(log) if isinstance(log, (str, Path)) else validate_recall_log(log)
     log = _sorted(log)
     codes, labels = _memory_clusters(log["memory_id"])
@@ -140,9 +143,6 @@ def _calibration_estimator():
 
 
 def _calibration_outputs(prepared, params_list):
-    from thatchlab.calibration import derive
-    from thatchlab.replay.calibration import run_calibration
-
     log = prepared.data
     age = (_ns(log["ts"]) - _ns(log["created_at"])) / _DAY_NS
     runs: dict = {}
@@ -188,8 +188,6 @@ def _calibration_score(frame, prepared, params):
 
 
 def calibration_spec() -> EngineSpec:
-    from thatchlab.core.params.calibration import CalibrationParams
-
     metrics = {f"{n}_{k}": "min" for n in ("caller", "derived") for k in ("brier", "log_loss", "ece")}
     return EngineSpec("calibration", CalibrationParams, _calibration_prepare,
                       frame_evaluator(_calibration_outputs, _calibration_score, ratios=_calibration_ratios),
@@ -200,9 +198,6 @@ def calibration_spec() -> EngineSpec:
 
 # -- anticipation -----------------------------------------------------------------------------
 def _anticipation_prepare(log, base, embedder=None, params_list=None):
-    from thatchlab.core.errors import InputError
-    from thatchlab.logs.streams import validate_event_log, validate_recall_stream
-
     if isinstance(log, dict):
         log = (log.get("events"), log.get("recalls"))
     if not (isinstance(log, (tuple, list)) and len(log) == 2):
@@ -222,8 +217,6 @@ def _anticipation_estimator():
 
 
 def _anticipation_outputs(prepared, params_list):
-    from thatchlab.replay.anticipation import run_anticipation
-
     events, recalls = prepared.data
     keys = (recalls["workspace"].astype(str) + "\x1f" + recalls["session"].astype(str)).to_numpy(object)
     first = pd.Series(np.arange(len(keys)), index=keys).groupby(level=0).min()
@@ -267,8 +260,6 @@ def _anticipation_ratios(frame) -> dict:
 
 
 def anticipation_spec() -> EngineSpec:
-    from thatchlab.core.params.anticipation import AnticipationParams
-
     return EngineSpec("anticipation", AnticipationParams, _anticipation_prepare,
                       frame_evaluator(_anticipation_outputs, _anticipation_score, where="position",
                                       ratios=_anticipation_ratios),

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.errors import InputError, ThatchlabError
 from thatchlab.sweep.registry import EngineSpec
 from thatchlab.sweep.resampling import ClusterStats
 
@@ -111,7 +112,7 @@ class Runner:
         if not chunks:
             return
         if self.backend == "dask":
-            from distributed import as_completed
+            from distributed import as_completed  # optional extra: dask backend only
 
             if self._remote is None:  # ship the prepared log once per worker
                 self._remote = self.client.scatter(self.prepared, broadcast=True)
@@ -124,7 +125,7 @@ class Runner:
             for chunk in chunks:
                 yield evaluate_chunk(*self._task(chunk))
         else:
-            from joblib import Parallel, delayed
+            from joblib import Parallel, delayed  # heavy: worker pools only for n_jobs > 1
 
             par = Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator")
             yield from par(delayed(evaluate_chunk)(*self._task(chunk)) for chunk in chunks)
@@ -132,7 +133,7 @@ class Runner:
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Arrow round trip: fresh and cached rows get the same dtypes."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: Arrow only when rows are typed
 
     return pa.Table.from_pandas(frame, preserve_index=False).to_pandas()
 
@@ -158,21 +159,18 @@ class Cache:
         self.frame = None
         self.dtypes: dict = {}  # sweep id -> {column: dtype} of its integer and boolean columns
         if self.path is not None and self.path.exists() and not self.path.is_file():
-            from thatchlab.core.errors import InputError
-
             kind = "a directory" if self.path.is_dir() else "not a regular file (a FIFO, a socket or a device)"
             raise InputError(f"{self.path}: is {kind}; expected the sweep cache, a Parquet file (or a path "
                              "where none exists yet)")
         if self.path is not None and self.path.exists():
             try:
-                import pyarrow.parquet as pq
+                import pyarrow.parquet as pq  # heavy: Parquet only when a cache file exists
 
                 self.frame = pd.read_parquet(self.path)
                 meta = pq.read_schema(self.path).metadata or {}
                 if _DTYPES_KEY in meta:
                     self.dtypes = json.loads(meta[_DTYPES_KEY])
             except Exception as exc:  # a truncated or foreign file: pyarrow raises several types
-                from thatchlab.core.errors import InputError
 
                 raise InputError(f"{self.path}: the sweep cache is not a readable Parquet file "
                                  f"({type(exc).__name__}); expected a cache a sweep wrote, or remove it") from None
@@ -246,8 +244,8 @@ class Cache:
         self.frame = rows if self.frame is None else pd.concat([self.frame, rows], ignore_index=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+            import pyarrow as pa  # heavy: Parquet only when a cache is kept
+            import pyarrow.parquet as pq  # heavy: as above
 
             table = pa.Table.from_pandas(self.frame, preserve_index=False)
             meta = {**(table.schema.metadata or {}), _DTYPES_KEY: json.dumps(self.dtypes).encode()}
@@ -262,8 +260,6 @@ class Cache:
 
 def _load_sums(path) -> dict:
     """The sums of the sidecar at ``path``; a truncated or foreign file is an InputError naming it."""
-    from thatchlab.core.errors import InputError, ThatchlabError
-
     try:
         with np.load(path, allow_pickle=False) as z:
             return _read_sums(z)
@@ -282,8 +278,6 @@ def _read_sums(z) -> dict:
         arrays = [(k, z[f"num{j}"], z[f"den{j}"]) for j, k in enumerate(keys)]
         return {cid: {k: (num[i], den[i]) for k, num, den in arrays} for i, cid in enumerate(cids)}
     if int(z["format"]) != SIDECAR_FORMAT:
-        from thatchlab.core.errors import InputError
-
         raise InputError(f"sweep cache: per-cluster sums of format {int(z['format'])} (this version reads "
                          f"{SIDECAR_FORMAT}); remove the .clusters.npz file to rescore")
     segments = json.loads(str(z["segments"]))

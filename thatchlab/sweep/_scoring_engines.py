@@ -27,9 +27,15 @@ import weakref
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.errors import warn
-from thatchlab.metrics.calibration import clip_eps
-from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT
+from thatchlab.core.errors import InputError, warn
+from thatchlab.core.jsfmt import js_round
+from thatchlab.core.params.scoring import ScoringParams
+from thatchlab.embed import default_embedder
+from thatchlab.logs import sort_by_time
+from thatchlab.metrics.calibration import calibration_bins, clip_eps
+from thatchlab.metrics.scoring import METRIC_SOFT_WEIGHT, prequential_scores, regime_rates
+from thatchlab.replay.scoring import check_log
+from thatchlab.replay.scoring import prepare as plan_for
 from thatchlab.sweep.registry import CLUSTERS_KEY, EngineSpec, Prepared, metric_list
 from thatchlab.sweep.resampling import (
     bootstrap_interval,
@@ -154,10 +160,6 @@ def _rule(params):
 
 def _make_prepare(engine: str):
     def prepare(log, base, embedder=None, params_list=None):
-        from thatchlab.logs import sort_by_time
-        from thatchlab.replay.scoring import check_log
-        from thatchlab.replay.scoring import prepare as plan_for
-
         log = sort_by_time(check_log(log), "interaction log")  # once for every plan below
         if "surfaced" in log.columns and log["surfaced"].notna().any():
             warn("sweep: this log records what its logging system surfaced (a closed-loop log); the "
@@ -168,8 +170,6 @@ def _make_prepare(engine: str):
                           UserWarning)
         rules = dict.fromkeys([_rule(base)] + [_rule(p) for p in (params_list or [])])
         if embedder is None:
-            from thatchlab.embed import default_embedder
-
             embedder = default_embedder()
         memo = _MemoEmbedder(embedder)
         plans = {rule: plan_for(log, engine, embedder=memo, dedup_cosine=rule[0], dedup_scope=rule[1],
@@ -244,7 +244,6 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
         ll = -(y * np.log(p) + (1 - y) * np.log1p(-p))
         log_loss = (ll * w).sum(axis=0) / wsum
         brier = np.round(((y - F) ** 2 * w).sum(axis=0) / wsum, 15)
-        from thatchlab.metrics.calibration import calibration_bins
 
         # scikit-learn's calibration_curve bins, as metrics.ece uses
         b = calibration_bins(F.ravel(), n_bins=n_bins)[1].reshape(F.shape)
@@ -258,14 +257,10 @@ def forecast_scores(y, soft, F, soft_weights, n_bins: int = 10) -> dict:
 
 
 def _forecast_scores(frame, soft_weight):
-    from thatchlab.metrics.scoring import prequential_scores
-
     return prequential_scores(frame, soft_weight)
 
 
 def _regime_scores(outcomes):
-    from thatchlab.metrics.scoring import regime_rates
-
     rates = regime_rates(outcomes)
     return {k: rates[k] for k in REGIME_METRICS} | {"n_messages": rates["n_messages"]}
 
@@ -293,8 +288,6 @@ def regimes_from_nudges(events: pd.DataFrame, nudges: pd.DataFrame, params) -> n
     other messages with items are ``ambiguous``; ``none`` and ``skipped``
     stay. Returns the new ``regime`` column (object array, events order).
     """
-    from thatchlab.core.jsfmt import js_round
-
     reg = events["regime"].to_numpy(object).copy()
     reg[reg == "strong"] = "ambiguous"
     is_msg = (events["kind"] == "message").to_numpy()
@@ -426,8 +419,6 @@ def _evaluate(prepared, params_list, segments, metric=None, boot=None):
         by_rule.setdefault(_rule(p), []).append(i)
     for rule, idx in by_rule.items():
         if rule not in plans:
-            from thatchlab.core.errors import InputError
-
             raise InputError(f"dedup_cosine={rule[0]}, dedup_scope={rule[1]!r}, release={rule[2]!r} was not "
                              "prepared; search the write rule with search='grid' or 'random'")
         plan = plans[rule]
@@ -625,8 +616,6 @@ def _fills(metrics) -> tuple:
 
 
 def _spec(engine: str) -> EngineSpec:
-    from thatchlab.core.params.scoring import ScoringParams
-
     return EngineSpec(engine, ScoringParams, _make_prepare(engine), _evaluate,
                       {**FORECAST_METRICS, **REGIME_METRICS}, _FORECAST_ESTIMATOR,
                       sensitivity=SENSITIVITY, denominators=DENOMINATORS, ratio_metrics=RATIO_METRICS,

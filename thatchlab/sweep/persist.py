@@ -20,13 +20,17 @@ True
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.sweep.resampling import ClusterStats
 
 __all__ = ["save_sweep", "load_sweep", "sidecar_path"]
 
@@ -34,7 +38,18 @@ _KIND = "thatchlab.sweep-sums"
 
 
 def sidecar_path(path) -> Path:
-    """Where :func:`save_sweep` puts the sums of the rows at ``path``: ``<path>.decide.npz``."""
+    """Where :func:`save_sweep` puts the sums of the rows at ``path``: ``<path>.decide.npz``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The rows' file.
+
+    Returns
+    -------
+    Path
+        The sidecar's path.
+    """
     path = Path(path)
     return path.with_name(path.name + ".decide.npz")
 
@@ -54,8 +69,6 @@ def _suffix(path: Path) -> str:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    import os
-
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(data)
@@ -66,17 +79,44 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def save_sweep(results: pd.DataFrame, path) -> Path:
-    """Write a sweep's rows to ``path`` (``.csv``, ``.parquet`` or ``.json``) and its sums beside them."""
-    import io
+    """Write a sweep's rows to ``path`` (``.csv``, ``.parquet`` or ``.json``) and its sums beside them.
 
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result (its ``attrs`` go to the sidecar, :func:`sidecar_path`).
+    path : str or Path
+        The rows' file; the suffix picks the format.
+
+    Returns
+    -------
+    Path
+        The rows' path.
+
+    Raises
+    ------
+    InputError
+        When the suffix is not ``.csv``, ``.parquet`` or ``.json``.
+
+    See Also
+    --------
+    load_sweep : Read them back.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np
+    >>> from thatchlab.decide import planted_sweep
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = save_sweep(planted_sweep(8, 0.0, np.random.default_rng(0)), pathlib.Path(tmp) / "r.csv")
+    ...     path.name, sidecar_path(path).exists()
+    ('r.csv', True)
+    """
     path = Path(path)
     suffix = _suffix(path)
     rows = pd.DataFrame(results)
     rows.attrs = {}
     buf = io.BytesIO()
     if suffix == ".csv":
-        import csv
-
         buf.write(rows.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode("utf-8"))
     elif suffix == ".parquet":
         rows.to_parquet(buf, index=False)
@@ -106,10 +146,38 @@ def save_sweep(results: pd.DataFrame, path) -> Path:
 def load_sweep(path) -> pd.DataFrame:
     """Read rows written by :func:`save_sweep` (or ``thatchlab sweep --out``) with their attrs.
 
-    Without the sidecar the rows load but carry no sums, and ``decide`` says so.
-    """
-    from thatchlab.sweep.resampling import ClusterStats
+    The sidecar must be there: without it the rows would carry no sums, and a decision needs them.
 
+    Parameters
+    ----------
+    path : str or Path
+        The rows' file.
+
+    Returns
+    -------
+    DataFrame
+        The rows with their attrs (``clusters`` a :class:`~thatchlab.sweep.ClusterStats`).
+
+    Raises
+    ------
+    InputError
+        When the file is missing, unreadable or of an unknown format, or its sidecar is missing
+        or unreadable.
+
+    See Also
+    --------
+    save_sweep : Write them.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np
+    >>> from thatchlab.decide import planted_sweep
+    >>> frame = planted_sweep(8, 0.0, np.random.default_rng(0))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     back = load_sweep(save_sweep(frame, pathlib.Path(tmp) / "r.parquet"))
+    >>> back.attrs["clusters"].unit, back["config_id"].tolist() == frame["config_id"].tolist()
+    ('session', True)
+    """
     path = Path(path)
     suffix = _suffix(path)
     if path.is_dir():

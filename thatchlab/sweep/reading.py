@@ -28,6 +28,25 @@ OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operat
 
 
 def spec_of(results: pd.DataFrame, spec=None) -> EngineSpec:
+    """The :class:`~thatchlab.sweep.EngineSpec` that scored ``results``.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result (``attrs["engine"]``, else its ``engine`` column).
+    spec : str or EngineSpec, optional
+        Given, it wins.
+
+    Returns
+    -------
+    EngineSpec
+        The spec.
+
+    Raises
+    ------
+    InputError
+        When the frame names no engine.
+    """
     if spec is not None:
         return get_engine(spec)
     name = results.attrs.get("engine")
@@ -44,6 +63,29 @@ def metric_direction(metric: str, engine=None) -> str:
     A metric the given engine does not register is looked up among every
     registered engine (it must have one direction there).
 
+    Parameters
+    ----------
+    metric : str
+        A metric name.
+    engine : str or EngineSpec, optional
+        The engine to look in first.
+
+    Returns
+    -------
+    str
+        ``"min"`` or ``"max"``.
+
+    Raises
+    ------
+    InputError
+        When no engine registers ``metric``, or engines disagree on its direction.
+
+    See Also
+    --------
+    thatchlab.sweep.SweepDescription.direction : The same, read off a sweep's description.
+
+    Examples
+    --------
     >>> metric_direction("auc"), metric_direction("log_loss", "prediction")
     ('max', 'min')
     """
@@ -60,7 +102,24 @@ def metric_direction(metric: str, engine=None) -> str:
 
 
 def minimizes(results, metric, minimize, spec=None) -> bool:
-    """True to minimise ``metric``: the explicit override, else the registered direction."""
+    """True to minimise ``metric``: the explicit override, else the registered direction.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result (its engine is looked in first, when it names one).
+    metric : str
+        A metric name.
+    minimize : bool or None
+        The override (None: the registered direction).
+    spec : str or EngineSpec, optional
+        The engine, instead of the frame's.
+
+    Returns
+    -------
+    bool
+        Whether lower is better.
+    """
     if minimize is not None:
         return bool(minimize)
     engine = None
@@ -104,6 +163,25 @@ def sweep_release(results, spec=None, what: str = "decide") -> str | None:
 
     Rows of several releases describe several productions: :func:`~thatchlab.decide.decide`
     compares configurations under one, so it refuses them and says how to split them.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result.
+    spec : EngineSpec, optional
+        Its engine (names the production system in the error).
+    what : str, default="decide"
+        Who asks, named in the error.
+
+    Returns
+    -------
+    str or None
+        The release.
+
+    Raises
+    ------
+    InputError
+        When the rows replay several releases.
     """
     if "release" not in results.columns or not len(results):
         return None
@@ -142,6 +220,15 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
       ``min_prompt_chars`` under ``interruption_rate``): the scores of two
       values are rates over different rows, whatever they show.
 
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result with ``val_<metric>``/``test_<metric>`` columns.
+    metric : str
+        The metric.
+    spec : str or EngineSpec, optional
+        The engine (default: the frame's).
+
     Returns
     -------
     dict
@@ -149,6 +236,10 @@ def identification(results: pd.DataFrame, metric: str, spec=None) -> dict:
         the metric), ``unidentified`` (list of bare field names),
         ``denominator`` (the unidentified ones that change the metric's rows) and
         ``probed`` (those whose probe saw at least one comparison).
+
+    See Also
+    --------
+    best : Picks with the unidentified parameters at production's default.
 
     Examples
     --------
@@ -222,12 +313,38 @@ def _constraint_mask(results: pd.DataFrame, constraint) -> np.ndarray:
 class BestConfig:
     """The configuration :func:`best` picked: its params object and its scores.
 
-    ``val`` is the validation score it was picked on; ``test`` the held-out
-    score to report beside it; ``row`` the whole result row; ``ties`` every
-    configuration whose validation score equals the best one (relative
-    1e-12), ``unidentified`` the swept parameters the metric cannot see
-    (set to production's default in ``params``). Unpacks as
-    ``params, row = best(...)``.
+    Unpacks as ``params, row = best(...)``.
+
+    Parameters
+    ----------
+    params : params
+        The configuration (unidentified parameters at production's default).
+    metric : str
+        The metric it was picked on.
+    val : float
+        The validation score it was picked on.
+    test : float
+        The held-out score to report beside it.
+    row : Series
+        The whole result row.
+    ties : DataFrame, optional
+        Every configuration whose validation score equals the best one (relative 1e-12).
+    unidentified : list of str
+        The swept parameters the metric cannot see (set to production's default in ``params``).
+    minimize : bool, default=True
+        Whether the metric was minimised.
+
+    See Also
+    --------
+    best : What builds it.
+
+    Examples
+    --------
+    >>> res = pd.DataFrame({"k": [2.0, 5.0], "val_brier": [0.3, 0.2], "test_brier": [0.1, 0.25],
+    ...                     "engine": "prediction"})
+    >>> params, row = best(res, "brier")
+    >>> params.k, float(row["test_brier"])
+    (5.0, 0.25)
     """
 
     params: object
@@ -247,16 +364,6 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
          constraint: dict | None = None) -> BestConfig:
     """The configuration with the best *validation* score, its held-out test score beside it.
 
-    Parameters
-    ----------
-    results : a frame returned by :func:`sweep`.
-    metric : the metric to pick on (its ``val_`` column).
-    minimize : override of the direction; by default the metric's registered
-        direction (:func:`metric_direction`: ``log_loss`` is minimised,
-        ``auc`` maximised).
-    constraint : ``{metric: (op, value)}``, ``op`` in ``<=``, ``<``, ``>=``,
-        ``>``: only rows whose validation values satisfy every rule compete.
-
     Ties are never broken silently: ``ties`` holds every configuration
     within relative 1e-12 of the best validation score and a
     ``UserWarning`` says how many tie. Among the tied rows ``row`` is the
@@ -267,6 +374,36 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
     whatever the row holds. Rows whose validation score is NaN are never
     picked.
 
+    Parameters
+    ----------
+    results : DataFrame
+        A frame returned by :func:`sweep`.
+    metric : str
+        The metric to pick on (its ``val_`` column).
+    minimize : bool, optional
+        Override of the direction; by default the metric's registered direction
+        (:func:`metric_direction`: ``log_loss`` is minimised, ``auc`` maximised).
+    constraint : dict, optional
+        ``{metric: (op, value)}``, ``op`` in ``<=``, ``<``, ``>=``, ``>``: only rows whose
+        validation values satisfy every rule compete.
+
+    Returns
+    -------
+    BestConfig
+        The configuration, its scores and the ties.
+
+    Raises
+    ------
+    InputError
+        When the metric has no scores, every score is NaN, no row meets the constraint or a
+        constraint is malformed.
+
+    See Also
+    --------
+    pareto : The configurations no other beats on several metrics at once.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> res = pd.DataFrame({"k": [2.0, 5.0], "p0": [0.5, 0.5], "val_brier": [0.3, 0.2],
     ...                     "test_brier": [0.1, 0.25], "engine": "prediction"})
@@ -280,6 +417,20 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
                          f"{metric!r} (metric=[...] for several)")
     spec = spec_of(results)
     lower = minimizes(results, metric, minimize, spec)
+    top, tied = _best_rows(results, col, lower, constraint)
+    unidentified = identification(results, metric, spec)["unidentified"]
+    row = results.iloc[int(_least_change(results, spec, tied))]
+    ties = results.iloc[tied]
+    if len(tied) > 1:
+        _warn_ties(ties, spec, col, top, unidentified)
+    params = _params_of(row, spec, unidentified)
+    test = row.get(f"test_{metric}", float("nan"))
+    return BestConfig(params, metric, float(row[col]), float(test), row, ties, unidentified, lower)
+
+
+def _best_rows(results, col, lower, constraint) -> tuple:
+    """``(top, tied)``: the best finite validation score among the rows meeting the constraint,
+    and the rows within relative 1e-12 of it."""
     vals = pd.to_numeric(results[col], errors="coerce").to_numpy(np.float64)
     if not np.isfinite(vals).any():
         raise InputError(f"results: every {col} is NaN; nothing to pick")
@@ -288,25 +439,33 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
         raise InputError(f"constraint: no configuration with a finite {col} satisfies {constraint!r}")
     key = np.where(ok, vals if lower else -vals, np.inf)
     top = vals[int(np.argmin(key))]
-    tied = np.flatnonzero(ok & _same(vals, top))
-    unidentified = identification(results, metric, spec)["unidentified"]
+    return top, np.flatnonzero(ok & _same(vals, top))
+
+
+def _least_change(results, spec, tied) -> int:
+    """Among equally good rows, the one changing production the least: most fields at their
+    default, then the first proposed."""
     defaults = spec.params_class()
-    # among equally good rows, change production the least: most fields at their default, then
-    # the first proposed
     names = [*_param_names(spec, results), *(c for c in CONTEXT_FIELDS if c in results.columns)]
     same = np.zeros(len(tied), dtype=np.int64)
     for p in names:
         same += (results[p].iloc[tied].astype(str) == str(getattr(defaults, p))).to_numpy()
-    pick = tied[int(np.argmax(same))]
-    row = results.iloc[int(pick)]
-    ties = results.iloc[tied]
-    if len(tied) > 1:
-        differ = _swept(ties, [*_param_names(spec, ties), *(c for c in CONTEXT_FIELDS if c in ties.columns)])
-        warn(f"best: {len(tied)} configurations tie on {col} = {top:.6g}"
-                      f"{' (they differ in ' + ', '.join(differ) + ')' if differ else ''}; "
-                      f"see BestConfig.ties"
-                      f"{'; ' + ', '.join(unidentified) + ' kept at the default' if unidentified else ''}",
-                      UserWarning)
+    return tied[int(np.argmax(same))]
+
+
+def _warn_ties(ties, spec, col, top, unidentified) -> None:
+    """Say how many configurations tie, in which parameters they differ, and what stays default."""
+    differ = _swept(ties, [*_param_names(spec, ties), *(c for c in CONTEXT_FIELDS if c in ties.columns)])
+    warn(f"best: {len(ties)} configurations tie on {col} = {top:.6g}"
+                  f"{' (they differ in ' + ', '.join(differ) + ')' if differ else ''}; "
+                  f"see BestConfig.ties"
+                  f"{'; ' + ', '.join(unidentified) + ' kept at the default' if unidentified else ''}",
+                  UserWarning)
+
+
+def _params_of(row, spec, unidentified):
+    """The params object of a result row, the unidentified fields at production's default."""
+    defaults = spec.params_class()
     values = {}
     for name_ in (f.name for f in dataclasses.fields(spec.params_class)):
         if name_ in unidentified:
@@ -318,9 +477,7 @@ def best(results: pd.DataFrame, metric: str, minimize: bool | None = None, *,
             if isinstance(v, float) and math.isnan(v):
                 v = None
             values[name_] = v
-    params = spec.params_class(**values)
-    test = row.get(f"test_{metric}", float("nan"))
-    return BestConfig(params, metric, float(row[col]), float(test), row, ties, unidentified, lower)
+    return spec.params_class(**values)
 
 
 def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) -> pd.DataFrame:
@@ -329,8 +486,32 @@ def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) ->
     Row ``i`` is dominated when some row ``j`` is at least as good on every
     metric (each in its registered direction) and strictly better on one.
     Rows with a NaN validation score, or failing ``constraint``, are left out.
-    Returns the non-dominated rows in their original order.
 
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result scored on every metric.
+    metrics : sequence of str
+        The metrics.
+    constraint : dict, optional
+        ``{metric: (op, value)}`` on validation values, as in :func:`best`.
+
+    Returns
+    -------
+    DataFrame
+        The non-dominated rows in their original order.
+
+    Raises
+    ------
+    InputError
+        When a metric has no scores or a constraint is malformed.
+
+    See Also
+    --------
+    best : The one best configuration on one metric.
+
+    Examples
+    --------
     >>> res = pd.DataFrame({"val_interruption_rate": [0.2, 0.3, 0.1, 0.3],
     ...                     "val_coverage": [0.5, 0.6, 0.4, 0.5], "engine": "prediction"})
     >>> pareto(res, ["interruption_rate", "coverage"]).index.tolist()
@@ -358,13 +539,53 @@ def pareto(results: pd.DataFrame, metrics, *, constraint: dict | None = None) ->
 
 # -- the candidate decide tests (in the order decide calls these) ----------------------------------
 def never_shipped(spec) -> list:
-    """The fields production has no setting for: studied in sweeps, never shipped."""
+    """The fields production has no setting for: studied in sweeps, never shipped.
+
+    Parameters
+    ----------
+    spec : EngineSpec
+        The engine.
+
+    Returns
+    -------
+    list of str
+        Field names.
+    """
     return [f.name for f in dataclasses.fields(spec.params_class) if setting(spec.name, f.name).kind == "none"]
 
 
 def pick_candidate(results, metric, spec, default, fixed, candidate, constraint):
-    """The configuration to test: ``candidate`` if given, else the best on validation, either
-    with the ``fixed`` fields at the default."""
+    """The configuration to test: ``candidate`` if given, else the best on validation.
+
+    Either way the ``fixed`` fields take the default's values.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result.
+    metric : str
+        The metric picked on.
+    spec : EngineSpec
+        The engine.
+    default : params
+        Production's configuration.
+    fixed : list of str
+        Fields that never ship (kept at the default).
+    candidate : params or None
+        A configuration chosen elsewhere.
+    constraint : dict or None
+        ``{metric: (op, value)}`` on validation values.
+
+    Returns
+    -------
+    params
+        The candidate.
+
+    Raises
+    ------
+    InputError
+        When ``candidate`` is of another params class, or :func:`best` finds nothing to pick.
+    """
     pool = results
     for f in fixed:
         if f in results.columns:
@@ -384,6 +605,21 @@ def pick_candidate(results, metric, spec, default, fixed, candidate, constraint)
 
 
 def n_competitors(results, metric, constraint) -> int:
-    """Configurations that competed on validation: a finite score, the constraint satisfied."""
+    """Configurations that competed on validation: a finite score, the constraint satisfied.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A sweep result.
+    metric : str
+        The metric.
+    constraint : dict or None
+        ``{metric: (op, value)}`` on validation values.
+
+    Returns
+    -------
+    int
+        The count.
+    """
     vals = pd.to_numeric(results[f"val_{metric}"], errors="coerce").to_numpy(np.float64)
     return int(np.count_nonzero(np.isfinite(vals) & _constraint_mask(results, constraint)))

@@ -38,13 +38,47 @@ def config_seed(seed: int, params) -> int:
     Sweeps no longer seed intervals with it: a per-configuration seed gives
     every configuration other resamples, so no two intervals can be compared.
     They draw one set of :func:`cluster_resamples` per segment instead.
+
+    Parameters
+    ----------
+    seed : int
+        The sweep's seed.
+    params : params
+        The configuration (any params object with ``to_dict``).
+
+    Returns
+    -------
+    int
+        A non-negative 63-bit seed.
+
+    Examples
+    --------
+    >>> from thatchlab.core.params import ScoringParams
+    >>> config_seed(0, ScoringParams()) == config_seed(0, ScoringParams())
+    True
     """
     text = f"{int(seed)}|{sorted(params.to_dict().items())!r}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
 
 
 def segment_stream(name: str) -> int:
-    """A stable stream number of a segment name, so each segment gets its own resamples."""
+    """A stable stream number of a segment name, so each segment gets its own resamples.
+
+    Parameters
+    ----------
+    name : str
+        The segment's name (``"val"``, ``"test"``...).
+
+    Returns
+    -------
+    int
+        The CRC-32 of the name.
+
+    Examples
+    --------
+    >>> segment_stream("test") == segment_stream("test"), segment_stream("val") == segment_stream("test")
+    (True, False)
+    """
     return zlib.crc32(str(name).encode())
 
 
@@ -58,10 +92,28 @@ def cluster_resamples(n_clusters: int, n_boot: int, seed: int = 0, stream: int =
     the same clusters sees the *same* resamples: differences between
     configurations are paired.
 
+    Parameters
+    ----------
+    n_clusters : int
+        Clusters of the segment.
+    n_boot : int
+        Resamples.
+    seed : int, default=0
+        Seed of the draws.
+    stream : int, default=0
+        Stream of the draws (:func:`segment_stream` of the segment).
+
     Returns
     -------
-    ndarray of int64, shape ``(n_boot, n_clusters)``.
+    ndarray of int64, shape (n_boot, n_clusters)
+        Draw counts.
 
+    See Also
+    --------
+    ratio_resamples : Rescore every configuration on these weights.
+
+    Examples
+    --------
     >>> W = cluster_resamples(4, 3, seed=1)
     >>> W.shape, W.sum(axis=1).tolist()
     ((3, 4), [4, 4, 4])
@@ -80,9 +132,22 @@ def cluster_resamples(n_clusters: int, n_boot: int, seed: int = 0, stream: int =
 def cluster_sums(codes, n_clusters: int, values) -> np.ndarray:
     """Per-cluster sums ``S[..., c] = Σ_{i: codes_i = c} values_i``.
 
-    ``values`` of shape ``(n,)`` gives ``(n_clusters,)``; of shape ``(n, m)``
-    (one column per configuration) gives ``(m, n_clusters)``. Float64.
+    Parameters
+    ----------
+    codes : array-like of int
+        Cluster code of every row.
+    n_clusters : int
+        Number of clusters (codes lie in ``[0, n_clusters)``).
+    values : array-like of float
+        Shape ``(n,)``, or ``(n, m)`` with one column per configuration.
 
+    Returns
+    -------
+    ndarray of float64
+        ``(n_clusters,)`` for 1-D ``values``; ``(m, n_clusters)`` for 2-D ones.
+
+    Examples
+    --------
     >>> cluster_sums([0, 2, 0], 3, [1.0, 2.0, 3.0]).tolist()
     [4.0, 0.0, 2.0]
     >>> cluster_sums([1, 1], 2, np.array([[1.0, 10.0], [2.0, 20.0]])).tolist()
@@ -105,8 +170,17 @@ def cluster_sums(codes, n_clusters: int, values) -> np.ndarray:
 def segment_clusters(prepared, seg) -> np.ndarray:
     """Sorted cluster codes with at least one log row in ``seg`` (rows ``[lo, hi)``).
 
-    ``prepared`` is a :class:`~thatchlab.sweep.registry.Prepared` with ``clusters`` set,
-    ``seg`` a :class:`~thatchlab.sweep.registry.Segment`.
+    Parameters
+    ----------
+    prepared : Prepared
+        A :class:`~thatchlab.sweep.registry.Prepared` with ``clusters`` set.
+    seg : Segment
+        A :class:`~thatchlab.sweep.registry.Segment`.
+
+    Returns
+    -------
+    ndarray of int64
+        The codes, sorted (rows without a cluster, code ``-1``, left out).
     """
     codes = np.asarray(prepared.clusters[seg.lo:seg.hi], dtype=np.int64)
     return np.unique(codes[codes >= 0])
@@ -132,6 +206,21 @@ class ClusterStats:
     ``(n_configs,)``). ``num_c`` of configuration ``i`` is
     ``distinct[segment][num_index[key][i]]``.
 
+    The object is treated as immutable: copying a result frame (whose
+    ``attrs["clusters"]`` holds it) shares it rather than copying arrays.
+
+    Parameters
+    ----------
+    unit : str
+        What a cluster is.
+    labels : dict
+        Segment name → cluster labels.
+    config_ids : list of str
+        Configuration order of ``num`` and ``den``'s rows.
+    num, den : dict
+        ``(metric, segment)`` → full matrices ``(n_configs, n_clusters)`` (stored compactly);
+        :meth:`merge` and :meth:`from_rows` build from other forms.
+
     Attributes
     ----------
     unit : str
@@ -149,9 +238,12 @@ class ClusterStats:
         ``(metric, segment)`` → the full float64 matrix ``(n_configs, n_clusters)``,
         gathered on access (read-only; prefer :meth:`sums` for a few configurations).
 
-    The object is treated as immutable: copying a result frame (whose
-    ``attrs["clusters"]`` holds it) shares it rather than copying arrays.
+    See Also
+    --------
+    cluster_resamples : The resample weights the sums are rescored with.
 
+    Examples
+    --------
     >>> s = ClusterStats.merge({"a": {("m", "test"): (np.array([1.0, 2.0]), np.array([2.0, 2.0]))},
     ...                         "b": {("m", "test"): (np.array([1.0, 2.0]), np.array([2.0, 2.0]))}},
     ...                        "session", {"test": np.array(["s1", "s2"])})
@@ -160,7 +252,7 @@ class ClusterStats:
     """
 
     def __init__(self, unit, labels, config_ids, num, den):
-        """From full matrices ``num``/``den`` ``{(metric, segment): (n_configs, n_clusters)}``."""
+        # from full matrices num/den {(metric, segment): (n_configs, n_clusters)}
         ids = list(config_ids)
         pools, num_index, den_index = {}, {}, {}
         for key in num:
@@ -172,7 +264,26 @@ class ClusterStats:
 
     @classmethod
     def from_rows(cls, unit, labels, config_ids, distinct, num_index, den_index) -> ClusterStats:
-        """From the compact form: distinct rows per segment and row indexes per ``(metric, segment)``."""
+        """From the compact form: distinct rows per segment and row indexes per ``(metric, segment)``.
+
+        Parameters
+        ----------
+        unit : str
+            What a cluster is.
+        labels : dict
+            Segment name → cluster labels.
+        config_ids : list of str
+            Configuration order of the indexes.
+        distinct : dict
+            Segment → ``(n_rows, n_clusters)`` distinct rows.
+        num_index, den_index : dict
+            ``(metric, segment)`` → row of every configuration's numerator / denominator.
+
+        Returns
+        -------
+        ClusterStats
+            The sums.
+        """
         self = cls.__new__(cls)
         self._setup(unit, labels, list(config_ids), distinct, num_index, den_index)
         return self
@@ -224,34 +335,106 @@ class ClusterStats:
         return sorted({m for m, _ in self.num_index})
 
     def keys(self) -> list:
-        """The ``(metric, segment)`` pairs with sums, in merge order."""
+        """The ``(metric, segment)`` pairs with sums, in merge order.
+
+        Returns
+        -------
+        list of tuple
+            The pairs.
+        """
         return list(self.num_index)
 
     def n_rows(self) -> int:
-        """Distinct rows stored, over every segment (at most ``2 · n_keys · n_configs``)."""
+        """Distinct rows stored, over every segment (at most ``2 · n_keys · n_configs``).
+
+        Returns
+        -------
+        int
+            The count.
+        """
         return int(sum(len(a) for a in self.distinct.values()))
 
     def nbytes(self) -> int:
-        """Memory held by the sums: the distinct rows and the row indexes."""
+        """Memory held by the sums: the distinct rows and the row indexes.
+
+        Returns
+        -------
+        int
+            Bytes.
+        """
         idx = {id(a): a for a in [*self.num_index.values(), *self.den_index.values()]}
         return int(sum(a.nbytes for a in self.distinct.values()) + sum(a.nbytes for a in idx.values()))
 
     def rows(self, config_ids) -> np.ndarray:
-        """Positions of ``config_ids`` in :attr:`config_ids` (``KeyError`` listing those without sums)."""
+        """Positions of ``config_ids`` in :attr:`config_ids`.
+
+        Parameters
+        ----------
+        config_ids : list of str
+            Configurations.
+
+        Returns
+        -------
+        ndarray of int64
+            Their positions.
+
+        Raises
+        ------
+        KeyError
+            Listing the configurations without sums.
+        """
         missing = [c for c in config_ids if c not in self._index]
         if missing:
             raise KeyError(missing)
         return np.array([self._index[c] for c in config_ids], dtype=np.int64)
 
     def sums(self, metric: str, segment: str, config_ids) -> tuple:
-        """``(num, den)`` arrays ``(len(config_ids), n_clusters)``, gathered from the distinct rows."""
+        """``(num, den)`` of configurations, gathered from the distinct rows.
+
+        Parameters
+        ----------
+        metric : str
+            A metric with sums.
+        segment : str
+            A segment (``"val"``, ``"test"``).
+        config_ids : list of str
+            Configurations.
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(num, den)``, each ``(len(config_ids), n_clusters)``.
+
+        See Also
+        --------
+        ClusterStats.value : The metric itself.
+        """
         r = self.rows(config_ids)
         key = (metric, segment)
         pool = self.distinct[segment]
         return pool[self.num_index[key][r]], pool[self.den_index[key][r]]
 
     def value(self, metric: str, segment: str, config_ids) -> np.ndarray:
-        """The metric of each configuration: ``Σ num / Σ den`` (NaN when ``Σ den = 0``)."""
+        """The metric of each configuration: ``Σ num / Σ den`` (NaN when ``Σ den = 0``).
+
+        Parameters
+        ----------
+        metric : str
+            A metric with sums.
+        segment : str
+            A segment.
+        config_ids : list of str
+            Configurations.
+
+        Returns
+        -------
+        ndarray of float64
+            One value per configuration.
+
+        See Also
+        --------
+        ClusterStats.sums : The per-cluster sums behind it.
+        """
         r = self.rows(config_ids)
         key = (metric, segment)
         total = self.distinct[segment].sum(axis=1)  # each row summed alone, as in the gathered matrix
@@ -267,6 +450,24 @@ class ClusterStats:
         group's sums, a threshold's coverage, shared denominators) is matched
         by identity without being read, other arrays with the same bits by
         a fingerprint and an exact comparison.
+
+        Parameters
+        ----------
+        parts : dict
+            ``{config_id: {(metric, segment): (num, den)}}``.
+        unit : str
+            What a cluster is.
+        labels : dict
+            Segment name → cluster labels.
+
+        Returns
+        -------
+        ClusterStats
+            The merged sums.
+
+        See Also
+        --------
+        ClusterStats.parts : The inverse.
         """
         cids = list(parts)
         keys = list(dict.fromkeys(k for p in parts.values() for k in p))
@@ -283,11 +484,29 @@ class ClusterStats:
     def coarsen(self, parents, unit: str) -> ClusterStats:
         """The same sums over coarser clusters: each cluster's column added into its parent's.
 
-        ``parents`` maps every cluster label (of every segment) to the label of the cluster
-        that contains it (``{session: user}``: sessions nested in users). Sums are additive,
-        so the parent's ``num`` and ``den`` are the sums of its children's; a parent's label
-        order is sorted. Raises ``KeyError`` listing labels without a parent.
+        Sums are additive, so the parent's ``num`` and ``den`` are the sums of its
+        children's; a parent's label order is sorted.
 
+        Parameters
+        ----------
+        parents : dict
+            Every cluster label (of every segment) → the label of the cluster that contains it
+            (``{session: user}``: sessions nested in users).
+        unit : str
+            What a coarser cluster is.
+
+        Returns
+        -------
+        ClusterStats
+            The coarser sums.
+
+        Raises
+        ------
+        KeyError
+            Listing labels without a parent.
+
+        Examples
+        --------
         >>> s = ClusterStats.merge({"a": {("m", "test"): (np.array([1.0, 2.0, 3.0]),
         ...                                               np.array([2.0, 2.0, 4.0]))}},
         ...                        "session", {"test": np.array(["s1", "s2", "s3"])})
@@ -310,9 +529,16 @@ class ClusterStats:
         return ClusterStats.from_rows(unit, labels, self.config_ids, distinct, self.num_index, self.den_index)
 
     def parts(self) -> dict:
-        """The inverse of :meth:`merge`: ``{config_id: {(metric, segment): (num, den)}}`` whose
-        arrays are read-only views of the distinct rows (one object per row, so merging them
-        again stores each row once without reading it)."""
+        """The inverse of :meth:`merge`: per configuration, its sums.
+
+        The arrays are read-only views of the distinct rows (one object per row,
+        so merging them again stores each row once without reading it).
+
+        Returns
+        -------
+        dict
+            ``{config_id: {(metric, segment): (num, den)}}``.
+        """
         views = {s: list(a) for s, a in self.distinct.items()}
         out = {}
         for i, cid in enumerate(self.config_ids):
@@ -408,11 +634,22 @@ def _finish(pools, labels) -> dict:
 
 # -- resampled values ------------------------------------------------------------------------------
 def ratio_resamples(num, den, weights) -> np.ndarray:
-    """Resampled ratios ``(W num_j) / (W den_j)``: shape ``(n_boot, n_configs)``.
+    """Resampled ratios ``(W num_j) / (W den_j)``.
 
-    ``num``, ``den``: ``(n_configs, n_clusters)`` (or ``(n_clusters,)``);
-    ``weights``: ``(n_boot, n_clusters)``. A resample with ``W den = 0`` is NaN.
+    Parameters
+    ----------
+    num, den : ndarray
+        ``(n_configs, n_clusters)`` (or ``(n_clusters,)``).
+    weights : ndarray
+        ``(n_boot, n_clusters)`` (:func:`cluster_resamples`).
 
+    Returns
+    -------
+    ndarray of float64, shape (n_boot, n_configs)
+        A resample with ``W den = 0`` is NaN.
+
+    Examples
+    --------
     >>> W = np.array([[1, 1], [2, 0]])
     >>> ratio_resamples(np.array([1.0, 3.0]), np.array([2.0, 2.0]), W).ravel().tolist()
     [1.0, 0.5]
@@ -425,7 +662,25 @@ def ratio_resamples(num, den, weights) -> np.ndarray:
 
 
 def percentile_interval(draws, alpha: float = 0.05) -> tuple:
-    """The ``(α/2, 1 − α/2)`` percentile interval of the finite ``draws`` (NaN, NaN when none)."""
+    """The ``(α/2, 1 − α/2)`` percentile interval of the finite ``draws``.
+
+    Parameters
+    ----------
+    draws : array-like of float
+        Resampled values (non-finite ones ignored).
+    alpha : float, default=0.05
+        One minus the coverage.
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``; ``(nan, nan)`` when no draw is finite.
+
+    Examples
+    --------
+    >>> percentile_interval([1.0, 2.0, 3.0, float("nan")], 0.5)
+    (1.5, 2.5)
+    """
     d = np.asarray(draws, np.float64)
     d = d[np.isfinite(d)]
     if d.size == 0:
@@ -445,6 +700,30 @@ def bootstrap_interval(frame: pd.DataFrame, score: Callable[[pd.DataFrame], floa
     the same clusters therefore get the same resamples whatever
     configuration produced them (paired intervals).
 
+    Parameters
+    ----------
+    frame : DataFrame
+        The scored rows.
+    score : callable
+        ``score(frame) -> float``.
+    n : int, default=200
+        Resamples.
+    alpha : float, default=0.05
+        One minus the coverage.
+    seed : int, default=0
+        Seed of the draws.
+    cluster : str, optional
+        The cluster column (None: rows are clusters).
+    stream : int, default=0
+        Stream of the draws.
+
+    Returns
+    -------
+    tuple of float
+        ``(lower, upper)``; ``(nan, nan)`` for an empty frame.
+
+    Examples
+    --------
     >>> f = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
     >>> lo, hi = bootstrap_interval(f, lambda d: float(d["x"].mean()), n=100, seed=1)
     >>> 0.0 <= lo <= 1.5 <= hi <= 3.0

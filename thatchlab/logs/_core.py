@@ -61,7 +61,7 @@ COLUMN_KINDS = ("text", "time", "number", "bool", "texts", "numbers")
 
 
 def _arrow_type(kind):
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     return {"text": pa.string(), "time": pa.string(), "number": pa.float64(), "bool": pa.bool_(),
             "texts": pa.list_(pa.string()), "numbers": pa.list_(pa.float64())}[kind]
@@ -127,7 +127,7 @@ def read_log(path, validate: Callable, *, errors: str = "raise", fmt: str | None
 
 
 def _release_arrow_memory() -> None:
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     pa.default_memory_pool().release_unused()
 
@@ -346,7 +346,7 @@ def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: b
     (``categorical``) or object arrays sharing one ``str`` per distinct text;
     every other column is converted as :func:`read_table` converts it.
     """
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     names = table.column_names
     if len(set(names)) != len(names):
@@ -371,7 +371,7 @@ def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: b
 
 def _arrow_texts(col, categorical: bool):
     """A pyarrow string column as a Categorical, or as objects (None for null) sharing one str per text."""
-    import pyarrow.compute as pc  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     n = len(col)
     if col.null_count == n:
@@ -389,8 +389,8 @@ def _arrow_texts(col, categorical: bool):
 def _arrow_times(col):
     """A pyarrow string column of times as ``datetime64[ns, UTC]``, or None unless pyarrow parses
     every value as a time with an offset within :data:`_ARROW_TIMES`."""
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
-    import pyarrow.compute as pc  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     try:  # the cast to an aware type refuses text without an offset
         col = pc.cast(col, pa.timestamp("ns", tz="UTC"))
@@ -406,7 +406,7 @@ def _arrow_times(col):
 def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
     """A JSON-lines file parsed by pyarrow (a table with ``arrow``, else its frame), or read line by
     line when :func:`_arrow_jsonl` gives no table."""
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     with pa.memory_map(str(p)) as source:  # the file's bytes, mapped (not copied) while parsed
         table = _arrow_jsonl(source.read_buffer(), dict(columns or {}), required)
@@ -420,8 +420,8 @@ def _arrow_jsonl(data, kinds: Mapping[str, str], required):
     ``json.loads`` reads line by line (:mod:`thatchlab.logs._jsonl`: lines that are not one object
     each, bytes that are not UTF-8, values stored otherwise), when pyarrow refuses the bytes, or
     when a ``required`` column is missing or null throughout."""
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
-    import pyarrow.json as pj  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.json as pj  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     buf = np.frombuffer(data, dtype=np.uint8)
     lines = _jsonl.object_lines(buf)
@@ -468,7 +468,7 @@ def _arrow_jsonl(data, kinds: Mapping[str, str], required):
 def _cast_late(table, late, kinds):
     """``table`` with the inferred columns ``late`` cast to their kinds' types, or None unless each
     is all null or already of its type (then the reader parses again, naming them)."""
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     for c in late:
         want, col = _arrow_type(kinds[c]), table.column(c)
@@ -528,8 +528,8 @@ def _json_column(values: list) -> pd.Series:
 
 
 def _read_csv(p: Path, path) -> pd.DataFrame:
-    import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
-    import pyarrow.csv as pc  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.csv as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     with open(p, encoding="utf-8-sig", newline="") as fh:
         try:
@@ -562,7 +562,7 @@ def _refuse_ragged_rows(p: Path, path, width: int) -> None:
 def _read_parquet(p: Path, columns) -> pd.DataFrame:
     """Every column of a Parquet file, as JSON lines and CSV keep theirs (``columns`` only types them:
     a log's extra columns, an ingested ``record_id`` or ``cwd``, must survive a round trip)."""
-    import pyarrow.parquet as pq  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+    import pyarrow.parquet as pq  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     return _to_pandas(pq.read_table(p))
 

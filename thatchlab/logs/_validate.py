@@ -241,8 +241,8 @@ def _parse_times(col: pd.Series):
     is_str = np.fromiter((type(v) is str for v in vals), dtype=bool, count=n)
     parsed = np.full(n, np.datetime64("NaT", "ns"), dtype="datetime64[ns]")  # UTC wall times
     if is_str.any():
-        import pyarrow as pa  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
-        import pyarrow.compute as pc  # heavy: Arrow loads only on an Arrow path (pandas 2 does not import it)
+        import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+        import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
         text = pd.Series(vals[is_str], dtype=object)
         try:  # pyarrow's regex engine is several times faster than Python's

@@ -41,7 +41,30 @@ def raw_values(series: pd.Series):
     return series.to_numpy(copy=False)
 
 def log_format(path, fmt: str | None = None) -> str:
-    """The log format of ``path`` from its suffix (or ``fmt`` when given)."""
+    """The log format of ``path`` from its suffix (or ``fmt`` when given).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; only its suffix is read.
+    fmt : {"jsonl", "csv", "parquet"}, optional
+        The format to use whatever the suffix.
+
+    Returns
+    -------
+    str
+        ``"jsonl"``, ``"csv"`` or ``"parquet"``.
+
+    Raises
+    ------
+    LogValidationError
+        ``fmt`` is none of the three, or the suffix names no known format.
+
+    Examples
+    --------
+    >>> log_format("events.ndjson"), log_format("x.txt", "csv")
+    ('jsonl', 'csv')
+    """
     if fmt is not None:
         if fmt not in ("jsonl", "csv", "parquet"):
             raise LogValidationError(f"{path}: unknown format {fmt!r}; expected jsonl, csv or parquet",
@@ -87,8 +110,34 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
     so that the column is reported missing rather than null. Either way the
     values are those ``json.loads`` reads, the named columns typed by kind.
 
-    ``json_columns`` name CSV columns that hold JSON text (lists) to decode.
-    A missing or unreadable file raises :class:`LogValidationError`.
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    fmt : {"jsonl", "csv", "parquet"}, optional
+        The format, when the suffix does not say it.
+    json_columns : iterable of str, default=()
+        CSV columns that hold JSON text (lists) to decode.
+    columns : mapping of str to str, optional
+        Column name → one of :data:`COLUMN_KINDS`: the types the named
+        columns are read as.
+    required : iterable of str, default=()
+        Columns the caller needs; a JSON file lacking one is read line by
+        line, so the column is reported missing rather than null.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table as read, unvalidated.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable.
+
+    See Also
+    --------
+    write_table : the writer whose files this reads back as written.
     """
     fmt = log_format(_existing_file(path), fmt)
     return _numbered(_read_source(path, fmt, json_columns, columns, required, arrow=False), path, fmt)
@@ -598,6 +647,32 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
     line breaks (``\\n``, ``\\r``, ``\\r\\n``), quotes, commas, leading and
     trailing spaces and NUL. An empty text reads back as null, as in every
     CSV file. The input frame is not modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The log.
+    path : str or path-like
+        The file; written to a temporary file beside it, then moved into place.
+    fmt : {"jsonl", "csv", "parquet"}, optional
+        The format, when the suffix does not say it.
+    json_columns : iterable of str, default=()
+        Columns to write as JSON text in CSV (list cells are found anyway).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    LogValidationError
+        An unknown format, a lone surrogate in a text, or a value the format
+        cannot hold (nothing is written then).
+
+    See Also
+    --------
+    read_table : reads the file back.
     """
     fmt = log_format(path, fmt)
     p = Path(path)

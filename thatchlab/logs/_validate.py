@@ -38,7 +38,17 @@ __all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values"
 @dataclass(frozen=True)
 class RowRule:
     """A rule over whole rows: ``test(df)`` returns a boolean Series, True where
-    the row is valid; failures are reported against ``column`` with ``expected``."""
+    the row is valid; failures are reported against ``column`` with ``expected``.
+
+    Parameters
+    ----------
+    column : str
+        The column a failure is reported against.
+    expected : str
+        What the row should have held, in words.
+    test : callable
+        ``test(df) -> pandas.Series`` of booleans; a rule that raises flags every row.
+    """
 
     column: str
     expected: str
@@ -49,15 +59,24 @@ class RowRule:
 class LogSpec:
     """What a log kind must look like.
 
-    Attributes
+    Parameters
     ----------
-    name : a label for messages ("interaction log"...).
-    required : columns that must be present.
-    optional : columns that may be absent (added as nulls).
-    times : aware-timestamp columns (naive or unparsable values fail).
-    schema : a pandera ``DataFrameSchema`` for the value checks, applied after
-        the time columns are parsed; may be ``None``.
-    rules : row-level rules (kind-specific required fields and such).
+    name : str
+        A label for messages ("interaction log"...).
+    required : tuple of str
+        Columns that must be present.
+    optional : tuple of str, default=()
+        Columns that may be absent (added as nulls).
+    times : tuple of str, default=()
+        Aware-timestamp columns (naive or unparsable values fail).
+    schema : pandera.DataFrameSchema or None, default=None
+        The value checks, applied after the time columns are parsed.
+    rules : tuple of RowRule, default=()
+        Row-level rules (kind-specific required fields and such).
+
+    See Also
+    --------
+    validate_frame : applies a spec.
     """
 
     name: str
@@ -75,9 +94,33 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     optional columns added as nulls) with ``errors="raise"``, or the tuple
     ``(valid_rows, rejected)`` with ``errors="report"``, where ``rejected``
     holds the offending original rows plus ``row``, ``column`` and ``reason``.
-    The input is never modified. ``copy=False`` is for callers that build
-    their result from new arrays anyway: the returned frame then shares the
-    input's column arrays (columns are replaced in it, never written into).
+    The input is never modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The log as read.
+    spec : LogSpec
+        What the log kind must look like.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        Fail on the first problem, or report the rejected rows.
+    copy : bool, default=True
+        ``False`` is for callers that build their result from new arrays
+        anyway: the returned frame then shares the input's column arrays
+        (columns are replaced in it, never written into).
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated frame, or ``(valid_rows, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        ``df`` is not a frame, repeats a column or lacks a required one; with
+        ``errors="raise"``, any bad value (the first one named, the others counted).
     """
     if errors not in ("raise", "report"):
         raise ValueError("errors must be 'raise' or 'report'")

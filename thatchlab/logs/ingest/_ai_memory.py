@@ -167,6 +167,11 @@ def _sqlite_errors_named(fn):
 def ai_memory(db) -> IngestResult:
     """The calibration logs of an ai-memory database (opened read-only).
 
+    Parameters
+    ----------
+    db : str or path-like
+        The database file.
+
     Returns
     -------
     IngestResult

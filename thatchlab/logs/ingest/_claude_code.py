@@ -618,8 +618,10 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
 
     Parameters
     ----------
-    path : a ``.jsonl`` transcript, a project folder, or ``~/.claude/projects`` whole.
-    server : the name thatch's MCP server is registered under, bare
+    path : str or path-like
+        A ``.jsonl`` transcript, a project folder, or ``~/.claude/projects`` whole.
+    server : str, default="thatch"
+        The name thatch's MCP server is registered under, bare
         (``thatch``) or as a prefix (``mcp__plugin_thatch_thatch__``). Its
         tools are read under every name a host gives them
         (:mod:`~thatchlab.logs.ingest._names`: ``mcp__<server>__<tool>``,
@@ -627,7 +629,8 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         plain tool name); a file with thatch's hook output where no call is
         recognised gets a warning naming the tool names that look like
         thatch's.
-    subagents : what is read of sub-agents (``subagents/agent-*.jsonl`` files
+    subagents : {"calls", "all", "none"} or bool, default="calls"
+        What is read of sub-agents (``subagents/agent-*.jsonl`` files
         of 2.x, ``agent-*.jsonl`` beside the session in 2.0, sidechain records
         in the main file in 1.0), whose rows are in sessions named
         ``<session>:<agent id>`` (``<session>:sidechain-<uuid prefix>`` in 1.0)
@@ -640,10 +643,11 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         False): nothing of sub-agents (files and records counted). Claude
         Code's own compaction agents (``agent-acompact-*``) never give a
         prompt row.
-    engine : ``"prediction"`` or ``"behavior"`` to keep only that engine's
-        statements in ``surfaced`` (the replay of one engine compares its own
-        items); None keeps both blocks' statements.
-    project_store : the store of rows whose call named none. ``"auto"`` names
+    engine : {"prediction", "behavior"}, optional
+        Keep only that engine's statements in ``surfaced`` (the replay of one
+        engine compares its own items); None keeps both blocks' statements.
+    project_store : str or None, default="auto"
+        The store of rows whose call named none. ``"auto"`` names
         it as thatch did (:mod:`thatchlab.logs.ingest._stores`: the store
         production's own replies name in the session, else ``owner/repo`` of
         the project directory's git origin when it exists here, else the
@@ -677,7 +681,6 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         hold a prompt, a thatch call or a nudge (a broken last line is a
         session being written and is counted; other broken lines are
         counted too).
-
     """
     _check_options(server, engine)
     subagents = subagent_mode(subagents)

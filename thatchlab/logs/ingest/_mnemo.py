@@ -178,6 +178,16 @@ def _sessions(frames, gap: pd.Timedelta) -> None:
 def mnemo_events(path, recalls=None, *, session_gap="30min") -> IngestResult:
     """The event stream of a ``mnemo_event`` dump and, with ``recalls``, the recall stream.
 
+    Parameters
+    ----------
+    path : str or path-like
+        The ``mnemo_event`` dump (CSV, Parquet or JSON lines).
+    recalls : str or path-like, optional
+        The recall telemetry dump.
+    session_gap : str or pandas.Timedelta, default="30min"
+        The silence after which an inferred session ends (rows without a
+        session only; sessions are inferred per workspace from both dumps' times).
+
     Returns
     -------
     IngestResult

@@ -259,6 +259,11 @@ def omi_memories(path) -> IngestResult:
     """The memory log of an omi ``/v3/memories`` export (a JSON array, JSON lines or an object
     with ``memories``); what is read, inferred and lost is listed in the module's notes.
 
+    Parameters
+    ----------
+    path : str or path-like
+        The export file.
+
     Returns
     -------
     IngestResult

@@ -233,27 +233,31 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
 
     Parameters
     ----------
-    path : opencode's data dir (``~/.local/share/opencode``: its ``opencode.db``
+    path : str or path-like
+        opencode's data dir (``~/.local/share/opencode``: its ``opencode.db``
         and ``opencode-<channel>.db``, and its legacy ``storage/`` folder, all
         read and merged by id, a database's copy winning), one database file,
         or a ``storage/`` folder. Databases are opened read-only, safely while
         opencode writes them.
-    subagents : what is read of sessions with a ``parentID`` (a sub-agent's
+    subagents : {"calls", "all", "none"} or bool, default="calls"
+        What is read of sessions with a ``parentID`` (a sub-agent's
         run, or thatch's own extraction child): ``"calls"`` (the default:
         what production experienced) their thatch calls, as rows with
         ``subagent`` set, their prompts (the parent's delegation, thatch's
         extraction request) counted, not rows; ``"all"`` (or True) their
         prompts too, as message rows; ``"none"`` (or False) nothing of them.
-    engine : keep only this engine's statements in ``surfaced`` (``"prediction"``
-        or ``"behavior"``; None: both).
-    project_store : the store of rows whose call named none: ``"auto"`` names
+    engine : {"prediction", "behavior"}, optional
+        Keep only this engine's statements in ``surfaced`` (None: both).
+    project_store : str or None, default="auto"
+        The store of rows whose call named none: ``"auto"`` names
         it as thatch does (the store the session's own thatch replies name,
         also those of its memory tools; else another session's of the same
         directory; else :func:`~thatchlab.logs.ingest.detect_repo` on the
         directory when it exists here; else its folder name, with a warning),
         ``"cwd"`` the directory's folder name, other text that store, None
         leaves them null.
-    server : the name thatch's tools are registered under (``thatch``: the
+    server : str, default="thatch"
+        The name thatch's tools are registered under (``thatch``: the
         plugin's ``thatch_<tool>``); plain tool names are read too
         (:mod:`~thatchlab.logs.ingest._names`).
 
@@ -281,6 +285,9 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
     StoreSchemaError
         A database without opencode's tables, or one locked by another process.
 
+    See Also
+    --------
+    claude_code : the same log from Claude Code's transcripts.
     """
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")

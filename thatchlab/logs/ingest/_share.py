@@ -31,6 +31,22 @@ def redact_text(text: str) -> str:
     (prompts shorter than ``min_prompt_chars`` fire no nudge) treats the
     stand-in as it treated the text.
 
+    Parameters
+    ----------
+    text : str
+        The text to hide.
+
+    Returns
+    -------
+    str
+        Hex digits, as many as the text's characters (64 at most).
+
+    See Also
+    --------
+    redact : a whole log with its lookup table.
+
+    Examples
+    --------
     >>> redact_text("fix the flaky test")
     '1ca42459f21e732e42'
     >>> len(redact_text("ok")), len(redact_text("x" * 500))
@@ -65,21 +81,29 @@ def redact(log: pd.DataFrame, embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Parameters
     ----------
-    log : an interaction log (validated; ``logs.read_interaction_log`` or an ingest's ``log``).
-    embedder : an embedder (``embed_queries``, ``embed_passages``, ``name``):
+    log : pandas.DataFrame
+        An interaction log (validated; ``logs.read_interaction_log`` or an ingest's ``log``).
+    embedder : Embedder
+        Any object with ``embed_queries``, ``embed_passages`` and ``name``:
         the model the lookup's vectors are computed with.
 
     Returns
     -------
-    redacted : the log with ``text`` (messages, queries, feedback contexts)
+    redacted : pandas.DataFrame
+        The log with ``text`` (messages, queries, feedback contexts)
         and ``rationale`` replaced by :func:`redact_text`, the rationale and
         context lines of ``logged_reply`` likewise, and a logged
-        ``embedding`` column dropped (it is the prompt's vector, kept in the
+        ``embedding`` column emptied (it is the prompt's vector, kept in the
         lookup instead).
-    lookup : ``text, embedding`` rows: each redacted prompt or query's
+    lookup : pandas.DataFrame
+        ``text, embedding`` rows: each redacted prompt or query's
         stand-in with its query vector, then every matcher, statement and
         delete text with its passage vector (first vector kept when two
         short texts share a stand-in).
+
+    See Also
+    --------
+    redact_text : the stand-in of one text.
 
     Examples
     --------

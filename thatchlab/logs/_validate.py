@@ -121,6 +121,8 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     LogValidationError
         ``df`` is not a frame, repeats a column or lacks a required one; with
         ``errors="raise"``, any bad value (the first one named, the others counted).
+    ValueError
+        ``errors`` is neither ``"raise"`` nor ``"report"``.
     """
     if errors not in ("raise", "report"):
         raise ValueError("errors must be 'raise' or 'report'")

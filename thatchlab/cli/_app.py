@@ -18,6 +18,7 @@ import warnings
 import typer
 from typer.core import TyperCommand
 
+from thatchlab import __version__
 from thatchlab.cli import _fidelity, _fit, _ingest, _job, _mine, _replay, _store, _synth
 from thatchlab.cli._io import os_error_text, without_errno
 from thatchlab.core.errors import ThatchlabError
@@ -31,8 +32,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=_HELP)
 
 def _print_version(value: bool):
     if value:
-        from thatchlab import __version__
-
         typer.echo(f"thatchlab {__version__}")
         raise typer.Exit()
 

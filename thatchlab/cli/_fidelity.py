@@ -9,6 +9,9 @@ import typer
 
 from thatchlab.cli._inputs import choice, engine_params, get_embedder
 from thatchlab.cli._io import check_out, write_out
+from thatchlab.logs import read_interaction_log
+from thatchlab.replay.fidelity import fidelity_by_release
+from thatchlab.store import import_sqlite
 
 __all__ = ["fidelity"]
 
@@ -25,17 +28,12 @@ def fidelity(log: Path = typer.Argument(..., help="an interaction log with produ
              initial: Path = typer.Option(None, help="a thatch store (SQLite) the replays start from"),
              out: Path = typer.Option(None, help="write the table (.csv, .parquet or .json)")):
     """Replay a log under each thatch release and say which one it matches."""
-    from thatchlab.logs import read_interaction_log
-    from thatchlab.replay.fidelity import fidelity_by_release
-
     if engine is not None:
         choice("--engine", engine, ("prediction", "behavior"))
     check_out(out)
     params = engine_params(engine or "prediction", config)
     start = None
     if initial is not None:
-        from thatchlab.store import import_sqlite
-
         start = import_sqlite(initial)
     with warnings.catch_warnings(record=True) as caught:  # the reader's warnings (e.g. time order)
         warnings.simplefilter("always", UserWarning)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import typer
 
+from thatchlab import logs
+from thatchlab.calibration import MAX_WINDOW_DAYS, calibrate_from_shadow
 from thatchlab.cli._inputs import (
     SCORING,
     check_calendar,
@@ -17,6 +20,12 @@ from thatchlab.cli._inputs import (
     parse_time,
 )
 from thatchlab.cli._io import check_not_inputs, check_out, is_sqlite, write_out
+from thatchlab.core.errors import InputError
+from thatchlab.core.params import CalibrationParams, at_least, resolve_release
+from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
+from thatchlab.logs.ai_memory import read_ai_memory
+from thatchlab.replay import run as run_replay
+from thatchlab.replay import run_calibration
 
 __all__ = ["fit", "calibrate"]
 
@@ -28,12 +37,6 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
         lookup: Path = typer.Option(None, help="prior from an interaction log: table of text, embedding"),
         out: Path = typer.Option(None, help="write the fitted summary (.csv, .parquet or .json)")):
     """Fit the prior (K, P0), the belief half-lives or the derive coefficients and print the summary."""
-    import pandas as pd
-
-    from thatchlab import logs
-    from thatchlab.core.errors import InputError
-    from thatchlab.fit import DeriveWeightsFitter, HalfLifeFitter, PriorFitter
-
     choice("WHAT", what, ("prior", "halflife", "derive"))
     check_out(out)
     check_not_inputs([("--out", out)], [("INPUT", input), ("--lookup", lookup)])
@@ -44,8 +47,6 @@ def fit(what: str = typer.Argument(..., help="prior, halflife or derive"),
             signals = signals[signals["kind"] == engine]
             fitter = PriorFitter().fit(signals)
         else:
-            from thatchlab.replay import run as run_replay
-
             res = run_replay(logs.read_interaction_log(input), engine=engine, embedder=get_embedder(lookup))
             prov = res.tables["provenance"].rename(columns={f"{engine}_id": "item_id"})
             fitter = PriorFitter(soft_weight=res.params.soft_weight).fit(prov[["item_id", "signal"]])
@@ -82,18 +83,12 @@ def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-mem
     On a database the admin sweep first backfills recall outcomes from the ledger (a78a228 on; the
     file is not written) and reads access counts from memories; --audience CALLER keeps the rows the
     caller may read and backfills nothing."""
-    from thatchlab.calibration import MAX_WINDOW_DAYS, calibrate_from_shadow
-    from thatchlab.core.errors import InputError
-    from thatchlab.core.params import at_least, resolve_release
-
     rel = resolve_release("ai-memory", release)
     if at_least("ai-memory", rel, "a78a228"):
         days = check_number("--days", days, 0, MAX_WINDOW_DAYS, "number of days")
     at = parse_time(now, "--now")
     check_calendar_time(at, "--now")
     if is_sqlite(input):
-        from thatchlab.logs.ai_memory import read_ai_memory
-
         tables = read_ai_memory(input)
         obs = tables.observations
         check_calendar([(input, obs, ["observed_at"])], input)
@@ -102,14 +97,10 @@ def calibrate(input: Path = typer.Argument(..., help="a recall log, or an ai-mem
         report = calibrate_from_shadow(obs, at, days=days, audience=audience, memories=tables.memories,
                                        ledger=tables.ledger, release=rel)
     else:
-        from thatchlab.core.params import CalibrationParams
-        from thatchlab.logs import read_recall_log
-        from thatchlab.replay import run_calibration
-
         if audience is not None:
             raise InputError(f"--audience: {input} is a recall log, which carries no memory visibility "
                              "(metadata, lifecycle); expected an ai-memory SQLite database")
-        log = read_recall_log(input)
+        log = logs.read_recall_log(input)
         check_calendar([(input, log, ["ts", "created_at"])], input)
         res = run_calibration(log, CalibrationParams(window_days=days, release=rel))
         obs = res.state.observations

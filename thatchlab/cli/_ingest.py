@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+import pandas as pd
 import typer
 
+from thatchlab import logs
 from thatchlab.cli._inputs import choice, get_embedder
-from thatchlab.cli._io import check_file_out, echo_pairs
+from thatchlab.cli._io import check_file_out, check_not_inputs, echo_pairs, write_atomic
+from thatchlab.core.errors import InputError
+from thatchlab.logs import ingest as ing
+from thatchlab.logs.ingest import grow
 
 __all__ = ["ingest", "SOURCES"]
 
@@ -31,8 +37,6 @@ def _outputs(source: str, out: Path) -> dict:
 
 
 def _read(source: str, table: str, path: Path):
-    from thatchlab import logs
-
     if source in _TRANSCRIPTS:
         return logs.read_interaction_log(path)
     if source == "omi":
@@ -43,8 +47,6 @@ def _read(source: str, table: str, path: Path):
 
 
 def _write(source: str, table: str, df, path: Path):
-    from thatchlab import logs
-
     if source in _TRANSCRIPTS:
         return logs.write_interaction_log(df, path)
     if source == "omi":
@@ -60,10 +62,6 @@ def _grown(source: str, table: str, df, target: Path):
     The fresh rows go through the same writer and reader as the file first, so both sides are
     compared as the format holds them (CSV's text, Parquet's types) and only real changes count.
     """
-    import tempfile
-
-    from thatchlab.logs.ingest import grow
-
     if not target.exists() or "record_id" not in df.columns or _holds_nothing(target):
         return df, None
     existing = _read(source, table, target)
@@ -150,10 +148,30 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
            dry_run: bool = typer.Option(False, "--dry-run", help="print what would be read, skipped and written; "
                                                                  "write nothing")):
     """Read an agent host's transcripts or a memory system's records into a thatchlab log."""
-    from thatchlab import logs
-    from thatchlab.core.errors import InputError
-    from thatchlab.logs import ingest as ing
+    _check_options(source, path, out, engine, subagents, redact, lookup, recalls)
+    res = _adapt(source, path, recalls, server=server, subagents=subagents, engine=engine,
+                 project_store=project_store)
+    _echo_read(source, path, res)
+    tables = dict(res.tables)
+    if all(df is None or len(df) == 0 for df in tables.values()):  # never a log of no rows
+        raise InputError(_nothing_found(source, path, out, res))
+    lookup_rows = None
+    if redact:
+        tables["interactions"], lookup_rows = ing.redact(tables["interactions"], get_embedder(lookup))
+    planned = []  # every output merged and checked before the first is written
+    for table, target in _outputs(source, out).items():
+        df = tables.get(table)
+        if df is not None:
+            planned.append((table, target, *_grown(source, table, df, target)))
+    _write_planned(source, out, planned, dry_run)
+    if lookup_rows is not None and not dry_run:
+        _write_lookup(lookup_rows, out)
+    if dry_run:
+        typer.echo("dry run: nothing written")
 
+
+def _check_options(source, path, out, engine, subagents, redact, lookup, recalls) -> None:
+    """Fail before any work on an unknown source or option value, or an output that would replace an input."""
     choice("SOURCE", source, tuple(SOURCES))
     check_file_out(out, "--out")
     logs.log_format(out)  # an unknown suffix fails before any work
@@ -168,20 +186,25 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         raise InputError("--recalls: only mnemo takes a recall dump")
     if out.is_dir():
         raise InputError(f"--out {out}: is a directory; expected a log file (.jsonl, .csv or .parquet)")
-    from thatchlab.cli._io import check_not_inputs
-
     check_not_inputs([("--out", target) for target in _outputs(source, out).values()],
                      [("PATH", path), ("--recalls", recalls), ("--lookup", lookup)])
+
+
+def _adapt(source, path, recalls, *, server, subagents, engine, project_store):
+    """The source's adapter run on ``path`` (an ``IngestResult``)."""
     if source == "claude-code":
-        res = ing.claude_code(path, server=server, subagents=subagents, engine=engine, project_store=project_store)
-    elif source == "opencode":
-        res = ing.opencode(path, subagents=subagents, engine=engine, project_store=project_store, server=server)
-    elif source == "omi":
-        res = ing.omi_memories(path)
-    elif source == "ai-memory":
-        res = ing.ai_memory(path)
-    else:
-        res = ing.mnemo_events(path, recalls)
+        return ing.claude_code(path, server=server, subagents=subagents, engine=engine, project_store=project_store)
+    if source == "opencode":
+        return ing.opencode(path, subagents=subagents, engine=engine, project_store=project_store, server=server)
+    if source == "omi":
+        return ing.omi_memories(path)
+    if source == "ai-memory":
+        return ing.ai_memory(path)
+    return ing.mnemo_events(path, recalls)
+
+
+def _echo_read(source, path, res) -> None:
+    """Print what the adapter read, never ran, stripped and skipped, and its warnings."""
     typer.echo(f"read {path} ({SOURCES[source]})")
     echo_pairs([(f"  {k}", v) for k, v in res.read.items() if v])
     if res.not_run:
@@ -195,17 +218,10 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
         echo_pairs([(f"  {k}", v) for k, v in sorted(res.skipped.items())])
     for line in res.warnings:
         typer.echo(f"warning: {line}", err=True)
-    tables = dict(res.tables)
-    if all(df is None or len(df) == 0 for df in tables.values()):  # never a log of no rows
-        raise InputError(_nothing_found(source, path, out, res))
-    lookup_rows = None
-    if redact:
-        tables["interactions"], lookup_rows = ing.redact(tables["interactions"], get_embedder(lookup))
-    planned = []  # every output merged and checked before the first is written
-    for table, target in _outputs(source, out).items():
-        df = tables.get(table)
-        if df is not None:
-            planned.append((table, target, *_grown(source, table, df, target)))
+
+
+def _write_planned(source, out: Path, planned, dry_run: bool) -> None:
+    """Write (or, on a dry run, name) each planned table; a grown log the source left as it was is not rewritten."""
     verb = "would write" if dry_run else "wrote"
     if not dry_run:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -217,18 +233,10 @@ def ingest(source: str = typer.Argument(..., help="claude-code, opencode, omi, a
             _write(source, table, df, target)
         grown = "" if growth is None else " (" + ", ".join(f"{v} {k}" for k, v in growth.lines()) + ")"
         typer.echo(f"{verb} {len(df)} rows to {target}{grown}")
-    if lookup_rows is not None and not dry_run:
-        _write_lookup(lookup_rows, out)
-    if dry_run:
-        typer.echo("dry run: nothing written")
 
 
 def _write_lookup(rows, out: Path) -> None:
     """Write (or grow) ``<stem>.lookup.parquet`` beside the redacted log."""
-    import pandas as pd
-
-    from thatchlab.cli._io import write_atomic
-
     target = out.with_name(f"{out.stem}.lookup.parquet")
     if target.exists():
         old = pd.read_parquet(target)

@@ -7,9 +7,26 @@ file, which :func:`thatchlab.cli.main` prints as one ``error:`` line.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from thatchlab import logs
 from thatchlab.cli._io import read_mapping
+from thatchlab.core.errors import InputError, ParamsError
+from thatchlab.core.params.production import ENGINE_PARAMS, production_params
+from thatchlab.core.time import as_utc
+from thatchlab.embed import (
+    BGE_QUERY_PREFIX,
+    LookupEmbedder,
+    SentenceTransformerEmbedder,
+    default_embedder,
+    same_model_name,
+)
+from thatchlab.logs import read_table
+from thatchlab.replay import PRODUCTION_MODEL
 
 __all__ = ["SCORING", "REPLAY_ENGINES", "MAX_SECONDS", "CALENDAR", "MAX_SPAN_DAYS", "choice", "check_seconds",
            "check_number", "check_count", "check_calendar", "check_calendar_time", "engine_params", "get_embedder", "model_embedder", "load_log", "parse_time",
@@ -27,8 +44,6 @@ def choice(option: str, value: str, allowed) -> str:
     >>> choice("--engine", "belief", REPLAY_ENGINES)
     'belief'
     """
-    from thatchlab.core.errors import InputError
-
     if value not in allowed:
         raise InputError(f"{option}: expected one of {', '.join(allowed)}, got {value!r}")
     return value
@@ -52,10 +67,6 @@ def check_number(option: str, value, low: float, high: float, what: str = "numbe
     ...
     thatchlab.core.errors.InputError: --days: expected a finite number of days between 0 and 36500, got nan
     """
-    import math
-
-    from thatchlab.core.errors import InputError
-
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -89,8 +100,6 @@ def check_count(option: str, value, low: int, high: int, what: str = "an integer
     ...
     thatchlab.core.errors.InputError: --size: expected a number of sessions between 1 and 500000, got 1000000000000
     """
-    from thatchlab.core.errors import InputError
-
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InputError(f"{option}: expected {what} between {low} and {high}, got {value!r}")
     return value
@@ -112,9 +121,6 @@ def engine_params(engine: str, path: Path | None):
     ParamsBase
         The engine's parameter dataclass.
     """
-    from thatchlab.core.errors import ParamsError
-    from thatchlab.core.params.production import ENGINE_PARAMS, production_params
-
     cls = ENGINE_PARAMS[engine]
     if path is None:
         return production_params(engine)
@@ -143,19 +149,11 @@ def get_embedder(lookup: Path | None, model: str | None = None):
         tagged with its name (a directory's name).
     """
     if lookup is not None and model is not None:
-        from thatchlab.core.errors import InputError
-
         raise InputError("--embedder and --lookup: give one source of vectors, not both")
     if model is not None:
         return model_embedder(model)
     if lookup is None:
-        from thatchlab.embed import default_embedder
-
         return default_embedder()
-    from thatchlab.core.errors import InputError
-    from thatchlab.embed import LookupEmbedder
-    from thatchlab.logs import read_table
-
     table = read_table(lookup, json_columns=["embedding"])
     missing = {"text", "embedding"} - set(table.columns)
     if missing:
@@ -172,10 +170,6 @@ def model_embedder(name_or_path: str):
     >>> model_embedder("/models/my-model").name
     'my-model'
     """
-    from thatchlab.core.errors import InputError
-    from thatchlab.embed import BGE_QUERY_PREFIX, SentenceTransformerEmbedder, same_model_name
-    from thatchlab.replay import PRODUCTION_MODEL
-
     if not isinstance(name_or_path, str) or not name_or_path.strip():
         raise InputError(f"--embedder: expected a model directory or name, got {name_or_path!r}")
     if same_model_name(name_or_path, PRODUCTION_MODEL):
@@ -200,9 +194,6 @@ def load_log(engine: str, path: Path, recalls: Path | None = None):
     -------
     DataFrame, or ``(events, recalls)`` for anticipation.
     """
-    from thatchlab import logs
-    from thatchlab.core.errors import InputError
-
     if engine in SCORING:
         return logs.read_interaction_log(path)
     if engine == "belief":
@@ -245,11 +236,6 @@ def check_calendar(frames, source) -> None:
     ...
     thatchlab.core.errors.InputError: log.jsonl: data row 1, column 'ts': 2262-04-10 00:00:00+00:00 is outside 1678-01-01 to 2262-01-01 (UTC), the times the day-counting engines take (a day, a window or a half-life added to it would leave pandas' range)
     """
-    import numpy as np
-    import pandas as pd
-
-    from thatchlab.core.errors import InputError
-
     lo, hi = (pd.Timestamp(t, tz="UTC") for t in CALENDAR)
     first = last = None  # (time, file, row, column)
     for name, df, columns in frames:
@@ -288,10 +274,6 @@ def check_calendar_time(at, option: str) -> None:
     ...
     thatchlab.core.errors.InputError: --now: 2262-04-01 00:00:00+00:00 is outside 1678-01-01 to 2262-01-01 (UTC), the times the day-counting engines take
     """
-    import pandas as pd
-
-    from thatchlab.core.errors import InputError
-
     if at is not None and not pd.Timestamp(CALENDAR[0], tz="UTC") <= at < pd.Timestamp(CALENDAR[1], tz="UTC"):
         raise InputError(f"{option}: {at} is outside {CALENDAR[0]} to {CALENDAR[1]} (UTC), the times the "
                          "day-counting engines take")
@@ -299,13 +281,9 @@ def check_calendar_time(at, option: str) -> None:
 
 def parse_time(value: str | None, option: str):
     """An aware ISO time as a UTC Timestamp (``None`` passes through); errors name ``option``."""
-    from thatchlab.core.time import as_utc
-
     return None if value is None else as_utc(value, what=option)
 
 
 def epoch():
     """The Unix epoch in UTC (the window's end when there is nothing to report)."""
-    import pandas as pd
-
     return pd.Timestamp(0, tz="UTC")

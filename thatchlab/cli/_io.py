@@ -1,15 +1,22 @@
 """Files in and out of the verbs: tables written by suffix, config mappings, ``name value`` lines.
 
-Every helper imports pandas and the error types inside the function, so
-importing the command line stays cheap; a verb pays for what it uses.
+The helpers import neither pandas nor an engine: they work on the frames
+and paths the verbs hand them, and raise thatchlab's error types.
 """
 
 from __future__ import annotations
 
+import csv
+import errno
+import json
+import os
 import re
+import tomllib
 from pathlib import Path
 
 import typer
+
+from thatchlab.core.errors import InputError, ThatchlabError
 
 __all__ = ["TABLE_SUFFIXES", "os_error_text", "without_errno", "write_frame", "write_atomic", "write_out", "check_out",
            "check_file_out", "check_resolves", "check_distinct", "check_not_inputs",
@@ -25,9 +32,6 @@ def os_error_text(exc: OSError) -> str:
     >>> os_error_text(FileNotFoundError(2, "No such file or directory", "/nonexistent/a.csv"))
     '/nonexistent/a.csv: no such file or directory'
     """
-    import errno
-    import os
-
     name = exc.filename
     if name is None:
         return (exc.strerror or type(exc).__name__).lower() if exc.strerror else without_errno(str(exc))
@@ -82,10 +86,6 @@ def write_frame(df, path: Path) -> None:
     InputError
         When the suffix is not ``.csv``, ``.parquet`` or ``.json``.
     """
-    import csv
-
-    from thatchlab.core.errors import InputError
-
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise InputError(f"{path}: unknown output format {suffix!r}; expected .csv, .parquet or .json")
@@ -118,8 +118,6 @@ def write_atomic(path: Path, write) -> Path:
     The target appears only once complete: an error or a Ctrl-C during
     ``write`` removes the temporary file and leaves ``path`` as it was.
     """
-    import os
-
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -141,8 +139,6 @@ def write_out(df, path: Path) -> None:
     path : Path
         The output file (``.csv``, ``.parquet`` or ``.json``).
     """
-    from thatchlab.core.errors import InputError, ThatchlabError
-
     try:
         write_frame(df, path)
     except ThatchlabError:
@@ -161,8 +157,6 @@ def check_out(*paths) -> None:
     *paths : Path or None
         The output options of a verb; ``None`` (not given) is skipped.
     """
-    from thatchlab.core.errors import InputError
-
     for path in paths:
         if path is not None:
             check_file_out(path)
@@ -179,8 +173,6 @@ def check_file_out(path: Path, option: str | None = None) -> None:
     ...
     thatchlab.core.errors.InputError: --out /: is a directory; expected a file to write
     """
-    from thatchlab.core.errors import InputError
-
     path = Path(path)
     named = f"{option} {path}" if option else str(path)
     if path.is_dir():
@@ -202,10 +194,6 @@ def check_resolves(*paths) -> None:
     ...
     thatchlab.core.errors.InputError: .../a: a symbolic link loop; expected a path that resolves to a file
     """
-    import errno
-
-    from thatchlab.core.errors import InputError
-
     for path in paths:
         if path is None:
             continue
@@ -237,10 +225,6 @@ def check_distinct(*options) -> None:
     ...
     thatchlab.core.errors.InputError: --events-out and --metrics-out both name a.csv; expected two different files (the second write would replace the first)
     """
-    import os
-
-    from thatchlab.core.errors import InputError
-
     seen = []
     for option, path in options:
         if path is None:
@@ -257,8 +241,6 @@ def check_distinct(*options) -> None:
 
 
 def _same_file(p: Path, q: Path) -> bool:
-    import os
-
     try:
         if p.resolve() == q.resolve():
             return True
@@ -283,8 +265,6 @@ def check_not_inputs(outputs, inputs, hint: str = "choose another path") -> None
     ...
     thatchlab.core.errors.InputError: --events-out log.csv: is LOG, an input of this command; writing it would replace what is being read (choose another path)
     """
-    from thatchlab.core.errors import InputError
-
     outputs = list(outputs)
     given = [(name, Path(q)) for name, q in inputs if q is not None]
     check_resolves(*(q for _, q in given), *(p for _, p in outputs))  # a symbolic link loop is named first
@@ -312,10 +292,6 @@ def read_mapping(path: Path, what: str) -> dict:
     dict
         The parsed mapping.
     """
-    import json
-
-    from thatchlab.core.errors import InputError
-
     if Path(path).is_dir():
         raise InputError(f"{path}: is a directory; expected a JSON or TOML {what} file")
     if not Path(path).is_file():
@@ -323,8 +299,6 @@ def read_mapping(path: Path, what: str) -> dict:
     try:
         text = Path(path).read_text(encoding="utf-8")
         if Path(path).suffix.lower() == ".toml":
-            import tomllib
-
             data = tomllib.loads(text)
         else:
             data = json.loads(text)

@@ -6,6 +6,11 @@ from pathlib import Path
 
 import typer
 
+from thatchlab import run as job
+from thatchlab.cli import demo as scripted
+from thatchlab.cli._inputs import model_embedder
+from thatchlab.core.errors import InputError
+
 __all__ = ["run", "demo"]
 
 
@@ -21,10 +26,7 @@ def run(data: Path = typer.Option(None, help="directory holding the logs (defaul
                                                 "local copy of production's bge-small-en-v1.5, so the export "
                                                 "merges into production's embedding space")):
     """The main job: replay every engine, sweep, fit, report and export."""
-    from thatchlab.cli._inputs import model_embedder
-    from thatchlab.run import run_all
-
-    res = run_all(data, out, config=config, release=release or None,
+    res = job.run_all(data, out, config=config, release=release or None,
                   embedder=None if embedder is None else model_embedder(embedder))
     for name, secs in res.timings.items():
         typer.echo(f"  {name:<28} {secs:6.1f} s")
@@ -39,11 +41,8 @@ def demo(out: Path = typer.Option(Path("reports/demo"), help="directory for the 
 
     Prints the replies and nudge blocks and exports the store.
     """
-    from thatchlab.cli.demo import run_demo
-    from thatchlab.core.errors import InputError
-
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; expected a directory for the exported store")
 
-    result = run_demo(out, version=version)
+    result = scripted.run_demo(out, version=version)
     typer.echo(result.text())

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import typer
 
+from thatchlab import logs
+from thatchlab.anticipation import PATTERN_TYPES
+from thatchlab.anticipation import mine as mine_all
 from thatchlab.cli._inputs import check_calendar, check_calendar_time, choice, epoch, parse_time
 from thatchlab.cli._io import check_not_inputs, check_out, echo_pairs, write_out
+from thatchlab.core.params import AnticipationParams
 
 __all__ = ["mine"]
 
@@ -23,18 +28,11 @@ def mine(events: Path = typer.Argument(..., help="the event stream (JSONL, CSV o
          lookback: str = typer.Option("30d", help="how far back to mine"),
          out: Path = typer.Option(None, help="write the patterns (.csv, .parquet or .json)")):
     """Mine sequential, periodic, conditional and co-occurrence patterns and count them."""
-    import pandas as pd
-
-    from thatchlab.anticipation import PATTERN_TYPES
-    from thatchlab.anticipation import mine as mine_all
-    from thatchlab.core.params import AnticipationParams
-    from thatchlab.logs import read_event_log, read_recall_stream
-
     choice("--mode", mode, ("fraction", "seed"))
     check_out(out)
     check_not_inputs([("--out", out)], [("EVENTS", events), ("RECALLS", recalls)])
     params = AnticipationParams(window=window, lookback=lookback, mode=mode)
-    ev, rc = read_event_log(events), read_recall_stream(recalls)
+    ev, rc = logs.read_event_log(events), logs.read_recall_stream(recalls)
     at = parse_time(now, "--now")
     check_calendar([(events, ev, ["ts"]), (recalls, rc, ["ts"])], f"{events} and {recalls}")
     check_calendar_time(at, "--now")

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import typer
 
+from thatchlab import replay as rp
+from thatchlab import sweep as sweeps
 from thatchlab.cli._inputs import (
     REPLAY_ENGINES,
     SCORING,
@@ -28,6 +33,12 @@ from thatchlab.cli._io import (
     write_out,
 )
 from thatchlab.core.display import plural
+from thatchlab.core.errors import InputError
+from thatchlab.core.schema import ENGINE_TABLES
+from thatchlab.decide import decide as run_decide
+from thatchlab.store import import_sqlite
+from thatchlab.sweep import best, get_engine, load_sweep, save_sweep
+from thatchlab.sweep.persist import sidecar_path
 
 __all__ = ["replay", "sweep", "decide", "parse_space", "MAX_SEED", "MAX_TRIALS", "MAX_BOOT"]
 
@@ -50,8 +61,6 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
            initial: Path = typer.Option(None, help="prediction/behavior: a thatch store (SQLite) to start from, "
                                                    "e.g. a snapshot of production taken before the log began")):
     """Replay a log through one engine and print its metrics."""
-    from thatchlab import replay as rp
-
     choice("--engine", engine, REPLAY_ENGINES)
     check_out(events_out, metrics_out)
     check_distinct(("--events-out", events_out), ("--metrics-out", metrics_out))
@@ -60,9 +69,6 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
                       ("--initial", initial)])
     start = None
     if initial is not None:
-        from thatchlab.core.errors import InputError
-        from thatchlab.store import import_sqlite
-
         if engine not in SCORING:
             raise InputError(f"--initial: only the prediction and behavior engines start from a store, not {engine!r}")
         start = import_sqlite(initial)
@@ -103,8 +109,6 @@ def replay(log: Path = typer.Argument(..., help="the log (JSONL, CSV or Parquet)
 
 def _engine_tables(engine: str) -> list:
     """The production tables of a scoring engine, as a thatch file names them."""
-    from thatchlab.core.schema import ENGINE_TABLES
-
     t = ENGINE_TABLES[engine]
     return ["stores", t["matchers"], t["items"], t["edges"], t["provenance"]]
 
@@ -127,8 +131,6 @@ def _short_streams(log):
 
     (The replay itself fails on them with pandas' "No objects to concatenate".)
     """
-    from thatchlab.core.errors import InputError
-
     try:
         yield
     except ValueError as exc:
@@ -140,10 +142,6 @@ def _short_streams(log):
 
 def _write_metrics(metrics: dict, path: Path) -> None:
     """Write replay metrics: a JSON object, or a ``metric, value, text`` table (numbers in ``value``)."""
-    import json
-
-    import pandas as pd
-
     if path.suffix.lower() == ".json":
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(metrics, indent=1, default=float) + "\n"
@@ -185,10 +183,6 @@ def parse_space(text: str) -> dict:
     >>> parse_space('{"k": [2, 5], "p0": {"low": 0.1, "high": 0.9}, "w": {"low": 1, "high": 9, "log": true}}')
     {'k': [2, 5], 'p0': (0.1, 0.9), 'w': (1, 9, 'log')}
     """
-    import json
-
-    from thatchlab.core.errors import InputError
-
     if not text.lstrip().startswith(("{", "[")):
         space = read_mapping(Path(text), "space")
     else:
@@ -232,18 +226,12 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
           cache: Path = typer.Option(None, help="Parquet file of finished configurations (resumes a rerun)"),
           out: Path = typer.Option(None, help="write every configuration's row (.csv, .parquet or .json)")):
     """Score a parameter space out of sample and print the best configuration."""
-    from thatchlab.core.errors import InputError
-    from thatchlab.sweep import best, get_engine
-    from thatchlab.sweep import sweep as run_sweep
-
     choice("--engine", engine, REPLAY_ENGINES)
     choice("--search", search, ("grid", "random", "optuna"))
     if n_trials is not None:
         check_count("--n-trials", n_trials, 1, MAX_TRIALS, "a number of configurations")
     check_count("--seed", seed, 0, MAX_SEED, "a seed")
     check_out(out)
-    from thatchlab.sweep.persist import sidecar_path
-
     side = None if out is None else sidecar_path(out)
     check_distinct(("--out", out), ("--out's sidecar", side), ("--cache", cache))
     check_not_inputs([("--out", out), ("--out's sidecar", side), ("--cache", cache)],
@@ -257,7 +245,7 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
     base = engine_params(engine, config)
     data = load_log(engine, log, recalls)
     with _short_streams(log):
-        results = run_sweep(data, grid, metric, engine=engine, search=search, n_trials=n_trials,
+        results = sweeps.sweep(data, grid, metric, engine=engine, search=search, n_trials=n_trials,
                             holdout=holdout, seed=seed, cache=None if cache is None else str(cache), base=base,
                             embedder=get_embedder(lookup) if engine in SCORING else None)
     winner = best(results, metric, minimize=directions[metric] == "min")
@@ -266,9 +254,6 @@ def sweep(log: Path = typer.Argument(..., help="the engine's log; for anticipati
     echo_pairs([(k, getattr(winner.params, k)) for k in grid]
                + [(f"val_{metric}", winner.val), (f"test_{metric}", winner.test)])
     if out is not None:
-        from thatchlab.sweep import save_sweep
-        from thatchlab.sweep.persist import sidecar_path
-
         save_sweep(results, out)
         typer.echo(f"rows written to {out}; per-session sums for `thatchlab decide` in {sidecar_path(out).name}")
 
@@ -285,13 +270,6 @@ def decide(rows: Path = typer.Argument(..., help="a sweep's rows written by `tha
            n_boot: int = typer.Option(1000, help="session resamples (1 to 100000)"),
            seed: int = typer.Option(0, help="seed of the resamples (0 to 4294967295)")):
     """Decide what to ship from a sweep: the candidate tested as a whole against production's default."""
-    import json
-    import math
-
-    from thatchlab.core.errors import InputError
-    from thatchlab.decide import decide as run_decide
-    from thatchlab.sweep import load_sweep
-
     if out.suffix.lower() != ".json":
         raise InputError(f"--out {out}: expected a .json file")
     check_file_out(out, "--out")

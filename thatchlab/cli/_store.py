@@ -4,11 +4,14 @@ production and ``restore`` a merge's backup."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
+import threading
 from pathlib import Path
 
 import typer
 
+from thatchlab import store
 from thatchlab.cli._inputs import (
     SCORING,
     check_seconds,
@@ -26,6 +29,18 @@ from thatchlab.cli._io import (
     write_frame,
 )
 from thatchlab.core.display import plural
+from thatchlab.core.errors import ExportExistsError, InputError
+from thatchlab.core.params import SYSTEMS
+from thatchlab.decide import Decision
+from thatchlab.replay import run as run_replay
+from thatchlab.replay.scoring import engine_class
+from thatchlab.store import (
+    check_export_target,
+    export_sqlite,
+    list_backups,
+)
+from thatchlab.store import prune_backups as prune
+from thatchlab.store import restore as restore_backup
 
 __all__ = ["export", "import_", "merge", "restore", "prune_backups"]
 
@@ -34,19 +49,14 @@ def import_(path: Path = typer.Argument(..., help="a thatch or thatchlab SQLite 
             out: Path = typer.Option(None, help="directory to write every table into"),
             fmt: str = typer.Option("csv", "--format", help="csv, parquet or json")):
     """Read a store and print what it holds; optionally write its tables out."""
-    from thatchlab.core.errors import InputError
-    from thatchlab.store import import_sqlite
-
     if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; expected a directory to write the tables into")
-    contents = import_sqlite(path)
+    contents = store.import_sqlite(path)
     typer.echo(f"{path}")
     if contents.meta:
         typer.echo(f"  thatchlab export, model {contents.meta.get('model')!r}, "
                    f"engines {contents.meta.get('engines')}")
     if contents.releases:
-        from thatchlab.core.params import SYSTEMS
-
         typer.echo("  releases: " + ", ".join(f"{e} {SYSTEMS[e]} {r}" for e, r in contents.releases.items()))
     for key in ("prediction", "behavior"):
         eng = getattr(contents, key)
@@ -97,16 +107,11 @@ def merge(export: Path = typer.Argument(..., help="a thatchlab export (its manif
     One transaction in the live file under its write lock: a failure leaves
     production exactly as it was, and the backup taken before stays.
     """
-    from thatchlab.store import merge_into
-
     check_seconds("--timeout", timeout)
-    res = merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
+    res = store.merge_into(export, production, backup=backup, dry_run=dry_run, verify_manifest=verify_manifest,
                      timeout=timeout, allow_unreviewed=allow_unreviewed, all_stores=all_stores,
                      replace_newer=replace_newer, allow_release_mismatch=allow_release_mismatch,
                      allow_model_mismatch=allow_model_mismatch)
-    import signal
-    import threading
-
     main_thread = threading.current_thread() is threading.main_thread()
     old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None  # the report, printed whole
     try:
@@ -168,10 +173,6 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
             list_: bool = typer.Option(False, "--list", help="list the backups of the production file given"),
             timeout: float = typer.Option(30.0, help="seconds to wait for another writer of production")):
     """Put a merge's backup back into its production file (a safety backup is taken first)."""
-    from thatchlab.core.errors import InputError
-    from thatchlab.store import list_backups
-    from thatchlab.store import restore as restore_backup
-
     check_seconds("--timeout", timeout)
     check_resolves(backup, production)
     if list_:
@@ -202,9 +203,6 @@ def restore(backup: Path = typer.Argument(..., help="a backup of a merge (<produ
 def prune_backups(production: Path = typer.Argument(..., help="the production file whose backups to prune"),
                   keep: int = typer.Option(..., help="backups to keep (the first and the newest always stay)")):
     """Remove the oldest backups of a production file beyond --keep; never the first nor the newest."""
-    from thatchlab.core.errors import InputError
-    from thatchlab.store import prune_backups as prune
-
     if keep < 0:
         raise InputError(f"--keep: expected a count >= 0, got {keep}")
     check_resolves(production)
@@ -231,11 +229,6 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
                                                    "the bundled model, e.g. a local copy of production's "
                                                    "bge-small-en-v1.5, so the export is in production's space")):
     """Replay an interaction log and export the final state as a production SQLite store."""
-    from thatchlab.core.errors import ExportExistsError, InputError
-    from thatchlab.replay import run as run_replay
-    from thatchlab.replay.scoring import engine_class
-    from thatchlab.store import check_export_target, export_sqlite
-
     choice("--engine", engine, SCORING)
     check_file_out(out, "--out")  # a directory is not a store to replace
     check_not_inputs([("--out", out), ("--out's manifest", out.with_name(out.stem + ".manifest.json"))],
@@ -246,8 +239,6 @@ def export(log: Path = typer.Argument(..., help="an interaction log (JSONL, CSV 
     check_export_target(out, overwrite)  # only an earlier export is replaced, never production or a log
     dec = None
     if decision is not None:
-        from thatchlab.decide import Decision
-
         dec = Decision.from_dict(read_mapping(decision, "decision"), source=str(decision))
         if dec.engine != engine:
             raise InputError(f"--decision {decision}: a decision for engine {dec.engine!r}, not {engine!r}")

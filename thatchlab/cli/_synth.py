@@ -6,8 +6,11 @@ from pathlib import Path
 
 import typer
 
+from thatchlab import logs
+from thatchlab import synth as worlds
 from thatchlab.cli._inputs import choice
 from thatchlab.cli._io import check_file_out
+from thatchlab.core.errors import InputError
 
 __all__ = ["synth", "KINDS", "SIZES"]
 
@@ -30,10 +33,6 @@ def synth(kind: str = typer.Argument(..., help="preference, behavior, belief, re
           overwrite: bool = typer.Option(False, help="replace an existing log (without it an existing file "
                                                      "is refused)")):
     """Write a synthetic log from a seeded world with planted ground truth."""
-    from thatchlab import logs
-    from thatchlab import synth as worlds
-    from thatchlab.core.errors import InputError
-
     choice("KIND", kind, KINDS)
     if size is not None:
         unit, largest = SIZES[kind]

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from thatchlab.embed import default_embedder
 from thatchlab.scoring import BehaviorEngine, PredictionEngine
+from thatchlab.store import export_sqlite
 
 __all__ = ["run_demo", "DemoResult", "DEMO_START"]
 
@@ -24,12 +26,38 @@ DEMO_START = pd.Timestamp("2026-01-05T09:00:00Z")
 
 @dataclass
 class DemoResult:
+    """What :func:`run_demo` did: the engines' replies, the nudges, and where the store went.
+
+    Parameters
+    ----------
+    replies : list of str, default=[]
+        The reply text of every write, in order (predictions, then behaviors and feedback).
+    nudges : list of tuple, default=[]
+        ``(prompt, prediction Nudge, behavior Nudge)`` for each scripted prompt.
+    export_path : pathlib.Path or None, default=None
+        The exported ``thatch.db``.
+    manifest_path : pathlib.Path or None, default=None
+        Its manifest.
+
+    See Also
+    --------
+    run_demo : the session that fills it.
+    """
+
     replies: list = field(default_factory=list)
     nudges: list = field(default_factory=list)   # (prompt, prediction Nudge, behavior Nudge)
     export_path: Path | None = None
     manifest_path: Path | None = None
 
     def text(self) -> str:
+        """The demo as ``thatchlab demo`` prints it.
+
+        Returns
+        -------
+        str
+            The writes' replies, each prompt with the blocks both engines
+            surfaced ("(nothing surfaced)" when neither did), then the export's paths.
+        """
         lines = ["# Writes"] + [f"  {r}" for r in self.replies] + ["", "# Nudges"]
         for prompt, pn, bn in self.nudges:
             lines.append(f'> "{prompt}"  (predictions: {pn.regime}, behaviors: {bn.regime})')
@@ -48,10 +76,27 @@ def _script() -> dict:
 
 
 def run_demo(out_dir="reports/demo", embedder=None, version: str = "0.1.0") -> DemoResult:
-    """Run the scripted session and export ``<out_dir>/thatch.db`` (replacing an earlier demo)."""
-    from thatchlab.embed import default_embedder
-    from thatchlab.store import export_sqlite
+    """Run the scripted session and export ``<out_dir>/thatch.db`` (replacing an earlier demo).
 
+    The script writes a few predictions and behaviors, seeds the default
+    behaviors, gives feedback and nudges a handful of prompts; time starts at
+    :data:`DEMO_START` and advances one minute per step.
+
+    Parameters
+    ----------
+    out_dir : str or path-like, default="reports/demo"
+        The folder the store and its manifest are exported to (made when missing).
+    embedder : Embedder, optional
+        The embedder of both engines (default: the bundled model,
+        :func:`thatchlab.embed.default_embedder`).
+    version : str, default="0.1.0"
+        The seed version stamped on the default behaviors.
+
+    Returns
+    -------
+    DemoResult
+        The replies, the nudges and the export's paths.
+    """
     emb = embedder if embedder is not None else default_embedder()
     script = _script()
     step = iter(range(10_000))

@@ -40,6 +40,16 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from thatchlab.core.errors import InputError
+from thatchlab.logs import (
+    read_event_log,
+    read_interaction_log,
+    read_memory_log,
+    read_recall_log,
+    read_recall_stream,
+)
+from thatchlab.logs.ingest import ai_memory, claude_code, mnemo_events, omi_memories, opencode
+
 __all__ = ["samples_dir", "data_card", "load_interactions", "load_behavior_interactions",
            "load_memory_log", "load_recall_log", "load_events", "load_recalls", "load_claude_code",
            "load_opencode", "load_omi_memories", "load_ai_memory", "load_mnemo"]
@@ -48,6 +58,19 @@ __all__ = ["samples_dir", "data_card", "load_interactions", "load_behavior_inter
 def samples_dir() -> Path:
     """The directory holding the bundled samples (inside the installed package).
 
+    It is what ``thatchlab run`` reads when given no ``--data``.
+
+    Returns
+    -------
+    pathlib.Path
+        The ``samples`` folder of the installed ``thatchlab.datasets``.
+
+    See Also
+    --------
+    data_card : the data card of one file in it.
+
+    Examples
+    --------
     >>> (samples_dir() / "interactions.jsonl").is_file()
     True
     """
@@ -69,28 +92,48 @@ def _cards() -> dict[str, str]:
 
 
 def data_card(name: str) -> str:
-    """The data card section of one bundled file (``"interactions.jsonl"``, ``"ai-memory.db"``, ...).
+    """The data card section of one bundled file.
 
+    Parameters
+    ----------
+    name : str
+        The file as its card names it (``"interactions.jsonl"``,
+        ``"ai-memory.db"``, ``"opencode/"``, ...).
+
+    Returns
+    -------
+    str
+        The card's ``## `file` ...`` section, its heading included.
+
+    Raises
+    ------
+    InputError
+        No card names ``name`` (the message lists the bundled files).
+
+    See Also
+    --------
+    samples_dir : the folder the cards describe.
+
+    Examples
+    --------
     >>> data_card("recall_log.jsonl").splitlines()[0]
     '## `recall_log.jsonl` — recall log (ai-memory confidence calibration)'
     """
     cards = _cards()
     if name not in cards:
-        from thatchlab.core.errors import InputError
-
         raise InputError(f"no data card for {name!r}; the bundled files are {sorted(cards)}")
     return cards[name]
 
 
 def _with_card(name: str):
-    """Append the data card of ``name`` to the decorated loader's docstring (as a literal block)."""
+    """Append the data card of ``name`` to the decorated loader's docstring (a literal block under Notes)."""
     def attach(fn):
         try:
             card = data_card(name)
         except Exception:  # a stripped install without the README keeps its short docstring
             return fn
-        body = "\n".join(("    " + line) if line else "" for line in card.splitlines())
-        fn.__doc__ = f"{fn.__doc__.rstrip()}\n\nData card::\n\n{body}\n"
+        body = "\n".join(("        " + line) if line else "" for line in card.splitlines())
+        fn.__doc__ = f"{fn.__doc__.rstrip()}\n\n    Notes\n    -----\n    Data card::\n\n{body}\n"
         return fn
     return attach
 
@@ -99,50 +142,95 @@ def _with_card(name: str):
 def load_interactions():
     """The sample interaction log of the prediction engine (validated, sorted by ``ts``).
 
-    Read with :func:`thatchlab.logs.read_interaction_log`.
-    """
-    from thatchlab.logs import read_interaction_log
+    Returns
+    -------
+    pandas.DataFrame
+        ``interactions.jsonl`` read with :func:`thatchlab.logs.read_interaction_log`.
 
+    See Also
+    --------
+    load_behavior_interactions : the behavior engine's sample.
+    """
     return read_interaction_log(samples_dir() / "interactions.jsonl")
 
 
 @_with_card("behavior_interactions.jsonl")
 def load_behavior_interactions():
-    """The sample interaction log of the behavior engine (validated, sorted by ``ts``)."""
-    from thatchlab.logs import read_interaction_log
+    """The sample interaction log of the behavior engine (validated, sorted by ``ts``).
 
+    Returns
+    -------
+    pandas.DataFrame
+        ``behavior_interactions.jsonl`` read with :func:`thatchlab.logs.read_interaction_log`.
+
+    See Also
+    --------
+    load_interactions : the prediction engine's sample.
+    """
     return read_interaction_log(samples_dir() / "behavior_interactions.jsonl")
 
 
 @_with_card("memory_log.jsonl")
 def load_memory_log():
-    """The sample memory log of omi's belief model (validated, sorted by ``ts``)."""
-    from thatchlab.logs import read_memory_log
+    """The sample memory log of omi's belief model (validated, sorted by ``ts``).
 
+    Returns
+    -------
+    pandas.DataFrame
+        ``memory_log.jsonl`` read with :func:`thatchlab.logs.read_memory_log`.
+
+    See Also
+    --------
+    load_omi_memories : a sample omi export, ingested into a memory log.
+    """
     return read_memory_log(samples_dir() / "memory_log.jsonl")
 
 
 @_with_card("recall_log.jsonl")
 def load_recall_log():
-    """The sample recall log of ai-memory's confidence calibration (validated, sorted by ``ts``)."""
-    from thatchlab.logs import read_recall_log
+    """The sample recall log of ai-memory's confidence calibration (validated, sorted by ``ts``).
 
+    Returns
+    -------
+    pandas.DataFrame
+        ``recall_log.jsonl`` read with :func:`thatchlab.logs.read_recall_log`.
+
+    See Also
+    --------
+    load_ai_memory : a sample ai-memory database, ingested into a recall log.
+    """
     return read_recall_log(samples_dir() / "recall_log.jsonl")
 
 
 @_with_card("events.jsonl")
 def load_events():
-    """The sample event stream mined by the anticipation engine (validated, sorted by ``ts``)."""
-    from thatchlab.logs import read_event_log
+    """The sample event stream mined by the anticipation engine (validated, sorted by ``ts``).
 
+    Returns
+    -------
+    pandas.DataFrame
+        ``events.jsonl`` read with :func:`thatchlab.logs.read_event_log`.
+
+    See Also
+    --------
+    load_recalls : the recall stream of the same workspaces.
+    """
     return read_event_log(samples_dir() / "events.jsonl")
 
 
 @_with_card("recalls.jsonl")
 def load_recalls():
-    """The sample recall stream the anticipation engine prefetches for (validated, sorted by ``ts``)."""
-    from thatchlab.logs import read_recall_stream
+    """The sample recall stream the anticipation engine prefetches for (validated, sorted by ``ts``).
 
+    Returns
+    -------
+    pandas.DataFrame
+        ``recalls.jsonl`` read with :func:`thatchlab.logs.read_recall_stream`.
+
+    See Also
+    --------
+    load_events : the event stream the engine mines.
+    """
     return read_recall_stream(samples_dir() / "recalls.jsonl")
 
 
@@ -150,42 +238,97 @@ def load_recalls():
 def load_claude_code(**kw):
     """Sample Claude Code transcripts read by :func:`thatchlab.logs.ingest.claude_code`.
 
-    Returns its :class:`~thatchlab.logs.ingest.IngestResult` (``.log`` is the
-    interaction log); keyword arguments go to the adapter.
-    """
-    from thatchlab.logs.ingest import claude_code
+    Parameters
+    ----------
+    **kw
+        Keyword arguments of :func:`thatchlab.logs.ingest.claude_code`
+        (``server``, ``subagents``, ``engine``, ``project_store``).
 
+    Returns
+    -------
+    IngestResult
+        The adapter's result; ``.log`` is the interaction log.
+
+    See Also
+    --------
+    load_opencode : the same kind of log from opencode's sessions.
+    """
     return claude_code(samples_dir() / "ingest" / "claude-code", **kw)
 
 
 @_with_card("opencode/")
 def load_opencode(**kw):
-    """A sample opencode data directory read by :func:`thatchlab.logs.ingest.opencode` (an ``IngestResult``)."""
-    from thatchlab.logs.ingest import opencode
+    """A sample opencode data directory read by :func:`thatchlab.logs.ingest.opencode`.
 
+    Parameters
+    ----------
+    **kw
+        Keyword arguments of :func:`thatchlab.logs.ingest.opencode`
+        (``subagents``, ``engine``, ``project_store``, ``server``).
+
+    Returns
+    -------
+    IngestResult
+        The adapter's result; ``.log`` is the interaction log.
+
+    See Also
+    --------
+    load_claude_code : the same kind of log from Claude Code's transcripts.
+    """
     return opencode(samples_dir() / "ingest" / "opencode", **kw)
 
 
 @_with_card("omi_memories.json")
 def load_omi_memories():
-    """A sample omi ``/v3/memories`` export read by :func:`thatchlab.logs.ingest.omi_memories` (an ``IngestResult``)."""
-    from thatchlab.logs.ingest import omi_memories
+    """A sample omi ``/v3/memories`` export read by :func:`thatchlab.logs.ingest.omi_memories`.
 
+    Returns
+    -------
+    IngestResult
+        The adapter's result; ``.log`` is the memory log.
+
+    See Also
+    --------
+    load_memory_log : the bundled memory log.
+    """
     return omi_memories(samples_dir() / "ingest" / "omi_memories.json")
 
 
 @_with_card("ai-memory.db")
 def load_ai_memory():
-    """A sample ai-memory database read (read-only) by :func:`thatchlab.logs.ingest.ai_memory` (an ``IngestResult``)."""
-    from thatchlab.logs.ingest import ai_memory
+    """A sample ai-memory database read (read-only) by :func:`thatchlab.logs.ingest.ai_memory`.
 
+    Returns
+    -------
+    IngestResult
+        The adapter's result; ``.log`` is the recall log, ``.tables`` holds
+        ``recalls``, ``observations`` and ``outcomes``.
+
+    See Also
+    --------
+    load_recall_log : the bundled recall log.
+    """
     return ai_memory(samples_dir() / "ingest" / "ai-memory.db")
 
 
 @_with_card("mnemo_events.csv")
 def load_mnemo(**kw):
-    """Sample mnemo dumps read by :func:`thatchlab.logs.ingest.mnemo_events` (an ``IngestResult``)."""
-    from thatchlab.logs.ingest import mnemo_events
+    """Sample mnemo dumps read by :func:`thatchlab.logs.ingest.mnemo_events`.
 
+    Parameters
+    ----------
+    **kw
+        Keyword arguments of :func:`thatchlab.logs.ingest.mnemo_events`
+        (``session_gap``).
+
+    Returns
+    -------
+    IngestResult
+        The adapter's result: the event and recall streams.
+
+    See Also
+    --------
+    load_events : the bundled event stream.
+    """
     ingest = samples_dir() / "ingest"
     return mnemo_events(ingest / "mnemo_events.csv", ingest / "mnemo_recalls.csv", **kw)

@@ -41,7 +41,30 @@ def raw_values(series: pd.Series):
     return series.to_numpy(copy=False)
 
 def log_format(path, fmt: str | None = None) -> str:
-    """The log format of ``path`` from its suffix (or ``fmt`` when given)."""
+    """The log format of ``path`` from its suffix (or ``fmt`` when given).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; only its suffix is read.
+    fmt : {"jsonl", "csv", "parquet"}, optional
+        The format to use whatever the suffix.
+
+    Returns
+    -------
+    str
+        ``"jsonl"``, ``"csv"`` or ``"parquet"``.
+
+    Raises
+    ------
+    LogValidationError
+        ``fmt`` is none of the three, or the suffix names no known format.
+
+    Examples
+    --------
+    >>> log_format("events.ndjson"), log_format("x.txt", "csv")
+    ('jsonl', 'csv')
+    """
     if fmt is not None:
         if fmt not in ("jsonl", "csv", "parquet"):
             raise LogValidationError(f"{path}: unknown format {fmt!r}; expected jsonl, csv or parquet",
@@ -61,7 +84,7 @@ COLUMN_KINDS = ("text", "time", "number", "bool", "texts", "numbers")
 
 
 def _arrow_type(kind):
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     return {"text": pa.string(), "time": pa.string(), "number": pa.float64(), "bool": pa.bool_(),
             "texts": pa.list_(pa.string()), "numbers": pa.list_(pa.float64())}[kind]
@@ -87,8 +110,34 @@ def read_table(path, *, fmt: str | None = None, json_columns: Iterable[str] = ()
     so that the column is reported missing rather than null. Either way the
     values are those ``json.loads`` reads, the named columns typed by kind.
 
-    ``json_columns`` name CSV columns that hold JSON text (lists) to decode.
-    A missing or unreadable file raises :class:`LogValidationError`.
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    fmt : {"jsonl", "csv", "parquet"}, optional
+        The format, when the suffix does not say it.
+    json_columns : iterable of str, default=()
+        CSV columns that hold JSON text (lists) to decode.
+    columns : mapping of str to str, optional
+        Column name → one of :data:`COLUMN_KINDS`: the types the named
+        columns are read as.
+    required : iterable of str, default=()
+        Columns the caller needs; a JSON file lacking one is read line by
+        line, so the column is reported missing rather than null.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table as read, unvalidated.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable.
+
+    See Also
+    --------
+    write_table : the writer whose files this reads back as written.
     """
     fmt = log_format(_existing_file(path), fmt)
     return _numbered(_read_source(path, fmt, json_columns, columns, required, arrow=False), path, fmt)
@@ -127,7 +176,7 @@ def read_log(path, validate: Callable, *, errors: str = "raise", fmt: str | None
 
 
 def _release_arrow_memory() -> None:
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     pa.default_memory_pool().release_unused()
 
@@ -346,7 +395,7 @@ def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: b
     (``categorical``) or object arrays sharing one ``str`` per distinct text;
     every other column is converted as :func:`read_table` converts it.
     """
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     names = table.column_names
     if len(set(names)) != len(names):
@@ -371,7 +420,7 @@ def validation_frame(table, columns: Mapping[str, str] | None, *, categorical: b
 
 def _arrow_texts(col, categorical: bool):
     """A pyarrow string column as a Categorical, or as objects (None for null) sharing one str per text."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     n = len(col)
     if col.null_count == n:
@@ -389,8 +438,8 @@ def _arrow_texts(col, categorical: bool):
 def _arrow_times(col):
     """A pyarrow string column of times as ``datetime64[ns, UTC]``, or None unless pyarrow parses
     every value as a time with an offset within :data:`_ARROW_TIMES`."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     try:  # the cast to an aware type refuses text without an offset
         col = pc.cast(col, pa.timestamp("ns", tz="UTC"))
@@ -406,7 +455,7 @@ def _arrow_times(col):
 def _read_jsonl(p: Path, path, columns, required, arrow: bool = False):
     """A JSON-lines file parsed by pyarrow (a table with ``arrow``, else its frame), or read line by
     line when :func:`_arrow_jsonl` gives no table."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     with pa.memory_map(str(p)) as source:  # the file's bytes, mapped (not copied) while parsed
         table = _arrow_jsonl(source.read_buffer(), dict(columns or {}), required)
@@ -420,8 +469,8 @@ def _arrow_jsonl(data, kinds: Mapping[str, str], required):
     ``json.loads`` reads line by line (:mod:`thatchlab.logs._jsonl`: lines that are not one object
     each, bytes that are not UTF-8, values stored otherwise), when pyarrow refuses the bytes, or
     when a ``required`` column is missing or null throughout."""
-    import pyarrow as pa
-    import pyarrow.json as pj
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.json as pj  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     buf = np.frombuffer(data, dtype=np.uint8)
     lines = _jsonl.object_lines(buf)
@@ -468,7 +517,7 @@ def _arrow_jsonl(data, kinds: Mapping[str, str], required):
 def _cast_late(table, late, kinds):
     """``table`` with the inferred columns ``late`` cast to their kinds' types, or None unless each
     is all null or already of its type (then the reader parses again, naming them)."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     for c in late:
         want, col = _arrow_type(kinds[c]), table.column(c)
@@ -528,8 +577,8 @@ def _json_column(values: list) -> pd.Series:
 
 
 def _read_csv(p: Path, path) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.csv as pc
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.csv as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     with open(p, encoding="utf-8-sig", newline="") as fh:
         try:
@@ -562,7 +611,7 @@ def _refuse_ragged_rows(p: Path, path, width: int) -> None:
 def _read_parquet(p: Path, columns) -> pd.DataFrame:
     """Every column of a Parquet file, as JSON lines and CSV keep theirs (``columns`` only types them:
     a log's extra columns, an ingested ``record_id`` or ``cwd``, must survive a round trip)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     return _to_pandas(pq.read_table(p))
 
@@ -598,6 +647,32 @@ def write_table(df: pd.DataFrame, path, *, fmt: str | None = None,
     line breaks (``\\n``, ``\\r``, ``\\r\\n``), quotes, commas, leading and
     trailing spaces and NUL. An empty text reads back as null, as in every
     CSV file. The input frame is not modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The log.
+    path : str or path-like
+        The file; written to a temporary file beside it, then moved into place.
+    fmt : {"jsonl", "csv", "parquet"}, optional
+        The format, when the suffix does not say it.
+    json_columns : iterable of str, default=()
+        Columns to write as JSON text in CSV (list cells are found anyway).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    LogValidationError
+        An unknown format, a lone surrogate in a text, or a value the format
+        cannot hold (nothing is written then).
+
+    See Also
+    --------
+    read_table : reads the file back.
     """
     fmt = log_format(path, fmt)
     p = Path(path)

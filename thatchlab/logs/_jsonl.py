@@ -122,7 +122,7 @@ def is_utf8(buf: np.ndarray) -> bool:
     with Python's decoder on overlong forms, surrogates and code points past U+10FFFF)."""
     if not len(buf) or int(buf.max()) < 0x80:  # ASCII
         return True
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     offsets = pa.py_buffer(np.array([0, len(buf)], dtype=np.int64))
     try:
@@ -142,8 +142,8 @@ def same_as_json(table, kinds: Mapping[str, str]) -> bool:
     ``kinds`` does not name must be integers, floats, or booleans and text
     without nulls (a null there is ``None`` or, for a missing key, ``NaN``).
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+    import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
     for name in table.column_names:
         col, kind = table.column(name), kinds.get(name)

@@ -24,6 +24,22 @@ def sort_by_time(log: pd.DataFrame, what: str = "log", column: str = "ts") -> pd
     rows were reordered. The input is not modified (an already ordered log is
     returned as a shallow copy with a fresh 0-based index).
 
+    Parameters
+    ----------
+    log : pandas.DataFrame
+        The log.
+    what : str, default="log"
+        What to call the log in the warning (a file name, say).
+    column : str, default="ts"
+        The time column to sort by.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The sorted log; ``attrs["reordered"]`` counts the rows that moved.
+
+    Examples
+    --------
     >>> df = pd.DataFrame({"ts": pd.to_datetime(["2026-01-02", "2026-01-01", "2026-01-01"], utc=True),
     ...                    "x": [0, 1, 2]})
     >>> import warnings

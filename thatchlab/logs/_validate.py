@@ -38,7 +38,17 @@ __all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values"
 @dataclass(frozen=True)
 class RowRule:
     """A rule over whole rows: ``test(df)`` returns a boolean Series, True where
-    the row is valid; failures are reported against ``column`` with ``expected``."""
+    the row is valid; failures are reported against ``column`` with ``expected``.
+
+    Parameters
+    ----------
+    column : str
+        The column a failure is reported against.
+    expected : str
+        What the row should have held, in words.
+    test : callable
+        ``test(df) -> pandas.Series`` of booleans; a rule that raises flags every row.
+    """
 
     column: str
     expected: str
@@ -49,15 +59,24 @@ class RowRule:
 class LogSpec:
     """What a log kind must look like.
 
-    Attributes
+    Parameters
     ----------
-    name : a label for messages ("interaction log"...).
-    required : columns that must be present.
-    optional : columns that may be absent (added as nulls).
-    times : aware-timestamp columns (naive or unparsable values fail).
-    schema : a pandera ``DataFrameSchema`` for the value checks, applied after
-        the time columns are parsed; may be ``None``.
-    rules : row-level rules (kind-specific required fields and such).
+    name : str
+        A label for messages ("interaction log"...).
+    required : tuple of str
+        Columns that must be present.
+    optional : tuple of str, default=()
+        Columns that may be absent (added as nulls).
+    times : tuple of str, default=()
+        Aware-timestamp columns (naive or unparsable values fail).
+    schema : pandera.DataFrameSchema or None, default=None
+        The value checks, applied after the time columns are parsed.
+    rules : tuple of RowRule, default=()
+        Row-level rules (kind-specific required fields and such).
+
+    See Also
+    --------
+    validate_frame : applies a spec.
     """
 
     name: str
@@ -75,13 +94,56 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     optional columns added as nulls) with ``errors="raise"``, or the tuple
     ``(valid_rows, rejected)`` with ``errors="report"``, where ``rejected``
     holds the offending original rows plus ``row``, ``column`` and ``reason``.
-    The input is never modified. ``copy=False`` is for callers that build
-    their result from new arrays anyway: the returned frame then shares the
-    input's column arrays (columns are replaced in it, never written into).
+    The input is never modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The log as read.
+    spec : LogSpec
+        What the log kind must look like.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        Fail on the first problem, or report the rejected rows.
+    copy : bool, default=True
+        ``False`` is for callers that build their result from new arrays
+        anyway: the returned frame then shares the input's column arrays
+        (columns are replaced in it, never written into).
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated frame, or ``(valid_rows, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        ``df`` is not a frame, repeats a column or lacks a required one; with
+        ``errors="raise"``, any bad value (the first one named, the others counted).
+    ValueError
+        ``errors`` is neither ``"raise"`` nor ``"report"``.
     """
     if errors not in ("raise", "report"):
         raise ValueError("errors must be 'raise' or 'report'")
     where = f"{source}: " if source is not None else ""
+    _check_columns(df, spec, where, source)
+    absent = {c for c in spec.optional if c not in df.columns} | set(df.attrs.get(ABSENT, ()))
+    out = _working_copy(df, spec, copy)
+    failures = _cell_failures(df, out, spec)
+    if spec.schema is not None:
+        failures.extend(_pandera_failures(out, spec.schema))
+    failures.extend(_rule_failures(out, spec.rules))
+    if not failures:
+        return out if errors == "raise" else (out, _empty_rejected(df))
+    table = _failure_table(failures)
+    if errors == "raise":
+        _raise_first(table, df, absent, f"{where}{spec.name}", source)
+    return _split_rejected(df, out, table)
+
+
+def _check_columns(df, spec: LogSpec, where: str, source) -> None:
+    """Raise unless ``df`` is a frame with each column once and every required column present."""
     label = spec.name
     if not isinstance(df, pd.DataFrame):
         raise LogValidationError(f"{where}{label}: expected a pandas DataFrame, got {type(df).__name__}",
@@ -95,7 +157,10 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         raise LogValidationError(
             f"{where}{label}: missing column(s) {missing}; expected columns {list(spec.required)}",
             file=source, column=missing[0], expected=f"columns {list(spec.required)}")
-    absent = {c for c in spec.optional if c not in df.columns} | set(df.attrs.get(ABSENT, ()))
+
+
+def _working_copy(df: pd.DataFrame, spec: LogSpec, copy: bool) -> pd.DataFrame:
+    """The frame to validate: positions as index, no reader bookkeeping, optional columns added as nulls."""
     out = copy_frame(df, deep=copy)
     out.index = pd.RangeIndex(len(out))
     out.attrs.pop(SOURCE, None)  # its rows may be dropped or reordered later: lines would not match
@@ -103,8 +168,12 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     for col in spec.optional:
         if col not in out.columns:
             out[col] = None
-    failures: list[tuple[int, str, object, str]] = []
+    return out
 
+
+def _cell_failures(df: pd.DataFrame, out: pd.DataFrame, spec: LogSpec) -> list:
+    """Lone surrogates in any text, then unusable times; parses ``spec.times`` in ``out`` as it goes."""
+    failures: list[tuple[int, str, object, str]] = []
     for col in out.columns if not df.attrs.get(_UTF8, False) else ():
         bad = surrogate_rows(out[col])
         failures.extend((int(i), col, out[col].iloc[int(i)], _SURROGATE) for i in bad)
@@ -114,11 +183,13 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         parsed, bad = _parse_times(out[col])
         failures.extend((i, col, out[col].iloc[i], why) for i, why in bad)
         out[col] = parsed
+    return failures
 
-    if spec.schema is not None:
-        failures.extend(_pandera_failures(out, spec.schema))
 
-    for rule in spec.rules:
+def _rule_failures(out: pd.DataFrame, rules) -> list:
+    """``(row, column, value, expected)`` of every row a row rule rejects."""
+    failures = []
+    for rule in rules:
         try:
             ok = rule.test(out)
         except Exception:  # a rule that cannot evaluate flags every row
@@ -130,33 +201,41 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         for i in np.flatnonzero(~ok.to_numpy()):
             val = out[rule.column].iloc[i] if rule.column in out.columns else None
             failures.append((int(i), rule.column, val, rule.expected))
+    return failures
 
-    if not failures:
-        return out if errors == "raise" else (out, _empty_rejected(df))
 
+def _failure_table(failures: list) -> pd.DataFrame:
+    """One row per failing (row, column), in row order: ``row``, ``column``, ``value``, ``expected``."""
     rows, cols, values, expected = zip(*failures)  # text as object on any pandas: str cannot hold a
-    table = (pd.DataFrame({"row": list(rows), "column": pd.Series(cols, dtype=object),  # lone surrogate
-                           "value": pd.Series(values, dtype=object), "expected": pd.Series(expected, dtype=object)})
-             .drop_duplicates(subset=["row", "column"]).sort_values(["row"], kind="stable")
-             .reset_index(drop=True))
+    return (pd.DataFrame({"row": list(rows), "column": pd.Series(cols, dtype=object),  # lone surrogate
+                          "value": pd.Series(values, dtype=object), "expected": pd.Series(expected, dtype=object)})
+            .drop_duplicates(subset=["row", "column"]).sort_values(["row"], kind="stable")
+            .reset_index(drop=True))
+
+
+def _raise_first(table: pd.DataFrame, df: pd.DataFrame, absent: set, what: str, source) -> None:
+    """Raise the error of the first failure (or of a column the source lacks), counting the rest."""
     needs = table[table["column"].isin(absent) & table["value"].isna()]
-    if errors == "raise" and len(needs):  # a column the source lacks: say so, not "got null" per row
+    if len(needs):  # a column the source lacks: say so, not "got null" per row
         col = needs["column"].iloc[0]
         rows = needs.loc[needs["column"] == col, "row"].astype(int).tolist()
         others = len(table) - len(rows)
         more = f" ({others} more problem(s))" if others else ""
         raise LogValidationError(
-            f"{where}{label}: missing column {col!r}: {len(rows)} row(s) need it, the first "
+            f"{what}: missing column {col!r}: {len(rows)} row(s) need it, the first "
             f"{row_label(df.attrs, [rows[0]])[rows[0]]}: expected {needs['expected'].iloc[0]}{more}",
             file=source, row=rows[0], column=col, expected=f"a column {col!r}", failures=table)
-    if errors == "raise":
-        first = table.iloc[0]
-        more = f" ({len(table) - 1} more problem(s))" if len(table) > 1 else ""
-        raise LogValidationError(
-            f"{where}{label}: {row_label(df.attrs, [first['row']])[int(first['row'])]}, column {first['column']!r}: "
-            f"expected {first['expected']}, got {_show(first['value'])}{more}",
-            file=source, row=int(first["row"]), column=first["column"], expected=first["expected"],
-            failures=table)
+    first = table.iloc[0]
+    more = f" ({len(table) - 1} more problem(s))" if len(table) > 1 else ""
+    raise LogValidationError(
+        f"{what}: {row_label(df.attrs, [first['row']])[int(first['row'])]}, column {first['column']!r}: "
+        f"expected {first['expected']}, got {_show(first['value'])}{more}",
+        file=source, row=int(first["row"]), column=first["column"], expected=first["expected"],
+        failures=table)
+
+
+def _split_rejected(df: pd.DataFrame, out: pd.DataFrame, table: pd.DataFrame):
+    """``(valid_rows, rejected)``: the rows without failures, and the original rows with their reasons."""
     bad_rows = sorted(set(table["row"].astype(int)))
     reasons = table.groupby("row", sort=True).apply(
         lambda g: "; ".join(f"{c}: expected {e}, got {_show(v)}" for c, e, v in
@@ -167,7 +246,6 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
     rejected["reason"] = reasons.to_numpy()
     valid = out.drop(index=bad_rows).reset_index(drop=True)
     return valid, rejected.reset_index(drop=True)
-
 
 
 def _empty_rejected(df):
@@ -208,8 +286,8 @@ def _parse_times(col: pd.Series):
     is_str = np.fromiter((type(v) is str for v in vals), dtype=bool, count=n)
     parsed = np.full(n, np.datetime64("NaT", "ns"), dtype="datetime64[ns]")  # UTC wall times
     if is_str.any():
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
+        import pyarrow.compute as pc  # heavy: pandas 2 does not load Arrow; only Arrow paths need it
 
         text = pd.Series(vals[is_str], dtype=object)
         try:  # pyarrow's regex engine is several times faster than Python's
@@ -297,7 +375,7 @@ def numbers_ok(s: pd.Series, *, whole: bool = False, low=None, high=None, nullab
 
 
 def _pandera_failures(df: pd.DataFrame, schema) -> list:
-    import pandera.pandas as pa  # lazy: pandera is slow to import
+    import pandera.pandas as pa  # heavy: pandera adds ~0.5 s to import; only value checks need it
 
     try:
         with warnings.catch_warnings():  # pandera's own use of a pandas deprecation, not the user's concern

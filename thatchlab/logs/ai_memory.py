@@ -112,6 +112,20 @@ def read_memories(path) -> pd.DataFrame:
     reads as NaN. Databases older than the confidence-source migration get
     ``confidence_source = 'caller_provided'`` and null ``confidence_signals`` /
     ``confidence_decayed_at``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ai-memory database (opened read-only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per memory.
+
+    See Also
+    --------
+    read_ai_memory : the three tables at once.
     """
     with contextlib.closing(connect_readonly(path)) as conn:
         df = _select(conn, path, "memories", ("id", "confidence"))
@@ -137,6 +151,20 @@ def read_shadow_observations(path) -> pd.DataFrame:
     :func:`~thatchlab.calibration.calibrate_from_shadow`). Drop the column to
     compare instants. A confidence that is not a number (text, a blob)
     raises :class:`~thatchlab.core.errors.StoreSchemaError` naming the row.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ai-memory database (opened read-only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per stored observation.
+
+    See Also
+    --------
+    read_ai_memory : the three tables at once.
     """
     with contextlib.closing(connect_readonly(path)) as conn:
         df = _select(conn, path, "confidence_shadow_observations",
@@ -164,6 +192,20 @@ def read_recall_observations(path) -> pd.DataFrame | None:
     :class:`~thatchlab.core.errors.StoreSchemaError` naming the row by its
     ``recall_id`` and ``memory_id``; it is never read as 0. So does text in
     ``rank`` or ``score``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ai-memory database (opened read-only).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        One row per ledger row, or None without the table.
+
+    See Also
+    --------
+    read_ai_memory : the three tables at once.
     """
     with contextlib.closing(connect_readonly(path)) as conn:
         if "recall_observations" not in table_names(conn):
@@ -180,7 +222,17 @@ def read_recall_observations(path) -> pd.DataFrame | None:
 
 @dataclass
 class AiMemoryTables:
-    """The three calibration tables of an ai-memory database (``ledger`` may be ``None``)."""
+    """The three calibration tables of an ai-memory database.
+
+    Parameters
+    ----------
+    memories : pandas.DataFrame
+        The ``memories`` table (:func:`read_memories`).
+    observations : pandas.DataFrame
+        The shadow observations (:func:`read_shadow_observations`).
+    ledger : pandas.DataFrame or None
+        The recall ledger (:func:`read_recall_observations`); None on older schemas.
+    """
 
     memories: pd.DataFrame
     observations: pd.DataFrame
@@ -190,6 +242,22 @@ class AiMemoryTables:
 def read_ai_memory(path) -> AiMemoryTables:
     """All three tables at once; a missing shadow table reads as an empty one.
 
+    Parameters
+    ----------
+    path : str or path-like
+        The ai-memory database (opened read-only).
+
+    Returns
+    -------
+    AiMemoryTables
+        The memories, the shadow observations and the ledger.
+
+    See Also
+    --------
+    read_memories, read_shadow_observations, read_recall_observations : one table each.
+
+    Examples
+    --------
     >>> import tempfile, sqlite3, os
     >>> p = os.path.join(tempfile.mkdtemp(), "m.db")
     >>> with sqlite3.connect(p) as c:

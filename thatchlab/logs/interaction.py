@@ -120,6 +120,18 @@ def applied(df: pd.DataFrame) -> pd.Series:
     """True on the rows a replay applies: every row but those with a ``skip_reason`` (calls that
     never ran in production, kept in an ingested log so a study can count them).
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        An interaction log (without ``skip_reason`` every row applies).
+
+    Returns
+    -------
+    pandas.Series
+        Booleans on ``df``'s index.
+
+    Examples
+    --------
     >>> applied(pd.DataFrame({"kind": ["message", "prediction_update"], "skip_reason": [None, "rejected"]})).tolist()
     [True, False]
     """
@@ -202,6 +214,18 @@ def mark_checked_args(value):
     and the verdict must be non-empty texts (other keys, such as ``store``, are ignored:
     the row's ``store`` column names the store).
 
+    Parameters
+    ----------
+    value : str or dict
+        The row's ``args``.
+
+    Returns
+    -------
+    tuple of str or None
+        ``(id_a, id_b, status)``, or None when ``args`` lacks one of them.
+
+    Examples
+    --------
     >>> mark_checked_args('{"id_a": "p1", "id_b": "p2", "status": "distinct"}')
     ('p1', 'p2', 'distinct')
     >>> mark_checked_args('{"id_a": "p1"}') is None
@@ -441,9 +465,33 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     checked when present (texts, and ``logged_items`` a list of objects on
     messages) and kept after the standard columns.
 
-    Raises :class:`~thatchlab.core.errors.LogValidationError` naming file, row,
-    column and what was expected; ``errors="report"`` returns ``(valid, rejected)``.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The interaction log as read (text times are parsed); it is not modified.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
 
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        With ``errors="raise"``, at the first bad row, naming file, row,
+        column and what was expected.
+
+    See Also
+    --------
+    read_interaction_log : reads and validates a file.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> log = pd.DataFrame({"ts": ["2026-01-01T09:00:00Z", "2026-01-01T09:01:00Z"],
     ...     "session": ["s1", "s1"], "kind": ["message", "prediction_update"],
@@ -478,6 +526,31 @@ def read_interaction_log(path, errors: str = "raise"):
     lists) are read line by line instead, more slowly. A file that fails
     validation is read again into :func:`~thatchlab.logs.read_table`'s frame,
     so each error is the one ``validate_interaction_log`` raises for it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated interaction log sorted by ``ts`` (stably; a ``UserWarning`` says
+        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable, or (with ``errors="raise"``) holds
+        a bad row.
+
+    See Also
+    --------
+    validate_interaction_log : the checks applied.
+    write_interaction_log : the writer.
     """
     log = read_log(path, validate_interaction_log, errors=errors, json_columns=("surfaced", "embedding"),
                    columns=_READ_AS, required=INTERACTION_LOG.required, categorical=True,
@@ -490,6 +563,27 @@ def write_interaction_log(df: pd.DataFrame, path):
 
     Lists (``surfaced``, ``embedding``) become JSON arrays in JSONL and CSV;
     ``logged_items`` is written as JSON text in every format.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The log; it is validated first and not modified.
+    path : str or path-like
+        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    LogValidationError
+        A bad row, an unknown suffix or a value the format cannot hold.
+
+    See Also
+    --------
+    read_interaction_log : reads it back.
     """
     log = validate_interaction_log(df)
     out = log.copy()
@@ -510,8 +604,20 @@ def signals_from_store(path) -> pd.DataFrame:
     deleted items are gone from production's provenance (it cascades), so
     they are absent here too.
 
-    Raises :class:`~thatchlab.core.errors.StoreSchemaError` when the file holds
-    neither engine's tables.
+    Parameters
+    ----------
+    path : str or path-like
+        A thatch store (SQLite, opened read-only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The signal log.
+
+    Raises
+    ------
+    StoreSchemaError
+        The file holds neither engine's tables.
     """
 
     parts = []

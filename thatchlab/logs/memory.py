@@ -188,9 +188,33 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     ``memory_id`` is the evidence source); when it is null the row touched is
     ``memory_id``.
 
-    Raises :class:`~thatchlab.core.errors.LogValidationError` naming row and
-    column, or with ``errors="report"`` returns ``(valid, rejected)``.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The memory log as read (text times are parsed); it is not modified.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
 
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        With ``errors="raise"``, at the first bad row, naming file, row,
+        column and what was expected.
+
+    See Also
+    --------
+    read_memory_log : reads and validates a file.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> log = pd.DataFrame({"ts": ["2026-01-01T00:00:00Z", "2026-01-05T00:00:00Z"],
     ...     "memory_id": ["m1", "m1"], "kind": ["write", "read"], "text": ["likes tea", None],
@@ -208,7 +232,33 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
 
 
 def read_memory_log(path, errors: str = "raise"):
-    """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`)."""
+    """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated memory log sorted by ``ts`` (stably; a ``UserWarning`` says
+        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable, or (with ``errors="raise"``) holds
+        a bad row.
+
+    See Also
+    --------
+    validate_memory_log : the checks applied.
+    write_memory_log : the writer.
+    """
     raw = read_table(path, columns=_READ_AS, required=MEMORY_LOG.required)
     return read_in_time_order(validate_memory_log(raw, source=str(path), errors=errors), path, errors)
 
@@ -218,6 +268,27 @@ def write_memory_log(df: pd.DataFrame, path):
 
     The source-policy columns (``source_authority`` ... ``subject_entity_id``) are written only
     when some row carries a value, so logs without them are written as before.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The log; it is validated first and not modified.
+    path : str or path-like
+        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    LogValidationError
+        A bad row, an unknown suffix or a value the format cannot hold.
+
+    See Also
+    --------
+    read_memory_log : reads it back.
     """
     log = validate_memory_log(df)
     out = log.drop(columns=[c for c in _POLICY_COLUMNS if not log[c].map(

@@ -28,7 +28,7 @@ _READ_AS = {"ts": "time", "recall_id": "text", "memory_id": "text", "namespace":
 
 
 def _schema():
-    import pandera.pandas as pa  # lazy: pandera is slow to import
+    import pandera.pandas as pa  # heavy: pandera adds ~0.5 s to import; only value checks need it
 
     return pa.DataFrameSchema({
         "caller_confidence": pa.Column(float, pa.Check.in_range(0.0, 1.0), coerce=True, nullable=False),
@@ -103,9 +103,32 @@ def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     optional (null when absent). Times are aware (parsed to UTC);
     ``caller_confidence`` in [0, 1]; ``is_atom`` and ``consumed`` booleans
     (``1/0`` and ``"true"/"false"`` accepted; ``consumed`` may be null);
-    ``corroboration >= 0`` and ``rank >= 1`` whole numbers. Bad rows raise
-    :class:`~thatchlab.core.errors.LogValidationError` naming row and column, or
-    with ``errors="report"`` return ``(valid, rejected)``.
+    ``corroboration >= 0`` and ``rank >= 1`` whole numbers.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The recall log as read (text times are parsed); it is not modified.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        With ``errors="raise"``, at the first bad row, naming file, row,
+        column and what was expected.
+
+    See Also
+    --------
+    read_recall_log : reads and validates a file.
 
     Examples
     --------
@@ -146,6 +169,31 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_recall_log(path, errors: str = "raise"):
-    """Read a recall log (JSONL, CSV or Parquet) and validate it (see :func:`validate_recall_log`)."""
+    """Read a recall log (JSONL, CSV or Parquet) and validate it (see :func:`validate_recall_log`).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated recall log sorted by ``ts`` (stably; a ``UserWarning`` says
+        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable, or (with ``errors="raise"``) holds
+        a bad row.
+
+    See Also
+    --------
+    validate_recall_log : the checks applied.
+    """
     raw = read_table(path, columns=_READ_AS, required=RECALL_LOG.required)
     return read_in_time_order(validate_recall_log(raw, source=str(path), errors=errors), path, errors)

@@ -75,6 +75,34 @@ def _normalise(out):
 def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate an event stream; ``entities`` come back as lists (``[]`` for null).
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The event stream as read (text times are parsed); it is not modified.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        With ``errors="raise"``, at the first bad row, naming file, row,
+        column and what was expected.
+
+    See Also
+    --------
+    read_event_log : reads and validates a file.
+    validate_recall_stream : the recall stream's sibling.
+
+    Examples
+    --------
     >>> df = pd.DataFrame({"ts": ["2026-01-05T09:00:00Z"], "workspace": ["w"],
     ...                    "session": ["s1"], "name": ["deploy.success"]})
     >>> validate_event_log(df)["entities"].tolist()
@@ -86,6 +114,34 @@ def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
 def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a recall stream; ``entities`` come back as lists (``[]`` for null).
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The recall stream as read (text times are parsed); it is not modified.
+    source : str, optional
+        The file the frame came from, named in the messages.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        With ``errors="raise"``, at the first bad row, naming file, row,
+        column and what was expected.
+
+    See Also
+    --------
+    read_recall_stream : reads and validates a file.
+    validate_event_log : the event stream's sibling.
+
+    Examples
+    --------
     >>> df = pd.DataFrame({"ts": ["2026-01-05T09:00:00Z"], "workspace": ["w"],
     ...                    "session": ["s1"], "fact_id": ["weekly_metrics"], "entities": [["kpi"]]})
     >>> validate_recall_stream(df)["entities"].tolist()
@@ -95,7 +151,34 @@ def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise")
 
 
 def read_event_log(path, errors: str = "raise"):
-    """Read and validate an event stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet."""
+    """Read and validate an event stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated event stream sorted by ``ts`` (stably; a ``UserWarning`` says
+        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable, or (with ``errors="raise"``) holds
+        a bad row.
+
+    See Also
+    --------
+    validate_event_log : the checks applied.
+    read_recall_stream : the recall stream's reader.
+    write_stream : the writer.
+    """
     raw = read_table(path, json_columns=["entities"], required=EVENT_SPEC.required,
                      columns={"ts": "time", "workspace": "text", "session": "text", "name": "text",
                               "entities": "texts"})
@@ -103,7 +186,34 @@ def read_event_log(path, errors: str = "raise"):
 
 
 def read_recall_stream(path, errors: str = "raise"):
-    """Read and validate a recall stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet."""
+    """Read and validate a recall stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
+    errors : {"raise", "report"}, default="raise"
+        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+        rows and returns the rejected ones with their reasons.
+
+    Returns
+    -------
+    pandas.DataFrame or tuple of pandas.DataFrame
+        The validated recall stream sorted by ``ts`` (stably; a ``UserWarning`` says
+        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
+
+    Raises
+    ------
+    LogValidationError
+        The file is missing or unreadable, or (with ``errors="raise"``) holds
+        a bad row.
+
+    See Also
+    --------
+    validate_recall_stream : the checks applied.
+    read_event_log : the event stream's reader.
+    write_stream : the writer.
+    """
     raw = read_table(path, json_columns=["entities"], required=RECALL_SPEC.required,
                      columns={"ts": "time", "workspace": "text", "session": "text", "fact_id": "text",
                               "entities": "texts"})
@@ -111,6 +221,28 @@ def read_recall_stream(path, errors: str = "raise"):
 
 
 def write_stream(df: pd.DataFrame, path):
-    """Write an event or recall stream (``entities`` as JSON arrays in CSV)."""
+    """Write an event or recall stream (``entities`` as JSON arrays in CSV).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The stream; it is not modified.
+    path : str or path-like
+        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    LogValidationError
+        An unknown suffix or a value the format cannot hold.
+
+    See Also
+    --------
+    read_event_log, read_recall_stream : read it back.
+    """
     # list cells are detected and JSON-encoded by write_table itself
     return write_table(df, path)

@@ -26,7 +26,22 @@ HASH_META = "thatchlab-notebook-sha256"
 
 
 def notebook_hash(path) -> str:
-    """sha256 over the notebook's cell types, sources and stored outputs (not metadata)."""
+    """sha256 over the notebook's cell types, sources and stored outputs (not metadata).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.ipynb`` file.
+
+    Returns
+    -------
+    str
+        The hex digest; a re-execution that changes no output keeps it.
+
+    See Also
+    --------
+    rendering_hash : the hash a rendering was stamped with.
+    """
     nb = json.loads(Path(path).read_text(encoding="utf-8"))
     canon = []
     for cell in nb.get("cells", []):
@@ -42,9 +57,27 @@ def notebook_hash(path) -> str:
 
 
 def render_notebook(path, out_path) -> Path:
-    """Render a notebook's stored outputs to HTML (no execution), stamped with its hash."""
-    import nbformat
-    from nbconvert import HTMLExporter
+    """Render a notebook's stored outputs to HTML (no execution), stamped with its hash.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.ipynb`` file.
+    out_path : str or path-like
+        The HTML file to write (its folder is made when missing).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_path``.
+
+    See Also
+    --------
+    render_all_notebooks : every notebook of a folder.
+    notebook_hash : the hash stamped into the rendering.
+    """
+    import nbformat  # heavy: nbformat loads its JSON schemas; only rendering needs it
+    from nbconvert import HTMLExporter  # optional: a dev extra, only to render notebooks
 
     path, out_path = Path(path), Path(out_path)
     nb = nbformat.read(path, as_version=4)
@@ -57,7 +90,22 @@ def render_notebook(path, out_path) -> Path:
 
 
 def rendering_hash(html_path) -> str | None:
-    """The notebook hash stamped into a rendering (None when absent)."""
+    """The notebook hash stamped into a rendering.
+
+    Parameters
+    ----------
+    html_path : str or path-like
+        A rendering written by :func:`render_notebook`.
+
+    Returns
+    -------
+    str or None
+        The stamped hash, None when the file carries none.
+
+    See Also
+    --------
+    notebook_hash : the hash of the notebook now, to compare with.
+    """
     text = Path(html_path).read_text(encoding="utf-8")
     marker = f'<meta name="{HASH_META}" content="'
     i = text.find(marker)
@@ -68,7 +116,24 @@ def rendering_hash(html_path) -> str | None:
 
 
 def render_all_notebooks(notebooks_dir="notebooks", out_dir="reports/notebooks") -> list[Path]:
-    """Render every notebook in ``notebooks_dir`` to ``out_dir/<name>.html``."""
+    """Render every notebook in ``notebooks_dir`` to ``out_dir/<name>.html``.
+
+    Parameters
+    ----------
+    notebooks_dir : str or path-like, default="notebooks"
+        The folder whose ``*.ipynb`` files are rendered, in name order.
+    out_dir : str or path-like, default="reports/notebooks"
+        The folder the renderings go to.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The renderings written.
+
+    See Also
+    --------
+    render_notebook : one notebook.
+    """
     out = []
     for nb in sorted(Path(notebooks_dir).glob("*.ipynb")):
         out.append(render_notebook(nb, Path(out_dir) / (nb.stem + ".html")))

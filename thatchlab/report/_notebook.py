@@ -96,13 +96,27 @@ def write_run_notebook(path, *, present, figures=tuple(FIGURES), report="index.h
 
     Parameters
     ----------
-    path : the notebook file; the results are read from ``results/`` beside it.
-    present : the keys of :data:`RESULT_FILES` the job saved; cells needing a missing one are left out.
-    figures : the keys of :data:`FIGURES` to redraw (those the report draws).
-    report, export, manifest : file names beside the notebook (``None``: not written).
+    path : str or path-like
+        The notebook file; the results are read from ``results/`` beside it.
+    present : iterable of str
+        The keys of :data:`RESULT_FILES` the job saved; cells needing a missing one are left out.
+    figures : iterable of str, default=tuple(FIGURES)
+        The keys of :data:`FIGURES` to redraw (those the report draws).
+    report, export, manifest : str or None
+        File names beside the notebook (``None``: not written); ``report``
+        defaults to ``"index.html"``, the others to None.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    See Also
+    --------
+    render_run_report : the report the notebook sits beside.
     """
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+    import nbformat  # heavy: nbformat loads its JSON schemas; only writing a notebook needs it
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook  # heavy: as above
 
     present = set(present)
     figures = {f for f in figures if FIGURES[f] <= present}

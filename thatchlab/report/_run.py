@@ -29,7 +29,7 @@ _NO_ROWS = "no rows: the data gave nothing to show here"
 
 
 def _environment():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
+    from jinja2 import Environment, PackageLoader, StrictUndefined  # heavy: only to render
 
     return Environment(loader=PackageLoader("thatchlab.report", "templates"), autoescape=True,
                        undefined=StrictUndefined, keep_trailing_newline=True)
@@ -79,6 +79,26 @@ def table_html(df: pd.DataFrame, out_dir=None, metric_names: bool = False) -> Ma
 
     Every header and every cell that is not a number is escaped, whatever its dtype.
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    out_dir : str or path-like, optional
+        Kept for callers; the glossary links are the same from any folder.
+    metric_names : bool, default=False
+        Link metric names to their glossary entries.
+
+    Returns
+    -------
+    markupsafe.Markup
+        The ``<table>`` (or the note saying why there are no rows).
+
+    See Also
+    --------
+    render_run_report : the report that places these tables.
+
+    Examples
+    --------
     >>> str(table_html(pd.DataFrame({"<a>": ["<b>"]}))).count("&lt;")
     2
     >>> "<td>yes</td>" in str(table_html(pd.DataFrame({"ships": [True]})))
@@ -148,19 +168,38 @@ def render_run_report(path, *, facts, engines, ships, sections, parameters, vers
 
     Parameters
     ----------
-    path : the HTML file to write; figure paths and glossary links are relative to its folder.
-    facts : list of ``{"label", "value", "note"}``: the header line (data, embedder, export...).
-    engines : list of ``{"engine", "release", "ran", "values"}``: what each engine ran (the production
+    path : str or path-like
+        The HTML file to write; figure paths and glossary links are relative to its folder.
+    facts : list of dict
+        ``{"label", "value", "note"}`` each: the header line (data, embedder, export...).
+    engines : list of dict
+        ``{"engine", "release", "ran", "values"}`` each: what each engine ran (the production
         release replayed, in words and values).
-    ships : the "What ships, and why" section: ``{"paragraphs", "tables"}``.
-    sections : the job's sections, each a mapping or an object with ``title``,
+    ships : dict
+        The "What ships, and why" section: ``{"paragraphs", "tables"}``.
+    sections : list
+        The job's sections, each a mapping or an object with ``title``,
         ``paragraphs``, ``preformatted`` (text shown as is), ``tables``
         (``(caption, DataFrame)``; metric names link to the glossary) and
         ``figures`` (``(caption, relative PNG path)``, or ``(caption, None, why)``
         for a figure the data cannot draw: the reason shows in its place).
-    parameters : ``{"paragraphs": [...], "values": {name: {field: value}}}``, shown as JSON.
-    versions, timings : ``{name: value}``, shown as tables.
-    skipped : the steps that had no log.
+    parameters : dict
+        ``{"paragraphs": [...], "values": {name: {field: value}}}``, shown as JSON.
+    versions, timings : dict
+        ``{name: value}``, shown as tables.
+    skipped : sequence of str, default=()
+        The steps that had no log.
+    title : str, default="thatchlab run"
+        The page's title.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``; ``glossary.html`` is written beside it.
+
+    See Also
+    --------
+    write_run_notebook : the notebook written beside the report.
     """
     path = Path(path)
     out_dir = path.parent

@@ -167,6 +167,11 @@ def _sqlite_errors_named(fn):
 def ai_memory(db) -> IngestResult:
     """The calibration logs of an ai-memory database (opened read-only).
 
+    Parameters
+    ----------
+    db : str or path-like
+        The database file.
+
     Returns
     -------
     IngestResult
@@ -212,7 +217,25 @@ def ai_memory(db) -> IngestResult:
     [('ledger row of an unknown memory', 1), ('ledger row whose memory confidence is outside [0, 1] (refused, not clipped)', 1)]
     """
     result = IngestResult(log=None)
-    read, skipped = result.read, result.skipped
+    memories, obs, ledger, links = _read_database(db, result.read)
+    if ledger is None:
+        result.skipped["no recall_observations ledger (older schema)"] += 1
+        ledger = pd.DataFrame({c: pd.Series(dtype=object) for c in LEDGER_COLUMNS})
+    ledger, obs = _keyed(ledger, obs, result)
+    joined = _with_memories(ledger, memories, links, result.skipped)
+    joined = _without_unusable(joined, db, result)
+    recalls = _recall_frame(joined, result.read)
+    valid, rejected = validate_recall_log(recalls.reset_index(drop=True), source=str(db), errors="report")
+    for col in rejected.get("column", []):
+        result.skipped[f"invalid recall row ({col})"] += 1
+    valid = valid.sort_values(["ts", "recall_id"], kind="stable").reset_index(drop=True)
+    result.log = valid
+    result.tables = {"recalls": valid, "observations": obs, "outcomes": ledger}
+    return result
+
+
+def _read_database(db, read) -> tuple:
+    """``(memories, shadow observations, ledger or None, outbound links)`` of the database, counted in ``read``."""
     memories = read_memories(db)
     if "created_at" not in memories.columns:
         raise StoreSchemaError(f"{db}: table 'memories' lacks column 'created_at' (ai-memory's schema declares it "
@@ -225,9 +248,12 @@ def ai_memory(db) -> IngestResult:
     links = _outbound_links(db)
     read["memories"], read["shadow observations"] = len(memories), len(obs)
     read["ledger rows"] = 0 if ledger is None else len(ledger)
-    if ledger is None:
-        skipped["no recall_observations ledger (older schema)"] += 1
-        ledger = pd.DataFrame({c: pd.Series(dtype=object) for c in LEDGER_COLUMNS})
+    return memories, obs, ledger, links
+
+
+def _keyed(ledger: pd.DataFrame, obs: pd.DataFrame, result: IngestResult) -> tuple:
+    """The ledger and the observations with ``record_id`` and ``ts``, each id once; out-of-range confidences counted."""
+    read = result.read
     ledger = ledger.assign(record_id=_ledger_ids(ledger), ts=ledger["observed_at"])
     ledger = _unique(ledger, "ledger row (same recall_id and memory_id)", result)
     obs = obs.assign(record_id=_observation_ids(obs), ts=obs["observed_at"])
@@ -238,7 +264,11 @@ def ai_memory(db) -> IngestResult:
             n = int((c.notna() & ~c.between(0.0, 1.0)).sum())
             if n:
                 read[f"shadow observations with {col} outside [0, 1] (kept as stored)"] += n
+    return ledger, obs
 
+
+def _with_memories(ledger: pd.DataFrame, memories: pd.DataFrame, links: dict, skipped) -> pd.DataFrame:
+    """The ledger joined with its memories' signals; rows of an unknown memory are counted and dropped."""
     mem = memories.assign(is_atom=_atom(memories),
                           corroboration=memories["id"].map(lambda i: int(links.get(i, 0))).astype("int64"))
     keep = [c for c in ("id", "namespace", "source", "confidence", "created_at", "is_atom", "corroboration")
@@ -248,7 +278,11 @@ def ai_memory(db) -> IngestResult:
     unknown = (joined["_merge"] == "left_only").to_numpy()
     if unknown.any():
         skipped["ledger row of an unknown memory"] += int(unknown.sum())
-    joined = joined[~unknown]
+    return joined[~unknown]
+
+
+def _without_unusable(joined: pd.DataFrame, db, result: IngestResult) -> pd.DataFrame:
+    """The joined rows minus those lacking a field or with a confidence outside [0, 1], each counted once."""
     conf = pd.to_numeric(joined["confidence"], errors="coerce").astype("float64")
     out_of_range = (conf.notna() & ~conf.between(0.0, 1.0)).to_numpy()
     checks = (("ledger row without a recall id", joined["recall_id"].isna().to_numpy()),
@@ -260,7 +294,7 @@ def ai_memory(db) -> IngestResult:
     for what, mask in checks:
         mask = mask & ~bad  # each row counted once, under its first reason
         if mask.any():
-            skipped[what] += int(mask.sum())
+            result.skipped[what] += int(mask.sum())
         bad |= mask
     if out_of_range.any():
         worst = joined.loc[out_of_range, ["memory_id", "confidence"]].drop_duplicates("memory_id")
@@ -269,7 +303,11 @@ def ai_memory(db) -> IngestResult:
             f"{db}: {len(worst)} memory(ies) store a confidence outside [0, 1] ({names}"
             f"{', ...' if len(worst) > 5 else ''}); their {int(out_of_range.sum())} ledger row(s) were left out "
             "of the recall log, not clipped (ai-memory's range triggers check new writes only)")
-    joined = joined[~bad]
+    return joined[~bad]
+
+
+def _recall_frame(joined: pd.DataFrame, read) -> pd.DataFrame:
+    """The recall log's columns from the usable joined rows; a missing source or namespace is defaulted and counted."""
     source = joined["source"] if "source" in joined.columns else pd.Series(None, index=joined.index, dtype=object)
     ns = joined["namespace"] if "namespace" in joined.columns else pd.Series(None, index=joined.index, dtype=object)
     no_source = (source.isna() | (source.astype(str) == "")).to_numpy()
@@ -278,7 +316,7 @@ def ai_memory(db) -> IngestResult:
     no_ns = (ns.isna() | (ns.astype(str) == "")).to_numpy()
     if no_ns.any():
         read["ledger rows whose memory has no namespace (read as 'global', ai-memory's default)"] += int(no_ns.sum())
-    recalls = pd.DataFrame({
+    return pd.DataFrame({
         "ts": joined["observed_at"], "recall_id": joined["recall_id"].astype(object).map(str),
         "memory_id": joined["memory_id"].astype(object).map(str),
         "namespace": ns.astype(object).where(~no_ns, "global"),
@@ -291,10 +329,3 @@ def ai_memory(db) -> IngestResult:
         "consumed": joined["consumed"].map(bool),
         "record_id": joined["record_id"],
     }, columns=list(RECALL_COLUMNS) + ["record_id"])
-    valid, rejected = validate_recall_log(recalls.reset_index(drop=True), source=str(db), errors="report")
-    for col in rejected.get("column", []):
-        skipped[f"invalid recall row ({col})"] += 1
-    valid = valid.sort_values(["ts", "recall_id"], kind="stable").reset_index(drop=True)
-    result.log = valid
-    result.tables = {"recalls": valid, "observations": obs, "outcomes": ledger}
-    return result

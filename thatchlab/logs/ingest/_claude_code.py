@@ -39,6 +39,32 @@ after the prompt, before the assistant's reply. Sub-agents' records
 (sidechains) are the main agent's delegations and the sub-agent's own calls;
 ``--resume``/``--continue`` and forks start files that repeat earlier
 records (:mod:`~thatchlab.logs.ingest._cc_sessions`).
+
+Examples
+--------
+>>> import json, tempfile, pathlib
+>>> recs = [
+...   {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:00Z", "cwd": "/x/app",
+...    "message": {"role": "user", "content": [
+...      {"type": "text", "text": "<ide_opened_file>The user opened parser.py</ide_opened_file>"},
+...      {"type": "text", "text": "please add tests for the parser"}]}},
+...   {"type": "attachment", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-05T09:00:00Z",
+...    "attachment": {"type": "hook_success", "hookEvent": "UserPromptSubmit", "content":
+...      "[thatch] User decision model\\n- [0.58 conf, 1 tests] When writing tests: you tend to use pytest"}},
+...   {"type": "assistant", "uuid": "x1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:05Z",
+...    "message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "mcp__thatch__prediction_update",
+...      "input": {"matcher": "writing tests", "prediction": "use pytest", "signal": "disconfirm"}}]}},
+...   {"type": "user", "uuid": "t1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:06Z",
+...    "toolUseResult": "User rejected tool use", "message": {"content": [{"type": "tool_result",
+...      "tool_use_id": "toolu_1", "is_error": True, "content": "The user doesn't want to proceed with this "
+...      "tool use. The tool use was rejected."}]}}]
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "s1.jsonl").write_text("\\n".join(json.dumps(r) for r in recs) + "\\n")
+>>> res = claude_code(d, project_store="cwd")
+>>> res.log[["kind", "text", "store", "skip_reason"]].values.tolist()
+[['message', 'please add tests for the parser', 'app', None], ['prediction_update', None, 'app', 'rejected by the user']]
+>>> res.log["surfaced"][0], dict(res.not_run), dict(res.stripped)
+(['use pytest'], {'rejected by the user': 1}, {'ide_opened_file': 1})
 """
 
 from __future__ import annotations
@@ -592,8 +618,10 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
 
     Parameters
     ----------
-    path : a ``.jsonl`` transcript, a project folder, or ``~/.claude/projects`` whole.
-    server : the name thatch's MCP server is registered under, bare
+    path : str or path-like
+        A ``.jsonl`` transcript, a project folder, or ``~/.claude/projects`` whole.
+    server : str, default="thatch"
+        The name thatch's MCP server is registered under, bare
         (``thatch``) or as a prefix (``mcp__plugin_thatch_thatch__``). Its
         tools are read under every name a host gives them
         (:mod:`~thatchlab.logs.ingest._names`: ``mcp__<server>__<tool>``,
@@ -601,7 +629,8 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         plain tool name); a file with thatch's hook output where no call is
         recognised gets a warning naming the tool names that look like
         thatch's.
-    subagents : what is read of sub-agents (``subagents/agent-*.jsonl`` files
+    subagents : {"calls", "all", "none"} or bool, default="calls"
+        What is read of sub-agents (``subagents/agent-*.jsonl`` files
         of 2.x, ``agent-*.jsonl`` beside the session in 2.0, sidechain records
         in the main file in 1.0), whose rows are in sessions named
         ``<session>:<agent id>`` (``<session>:sidechain-<uuid prefix>`` in 1.0)
@@ -614,10 +643,11 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         False): nothing of sub-agents (files and records counted). Claude
         Code's own compaction agents (``agent-acompact-*``) never give a
         prompt row.
-    engine : ``"prediction"`` or ``"behavior"`` to keep only that engine's
-        statements in ``surfaced`` (the replay of one engine compares its own
-        items); None keeps both blocks' statements.
-    project_store : the store of rows whose call named none. ``"auto"`` names
+    engine : {"prediction", "behavior"}, optional
+        Keep only that engine's statements in ``surfaced`` (the replay of one
+        engine compares its own items); None keeps both blocks' statements.
+    project_store : str or None, default="auto"
+        The store of rows whose call named none. ``"auto"`` names
         it as thatch did (:mod:`thatchlab.logs.ingest._stores`: the store
         production's own replies name in the session, else ``owner/repo`` of
         the project directory's git origin when it exists here, else the
@@ -651,40 +681,29 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         hold a prompt, a thatch call or a nudge (a broken last line is a
         session being written and is counted; other broken lines are
         counted too).
-
-    Examples
-    --------
-    >>> import json, tempfile, pathlib
-    >>> recs = [
-    ...   {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:00Z", "cwd": "/x/app",
-    ...    "message": {"role": "user", "content": [
-    ...      {"type": "text", "text": "<ide_opened_file>The user opened parser.py</ide_opened_file>"},
-    ...      {"type": "text", "text": "please add tests for the parser"}]}},
-    ...   {"type": "attachment", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-05T09:00:00Z",
-    ...    "attachment": {"type": "hook_success", "hookEvent": "UserPromptSubmit", "content":
-    ...      "[thatch] User decision model\\n- [0.58 conf, 1 tests] When writing tests: you tend to use pytest"}},
-    ...   {"type": "assistant", "uuid": "x1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:05Z",
-    ...    "message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "mcp__thatch__prediction_update",
-    ...      "input": {"matcher": "writing tests", "prediction": "use pytest", "signal": "disconfirm"}}]}},
-    ...   {"type": "user", "uuid": "t1", "sessionId": "s1", "timestamp": "2026-01-05T09:00:06Z",
-    ...    "toolUseResult": "User rejected tool use", "message": {"content": [{"type": "tool_result",
-    ...      "tool_use_id": "toolu_1", "is_error": True, "content": "The user doesn't want to proceed with this "
-    ...      "tool use. The tool use was rejected."}]}}]
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "s1.jsonl").write_text("\\n".join(json.dumps(r) for r in recs) + "\\n")
-    >>> res = claude_code(d, project_store="cwd")
-    >>> res.log[["kind", "text", "store", "skip_reason"]].values.tolist()
-    [['message', 'please add tests for the parser', 'app', None], ['prediction_update', None, 'app', 'rejected by the user']]
-    >>> res.log["surfaced"][0], dict(res.not_run), dict(res.stripped)
-    (['use pytest'], {'rejected by the user': 1}, {'ide_opened_file': 1})
     """
+    _check_options(server, engine)
+    subagents = subagent_mode(subagents)
+    result = IngestResult(log=None)
+    reader = _read_transcripts(path, server, subagents, result)
+    reader.finish(engine)
+    _warn_unrecognised(reader.unrecognised, server, result)
+    name_stores(reader.rows, reader.evidence, project_store, result)
+    result.log = finish_log(reader.rows, result.skipped, source=str(path))
+    result.tables = {"interactions": result.log}
+    return result
+
+
+def _check_options(server, engine) -> None:
     if not isinstance(server, str) or not server:
         raise LogValidationError(f"server: expected the MCP server's name, got {server!r}")
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")
-    subagents = subagent_mode(subagents)
+
+
+def _read_transcripts(path, server: str, subagents: str, result: IngestResult) -> _Reader:
+    """Every transcript under ``path`` through one reader, file by file; a record several files repeat counts once."""
     prefix = server_name(server)
-    result = IngestResult(log=None)
     files = _transcripts(path, subagents != "none", result.skipped)
     if len(files) > 1:
         files, owners = scan(files, lambda f, c: _lines(f, prefix, c))
@@ -702,9 +721,4 @@ def claude_code(path, server: str = "thatch", subagents="calls", *, engine: str 
         if reader.loose:
             result.skipped["hook output without a prompt"] += 1
             reader.loose = []
-    reader.finish(engine)
-    _warn_unrecognised(reader.unrecognised, server, result)
-    name_stores(reader.rows, reader.evidence, project_store, result)
-    result.log = finish_log(reader.rows, result.skipped, source=str(path))
-    result.tables = {"interactions": result.log}
-    return result
+    return reader

@@ -33,7 +33,23 @@ __all__ = ["Growth", "grow"]
 
 @dataclass
 class Growth:
-    """What :func:`grow` did: the merged ``log`` and how many rows of each fate it holds."""
+    """What :func:`grow` did: the merged ``log`` and how many rows of each fate it holds.
+
+    Parameters
+    ----------
+    log : pandas.DataFrame
+        The merged log.
+    new : int, default=0
+        Rows the earlier log lacked.
+    completed : int, default=0
+        Rows whose reply, nudge or result arrived since.
+    updated : int, default=0
+        Rows the source changed otherwise.
+    unchanged : int, default=0
+        Rows as the earlier log held them.
+    kept : int, default=0
+        Rows no longer in the source, kept from the earlier log.
+    """
 
     log: pd.DataFrame
     new: int = 0
@@ -43,7 +59,13 @@ class Growth:
     kept: int = 0  # no longer in the source, kept from the earlier log
 
     def lines(self) -> list[tuple[str, int]]:
-        """``(what, count)`` pairs for a summary, the zero ones left out."""
+        """``(what, count)`` pairs for a summary, the zero ones left out.
+
+        Returns
+        -------
+        list of tuple
+            ``(what, count)`` in the order new, completed, updated, unchanged, kept.
+        """
         pairs = [("new", self.new), ("completed (a reply, nudge or result arrived)", self.completed),
                  ("updated in the source", self.updated), ("unchanged", self.unchanged),
                  ("no longer in the source (kept)", self.kept)]
@@ -92,6 +114,27 @@ def grow(existing: pd.DataFrame, fresh: pd.DataFrame, key: str = "record_id") ->
     ``fresh``'s rows in its order plus the earlier rows the source no longer
     holds, stably sorted by ``ts``.
 
+    Parameters
+    ----------
+    existing : pandas.DataFrame
+        The log an earlier ingest wrote.
+    fresh : pandas.DataFrame
+        The new ingest of the grown source.
+    key : str, default="record_id"
+        The column identifying a record.
+
+    Returns
+    -------
+    Growth
+        The merged log and its counts.
+
+    Raises
+    ------
+    InputError
+        A row of either log lacks ``key``, or a ``key`` repeats within one.
+
+    Examples
+    --------
     >>> old = pd.DataFrame({"ts": ["2026-01-01T09:00Z", "2026-01-01T09:01Z", "2026-01-01T08:00Z"],
     ...                     "record_id": ["a", "b", "gone"], "logged_reply": [None, "ok", "x"]})
     >>> new = pd.DataFrame({"ts": ["2026-01-01T09:00Z", "2026-01-01T09:01Z", "2026-01-01T09:02Z"],

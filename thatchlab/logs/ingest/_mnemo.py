@@ -51,6 +51,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.errors import LogValidationError
 from thatchlab.logs._core import read_table
 from thatchlab.logs.ingest._times import utc_text
 from thatchlab.logs.ingest._tools import ContentIds, IngestResult
@@ -99,8 +100,6 @@ def _frame(path, kind: str, result: IngestResult) -> pd.DataFrame:
     cols = {f: _pick(raw, f, kind) for f in ("ts", "workspace", "session", key, "entities", "record_id")}
     missing = [f for f in ("ts", "workspace", key) if cols[f] is None]
     if missing:
-        from thatchlab.core.errors import LogValidationError
-
         raise LogValidationError(f"{path}: the {kind} dump has no column for {missing}; expected one of "
                                  + "; ".join(f"{m}: {', '.join(_ALIASES[m])}" for m in missing), file=str(path),
                                  column=missing[0])
@@ -178,6 +177,16 @@ def _sessions(frames, gap: pd.Timedelta) -> None:
 
 def mnemo_events(path, recalls=None, *, session_gap="30min") -> IngestResult:
     """The event stream of a ``mnemo_event`` dump and, with ``recalls``, the recall stream.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``mnemo_event`` dump (CSV, Parquet or JSON lines).
+    recalls : str or path-like, optional
+        The recall telemetry dump.
+    session_gap : str or pandas.Timedelta, default="30min"
+        The silence after which an inferred session ends (rows without a
+        session only; sessions are inferred per workspace from both dumps' times).
 
     Returns
     -------

@@ -43,8 +43,20 @@ _EXTRACTOR = "thatch-fact-extractor"
 class NudgeItem:
     """One surfaced item as the nudge printed it.
 
-    ``confidence`` is the displayed (two-decimal) confidence and ``tests``
-    the evidence count; ``verb`` the verb printed.
+    Parameters
+    ----------
+    engine : str
+        ``"prediction"`` or ``"behavior"``.
+    statement : str
+        The prediction or behavior printed.
+    matcher : str
+        The situation after ``When``.
+    confidence : float
+        The displayed (two-decimal) confidence.
+    tests : int
+        The evidence count.
+    verb : str
+        The verb printed.
     """
 
     engine: str
@@ -55,13 +67,30 @@ class NudgeItem:
     verb: str
 
     def as_dict(self) -> dict:
+        """The item as a ``logged_items`` entry.
+
+        Returns
+        -------
+        dict
+            ``engine``, ``statement``, ``matcher``, ``confidence`` and ``tests``.
+        """
         return {"engine": self.engine, "statement": self.statement, "matcher": self.matcher,
                 "confidence": self.confidence, "tests": self.tests}
 
 
 @dataclass(frozen=True)
 class NudgeBlock:
-    """One engine's block: its ``text`` exactly as printed (header and lines) and its items."""
+    """One engine's block as printed.
+
+    Parameters
+    ----------
+    engine : str
+        ``"prediction"`` or ``"behavior"``.
+    text : str
+        The block exactly as printed (header and lines).
+    items : tuple of NudgeItem, default=()
+        Its items, in order.
+    """
 
     engine: str
     text: str
@@ -96,6 +125,18 @@ def parse_nudges(text: str) -> list[NudgeBlock]:
     statement holding a newline) unless it is blank, another header or
     closing markup. Text around the blocks is ignored.
 
+    Parameters
+    ----------
+    text : str
+        Hook output, a prompt or a synthetic part holding the blocks.
+
+    Returns
+    -------
+    list of NudgeBlock
+        The blocks found (none: an empty list).
+
+    Examples
+    --------
     >>> hook = ("<user-prompt-submit-hook>[thatch] User decision model\\n"
     ...         "- [0.58 conf, 1 tests] When writing tests: you tend to use pytest\\n"
     ...         "- [0.50 conf, 0 tests] When naming things: you may prefer short names: a, b\\n\\n"

@@ -259,6 +259,11 @@ def omi_memories(path) -> IngestResult:
     """The memory log of an omi ``/v3/memories`` export (a JSON array, JSON lines or an object
     with ``memories``); what is read, inferred and lost is listed in the module's notes.
 
+    Parameters
+    ----------
+    path : str or path-like
+        The export file.
+
     Returns
     -------
     IngestResult
@@ -294,18 +299,34 @@ def omi_memories(path) -> IngestResult:
     >>> res.log.loc[res.log["kind"] == "read", "currency"].tolist()
     [0.0, 0.8122523963562355]
     """
-    recs = _records(path)
     result = IngestResult(log=None)
-    read, skipped = result.read, result.skipped
-    created_of, seen = {}, set()
+    kept, created_of = _usable_records(_records(path), result.read, result.skipped)
     rows = []
+    for mid, created, r in kept:
+        result.read["memories"] += 1
+        rows.extend(_memory_rows(mid, created, r, created_of, result.read))
+    df = pd.DataFrame(rows, columns=list(MEMORY_LOG_COLUMNS + OMI_COLUMNS))
+    if len(df):
+        df["_o"] = df["kind"].map(_ORDER)
+        df["_t"] = pd.to_datetime(df["ts"], utc=True, format="ISO8601")
+        df = df.sort_values(["_t", "_o"], kind="stable").drop(columns=["_o", "_t"]).reset_index(drop=True)
+    valid, rejected = validate_memory_log(df, source=str(path), errors="report")
+    for kind, col in zip(rejected.get("kind", []), rejected.get("column", [])):
+        result.skipped[f"invalid {kind} row ({col})"] += 1
+    valid["currency"] = pd.to_numeric(valid["currency"], errors="coerce").astype("float64")
+    result.log = valid
+    result.tables = {"memories": valid}
+    return result
 
-    def row(ts, mid, kind, **kw):
-        out = {c: None for c in MEMORY_LOG_COLUMNS + OMI_COLUMNS}
-        out.update(ts=ts, memory_id=mid, kind=kind, **kw)
-        rows.append(out)
 
-    kept = []
+def _usable_records(recs, read, skipped) -> tuple:
+    """``(kept, created_of)``: ``(id, created_at, record)`` of each memory the log can use, and its creation times.
+
+    Unknown fields are counted; records that are not objects, lack an id,
+    repeat one, are marked deleted, lack content or a readable created_at are
+    counted and left out.
+    """
+    created_of, seen, kept = {}, set(), []
     for r in recs:
         read["records"] += 1
         if not isinstance(r, dict):
@@ -336,80 +357,90 @@ def omi_memories(path) -> IngestResult:
             continue
         created_of[mid] = created
         kept.append((mid, created, r))
+    return kept, created_of
 
-    for mid, created, r in kept:
-        read["memories"] += 1
-        cls = r.get("belief_class")
-        if cls == "":
-            cls = None
-        if cls is not None and cls not in BELIEF_CLASSES:
-            read[f"belief_class {cls!r} omi does not have (read as unclassified)"] += 1
-            cls = None
-        hl = r.get("half_life_days")
-        hl_num = _num(hl)
-        if hl is not None and (hl_num is None or hl_num <= 0):
-            read["half_life_days that is not a number of days > 0 (read as none)"] += 1
-            hl_num = None
-        if hl_num is not None and cls is not None and BELIEF_PRIORS[cls] == hl_num:
-            hl_num = None  # the class's prior: left to the prior, so other priors can move it
-        category = r.get("category")
-        if category is not None and category not in OMI_CATEGORIES:
-            read[f"category not in omi's enum (kept as given): {category!r}"] += 1
-        if _bool(r.get("is_locked")):
-            read["locked memories (content cut to 70 characters by omi)"] += 1
-        sup = _id(r.get("superseded_by"))
-        sup = None if sup == mid else sup
-        row(created, mid, "write", text=r["content"], belief_class=cls, user_asserted=_bool(r.get("manually_added")),
-            half_life_days=hl_num, valid_to=utc_text(r.get("invalid_at"), read, "time"),
-            tier=_text(r.get("memory_tier")), memory_kind=_text(r.get("kind")),
-            subject_scope=_text(r.get("subject_scope")), category=_text(category), superseded_by=sup,
-            record_id=mid)
-        as_of = utc_text(r.get("as_of"), read, "time")
-        if as_of is not None:
-            if pd.Timestamp(as_of) > pd.Timestamp(created):
-                row(as_of, mid, "restated", source_authority=_APPLIED, record_id=f"{mid}#as_of@{as_of}")
-                read["restated at as_of (omi's evidence clock, later than created_at)"] += 1
-            elif pd.Timestamp(as_of) < pd.Timestamp(created):
-                read["as_of before created_at (the evidence clock cannot precede the write)"] += 1
-        if sup is not None:
-            if sup in created_of:
-                at = max(created_of[sup], created, key=pd.Timestamp)
-                row(at, sup, "contradicted", target_memory_id=mid, source_authority=_APPLIED,
-                    record_id=f"{mid}#superseded_by:{sup}")
-                read["supersessions (contradicted at the superseding memory's created_at, inferred)"] += 1
-            else:
-                read["superseded_by a memory not in the export (no event)"] += 1
-        cur = _num(r.get("currency"))
-        if r.get("currency") is not None and cur is None:
-            read["currency that is not a finite number (read as null)"] += 1
-        band = r.get("currency_band")
-        computed = utc_text(r.get("belief_computed_at"), read, "time")
-        if cur is None:
-            if computed is not None:
-                read["memories omi read without a currency (unclassified: no read row)"] += 1
-            continue
-        if computed is None:
-            read["currency without belief_computed_at (older server, read time unknown: no read row)"] += 1
-            continue
-        if band is not None and band not in BELIEF_BANDS:
-            read[f"currency_band omi does not use (kept as given): {band!r}"] += 1
-        elif band is not None and band != _band(cur):
-            read["currency_band that is not omi's band of its currency (kept as given)"] += 1
-        row(computed, mid, "read", currency=cur, currency_band=_text(band) if isinstance(band, str) else None,
-            record_id=f"{mid}#read@{computed}")
-        read["read rows (omi's currency at belief_computed_at)"] += 1
-    df = pd.DataFrame(rows, columns=list(MEMORY_LOG_COLUMNS + OMI_COLUMNS))
-    if len(df):
-        df["_o"] = df["kind"].map(_ORDER)
-        df["_t"] = pd.to_datetime(df["ts"], utc=True, format="ISO8601")
-        df = df.sort_values(["_t", "_o"], kind="stable").drop(columns=["_o", "_t"]).reset_index(drop=True)
-    valid, rejected = validate_memory_log(df, source=str(path), errors="report")
-    for kind, col in zip(rejected.get("kind", []), rejected.get("column", [])):
-        skipped[f"invalid {kind} row ({col})"] += 1
-    valid["currency"] = pd.to_numeric(valid["currency"], errors="coerce").astype("float64")
-    result.log = valid
-    result.tables = {"memories": valid}
-    return result
+
+def _row(ts, mid, kind, **kw) -> dict:
+    out = {c: None for c in MEMORY_LOG_COLUMNS + OMI_COLUMNS}
+    out.update(ts=ts, memory_id=mid, kind=kind, **kw)
+    return out
+
+
+def _memory_rows(mid, created, r, created_of, read) -> list:
+    """The rows one memory makes, in order: its write, a restatement at ``as_of``, the
+    contradiction of the memory it supersedes, and omi's read of its currency."""
+    sup = _id(r.get("superseded_by"))
+    sup = None if sup == mid else sup
+    rows = [_write_row(mid, created, r, sup, read)]
+    as_of = utc_text(r.get("as_of"), read, "time")
+    if as_of is not None:
+        if pd.Timestamp(as_of) > pd.Timestamp(created):
+            rows.append(_row(as_of, mid, "restated", source_authority=_APPLIED, record_id=f"{mid}#as_of@{as_of}"))
+            read["restated at as_of (omi's evidence clock, later than created_at)"] += 1
+        elif pd.Timestamp(as_of) < pd.Timestamp(created):
+            read["as_of before created_at (the evidence clock cannot precede the write)"] += 1
+    if sup is not None:
+        if sup in created_of:
+            at = max(created_of[sup], created, key=pd.Timestamp)
+            rows.append(_row(at, sup, "contradicted", target_memory_id=mid, source_authority=_APPLIED,
+                             record_id=f"{mid}#superseded_by:{sup}"))
+            read["supersessions (contradicted at the superseding memory's created_at, inferred)"] += 1
+        else:
+            read["superseded_by a memory not in the export (no event)"] += 1
+    read_row = _read_row(mid, r, read)
+    if read_row is not None:
+        rows.append(read_row)
+    return rows
+
+
+def _write_row(mid, created, r, sup, read) -> dict:
+    """The memory's write row; a belief class, half-life or category omi would not hold is counted."""
+    cls = r.get("belief_class")
+    if cls == "":
+        cls = None
+    if cls is not None and cls not in BELIEF_CLASSES:
+        read[f"belief_class {cls!r} omi does not have (read as unclassified)"] += 1
+        cls = None
+    hl = r.get("half_life_days")
+    hl_num = _num(hl)
+    if hl is not None and (hl_num is None or hl_num <= 0):
+        read["half_life_days that is not a number of days > 0 (read as none)"] += 1
+        hl_num = None
+    if hl_num is not None and cls is not None and BELIEF_PRIORS[cls] == hl_num:
+        hl_num = None  # the class's prior: left to the prior, so other priors can move it
+    category = r.get("category")
+    if category is not None and category not in OMI_CATEGORIES:
+        read[f"category not in omi's enum (kept as given): {category!r}"] += 1
+    if _bool(r.get("is_locked")):
+        read["locked memories (content cut to 70 characters by omi)"] += 1
+    return _row(created, mid, "write", text=r["content"], belief_class=cls, user_asserted=_bool(r.get("manually_added")),
+                half_life_days=hl_num, valid_to=utc_text(r.get("invalid_at"), read, "time"),
+                tier=_text(r.get("memory_tier")), memory_kind=_text(r.get("kind")),
+                subject_scope=_text(r.get("subject_scope")), category=_text(category), superseded_by=sup,
+                record_id=mid)
+
+
+def _read_row(mid, r, read):
+    """The row of omi's currency at ``belief_computed_at``, or None when the export lacks either."""
+    cur = _num(r.get("currency"))
+    if r.get("currency") is not None and cur is None:
+        read["currency that is not a finite number (read as null)"] += 1
+    band = r.get("currency_band")
+    computed = utc_text(r.get("belief_computed_at"), read, "time")
+    if cur is None:
+        if computed is not None:
+            read["memories omi read without a currency (unclassified: no read row)"] += 1
+        return None
+    if computed is None:
+        read["currency without belief_computed_at (older server, read time unknown: no read row)"] += 1
+        return None
+    if band is not None and band not in BELIEF_BANDS:
+        read[f"currency_band omi does not use (kept as given): {band!r}"] += 1
+    elif band is not None and band != _band(cur):
+        read["currency_band that is not omi's band of its currency (kept as given)"] += 1
+    read["read rows (omi's currency at belief_computed_at)"] += 1
+    return _row(computed, mid, "read", currency=cur, currency_band=_text(band) if isinstance(band, str) else None,
+                record_id=f"{mid}#read@{computed}")
 
 
 def _band(c: float) -> str:

@@ -21,6 +21,40 @@ each nudge block into the user's message as a synthetic text part (id
 ``prt_thatch_...``) before the message is stored. Its store is the one
 thatch's ``detectRepo`` names for the session's directory, which the
 plugin's own replies spell out (``[created] acme/app :: ...``).
+
+Examples
+--------
+>>> import json, sqlite3, tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> db = sqlite3.connect(d / "opencode.db")
+>>> _ = db.executescript(
+...     "CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, directory TEXT NOT NULL);"
+...     "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
+...     "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
+...     "INSERT INTO session VALUES ('ses_1', NULL, '/home/dev/app')")
+>>> def msg(mid, at, role):
+...     db.execute("INSERT INTO message VALUES (?, 'ses_1', ?, ?)",
+...                (mid, at, json.dumps({"role": role, "time": {"created": at}})))
+>>> def part(pid, mid, **data):
+...     db.execute("INSERT INTO part VALUES (?, ?, 'ses_1', ?)", (pid, mid, json.dumps(data)))
+>>> msg("msg_1", 1767600000000, "user")
+>>> part("prt_1", "msg_1", type="text", text="rename the config loader")
+>>> part("prt_thatch_k2", "msg_1", type="text", synthetic=True, text="[thatch] Situational behaviors\\n"
+...      "- [0.50 conf, 0 tests] When renaming code: consider grep for callers")
+>>> msg("msg_2", 1767600005000, "assistant")
+>>> part("prt_2", "msg_2", type="tool", tool="thatch_behavior_list", callID="call_1", state={
+...      "status": "completed", "input": {}, "output": 'No behaviors in "acme/app", "global".'})
+>>> part("prt_3", "msg_2", type="tool", tool="thatch_behavior_feedback", callID="call_2", state={
+...      "status": "running", "time": {"start": 1767600006000},
+...      "input": {"behavior": "grep for callers", "relevant": True, "context": "three files"}})
+>>> db.commit(); db.close()
+>>> res = opencode(d)
+>>> res.log[["kind", "text", "store", "record_id", "skip_reason"]].values.tolist()
+[['message', 'rename the config loader', 'acme/app', 'msg_1', None], \
+['behavior_list', None, 'acme/app', 'call_1', None], \
+['behavior_feedback', 'three files', 'acme/app', 'call_2', 'still running']]
+>>> res.log["surfaced"][0], dict(res.stripped), dict(res.not_run)
+(['grep for callers'], {'thatch nudge part': 1}, {'still running': 1})
 """
 
 from __future__ import annotations
@@ -199,27 +233,31 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
 
     Parameters
     ----------
-    path : opencode's data dir (``~/.local/share/opencode``: its ``opencode.db``
+    path : str or path-like
+        opencode's data dir (``~/.local/share/opencode``: its ``opencode.db``
         and ``opencode-<channel>.db``, and its legacy ``storage/`` folder, all
         read and merged by id, a database's copy winning), one database file,
         or a ``storage/`` folder. Databases are opened read-only, safely while
         opencode writes them.
-    subagents : what is read of sessions with a ``parentID`` (a sub-agent's
+    subagents : {"calls", "all", "none"} or bool, default="calls"
+        What is read of sessions with a ``parentID`` (a sub-agent's
         run, or thatch's own extraction child): ``"calls"`` (the default:
         what production experienced) their thatch calls, as rows with
         ``subagent`` set, their prompts (the parent's delegation, thatch's
         extraction request) counted, not rows; ``"all"`` (or True) their
         prompts too, as message rows; ``"none"`` (or False) nothing of them.
-    engine : keep only this engine's statements in ``surfaced`` (``"prediction"``
-        or ``"behavior"``; None: both).
-    project_store : the store of rows whose call named none: ``"auto"`` names
+    engine : {"prediction", "behavior"}, optional
+        Keep only this engine's statements in ``surfaced`` (None: both).
+    project_store : str or None, default="auto"
+        The store of rows whose call named none: ``"auto"`` names
         it as thatch does (the store the session's own thatch replies name,
         also those of its memory tools; else another session's of the same
         directory; else :func:`~thatchlab.logs.ingest.detect_repo` on the
         directory when it exists here; else its folder name, with a warning),
         ``"cwd"`` the directory's folder name, other text that store, None
         leaves them null.
-    server : the name thatch's tools are registered under (``thatch``: the
+    server : str, default="thatch"
+        The name thatch's tools are registered under (``thatch``: the
         plugin's ``thatch_<tool>``); plain tool names are read too
         (:mod:`~thatchlab.logs.ingest._names`).
 
@@ -247,45 +285,25 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
     StoreSchemaError
         A database without opencode's tables, or one locked by another process.
 
-    Examples
+    See Also
     --------
-    >>> import json, sqlite3, tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> db = sqlite3.connect(d / "opencode.db")
-    >>> _ = db.executescript(
-    ...     "CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, directory TEXT NOT NULL);"
-    ...     "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
-    ...     "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
-    ...     "INSERT INTO session VALUES ('ses_1', NULL, '/home/dev/app')")
-    >>> def msg(mid, at, role):
-    ...     db.execute("INSERT INTO message VALUES (?, 'ses_1', ?, ?)",
-    ...                (mid, at, json.dumps({"role": role, "time": {"created": at}})))
-    >>> def part(pid, mid, **data):
-    ...     db.execute("INSERT INTO part VALUES (?, ?, 'ses_1', ?)", (pid, mid, json.dumps(data)))
-    >>> msg("msg_1", 1767600000000, "user")
-    >>> part("prt_1", "msg_1", type="text", text="rename the config loader")
-    >>> part("prt_thatch_k2", "msg_1", type="text", synthetic=True, text="[thatch] Situational behaviors\\n"
-    ...      "- [0.50 conf, 0 tests] When renaming code: consider grep for callers")
-    >>> msg("msg_2", 1767600005000, "assistant")
-    >>> part("prt_2", "msg_2", type="tool", tool="thatch_behavior_list", callID="call_1", state={
-    ...      "status": "completed", "input": {}, "output": 'No behaviors in "acme/app", "global".'})
-    >>> part("prt_3", "msg_2", type="tool", tool="thatch_behavior_feedback", callID="call_2", state={
-    ...      "status": "running", "time": {"start": 1767600006000},
-    ...      "input": {"behavior": "grep for callers", "relevant": True, "context": "three files"}})
-    >>> db.commit(); db.close()
-    >>> res = opencode(d)
-    >>> res.log[["kind", "text", "store", "record_id", "skip_reason"]].values.tolist()
-    [['message', 'rename the config loader', 'acme/app', 'msg_1', None], \
-['behavior_list', None, 'acme/app', 'call_1', None], \
-['behavior_feedback', 'three files', 'acme/app', 'call_2', 'still running']]
-    >>> res.log["surfaced"][0], dict(res.stripped), dict(res.not_run)
-    (['grep for callers'], {'thatch nudge part': 1}, {'still running': 1})
+    claude_code : the same log from Claude Code's transcripts.
     """
     if engine not in (None, "prediction", "behavior"):
         raise LogValidationError(f"engine: expected None, 'prediction' or 'behavior', got {engine!r}")
     subagents = subagent_mode(subagents)
     result = IngestResult(log=None)
     stored = load(path, result, subagents=subagents != "none")
+    out = _read_messages(stored, result, engine, server, subagents)
+    _warn_unread(out, server, result)
+    name_stores(out.rows, out.evidence, project_store, result)
+    result.log = finish_log(out.rows, result.skipped, source=str(path))
+    result.tables = {"interactions": result.log}
+    return result
+
+
+def _read_messages(stored, result: IngestResult, engine, server: str, subagents: str) -> _Rows:
+    """Every stored message through one row maker, in the store's order; each row then knows its sub-agent kind."""
     out = _Rows(result, engine, server_name(server), prompts_of_subagents=subagents == "all")
     bar = progress(stored.messages, total=len(stored.messages), desc="opencode messages",
                    enabled=None if len(stored.messages) > _BAR_MESSAGES else False)
@@ -304,6 +322,11 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
             result.skipped[f"message role {role!r}"] += 1
     for row in out.rows:
         row["subagent"] = _subagent_kind(stored.sessions.get(row["session"], {}))
+    return out
+
+
+def _warn_unread(out: _Rows, server: str, result: IngestResult) -> None:
+    """Warn of sessions holding thatch's nudges but no call recognised under ``server`` (a wrong ``--server``)."""
     unread = sorted(s for s in out.nudged - out.called if s in out.candidates)
     if unread:
         names = sorted({n for s in unread for n in out.candidates[s]})
@@ -312,7 +335,3 @@ def opencode(path, *, subagents="calls", engine: str | None = None,
             f"{len(unread)} session(s) hold thatch's nudges but no call to thatch's tools under --server {server!r} "
             f"({', '.join(unread[:3])}); tool names that look like thatch's: {', '.join(names[:5])}: pass --server "
             "with the name the host registered thatch under")
-    name_stores(out.rows, out.evidence, project_store, result)
-    result.log = finish_log(out.rows, result.skipped, source=str(path))
-    result.tables = {"interactions": result.log}
-    return result

@@ -31,6 +31,22 @@ def redact_text(text: str) -> str:
     (prompts shorter than ``min_prompt_chars`` fire no nudge) treats the
     stand-in as it treated the text.
 
+    Parameters
+    ----------
+    text : str
+        The text to hide.
+
+    Returns
+    -------
+    str
+        Hex digits, as many as the text's characters (64 at most).
+
+    See Also
+    --------
+    redact : a whole log with its lookup table.
+
+    Examples
+    --------
     >>> redact_text("fix the flaky test")
     '1ca42459f21e732e42'
     >>> len(redact_text("ok")), len(redact_text("x" * 500))
@@ -65,21 +81,29 @@ def redact(log: pd.DataFrame, embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Parameters
     ----------
-    log : an interaction log (validated; ``logs.read_interaction_log`` or an ingest's ``log``).
-    embedder : an embedder (``embed_queries``, ``embed_passages``, ``name``):
+    log : pandas.DataFrame
+        An interaction log (validated; ``logs.read_interaction_log`` or an ingest's ``log``).
+    embedder : Embedder
+        Any object with ``embed_queries``, ``embed_passages`` and ``name``:
         the model the lookup's vectors are computed with.
 
     Returns
     -------
-    redacted : the log with ``text`` (messages, queries, feedback contexts)
+    redacted : pandas.DataFrame
+        The log with ``text`` (messages, queries, feedback contexts)
         and ``rationale`` replaced by :func:`redact_text`, the rationale and
         context lines of ``logged_reply`` likewise, and a logged
-        ``embedding`` column dropped (it is the prompt's vector, kept in the
+        ``embedding`` column emptied (it is the prompt's vector, kept in the
         lookup instead).
-    lookup : ``text, embedding`` rows: each redacted prompt or query's
+    lookup : pandas.DataFrame
+        ``text, embedding`` rows: each redacted prompt or query's
         stand-in with its query vector, then every matcher, statement and
         delete text with its passage vector (first vector kept when two
         short texts share a stand-in).
+
+    See Also
+    --------
+    redact_text : the stand-in of one text.
 
     Examples
     --------
@@ -99,29 +123,44 @@ def redact(log: pd.DataFrame, embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
     (['writing tests', 'use pytest'], 3)
     """
     out = log.copy()
-    kinds = out["kind"].to_numpy(object)
+    mapping, queries = _stand_ins(out)
+    _replace_texts(out, mapping)
+    passages = [t for col in ("matcher", "statement") for t in out[col].tolist() if isinstance(t, str)]
+    lookup = _lookup(list(dict.fromkeys(queries)), list(dict.fromkeys(passages)), mapping, embedder)
+    return out, lookup
+
+
+def _stand_ins(log: pd.DataFrame) -> tuple[dict, list]:
+    """``(mapping, queries)``: each redacted text → its stand-in, and the prompts and queries among them, in order."""
+    kinds = log["kind"].to_numpy(object)
     mapping: dict[str, str] = {}
     queries: list[str] = []
     for i in np.flatnonzero(np.isin(kinds, _REDACTED_TEXT_KINDS)):
-        t = out["text"].iat[i]
+        t = log["text"].iat[i]
         if isinstance(t, str):
             mapping[t] = redact_text(t)
             if kinds[i] in _QUERY_KINDS:
                 queries.append(t)
-    rat = out["rationale"].to_numpy(object)
-    for t in rat:
+    for t in log["rationale"].to_numpy(object):
         if isinstance(t, str):
             mapping[t] = redact_text(t)
-    redact_col = np.isin(kinds, _REDACTED_TEXT_KINDS)
+    return mapping, queries
+
+
+def _replace_texts(out: pd.DataFrame, mapping: dict) -> None:
+    """Put the stand-ins in ``out``: text, rationale, the reply's lines; drop a logged prompt vector."""
+    redact_col = np.isin(out["kind"].to_numpy(object), _REDACTED_TEXT_KINDS)
     out["text"] = [mapping.get(t, t) if redact_col[i] and isinstance(t, str) else t
                    for i, t in enumerate(out["text"].tolist())]
-    out["rationale"] = [mapping.get(t, t) if isinstance(t, str) else t for t in rat]
+    out["rationale"] = [mapping.get(t, t) if isinstance(t, str) else t for t in out["rationale"].to_numpy(object)]
     if "logged_reply" in out.columns:
         out["logged_reply"] = [_reply(r, mapping) for r in out["logged_reply"].tolist()]
     if "embedding" in out.columns:
         out["embedding"] = None
-    passages = [t for col in ("matcher", "statement") for t in out[col].tolist() if isinstance(t, str)]
-    queries, passages = list(dict.fromkeys(queries)), list(dict.fromkeys(passages))
+
+
+def _lookup(queries: list, passages: list, mapping: dict, embedder) -> pd.DataFrame:
+    """``text, embedding``: each query's stand-in with its query vector, then each passage with its passage vector."""
     rows, seen, clashes = [], set(), Counter()
     if queries:
         qv = np.asarray(embedder.embed_queries(queries), dtype=np.float32)
@@ -141,4 +180,4 @@ def redact(log: pd.DataFrame, embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
     lookup = pd.DataFrame(rows, columns=["text", "embedding"])
     lookup.attrs["model"] = getattr(embedder, "name", None)
     lookup.attrs["clashes"] = dict(clashes)
-    return out, lookup
+    return lookup

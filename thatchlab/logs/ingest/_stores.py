@@ -65,6 +65,24 @@ def worktree_main(directory, branch=None):
     inside ``<repo>/worktrees/<name>`` only when the session's git branch is ``<name>`` (the
     transcript's ``gitBranch``: a folder merely called ``worktrees`` proves nothing).
 
+    Parameters
+    ----------
+    directory : str
+        The session's directory.
+    branch : str, optional
+        The session's git branch.
+
+    Returns
+    -------
+    str or None
+        The main checkout's path, or None.
+
+    See Also
+    --------
+    detect_repo : the store named from a directory.
+
+    Examples
+    --------
     >>> worktree_main("/home/dev/app/.claude/worktrees/fix-login"), worktree_main("/p/spotter-worktrees/spotter-dov")
     ('/home/dev/app', '/p/spotter')
     >>> worktree_main("/home/dev/app/worktrees/feat-x", "feat-x"), worktree_main("/home/dev/app/worktrees/feat-x")
@@ -93,6 +111,23 @@ def worktree_main(directory, branch=None):
 def parse_git_url(url: str):
     """``owner/repo`` of a git remote URL as thatch's ``parseGitUrl`` reads it, or None.
 
+    Parameters
+    ----------
+    url : str
+        The remote's URL (scp-like, ``ssh://``, ``https://``...).
+
+    Returns
+    -------
+    str or None
+        ``owner/repo`` (every path part but the last as the owner), or None
+        for a URL without one.
+
+    See Also
+    --------
+    detect_repo : the store named from a directory.
+
+    Examples
+    --------
     >>> parse_git_url("git@github.com:acme/weather-app.git")
     'acme/weather-app'
     >>> parse_git_url("https://gitlab.example.com/group/sub/tool.git/"), parse_git_url("ssh://git@host:22/o/r")
@@ -136,6 +171,23 @@ def detect_repo(directory) -> str:
     ``unknown`` when the directory does not exist (production's cache of
     earlier answers is not here); else its folder name.
 
+    Parameters
+    ----------
+    directory : str or path-like
+        The project directory a session ran in.
+
+    Returns
+    -------
+    str
+        The store name.
+
+    See Also
+    --------
+    parse_git_url : how the origin's URL is read.
+    worktree_main : the main checkout of a worktree path.
+
+    Examples
+    --------
     >>> import tempfile
     >>> detect_repo(tempfile.mkdtemp(prefix="plain-")).startswith("plain-")
     True

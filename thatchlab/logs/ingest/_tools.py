@@ -44,28 +44,28 @@ _TRUE = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no":
 class IngestResult:
     """What an adapter read.
 
-    Attributes
+    Parameters
     ----------
-    log : DataFrame
+    log : pandas.DataFrame
         The main log (the interaction log, the memory log, the recall log or
         the event stream, per adapter).
-    tables : dict of DataFrame
+    tables : dict of pandas.DataFrame, default={}
         Every table the adapter produced, by name (``log`` is one of them).
-    read : Counter
+    read : collections.Counter, default=Counter()
         What was read (``files``, ``records``, ``prompts``, ``tool calls``...).
-    skipped : Counter
+    skipped : collections.Counter, default=Counter()
         What was left out, by reason; nothing left out is ever silent.
-    not_run : Counter
+    not_run : collections.Counter, default=Counter()
         Tool calls that never ran in production (rejected by the user, an
         error, still running), by reason: they are rows of the log with that
         reason in ``skip_reason``, which a replay skips.
-    stripped : Counter
+    stripped : collections.Counter, default=Counter()
         What was cut out of prompts because the host, not the user, wrote it
         (IDE context, system reminders, hook output), by kind.
-    found : Counter
+    found : collections.Counter, default=Counter()
         The source's records by kind (a transcript's record types), for
         the message of an ingest that gave no row.
-    warnings : list of str
+    warnings : list of str, default=[]
         Sentences about guesses the adapter had to make (a store named after
         a folder, say); the command line prints each as a ``warning:`` line.
     """

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from thatchlab.belief import compute_currency, currency_band
+from thatchlab.core.params.belief import BELIEF_PRIORS
 from thatchlab.embed import LookupEmbedder
 from thatchlab.scoring import BehaviorEngine, PredictionEngine
 
@@ -263,154 +265,193 @@ def _cc_record(version: str, base: dict, core: dict) -> dict:
     return {**head, **core, **tail}
 
 
+class _CcSession:
+    """One Claude Code session's transcript as the host writes it: each record chained to the one before."""
+
+    def __init__(self, start, version: str, cwd: str):
+        self.sid = uid("session", start)
+        self.version = version
+        self.base = {"sessionId": self.sid, "cwd": cwd, "gitBranch": "main", "isSidechain": False}
+        self.recs = []
+        self.parent = None
+        self.n = 0
+        self.new = not version.startswith("1.")
+
+    def add(self, core, ts, key):
+        u = uid(self.base["sessionId"], key)
+        core = {"parentUuid": self.parent, **core, "uuid": u, "timestamp": ts}
+        self.recs.append(_cc_record(self.version, self.base, core))
+        self.parent = u
+        return u
+
+    def hook(self, event, text, ts, key):
+        self.add({"type": "attachment", "attachment": {
+            "type": "hook_success", "hookName": event if event != "SessionStart" else "SessionStart:startup",
+            "toolUseID": f"hook-{uid(self.sid, key, 'hook')}", "hookEvent": event, "content": text, "stdout": text,
+            "stderr": "", "exitCode": 0, "command": f"/usr/local/bin/thatch {'flush-tools' if event != 'SessionStart' else 'reminder'}",
+            "durationMs": 140}}, ts, key)
+
+
 def claude_code(emb):
     root = OUT / "claude-code" / "-home-dev-weather-app"
     shutil.rmtree(OUT / "claude-code", ignore_errors=True)
     root.mkdir(parents=True)
-    cwd = "/home/dev/weather-app"
     ran = [(start, [s[:2] for s in steps if _ran(s)]) for start, _, steps in CLAUDE_SESSIONS]
     results = run_engines(ran, CLAUDE_STORE, emb)
     for (start, version, steps), done in zip(CLAUDE_SESSIONS, results):
-        sid = uid("session", start)
-        base = {"sessionId": sid, "cwd": cwd, "gitBranch": "main", "isSidechain": False}
-        recs = []
-        state = {"parent": None, "n": 0, "ts": start}
-        new = not version.startswith("1.")
-
-        def add(core, ts, key, version=version, base=base, recs=recs, state=state):  # this session's, bound now
-            u = uid(base["sessionId"], key)
-            core = {"parentUuid": state["parent"], **core, "uuid": u, "timestamp": ts}
-            recs.append(_cc_record(version, base, core))
-            state["parent"] = u
-            return u
-
-        def hook(event, text, ts, key, add=add, sid=sid):
-            add({"type": "attachment", "attachment": {
-                "type": "hook_success", "hookName": event if event != "SessionStart" else "SessionStart:startup",
-                "toolUseID": f"hook-{uid(sid, key, 'hook')}", "hookEvent": event, "content": text, "stdout": text,
-                "stderr": "", "exitCode": 0, "command": f"/usr/local/bin/thatch {'flush-tools' if event != 'SessionStart' else 'reminder'}",
-                "durationMs": 140}}, ts, key)
-
+        s = _CcSession(start, version, "/home/dev/weather-app")
         if version.startswith("1."):
-            recs.append({"type": "summary", "summary": "Alerts and settings tests", "leafUuid": uid(sid, "leaf")})
+            s.recs.append({"type": "summary", "summary": "Alerts and settings tests", "leafUuid": uid(s.sid, "leaf")})
         if version == "2.1.207":  # thatch's session-start reminder names the project store
-            hook("SessionStart", f'[thatch] Before responding, use thatch to recall: (1) your own working habits, '
-                                 f'(2) project architecture and conventions for "{CLAUDE_STORE}", (3) the user\'s '
-                                 'preferences.', start, "start")
-        done_iter = iter(done)
-        last = start
-        for step in steps:
-            kind, payload = step[0], step[1]
-            how = step[2] if len(step) > 2 else {}
-            key = state["n"] = state["n"] + 1
-            if _ran(step):
-                ts, text = next(done_iter)
-            else:
-                ts, text = ms(pd.Timestamp(last) + pd.Timedelta(seconds=7)), None
-            last = ts
-            if kind == "prompt":
-                typed = how.get("inline_ide", "") + payload
-                content = [{"type": "text", "text": how["ide"]}, {"type": "text", "text": typed}] if "ide" in how \
-                    else typed if "inline_ide" not in how else [{"type": "text", "text": typed}]
-                core = {"type": "user", "message": {"role": "user", "content": content}}
-                if new:
-                    core["promptId"] = uid(sid, key, "prompt")
-                u = add(core, ts, key)
-                if new:  # 1.0.x kept no record of hook output
-                    hook("UserPromptSubmit", text or WRITE_NUDGE, ts, f"{key}h")
-                    recs.append({"type": "file-history-snapshot", "messageId": u, "isSnapshotUpdate": False,
-                                 "snapshot": {"messageId": u, "trackedFileBackups": {}, "timestamp": ts}})
-                continue
-            if kind == "compaction":
-                state["parent"] = None
-                add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
-                     "isMeta": False, "level": "info", "logicalParentUuid": uid(sid, key - 1),
-                     "compactMetadata": {"trigger": "auto", "preTokens": 156910}}, ts, key)
-                add({"type": "user", "message": {"role": "user", "content":
-                     "This session is being continued from a previous conversation that ran out of context. The "
-                     "summary below covers the earlier portion of the conversation.\n\nThe user asked for wind "
-                     "chart tests."}, "isVisibleInTranscriptOnly": True, "isCompactSummary": True}, ts, f"{key}s")
-                # the compaction wrote the session's first prompt again, with its uuid and time
-                recs.append(next(r for r in recs if r.get("type") == "user" and r.get("promptId")))
-                continue
-            if kind == "interrupt":
-                add({"type": "assistant", "requestId": f"req_{key:04d}", "message": {
-                    "model": "claude-sonnet-4-5", "id": f"msg_{uid(sid, key)[:8]}", "type": "message",
-                    "role": "assistant", "content": [{"type": "text", "text": "I will look at the chart module"}],
-                    "stop_reason": None, "usage": {"input_tokens": 900, "output_tokens": 12}}}, ts, f"{key}a")
-                add({"type": "user", "message": {"role": "user", "content": [
-                    {"type": "text", "text": "[Request interrupted by user]"}]}}, ts, key)
-                continue
-            if kind == "command":
-                add({"type": "user", "message": {"role": "user", "content":
-                     "Caveat: The messages below were generated by the user while running local commands. DO NOT "
-                     "respond to these messages or otherwise consider them in your response unless the user "
-                     "explicitly asks you to."}, "isMeta": True}, ts, f"{key}c")
-                add({"type": "user", "message": {"role": "user", "content":
-                     f"<command-message>{payload[1:]}</command-message>\n<command-name>{payload}</command-name>\n"
-                     "<command-args></command-args>"}}, ts, key)
-                add({"type": "user", "message": {"role": "user", "content":
-                     "<local-command-stdout>Set model to opus</local-command-stdout>"}}, ts, f"{key}o")
-                continue
-            call = f"toolu_{hashlib.sha256(f'{sid}/{key}'.encode()).hexdigest()[:24]}"
-            name = "Bash" if kind == "bash" else f"mcp__thatch__{kind}"
-            inp = {"command": payload, "description": "Run the new tests"} if kind == "bash" else payload
-            add({"type": "assistant", "requestId": f"req_{key:04d}", "message": {
-                "model": "claude-sonnet-4-5", "id": f"msg_{uid(sid, key)[:8]}", "type": "message", "role": "assistant",
-                "content": [{"type": "tool_use", "id": call, "name": name, "input": inp}],
-                "stop_reason": "tool_use", "usage": {"input_tokens": 1200, "output_tokens": 60}}}, ts, key)
-            outcome = how.get("outcome")
-            if outcome == "no-result":
-                continue
-            result_ts = ms(pd.Timestamp(ts) + pd.Timedelta(milliseconds=400))
-            if outcome == "rejected-2.1":
-                add({"type": "user", "message": {"role": "user", "content": [
-                    {"type": "tool_result", "content": REFUSAL, "is_error": True, "tool_use_id": call}]},
-                     "toolUseResult": "User rejected tool use", "toolDenialKind": "user-rejected"}, result_ts, f"{key}r")
-                add({"type": "user", "message": {"role": "user", "content": [
-                    {"type": "text", "text": "[Request interrupted by user for tool use]"}]}},
-                    ms(pd.Timestamp(result_ts) + pd.Timedelta(milliseconds=3)), f"{key}i")
-            elif outcome == "rejected-1.0":
-                add({"type": "user", "message": {"role": "user", "content": [
-                    {"type": "tool_result", "content": REFUSAL, "is_error": True, "tool_use_id": call}]},
-                     "toolUseResult": f"Error: {REFUSAL}"}, result_ts, f"{key}r")
-            elif outcome == "error":  # thatch's MCP server refused the arguments (isError true)
-                err = ('Invalid arguments: signal: Invalid option: expected one of '
-                       '"confirm"|"disconfirm"|"soft"|"create"')
-                add({"type": "user", "message": {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": call, "content": [{"type": "text", "text": err}],
-                     "is_error": True}]}, "toolUseResult": f"Error: {err}"}, result_ts, f"{key}r")
-            else:
-                result = text if kind == "bash" else [{"type": "text", "text": text}]
-                use = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False} if kind == "bash" \
-                    else [{"type": "text", "text": text}]
-                add({"type": "user", "message": {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": call, "content": result}]}, "toolUseResult": use},
-                    result_ts, f"{key}r")
+            s.hook("SessionStart", f'[thatch] Before responding, use thatch to recall: (1) your own working habits, '
+                                   f'(2) project architecture and conventions for "{CLAUDE_STORE}", (3) the user\'s '
+                                   'preferences.', start, "start")
+        last = _cc_steps(s, steps, iter(done), start)
         end = ms(pd.Timestamp(last) + pd.Timedelta(seconds=5))
-        if steps[-1][2:] and steps[-1][2].get("outcome") == "no-result":
-            # the host was still writing: the call's result is not there yet, the last line is cut off
-            body = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs) + "\n"
-            body += json.dumps({"parentUuid": state["parent"], "isSidechain": False, "type": "user"})[:44]
-        else:
-            add({"type": "assistant", "message": {"role": "assistant", "content": [
-                {"type": "text", "text": "Done: the tests pass and the work is committed."}]}}, end, "end")
-            recs.append({"type": "queue-operation", "operation": "dequeue", "timestamp": end, "sessionId": sid})
-            body = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs) + "\n"
+        body = _cc_body(s, steps, end)
         if version == "2.1.207":  # a Task subagent: its records in a file of its own
-            sub = root / sid / "subagents"
-            sub.mkdir(parents=True)
-            side = {**base, "isSidechain": True}
-            lines = [_cc_record(version, side, {"parentUuid": None, "agentId": "a4f2c1e", "type": "user",
-                                                "message": {"role": "user", "content": "List the chart helper files"},
-                                                "uuid": uid(sid, "sub"), "timestamp": end}),
-                     _cc_record(version, side, {"parentUuid": uid(sid, "sub"), "agentId": "a4f2c1e",
-                                                "type": "assistant", "message": {"role": "assistant", "content": [
-                                                    {"type": "text", "text": "charts/wind.py, charts/rain.py"}]},
-                                                "uuid": uid(sid, "sub2"), "timestamp": end})]
-            (sub / "agent-a4f2c1e.jsonl").write_text(
-                "\n".join(json.dumps(r, separators=(",", ":")) for r in lines) + "\n", encoding="utf-8")
-        (root / f"{sid}.jsonl").write_text(body, encoding="utf-8")
+            _cc_subagent(root / s.sid / "subagents", s, end)
+        (root / f"{s.sid}.jsonl").write_text(body, encoding="utf-8")
+
+
+def _cc_steps(s: _CcSession, steps, done_iter, last):
+    """Write each step's records; the engines' replies come from ``done_iter``. Returns the last step's time."""
+    for step in steps:
+        kind, payload = step[0], step[1]
+        how = step[2] if len(step) > 2 else {}
+        key = s.n = s.n + 1
+        if _ran(step):
+            ts, text = next(done_iter)
+        else:
+            ts, text = ms(pd.Timestamp(last) + pd.Timedelta(seconds=7)), None
+        last = ts
+        if kind == "prompt":
+            _cc_prompt(s, key, ts, payload, how, text)
+        elif kind == "compaction":
+            _cc_compaction(s, key, ts)
+        elif kind == "interrupt":
+            _cc_interrupt(s, key, ts)
+        elif kind == "command":
+            _cc_command(s, key, ts, payload)
+        else:
+            _cc_tool_call(s, kind, key, ts, payload, how, text)
+    return last
+
+
+def _cc_prompt(s: _CcSession, key, ts, payload, how, text):
+    typed = how.get("inline_ide", "") + payload
+    content = [{"type": "text", "text": how["ide"]}, {"type": "text", "text": typed}] if "ide" in how \
+        else typed if "inline_ide" not in how else [{"type": "text", "text": typed}]
+    core = {"type": "user", "message": {"role": "user", "content": content}}
+    if s.new:
+        core["promptId"] = uid(s.sid, key, "prompt")
+    u = s.add(core, ts, key)
+    if s.new:  # 1.0.x kept no record of hook output
+        s.hook("UserPromptSubmit", text or WRITE_NUDGE, ts, f"{key}h")
+        s.recs.append({"type": "file-history-snapshot", "messageId": u, "isSnapshotUpdate": False,
+                       "snapshot": {"messageId": u, "trackedFileBackups": {}, "timestamp": ts}})
+
+
+def _cc_compaction(s: _CcSession, key, ts):
+    s.parent = None
+    s.add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+           "isMeta": False, "level": "info", "logicalParentUuid": uid(s.sid, key - 1),
+           "compactMetadata": {"trigger": "auto", "preTokens": 156910}}, ts, key)
+    s.add({"type": "user", "message": {"role": "user", "content":
+           "This session is being continued from a previous conversation that ran out of context. The "
+           "summary below covers the earlier portion of the conversation.\n\nThe user asked for wind "
+           "chart tests."}, "isVisibleInTranscriptOnly": True, "isCompactSummary": True}, ts, f"{key}s")
+    # the compaction wrote the session's first prompt again, with its uuid and time
+    s.recs.append(next(r for r in s.recs if r.get("type") == "user" and r.get("promptId")))
+
+
+def _cc_interrupt(s: _CcSession, key, ts):
+    s.add({"type": "assistant", "requestId": f"req_{key:04d}", "message": {
+        "model": "claude-sonnet-4-5", "id": f"msg_{uid(s.sid, key)[:8]}", "type": "message",
+        "role": "assistant", "content": [{"type": "text", "text": "I will look at the chart module"}],
+        "stop_reason": None, "usage": {"input_tokens": 900, "output_tokens": 12}}}, ts, f"{key}a")
+    s.add({"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "[Request interrupted by user]"}]}}, ts, key)
+
+
+def _cc_command(s: _CcSession, key, ts, payload):
+    s.add({"type": "user", "message": {"role": "user", "content":
+           "Caveat: The messages below were generated by the user while running local commands. DO NOT "
+           "respond to these messages or otherwise consider them in your response unless the user "
+           "explicitly asks you to."}, "isMeta": True}, ts, f"{key}c")
+    s.add({"type": "user", "message": {"role": "user", "content":
+           f"<command-message>{payload[1:]}</command-message>\n<command-name>{payload}</command-name>\n"
+           "<command-args></command-args>"}}, ts, key)
+    s.add({"type": "user", "message": {"role": "user", "content":
+           "<local-command-stdout>Set model to opus</local-command-stdout>"}}, ts, f"{key}o")
+
+
+def _cc_tool_call(s: _CcSession, kind, key, ts, payload, how, text):
+    call = f"toolu_{hashlib.sha256(f'{s.sid}/{key}'.encode()).hexdigest()[:24]}"
+    name = "Bash" if kind == "bash" else f"mcp__thatch__{kind}"
+    inp = {"command": payload, "description": "Run the new tests"} if kind == "bash" else payload
+    s.add({"type": "assistant", "requestId": f"req_{key:04d}", "message": {
+        "model": "claude-sonnet-4-5", "id": f"msg_{uid(s.sid, key)[:8]}", "type": "message", "role": "assistant",
+        "content": [{"type": "tool_use", "id": call, "name": name, "input": inp}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1200, "output_tokens": 60}}}, ts, key)
+    outcome = how.get("outcome")
+    if outcome == "no-result":
+        return
+    _cc_tool_result(s, kind, key, call, outcome, ms(pd.Timestamp(ts) + pd.Timedelta(milliseconds=400)), text)
+
+
+def _cc_tool_result(s: _CcSession, kind, key, call, outcome, result_ts, text):
+    """The record answering a tool call: the user's refusal (2.1 or 1.0 wording), a server error, or the reply."""
+    if outcome == "rejected-2.1":
+        s.add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": REFUSAL, "is_error": True, "tool_use_id": call}]},
+               "toolUseResult": "User rejected tool use", "toolDenialKind": "user-rejected"}, result_ts, f"{key}r")
+        s.add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "[Request interrupted by user for tool use]"}]}},
+              ms(pd.Timestamp(result_ts) + pd.Timedelta(milliseconds=3)), f"{key}i")
+    elif outcome == "rejected-1.0":
+        s.add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": REFUSAL, "is_error": True, "tool_use_id": call}]},
+               "toolUseResult": f"Error: {REFUSAL}"}, result_ts, f"{key}r")
+    elif outcome == "error":  # thatch's MCP server refused the arguments (isError true)
+        err = ('Invalid arguments: signal: Invalid option: expected one of '
+               '"confirm"|"disconfirm"|"soft"|"create"')
+        s.add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": [{"type": "text", "text": err}],
+             "is_error": True}]}, "toolUseResult": f"Error: {err}"}, result_ts, f"{key}r")
+    else:
+        result = text if kind == "bash" else [{"type": "text", "text": text}]
+        use = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False} if kind == "bash" \
+            else [{"type": "text", "text": text}]
+        s.add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": result}]}, "toolUseResult": use},
+              result_ts, f"{key}r")
+
+
+def _cc_body(s: _CcSession, steps, end) -> str:
+    """The file's text: the records and a closing reply, or, for a session still being written, a cut-off line."""
+    if steps[-1][2:] and steps[-1][2].get("outcome") == "no-result":
+        # the host was still writing: the call's result is not there yet, the last line is cut off
+        body = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in s.recs) + "\n"
+        return body + json.dumps({"parentUuid": s.parent, "isSidechain": False, "type": "user"})[:44]
+    s.add({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "Done: the tests pass and the work is committed."}]}}, end, "end")
+    s.recs.append({"type": "queue-operation", "operation": "dequeue", "timestamp": end, "sessionId": s.sid})
+    return "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in s.recs) + "\n"
+
+
+def _cc_subagent(sub: Path, s: _CcSession, end):
+    sub.mkdir(parents=True)
+    side = {**s.base, "isSidechain": True}
+    lines = [_cc_record(s.version, side, {"parentUuid": None, "agentId": "a4f2c1e", "type": "user",
+                                          "message": {"role": "user", "content": "List the chart helper files"},
+                                          "uuid": uid(s.sid, "sub"), "timestamp": end}),
+             _cc_record(s.version, side, {"parentUuid": uid(s.sid, "sub"), "agentId": "a4f2c1e",
+                                          "type": "assistant", "message": {"role": "assistant", "content": [
+                                              {"type": "text", "text": "charts/wind.py, charts/rain.py"}]},
+                                          "uuid": uid(s.sid, "sub2"), "timestamp": end})]
+    (sub / "agent-a4f2c1e.jsonl").write_text(
+        "\n".join(json.dumps(r, separators=(",", ":")) for r in lines) + "\n", encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- opencode
@@ -472,45 +513,46 @@ def _oc_ran(step) -> bool:
     return step[0] == "prompt" or (step[0].startswith(("prediction_", "behavior_")) and not step[2:])
 
 
-def opencode(emb):
-    data = OUT / "opencode"
-    shutil.rmtree(data, ignore_errors=True)
-    (data / "storage").mkdir(parents=True)
-    ran = [(start, [s[:2] for s in steps if _oc_ran(s)]) for start, steps in OPENCODE_SESSIONS]
-    results = run_engines(ran, OPENCODE_STORE, emb)
-    ids = _OcIds()
-    epoch = pd.Timestamp("1970-01-01", tz="UTC")
+_OC_EPOCH = pd.Timestamp("1970-01-01", tz="UTC")
 
-    def msec(ts) -> int:
-        return int((pd.Timestamp(ts) - epoch) / pd.Timedelta(milliseconds=1))
 
-    project = hashlib.sha1(b"acme/trail-notes root commit").hexdigest()  # the repository's first commit
-    migrated = msec("2026-01-07T08:05:00.000Z")  # opencode upgraded mid-session: its JSON copied into the db
-    sessions, messages, parts = [], [], []  # db rows, in write order
-    legacy = set()  # ids of the records the JSON tree also holds
+def _msec(ts) -> int:
+    return int((pd.Timestamp(ts) - _OC_EPOCH) / pd.Timedelta(milliseconds=1))
 
-    def session(sid, start, title, parent=None, migrated_from=None):
+
+class _OcWriter:
+    """The rows opencode writes, in write order, and the ids of those its legacy JSON tree also holds."""
+
+    def __init__(self):
+        self.ids = _OcIds()
+        self.project = hashlib.sha1(b"acme/trail-notes root commit").hexdigest()  # the repository's first commit
+        self.migrated = _msec("2026-01-07T08:05:00.000Z")  # opencode upgraded mid-session: its JSON copied into the db
+        self.sessions, self.messages, self.parts = [], [], []  # db rows, in write order
+        self.legacy = set()  # ids of the records the JSON tree also holds
+
+    def session(self, sid, start, title, parent=None, migrated_from=None):
         # a session migrated from the JSON tree keeps its version and gets an empty slug
-        sessions.append({"id": sid, "project_id": project, "parent_id": parent,
-                         "slug": "" if migrated_from else _oc_token(sid)[:8], "directory": OC_DIR, "title": title,
-                         "version": migrated_from or OC_VERSION, "time_created": start, "time_updated": start})
+        self.sessions.append({"id": sid, "project_id": self.project, "parent_id": parent,
+                              "slug": "" if migrated_from else _oc_token(sid)[:8], "directory": OC_DIR,
+                              "title": title, "version": migrated_from or OC_VERSION, "time_created": start,
+                              "time_updated": start})
 
-    def message(sid, at, info):
-        mid = ids("msg", at)
-        messages.append({"id": mid, "session_id": sid, "time_created": at, "time_updated": at, "data": info})
+    def message(self, sid, at, info):
+        mid = self.ids("msg", at)
+        self.messages.append({"id": mid, "session_id": sid, "time_created": at, "time_updated": at, "data": info})
         return mid
 
-    def part(mid, sid, at, body, pid=None, updated=None):
-        pid = pid or ids("prt", at)
-        parts.append({"id": pid, "message_id": mid, "session_id": sid, "time_created": at,
-                      "time_updated": updated or at, "data": body})
+    def part(self, mid, sid, at, body, pid=None, updated=None):
+        pid = pid or self.ids("prt", at)
+        self.parts.append({"id": pid, "message_id": mid, "session_id": sid, "time_created": at,
+                           "time_updated": updated or at, "data": body})
         return pid
 
-    def user(sid, at):
-        return message(sid, at, {"role": "user", "time": {"created": at}, "agent": "build",
-                                 "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}})
+    def user(self, sid, at):
+        return self.message(sid, at, {"role": "user", "time": {"created": at}, "agent": "build",
+                                      "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}})
 
-    def assistant(sid, parent, at, done=None, finish=None, error=None):
+    def assistant(self, sid, parent, at, done=None, finish=None, error=None):
         info = {"role": "assistant", "parentID": parent, "mode": "build", "agent": "build",
                 "path": {"cwd": OC_DIR, "root": OC_DIR}, "cost": 0.0042 if done else 0,
                 "tokens": {"input": 1850, "output": 64, "reasoning": 0, "cache": {"read": 0, "write": 0}},
@@ -520,16 +562,16 @@ def opencode(emb):
             info["error"] = error
         if finish is not None:
             info["finish"] = finish
-        return message(sid, at, info)
+        return self.message(sid, at, info)
 
-    def call(sid, parent, at, tool, args, state_of):
+    def call(self, sid, parent, at, tool, args, state_of):
         """One assistant step calling one tool: step-start, the tool part, step-finish."""
         status = state_of.get("status", "completed")
         aborted = {"name": "MessageAbortedError", "data": {"message": "The operation was aborted."}}
-        mid = assistant(sid, parent, at - 1200, done={"completed": at + 80, "error": at + 900}.get(status),
-                        finish="tool-calls" if status == "completed" else None,
-                        error=aborted if status == "error" else None)
-        part(mid, sid, at - 1150, {"type": "step-start", "snapshot": _oc_token(mid, "snap")[:40]})
+        mid = self.assistant(sid, parent, at - 1200, done={"completed": at + 80, "error": at + 900}.get(status),
+                             finish="tool-calls" if status == "completed" else None,
+                             error=aborted if status == "error" else None)
+        self.part(mid, sid, at - 1150, {"type": "step-start", "snapshot": _oc_token(mid, "snap")[:40]})
         if status == "completed":
             state = {"status": status, "input": args, "output": state_of["output"], "title": "",
                      "metadata": {"truncated": False},
@@ -540,116 +582,151 @@ def opencode(emb):
         else:  # still running
             state = {"status": status, "input": args, "time": {"start": at}}
         call_id = "toolu_01" + _oc_digits(_oc_token(sid, at, tool), _B62, 22)
-        part(mid, sid, at - 800, {"type": "tool", "callID": call_id, "tool": tool, "state": state},
-             updated=state["time"].get("end", at))
+        self.part(mid, sid, at - 800, {"type": "tool", "callID": call_id, "tool": tool, "state": state},
+                  updated=state["time"].get("end", at))
         if status == "completed":
-            part(mid, sid, at + 60, {"type": "step-finish", "reason": "tool-calls", "cost": 0.0042,
-                                     "tokens": {"input": 1850, "output": 64, "reasoning": 0,
-                                                "cache": {"read": 0, "write": 0}}})
+            self.part(mid, sid, at + 60, {"type": "step-finish", "reason": "tool-calls", "cost": 0.0042,
+                                          "tokens": {"input": 1850, "output": 64, "reasoning": 0,
+                                                     "cache": {"read": 0, "write": 0}}})
         return mid
 
-    for k, ((start, steps), done) in enumerate(zip(OPENCODE_SESSIONS, results), start=1):
-        t0 = msec(start)
-        sid = ids("ses", t0, descending=True)
-        session(sid, t0, "Ridge Loop trail page" if k == 1 else "Cedar Falls trail page",
-                migrated_from=OC_LEGACY_VERSION if k == 1 else None)
-        if k == 1:
-            legacy.add(sid)
-        done_iter, last, prompt_msg = iter(done), start, None
-        for i, step in enumerate(steps):
-            kind, payload = step[0], step[1]
-            how = step[2] if step[2:] else {}
-            ts, text = next(done_iter) if _oc_ran(step) else (ms(pd.Timestamp(last) + pd.Timedelta(seconds=7)), None)
-            last, at = ts, msec(ts)
-            if kind in ("prompt", "file"):
-                prompt_msg = user(sid, at)
-                if kind == "prompt":
-                    part(prompt_msg, sid, at, {"type": "text", "text": payload})
-                    # thatch's plugin: one synthetic part per nudge block, pushed in chat.message
-                    for b, block in enumerate(text.split("\n\n") if text else []):
-                        tag = _oc_digits(_oc_token(prompt_msg, b), "0123456789abcdefghijklmnopqrstuvwxyz", 11)
-                        part(prompt_msg, sid, at, {"type": "text", "text": block, "synthetic": True},
-                             pid=f"prt_thatch_{tag}")
-                else:  # opencode reads an attached file for the model: synthetic text, then the file
-                    path = f"{OC_DIR}/{payload}"
-                    part(prompt_msg, sid, at, {"type": "text", "synthetic": True, "text":
-                                               "Called the Read tool with the following input: "
-                                               + json.dumps({"filePath": path}, separators=(",", ":"))})
-                    part(prompt_msg, sid, at, {"type": "text", "synthetic": True, "text":
-                                               "<file>\n00001| # Cedar Falls\n00002| \n00003| 4.2 km (2.6 mi) "
-                                               "out and back.\n\n(End of file - total 3 lines)\n</file>"})
-                    part(prompt_msg, sid, at, {"type": "file", "mime": "text/markdown",
-                                               "filename": payload.rsplit("/", 1)[-1], "url": f"file://{path}"})
-                if k == 1 and i == 0:
-                    legacy.update(p["id"] for p in parts if p["message_id"] == prompt_msg)
-                    legacy.add(prompt_msg)
-                continue
-            if kind == "remember":
-                out = f"[saved] {OPENCODE_STORE} :: {payload['label']}"
-                mid = call(sid, prompt_msg, at, "thatch_memory_remember", payload, {"output": out})
-            elif kind == "task":
-                child_at = at + 300
-                child = ids("ses", child_at, descending=True)
-                mid = call(sid, prompt_msg, at, "task", payload, {
-                    "output": "Three pages link a trailhead: ridge-loop.md, cedar-falls.md, index.md."})
-                session(child, child_at, f"Child session - {ms(pd.Timestamp(child_at, unit='ms', tz='UTC'))}",
-                        parent=sid)
-                cu = user(child, child_at)
-                part(cu, child, child_at, {"type": "text", "text": payload["prompt"]})
-                ca = assistant(child, cu, child_at + 900, done=child_at + 4000, finish="stop")
-                part(ca, child, child_at + 950, {"type": "text", "text":
-                                                 "ridge-loop.md, cedar-falls.md and index.md link a trailhead."})
-            else:
-                state_of = {"output": text} if _oc_ran(step) else {"status": how["status"]}
-                mid = call(sid, prompt_msg, at, f"thatch_{kind}", payload, state_of)
-            if k == 1 and msec(ts) < migrated:
-                legacy.update(p["id"] for p in parts if p["message_id"] == mid)
-                legacy.add(mid)
-            nxt = steps[i + 1][0] if i + 1 < len(steps) else None
-            if nxt in (None, "prompt") and _oc_ran(step):  # the step that answers the prompt in words
-                end = at + 2000
-                mid = assistant(sid, prompt_msg, end, done=end + 1500, finish="stop")
-                part(mid, sid, end + 50, {"type": "text", "text": "Done: the page is written."})
-                if k == 1 and end < migrated:
-                    legacy.update(p["id"] for p in parts if p["message_id"] == mid)
-                    legacy.add(mid)
-        sessions[[s["id"] for s in sessions].index(sid)]["time_updated"] = msec(last)
+    def also_legacy(self, mid):
+        """The message ``mid`` and its parts are in the JSON tree too."""
+        self.legacy.update(p["id"] for p in self.parts if p["message_id"] == mid)
+        self.legacy.add(mid)
 
-    con = sqlite3.connect(data / "opencode.db")
+
+def opencode(emb):
+    data = OUT / "opencode"
+    shutil.rmtree(data, ignore_errors=True)
+    (data / "storage").mkdir(parents=True)
+    ran = [(start, [s[:2] for s in steps if _oc_ran(s)]) for start, steps in OPENCODE_SESSIONS]
+    results = run_engines(ran, OPENCODE_STORE, emb)
+    w = _OcWriter()
+    for k, ((start, steps), done) in enumerate(zip(OPENCODE_SESSIONS, results), start=1):
+        _oc_session(w, k, start, steps, done)
+    _oc_database(w, data / "opencode.db")
+    _oc_storage(w, data / "storage")
+
+
+def _oc_session(w: _OcWriter, k: int, start, steps, done):
+    """Write session ``k``: its prompts, calls and closing replies (the first one migrated from the JSON tree)."""
+    t0 = _msec(start)
+    sid = w.ids("ses", t0, descending=True)
+    w.session(sid, t0, "Ridge Loop trail page" if k == 1 else "Cedar Falls trail page",
+              migrated_from=OC_LEGACY_VERSION if k == 1 else None)
+    if k == 1:
+        w.legacy.add(sid)
+    done_iter, last, prompt_msg = iter(done), start, None
+    for i, step in enumerate(steps):
+        kind, payload = step[0], step[1]
+        how = step[2] if step[2:] else {}
+        ts, text = next(done_iter) if _oc_ran(step) else (ms(pd.Timestamp(last) + pd.Timedelta(seconds=7)), None)
+        last, at = ts, _msec(ts)
+        if kind in ("prompt", "file"):
+            prompt_msg = _oc_prompt(w, sid, at, kind, payload, text)
+            if k == 1 and i == 0:
+                w.also_legacy(prompt_msg)
+            continue
+        mid = _oc_tool_step(w, sid, prompt_msg, at, step, how, text)
+        if k == 1 and _msec(ts) < w.migrated:
+            w.also_legacy(mid)
+        nxt = steps[i + 1][0] if i + 1 < len(steps) else None
+        if nxt in (None, "prompt") and _oc_ran(step):  # the step that answers the prompt in words
+            end = at + 2000
+            mid = w.assistant(sid, prompt_msg, end, done=end + 1500, finish="stop")
+            w.part(mid, sid, end + 50, {"type": "text", "text": "Done: the page is written."})
+            if k == 1 and end < w.migrated:
+                w.also_legacy(mid)
+    w.sessions[[s["id"] for s in w.sessions].index(sid)]["time_updated"] = _msec(last)
+
+
+def _oc_prompt(w: _OcWriter, sid, at, kind, payload, text):
+    """A user message: typed text with thatch's nudge parts, or an attached file as opencode expands it."""
+    prompt_msg = w.user(sid, at)
+    if kind == "prompt":
+        w.part(prompt_msg, sid, at, {"type": "text", "text": payload})
+        # thatch's plugin: one synthetic part per nudge block, pushed in chat.message
+        for b, block in enumerate(text.split("\n\n") if text else []):
+            tag = _oc_digits(_oc_token(prompt_msg, b), "0123456789abcdefghijklmnopqrstuvwxyz", 11)
+            w.part(prompt_msg, sid, at, {"type": "text", "text": block, "synthetic": True},
+                   pid=f"prt_thatch_{tag}")
+    else:  # opencode reads an attached file for the model: synthetic text, then the file
+        path = f"{OC_DIR}/{payload}"
+        w.part(prompt_msg, sid, at, {"type": "text", "synthetic": True, "text":
+                                     "Called the Read tool with the following input: "
+                                     + json.dumps({"filePath": path}, separators=(",", ":"))})
+        w.part(prompt_msg, sid, at, {"type": "text", "synthetic": True, "text":
+                                     "<file>\n00001| # Cedar Falls\n00002| \n00003| 4.2 km (2.6 mi) "
+                                     "out and back.\n\n(End of file - total 3 lines)\n</file>"})
+        w.part(prompt_msg, sid, at, {"type": "file", "mime": "text/markdown",
+                                     "filename": payload.rsplit("/", 1)[-1], "url": f"file://{path}"})
+    return prompt_msg
+
+
+def _oc_tool_step(w: _OcWriter, sid, prompt_msg, at, step, how, text):
+    """One tool call: thatch's memory tool, a Task with its child session, or a thatch engine tool."""
+    kind, payload = step[0], step[1]
+    if kind == "remember":
+        out = f"[saved] {OPENCODE_STORE} :: {payload['label']}"
+        return w.call(sid, prompt_msg, at, "thatch_memory_remember", payload, {"output": out})
+    if kind == "task":
+        child_at = at + 300
+        child = w.ids("ses", child_at, descending=True)
+        mid = w.call(sid, prompt_msg, at, "task", payload, {
+            "output": "Three pages link a trailhead: ridge-loop.md, cedar-falls.md, index.md."})
+        w.session(child, child_at, f"Child session - {ms(pd.Timestamp(child_at, unit='ms', tz='UTC'))}",
+                  parent=sid)
+        cu = w.user(child, child_at)
+        w.part(cu, child, child_at, {"type": "text", "text": payload["prompt"]})
+        ca = w.assistant(child, cu, child_at + 900, done=child_at + 4000, finish="stop")
+        w.part(ca, child, child_at + 950, {"type": "text", "text":
+                                           "ridge-loop.md, cedar-falls.md and index.md link a trailhead."})
+        return mid
+    state_of = {"output": text} if _oc_ran(step) else {"status": how["status"]}
+    return w.call(sid, prompt_msg, at, f"thatch_{kind}", payload, state_of)
+
+
+def _oc_database(w: _OcWriter, path: Path):
+    """``opencode.db``: the rows in write order; a migrated part carries the migration's time."""
+    con = sqlite3.connect(path)
     con.executescript(OC_DDL)
     con.execute("INSERT INTO project (id, worktree, vcs, time_created, time_updated, sandboxes) VALUES (?,?,?,?,?,?)",
-                (project, OC_DIR, "git", sessions[0]["time_created"], sessions[-1]["time_updated"], "[]"))
-    for s in sessions:
+                (w.project, OC_DIR, "git", w.sessions[0]["time_created"], w.sessions[-1]["time_updated"], "[]"))
+    for s in w.sessions:
         con.execute(f"INSERT INTO session ({', '.join(s)}) VALUES ({', '.join('?' * len(s))})", tuple(s.values()))
     compact = {"separators": (",", ":"), "ensure_ascii": False}
-    for m in messages:
+    for m in w.messages:
         con.execute("INSERT INTO message VALUES (?,?,?,?,?)", (m["id"], m["session_id"], m["time_created"],
                                                               m["time_updated"], json.dumps(m["data"], **compact)))
-    for p in parts:
-        created = migrated if p["id"] in legacy else p["time_created"]  # migrated parts: the migration's time
+    for p in w.parts:
+        created = w.migrated if p["id"] in w.legacy else p["time_created"]  # migrated parts: the migration's time
         con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (p["id"], p["message_id"], p["session_id"], created,
                                                               max(created, p["time_updated"]),
                                                               json.dumps(p["data"], **compact)))
     con.commit()
     con.close()
 
+
+def _oc_storage(w: _OcWriter, root: Path):
+    """The legacy ``storage/`` tree: the first session and the records written before the migration."""
     def put(rel, obj):  # opencode's Storage.write: JSON.stringify(content, null, 2)
-        f = data / "storage" / rel
+        f = root / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(obj, indent=2, ensure_ascii=False), encoding="utf-8")
 
-    first = sessions[0]
+    first, project = w.sessions[0], w.project
     put(f"project/{project}.json", {"id": project, "worktree": OC_DIR, "vcs": "git",
                                     "time": {"created": first["time_created"]}})
     put(f"session/{project}/{first['id']}.json", {
         "id": first["id"], "version": first["version"], "projectID": project, "directory": OC_DIR, "title": first["title"],
-        "time": {"created": first["time_created"], "updated": migrated}})
-    for m in messages:
-        if m["id"] in legacy:
+        "time": {"created": first["time_created"], "updated": w.migrated}})
+    for m in w.messages:
+        if m["id"] in w.legacy:
             put(f"message/{m['session_id']}/{m['id']}.json", {"id": m["id"], "sessionID": m["session_id"],
                                                                **m["data"]})
-    for p in parts:
-        if p["id"] in legacy:
+    for p in w.parts:
+        if p["id"] in w.legacy:
             put(f"part/{p['message_id']}/{p['id']}.json", {"id": p["id"], "sessionID": p["session_id"],
                                                             "messageID": p["message_id"], **p["data"]})
 # ----------------------------------------------------------------------------- omi
@@ -662,9 +739,6 @@ OMI_LOCKED = "Sam keeps the spare house key with the neighbour in flat 3B, behin
 def _omi_row(mid, content, category, created, *, updated=None, manual=False, cls=None, half_life="prior",
              as_of=None, invalid_at=None, superseded_by=None, locked=False, canonical=False):
     """One /v3/memories row; currency and band computed by omi's formula with thatchlab's belief code."""
-    from thatchlab.belief import compute_currency, currency_band
-    from thatchlab.core.params.belief import BELIEF_PRIORS
-
     epoch = int(pd.Timestamp(created).timestamp())
     row = {"id": mid, "uid": "u-sam", "content": content, "category": category, "visibility": "private",
            "tags": [], "created_at": created, "updated_at": updated or created, "memory_id": mid,

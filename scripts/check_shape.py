@@ -19,7 +19,8 @@ MAX_LINES = 80
 #: top-level modules that may be imported inside a function (optional extras or slow to import)
 DEFERRED = {"torch", "sentence_transformers", "transformers", "dask", "distributed", "polars", "duckdb",
             "optuna", "matplotlib", "jinja2", "nbformat", "nbconvert", "nbclient", "lifelines",
-            "statsmodels", "IPython", "ipywidgets", "huggingface_hub", "sklearn", "joblib", "pyarrow"}
+            "statsmodels", "IPython", "ipywidgets", "huggingface_hub", "sklearn", "joblib", "pyarrow",
+            "pandera"}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -47,7 +47,9 @@ autodoc_mock_imports: list[str] = []
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-numpydoc_validation_checks: set[str] = set()
+# numpydoc validates every documented object: a docstring, every parameter documented and no
+# unknown one, a Returns section when something is returned (scripts/check_docstrings.py: the same set)
+numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01"}
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"thatchlab {release}"

@@ -452,7 +452,7 @@ def test_a_real_sigint_to_a_slow_verb(tmp_path):
     import time
 
     cache, out = tmp_path / "cache.parquet", tmp_path / "all.csv"
-    space = json.dumps({"state": [float(x) for x in range(1, 200)]})
+    space = json.dumps({"state": [float(x) for x in range(1, 800)]})
     env = dict(os.environ, TQDM_DISABLE="1")
     proc = subprocess.Popen([sys.executable, "-m", "thatchlab.cli", "sweep", str(DATA / "memory_log.jsonl"),
                              "--engine", "belief", "--space", space, "--metric", "auc", "--cache", str(cache),

@@ -338,7 +338,8 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
         cell += present(outcome).take(rows)
         is_consumed = text_equal(outcome, "consumed").take(rows)
         cell += is_consumed
-        is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
+        if access is not None:          # without access counts every access sum is 0: no need to look
+            is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
     elif "recall_outcome" in obs.columns:
         codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)
         cell += codes >= 0              # every non-null outcome, legacy recalled/skipped included
@@ -347,7 +348,7 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
             is_consumed = codes == hit[0]
             cell += is_consumed
         miss = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "unconsumed"]
-        if miss:
+        if miss and access is not None:
             is_unconsumed = codes == miss[0]
     tally = np.bincount(cell, minlength=n_groups * 30).reshape(n_groups, 10, 3)
     hist = tally.sum(axis=2)
@@ -355,7 +356,7 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     n_judged = n_consumed + tally[:, :, 1].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         util = n_consumed / n_judged
-    out = pd.DataFrame({
+    out = {
         "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
                                dtype=object).to_numpy()[groups // n_src],
         "source": np.asarray(src_uni, dtype=object)[groups % n_src],
@@ -365,12 +366,12 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
         "buckets": hist.tolist(),
         "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
                                          dtype=object),
-    })
+    }
     if not _judges(release or latest_release("ai-memory")):
-        return out[list(V070_COLUMNS)]
-    acc = np.zeros(len(rows)) if access is None else np.asarray(access, dtype=np.float64).take(rows)
+        return pd.DataFrame({c: out[c] for c in V070_COLUMNS})
+    acc = None if access is None else np.asarray(access, dtype=np.float64).take(rows)
     sum_c = (np.bincount(g, weights=np.where(is_consumed, acc, 0.0), minlength=n_groups)
-             if is_consumed is not None else np.zeros(n_groups))
+             if is_consumed is not None and acc is not None else np.zeros(n_groups))
     sum_u = (np.bincount(g, weights=np.where(is_unconsumed, acc, 0.0), minlength=n_groups)
              if is_unconsumed is not None else np.zeros(n_groups))
     div = []
@@ -384,4 +385,4 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
                     "mean_access_consumed": float(sum_c[j]) / consumed if consumed else None,
                     "mean_access_unconsumed": float(sum_u[j]) / unconsumed if unconsumed else None})
     out["consume_access_divergence"] = pd.Series(div, dtype=object)
-    return out
+    return pd.DataFrame(out)      # one constructor: adding a column to a frame costs more

@@ -116,9 +116,14 @@ def dictionary_codes(s: pd.Series):
     if isinstance(s.dtype, pd.CategoricalDtype):
         return (np.asarray(s.array.codes),
                 np.asarray(s.array.categories.astype(object), dtype=object))
+    return _encode(arrow_array(s))
+
+
+def _encode(data):
+    """:func:`dictionary_codes` of Arrow text data (a chunked array)."""
     import pyarrow.compute as pc
 
-    enc = pc.dictionary_encode(arrow_array(s))
+    enc = pc.dictionary_encode(data)
     if enc.num_chunks != 1:
         enc = enc.unify_dictionaries()
     if enc.num_chunks == 0:
@@ -159,7 +164,7 @@ def bool_values(data) -> np.ndarray:
 
 def present(s: pd.Series) -> np.ndarray:
     """``s.notna()`` as a NumPy bool array (read from the validity bitmap of an Arrow-backed column)."""
-    if isinstance(s.dtype, pd.ArrowDtype):
+    if isinstance(s.dtype, pd.ArrowDtype) or (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"):
         parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
     return s.notna().to_numpy(bool)
@@ -205,6 +210,11 @@ def text_equal(s: pd.Series, value: str) -> np.ndarray:
         if s.dtype == object else np.zeros(len(s), dtype=bool)
 
 
+#: :func:`factorize` of Arrow text over at most this share of the rows takes those rows before
+#: encoding them (gathering a row costs less than half of hashing it).
+_TAKE_FIRST = 0.6
+
+
 def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: bool = True):
     """``pd.factorize(s.to_numpy(object)[rows], ...)`` for any backing: ``(codes, uniques)``.
 
@@ -223,12 +233,27 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
             values = values.take(rows)
         codes, uniques = pd.factorize(values, sort=sort, use_na_sentinel=use_na_sentinel)
         return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
-    codes, values = dictionary_codes(s)
+    if rows is not None and not isinstance(s.dtype, pd.CategoricalDtype) and len(rows) <= _TAKE_FIRST * len(s):
+        # a few of the rows: gathering them costs less than hashing the others (Arrow's hash is per row)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        codes, values = _encode(pc.take(arrow_array(s), pa.array(np.asarray(rows, dtype=np.int64))))
+        rows, all_seen = None, True                   # the dictionary holds only values of these rows
+    else:
+        codes, values = dictionary_codes(s)
+        all_seen = False
     k = len(values)
     slot = codes.astype(np.intp) if rows is None else codes.take(rows).astype(np.intp)
-    slot[slot < 0] = k                                # a missing cell counts in slot k
+    missing = slot < 0
+    any_missing = bool(missing.any())
+    if any_missing:
+        slot[missing] = k                             # a missing cell counts in slot k
     if sort:
-        seen = np.bincount(slot, minlength=k + 1).astype(bool)
+        if all_seen:
+            seen = np.append(np.ones(k, dtype=bool), any_missing)
+        else:
+            seen = np.bincount(slot, minlength=k + 1).astype(bool)
         present_ = np.flatnonzero(seen[:k])
         order = present_[np.argsort(values[present_].astype(str), kind="stable")]
         if seen[k] and not use_na_sentinel:           # the missing value sorts last
@@ -237,7 +262,9 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
         order = pd.unique(slot).astype(np.intp)       # integer hashing, in C
         if use_na_sentinel:
             order = order[order < k]
+    uniques = np.append(values, np.array([np.nan], dtype=object))[order]
+    if len(order) == k + any_missing and np.array_equal(order, np.arange(len(order))):
+        return slot, uniques                          # already in the asked order: the slots are the codes
     remap = np.full(k + 1, -1, dtype=np.intp)
     remap[order] = np.arange(len(order))
-    uniques = np.append(values, np.array([np.nan], dtype=object))[order]
     return remap.take(slot), uniques

@@ -41,7 +41,6 @@ from functools import lru_cache
 import numpy as np
 
 from thatchlab.core.params import at_least
-from thatchlab.core.vectors import loop_cosines
 
 __all__ = ["NEAR_DUPLICATE_COSINE", "drops_near_duplicates", "keep_flags", "row_order_key",
            "nudge_line", "query_line"]

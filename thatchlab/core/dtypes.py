@@ -223,7 +223,9 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
     ``use_na_sentinel=False`` the missing values, if any, are one unique held
     as ``nan``, in order of appearance (last when sorted), as ``pd.factorize``
     of an object array gives them. A text column (``string``, Arrow text, a categorical of text) is
-    coded once through its categories or Arrow's dictionary encoding and the
+    coded once through its categories or Arrow's dictionary encoding (of the
+    ``rows`` alone when they are at most ``_TAKE_FIRST`` (0.6) of the column:
+    Arrow hashes every row it encodes, and gathering a row costs less) and the
     few distinct values are ordered afterwards; only an object column is
     hashed value by value (by pandas, in C).
     """

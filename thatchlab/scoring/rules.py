@@ -76,7 +76,8 @@ def row_order_key(statement: str, matcher_id: str, item_id: str) -> tuple:
 
 def keep_flags(vectors) -> list:
     """For item vectors in rank order (``None``: no vector), which items stay: each is dropped
-    when its cosine with an earlier *kept* vector of the same length is ≥ 0.85.
+    when its cosine with an earlier *kept* vector of the same length is ≥ 0.85, computed with
+    production's loop arithmetic (the additions of :func:`~thatchlab.core.vectors.loop_cosines`).
 
     >>> keep_flags([np.array([1.0, 0.0]), None, np.array([0.9, 0.1]), np.array([0.0, 1.0]),
     ...             np.array([1.0, 0.0, 0.0])])

@@ -134,6 +134,36 @@ def _encode(data):
     return codes, np.array(dictionary.to_pylist(), dtype=object)
 
 
+#: Rows :func:`_encode_few` reads its value set from.
+_HEAD = 4096
+
+
+def _encode_few(data):
+    """:func:`_encode` of Arrow text with few distinct values, or None.
+
+    The distinct values of the first :data:`_HEAD` rows are looked up in one
+    pass (``index_in`` hashes each row once against that small set, cheaper
+    than building the dictionary as it goes); when any present cell is not
+    among them (a value first seen later) the answer is None and the caller
+    encodes the whole column. Codes are -1 for a missing cell, as ``_encode``
+    gives them; the values are those of the first rows, each present below.
+    """
+    import pyarrow.compute as pc
+
+    values = pc.unique(data.slice(0, _HEAD))
+    if values.null_count:
+        values = values.drop_null()
+    if 4 * len(values) > min(len(data), _HEAD):      # many distinct values: no small set to look up
+        return None
+    found = pc.index_in(data, value_set=values)
+    if found.null_count != data.null_count:          # some present cell is not in the set
+        return None
+    chunks = found.chunks if hasattr(found, "chunks") else [found]
+    parts = [_integers(c, -1) for c in chunks]
+    codes = (np.concatenate(parts) if len(parts) != 1 else parts[0]) if parts else np.empty(0, np.intp)
+    return codes, np.array(values.to_pylist(), dtype=object)
+
+
 def _integers(arr, missing: int) -> np.ndarray:
     """An Arrow integer array's values as NumPy (read from its buffer), ``missing`` at its nulls."""
     width = np.dtype(arr.type.to_pandas_dtype())
@@ -240,7 +270,8 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        codes, values = _encode(pc.take(arrow_array(s), pa.array(np.asarray(rows, dtype=np.int64))))
+        taken = pc.take(arrow_array(s), pa.array(np.asarray(rows, dtype=np.int64)))
+        codes, values = _encode_few(taken) or _encode(taken)
         rows, all_seen = None, True                   # the dictionary holds only values of these rows
     else:
         codes, values = dictionary_codes(s)

@@ -266,7 +266,8 @@ def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarr
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
     small = np.uint16 if len(counts) <= 2**16 else np.int64    # 16-bit keys sort by radix
     vs = v.take(np.argsort(g.astype(small), kind="stable"))
-    stable = bool((np.signbit(v) & (v == 0)).any())
+    zero = v == 0
+    stable = bool(zero.any()) and bool(np.signbit(v[zero]).any())
     lo_rank, hi_rank = ((counts - 1) // 2).tolist(), (counts // 2).tolist()
     lo, hi = np.empty(len(counts)), np.empty(len(counts))
     for j, (a, c) in enumerate(zip(starts, counts.tolist())):
@@ -335,10 +336,11 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     if "recall_outcome" in obs.columns and is_text_dtype(obs["recall_outcome"].dtype):
         # a text dtype: judged = present, two Arrow comparisons instead of coding every value
         outcome = obs["recall_outcome"]
-        cell += present(outcome).take(rows)
-        is_consumed = text_equal(outcome, "consumed").take(rows)
-        cell += is_consumed
+        state = present(outcome).view(np.int8) + text_equal(outcome, "consumed").view(np.int8)
+        state = state.take(rows)        # 0 null, 1 judged, 2 consumed: one gather for both tests
+        cell += state
         if access is not None:          # without access counts every access sum is 0: no need to look
+            is_consumed = state == 2
             is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
     elif "recall_outcome" in obs.columns:
         codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)

@@ -49,6 +49,38 @@ def test_factorize_equals_object_factorize(backing, sort, na):
         assert uniques[:3].tolist() == ["a", "b", "é"] and uniques[3] != uniques[3]
 
 
+@pytest.mark.parametrize("backing", ["string[pyarrow]", "arrow", "chunked"])
+@pytest.mark.parametrize("case", ["few", "late value", "many"])
+def test_factorize_of_a_few_rows_of_a_long_column(backing, case):
+    # at most 60 % of the rows: they are taken before coding; with few distinct values their codes
+    # are looked up in the set of the first 4,096 rows, and a value seen only later (or many
+    # distinct values) falls back to Arrow's dictionary encoding; every way gives pd.factorize's codes
+    rng = np.random.default_rng(7)
+    n = 12_000
+    pool = np.array(["ns-b", "ns-a", "x", "", "é"], dtype=object)
+    values = pool[rng.integers(0, len(pool), n)]
+    values[rng.random(n) < 0.1] = None
+    if case == "late value":
+        values[11_000] = "zz-late"
+    elif case == "many":
+        values = np.array([f"id{i % 5000}" for i in range(n)], dtype=object)
+    cells = values.tolist()
+    s = (BACKINGS[backing](cells) if backing != "chunked" else pd.Series(pd.arrays.ArrowExtensionArray(
+        pa.chunked_array([pa.array(cells[:5000], pa.string()), pa.array(cells[5000:], pa.string())]))))
+    rows = np.sort(rng.choice(n, size=6_000, replace=False))
+    if case == "late value":
+        rows = np.union1d(rows[:-1], [11_000])
+    for sort in (False, True):
+        for na in (False, True):
+            codes, uniques = factorize(s, rows, sort=sort, use_na_sentinel=na)
+            want_codes, want_uniques = pd.factorize(values[rows], sort=sort, use_na_sentinel=na)
+            assert codes.tolist() == want_codes.tolist()
+            assert [None if u != u else u for u in uniques.tolist()] == \
+                [None if u != u else u for u in want_uniques.tolist()]
+    if case == "late value":
+        assert "zz-late" in uniques.tolist()
+
+
 def test_factorize_whole_column_first_appearance():
     s = BACKINGS["string[pyarrow]"](TEXT)
     codes, uniques = factorize(s)

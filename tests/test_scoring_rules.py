@@ -72,6 +72,46 @@ def test_a_cosine_of_exactly_0_85_drops_and_one_just_below_stays():
     assert keep_flags([base, at, at, None, None, base[:3]]) == [True, False, False, True, True, True]
 
 
+def _keep_flags_stacked(vectors) -> list:
+    """The near-duplicate rule written with one ``loop_cosines`` call per item over every kept
+    vector of its length (the form ``keep_flags`` had before it took norms once per vector)."""
+    kept: dict = {}
+    out = []
+    for v in vectors:
+        if v is None:
+            out.append(True)
+            continue
+        v = np.asarray(v, dtype=np.float64)
+        same = kept.setdefault(len(v), [])
+        if same and (loop_cosines(np.stack(same), np.broadcast_to(v, (len(same), len(v)))) >= 0.85).any():
+            out.append(False)
+            continue
+        same.append(v)
+        out.append(True)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keep_flags_equals_one_loop_cosines_call_per_item(seed):
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(4, 6)).astype(np.float32)
+    vectors = []
+    for _ in range(40):
+        kind = rng.integers(0, 7)
+        if kind == 0:
+            vectors.append(None)
+        elif kind == 1:
+            vectors.append(np.zeros(6, np.float32))
+        elif kind == 2:
+            vectors.append(rng.normal(size=3).astype(np.float32))      # another length
+        else:                                                           # near some base vector or not
+            v = base[rng.integers(0, 4)] + rng.normal(scale=[0.1, 0.45, 0.6, 2.0][kind - 3], size=6)
+            vectors.append(v.astype(np.float32))
+    got = keep_flags(vectors)
+    assert got == _keep_flags_stacked(vectors)
+    assert 0 < got.count(False) < sum(v is not None for v in vectors)   # both outcomes exercised
+
+
 # ------------------------------------------------------------------ line text
 def test_nudge_lines_per_release():
     # v0.1.30 (tag 2c35704) src/prompts.ts predictionNudge: "When " and the verb always added

@@ -340,7 +340,8 @@ def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarr
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
     small = np.uint16 if len(counts) <= 2**16 else np.int64    # 16-bit keys sort by radix
     vs = v.take(np.argsort(g.astype(small), kind="stable"))
-    stable = bool((np.signbit(v) & (v == 0)).any())
+    zero = v == 0
+    stable = bool(zero.any()) and bool(np.signbit(v[zero]).any())
     lo_rank, hi_rank = ((counts - 1) // 2).tolist(), (counts // 2).tolist()
     lo, hi = np.empty(len(counts)), np.empty(len(counts))
     for j, (a, c) in enumerate(zip(starts, counts.tolist())):
@@ -409,10 +410,12 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     if "recall_outcome" in obs.columns and is_text_dtype(obs["recall_outcome"].dtype):
         # a text dtype: judged = present, two Arrow comparisons instead of coding every value
         outcome = obs["recall_outcome"]
-        cell += present(outcome).take(rows)
-        is_consumed = text_equal(outcome, "consumed").take(rows)
-        cell += is_consumed
-        is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
+        state = present(outcome).view(np.int8) + text_equal(outcome, "consumed").view(np.int8)
+        state = state.take(rows)        # 0 null, 1 judged, 2 consumed: one gather for both tests
+        cell += state
+        if access is not None:          # without access counts every access sum is 0: no need to look
+            is_consumed = state == 2
+            is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
     elif "recall_outcome" in obs.columns:
         codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)
         cell += codes >= 0              # every non-null outcome, legacy recalled/skipped included
@@ -421,7 +424,7 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
             is_consumed = codes == hit[0]
             cell += is_consumed
         miss = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "unconsumed"]
-        if miss:
+        if miss and access is not None:
             is_unconsumed = codes == miss[0]
     tally = np.bincount(cell, minlength=n_groups * 30).reshape(n_groups, 10, 3)
     hist = tally.sum(axis=2)
@@ -429,7 +432,7 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     n_judged = n_consumed + tally[:, :, 1].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         util = n_consumed / n_judged
-    out = pd.DataFrame({
+    out = {
         "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
                                dtype=object).to_numpy()[groups // n_src],
         "source": np.asarray(src_uni, dtype=object)[groups % n_src],
@@ -439,12 +442,12 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
         "buckets": hist.tolist(),
         "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
                                          dtype=object),
-    })
+    }
     if not _judges(release or latest_release("ai-memory")):
-        return out[list(V070_COLUMNS)]
-    acc = np.zeros(len(rows)) if access is None else np.asarray(access, dtype=np.float64).take(rows)
+        return pd.DataFrame({c: out[c] for c in V070_COLUMNS})
+    acc = None if access is None else np.asarray(access, dtype=np.float64).take(rows)
     sum_c = (np.bincount(g, weights=np.where(is_consumed, acc, 0.0), minlength=n_groups)
-             if is_consumed is not None else np.zeros(n_groups))
+             if is_consumed is not None and acc is not None else np.zeros(n_groups))
     sum_u = (np.bincount(g, weights=np.where(is_unconsumed, acc, 0.0), minlength=n_groups)
              if is_unconsumed is not None else np.zeros(n_groups))
     div = []
@@ -458,4 +461,4 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
                     "mean_access_consumed": float(sum_c[j]) / consumed if consumed else None,
                     "mean_access_unconsumed": float(sum_u[j]) / unconsumed if unconsumed else None})
     out["consume_access_divergence"] = pd.Series(div, dtype=object)
-    return out
+    return pd.DataFrame(out)      # one constructor: adding a column to a frame costs more

@@ -244,9 +244,14 @@ def dictionary_codes(s: pd.Series):
     if isinstance(s.dtype, pd.CategoricalDtype):
         return (np.asarray(s.array.codes),
                 np.asarray(s.array.categories.astype(object), dtype=object))
+    return _encode(arrow_array(s))
+
+
+def _encode(data):
+    """:func:`dictionary_codes` of Arrow text data (a chunked array)."""
     import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
 
-    enc = pc.dictionary_encode(arrow_array(s))
+    enc = pc.dictionary_encode(data)
     if enc.num_chunks != 1:
         enc = enc.unify_dictionaries()
     if enc.num_chunks == 0:
@@ -255,6 +260,45 @@ def dictionary_codes(s: pd.Series):
     parts = [_integers(c.indices, -1) for c in enc.chunks]
     codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return codes, np.array(dictionary.to_pylist(), dtype=object)
+
+
+#: Rows :func:`_encode_few` reads its value set from.
+_HEAD = 4096
+
+
+def _encode_few(data):
+    """:func:`_encode` of Arrow text with few distinct values, or None.
+
+    The distinct values of the first :data:`_HEAD` rows are looked up in one
+    pass (``index_in`` hashes each row once against that small set, cheaper
+    than building the dictionary as it goes); when any present cell is not
+    among them (a value first seen later) the answer is None and the caller
+    encodes the whole column. Codes are -1 for a missing cell, as ``_encode``
+    gives them; the values are those of the first rows, each present below.
+    """
+    import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
+
+    values = pc.unique(data.slice(0, _HEAD))
+    if values.null_count:
+        values = values.drop_null()
+    if 4 * len(values) > min(len(data), _HEAD):      # many distinct values: no small set to look up
+        return None
+    found = pc.index_in(data, value_set=values)
+    if found.null_count != data.null_count:          # some present cell is not in the set
+        return None
+    chunks = found.chunks if hasattr(found, "chunks") else [found]
+    parts = [_integers(c, -1) for c in chunks]
+    codes = (np.concatenate(parts) if len(parts) != 1 else parts[0]) if parts else np.empty(0, np.intp)
+    return codes, np.array(values.to_pylist(), dtype=object)
+
+
+def _encode_rows(s: pd.Series, rows) -> tuple:
+    """:func:`_encode` (or :func:`_encode_few`) of the Arrow text of ``s`` at positions ``rows`` only."""
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+    import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
+
+    taken = pc.take(arrow_array(s), pa.array(np.asarray(rows, dtype=np.int64)))
+    return _encode_few(taken) or _encode(taken)
 
 
 def _integers(arr, missing: int) -> np.ndarray:
@@ -309,7 +353,7 @@ def present(s: pd.Series) -> np.ndarray:
     numpy.ndarray
         One bool per cell, True where a value is present.
     """
-    if isinstance(s.dtype, pd.ArrowDtype):
+    if isinstance(s.dtype, pd.ArrowDtype) or (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"):
         parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
     return s.notna().to_numpy(bool)
@@ -389,6 +433,11 @@ def text_equal(s: pd.Series, value: str) -> np.ndarray:
         if s.dtype == object else np.zeros(len(s), dtype=bool)
 
 
+#: :func:`factorize` of Arrow text over at most this share of the rows takes those rows before
+#: encoding them (gathering a row costs less than half of hashing it).
+_TAKE_FIRST = 0.6
+
+
 def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: bool = True):
     """``pd.factorize(s.to_numpy(object)[rows], ...)`` for any backing: ``(codes, uniques)``.
 
@@ -397,7 +446,9 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
     ``use_na_sentinel=False`` the missing values, if any, are one unique held
     as ``nan``, in order of appearance (last when sorted), as ``pd.factorize``
     of an object array gives them. A text column (``string``, Arrow text, a categorical of text) is
-    coded once through its categories or Arrow's dictionary encoding and the
+    coded once through its categories or Arrow's dictionary encoding (of the
+    ``rows`` alone when they are at most ``_TAKE_FIRST`` (0.6) of the column:
+    Arrow hashes every row it encodes, and gathering a row costs less) and the
     few distinct values are ordered afterwards; only an object column is
     hashed value by value (by pandas, in C).
 
@@ -435,12 +486,24 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
             values = values.take(rows)
         codes, uniques = pd.factorize(values, sort=sort, use_na_sentinel=use_na_sentinel)
         return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
-    codes, values = dictionary_codes(s)
+    if rows is not None and not isinstance(s.dtype, pd.CategoricalDtype) and len(rows) <= _TAKE_FIRST * len(s):
+        # a few of the rows: gathering them costs less than hashing the others (Arrow's hash is per row)
+        codes, values = _encode_rows(s, rows)
+        rows, all_seen = None, True                   # the dictionary holds only values of these rows
+    else:
+        codes, values = dictionary_codes(s)
+        all_seen = False
     k = len(values)
     slot = codes.astype(np.intp) if rows is None else codes.take(rows).astype(np.intp)
-    slot[slot < 0] = k                                # a missing cell counts in slot k
+    missing = slot < 0
+    any_missing = bool(missing.any())
+    if any_missing:
+        slot[missing] = k                             # a missing cell counts in slot k
     if sort:
-        seen = np.bincount(slot, minlength=k + 1).astype(bool)
+        if all_seen:
+            seen = np.append(np.ones(k, dtype=bool), any_missing)
+        else:
+            seen = np.bincount(slot, minlength=k + 1).astype(bool)
         present_ = np.flatnonzero(seen[:k])
         order = present_[np.argsort(values[present_].astype(str), kind="stable")]
         if seen[k] and not use_na_sentinel:           # the missing value sorts last
@@ -449,7 +512,9 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
         order = pd.unique(slot).astype(np.intp)       # integer hashing, in C
         if use_na_sentinel:
             order = order[order < k]
+    uniques = np.append(values, np.array([np.nan], dtype=object))[order]
+    if len(order) == k + any_missing and np.array_equal(order, np.arange(len(order))):
+        return slot, uniques                          # already in the asked order: the slots are the codes
     remap = np.full(k + 1, -1, dtype=np.intp)
     remap[order] = np.arange(len(order))
-    uniques = np.append(values, np.array([np.nan], dtype=object))[order]
     return remap.take(slot), uniques

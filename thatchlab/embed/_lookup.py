@@ -276,14 +276,12 @@ class LookupEmbedder:
         else:
             index, source = self._index, self._matrix
         rows = [index.get(t, -1) for t in items]
-        idx = np.asarray(rows, dtype=np.intp)
-        miss = np.flatnonzero(idx < 0)
-        if miss.size:
-            text = items[int(miss[0])]
+        if -1 in rows:
+            missing = [t for t, r in zip(items, rows) if r < 0]
             raise EmbeddingLookupError(
-                f"no {kind} vector for text {text!r} in LookupEmbedder {self.name!r} "
-                f"({miss.size} of {len(items)} texts missing)", text=text)
-        return source[idx] if idx.size else np.zeros((0, self.dim), dtype=np.float32)
+                f"no {kind} vector for text {missing[0]!r} in LookupEmbedder {self.name!r} "
+                f"({len(missing)} of {len(items)} texts missing)", text=missing[0])
+        return source[rows] if rows else np.zeros((0, self.dim), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str] | str) -> np.ndarray:
         """Query vectors, shape (n, dim): from ``queries`` if present, else ``vectors``.

@@ -465,7 +465,7 @@ class ScoringEngine(ParamsMixin):
         if len(prompt) < self.params.min_prompt_chars:
             return Nudge(prompt, pd.DataFrame(columns=ITEM_COLUMNS), "", "skipped", stores)
         qvec = self._embed([prompt], "query")[0]
-        return self.nudge_vector(qvec, stores=stores, threshold=threshold, prompt=prompt)
+        return self._nudge(qvec, stores, threshold, prompt)
 
     def nudge_vector(self, qvec, stores=None, threshold: float | None = None, prompt: str = "") -> Nudge:
         """:meth:`nudge` for an already embedded prompt (production reuses one embedding).
@@ -487,8 +487,14 @@ class ScoringEngine(ParamsMixin):
             The nudge (its items frame is built when first read).
         """
         stores = self._default_stores() if stores is None else _check_stores(stores)
-        thr = self.params.threshold if threshold is None else float(threshold)
-        columns, n_foreign = self._rank_columns(np.asarray(qvec), stores, thr, self.params.max_items)
+        return self._nudge(np.asarray(qvec), stores, threshold, prompt)
+
+    def _nudge(self, qvec: np.ndarray, stores: list, threshold, prompt: str) -> Nudge:
+        """:meth:`nudge_vector` with ``stores`` already checked."""
+        p = self.params
+        thr = p.threshold if threshold is None else float(threshold)
+        columns, n_foreign = rank_columns(self._state, p, qvec, stores, thr, p.max_items,
+                                          scan_model=self.scan_model, own_model=self.model_name)
         if not len(columns[0]):
             return Nudge(prompt, None, "", "none", stores, n_foreign_model=n_foreign, columns=columns)
         # text and regime from the columns (the items frame is built when first read)

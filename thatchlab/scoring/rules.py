@@ -34,12 +34,13 @@ vectorised replay apply the same one:
 
 from __future__ import annotations
 
+import math
 import re
+from functools import lru_cache
 
 import numpy as np
 
 from thatchlab.core.params import at_least
-from thatchlab.core.vectors import loop_cosines
 
 __all__ = ["NEAR_DUPLICATE_COSINE", "drops_near_duplicates", "keep_flags", "row_order_key",
            "nudge_line", "query_line"]
@@ -49,6 +50,13 @@ NEAR_DUPLICATE_COSINE = 0.85
 
 # JavaScript's /^when\b/i: "when" as a whole word at the start, any case (ASCII word boundary)
 _WHEN = re.compile(r"when\b", re.IGNORECASE | re.ASCII)
+
+
+@lru_cache(maxsize=64)
+def _since_07ecf87(release: str) -> bool:
+    """``at_least("thatch", release, "07ecf87")``, remembered: the release table is fixed, and
+    a nudge asks once per line (an unknown release raises each time: nothing is cached)."""
+    return at_least("thatch", release, "07ecf87")
 
 
 def drops_near_duplicates(params) -> bool:
@@ -68,7 +76,7 @@ def drops_near_duplicates(params) -> bool:
     --------
     keep_flags : Which items stay when it does.
     """
-    return at_least("thatch", params.release, "07ecf87")
+    return _since_07ecf87(params.release)
 
 
 def row_order_key(statement: str, matcher_id: str, item_id: str) -> tuple:
@@ -99,7 +107,8 @@ def row_order_key(statement: str, matcher_id: str, item_id: str) -> tuple:
 
 def keep_flags(vectors) -> list:
     """For item vectors in rank order (``None``: no vector), which items stay: each is dropped
-    when its cosine with an earlier *kept* vector of the same length is ≥ 0.85.
+    when its cosine with an earlier *kept* vector of the same length is ≥ 0.85, computed with
+    production's loop arithmetic (the additions of :func:`~thatchlab.core.vectors.loop_cosines`).
 
     Parameters
     ----------
@@ -121,6 +130,8 @@ def keep_flags(vectors) -> list:
     ...             np.array([1.0, 0.0, 0.0])])
     [True, True, False, True, True]
     """
+    # loop_cosines's arithmetic pair by pair: each kept vector's running sum of squares is
+    # taken once, not once per later item (a nudge compares a handful of vectors)
     kept: dict[int, list] = {}
     out = []
     for v in vectors:
@@ -129,13 +140,40 @@ def keep_flags(vectors) -> list:
             continue
         v = np.asarray(v, dtype=np.float64)
         same = kept.setdefault(len(v), [])
-        if same and bool((loop_cosines(np.stack(same), np.broadcast_to(v, (len(same), len(v))))
-                          >= NEAR_DUPLICATE_COSINE).any()):
+        if not same:
+            same.append((v, None))
+            out.append(True)
+            continue
+        norm_v = _loop_norm(v)
+        dup = False
+        for j, (u, norm_u) in enumerate(same):
+            if norm_u is None:
+                norm_u = _loop_norm(u)
+                same[j] = (u, norm_u)
+            if _loop_cosine(u, v, norm_u, norm_v) >= NEAR_DUPLICATE_COSINE:
+                dup = True
+                break
+        if dup:
             out.append(False)
             continue
-        same.append(v)
+        same.append((v, norm_v))
         out.append(True)
     return out
+
+
+def _loop_norm(v: np.ndarray) -> float:
+    """``sqrt`` of the running sum of squares of a float64 vector, as :func:`loop_cosines` adds them."""
+    return math.sqrt(float(np.add.accumulate(v * v)[-1])) if len(v) else 0.0
+
+
+def _loop_cosine(u: np.ndarray, v: np.ndarray, norm_u: float, norm_v: float) -> float:
+    """:func:`loop_cosines` of one pair (``norm_*`` from :func:`_loop_norm`): the running
+    dot over the product of the norms, 0 when that is 0 (the same IEEE operations)."""
+    if not len(u):
+        return 0.0
+    dot = float(np.add.accumulate(u * v)[-1])
+    norms = norm_u * norm_v
+    return dot / norms if norms != 0 else 0.0
 
 
 def query_line(conf_text: str, n_tests: int, verb: str, description: str, statement: str) -> str:
@@ -214,7 +252,7 @@ def nudge_line(release: str, conf_text: str, n_tests: int, verb: str, descriptio
     >>> nudge_line("07ecf87", "0.62", 2, "do", "editing docs", "document the change")
     '[0.62 conf, 2 tests] When editing docs: document the change'
     """
-    if not at_least("thatch", release, "07ecf87"):
+    if not _since_07ecf87(release):
         return query_line(conf_text, n_tests, verb, description, statement)
     when = description if _WHEN.match(description) else f"When {description}"
     said = statement if statement.lower().startswith(verb.lower()) else f"{verb} {statement}"

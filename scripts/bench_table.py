@@ -89,6 +89,9 @@ DESCRIPTIONS = {
                               'study, not a timing',
     'bench_decide_fleets': '`decide` on fleet-shaped planted worlds (nested users, sessions, unbalanced '
                            'users, CR1, harm, repeated looks); a statistics study, not a timing',
+    'bench_ope_coverage': 'coverage of the IPS, SNIPS and doubly robust 95% intervals at n = 200 with propensities down to '
+                          '0.05 (900 planted worlds; worlds where IPS warns of a low effective sample size counted '
+                          'apart); a statistics study',
     'bench_derive_coverage': "empirical coverage of DeriveWeightsFitter's nominal 95% intervals on synthetic "
                              'recall worlds; a statistics study',
     'bench_replay': 'vectorised replay of 50k messages × 2k matchers vs its floor (one float32 GEMM of every message vector × the final matcher matrix, plus one dedup mat-vec per write) and vs the event-by-event path; loading a 100k-matcher state (`from_tables`)',
@@ -120,11 +123,19 @@ FIELDS = {
                                  ("power", "power", "")],
     "bench_decide_planted_prior": [("ship", "ships", ""), ("oracle_power", "oracle", ""),
                                    ("harmful", "harmful shipped", "")],
-    "bench_decide_fleets": [("nested", "nested", ""), ("cr1", "CR1", ""), ("harm_ship", "harm ship", "")],
+    "bench_decide_fleets": [("nested", "nested null ships (by user)", ""), ("by_session", "by session", ""),
+                            ("unbalanced", "unbalanced null ships (worst)", ""), ("cr1", "CR1", ""),
+                            ("harm_ship", "harm ships", ""), ("harm_allowed", "with allow_harm", ""),
+                            ("split_shown", "split shown", ""), ("looks_sequential", "5 looks, sequential", ""),
+                            ("looks_plain", "5 looks, plain", "")],
+    "bench_ope_coverage": [("ips_ess_ok", "IPS coverage (ESS ok)", ""), ("snips_ess_ok", "SNIPS", ""),
+                           ("dr_ess_ok", "DR", ""), ("ips", "IPS, every world", ""),
+                           ("ess_below_floor", "worlds warned (ESS)", "")],
     "bench_constraint_bound": [("pass_rate", "pass rate", ""), ("power_mean", "power at 0.07", ""),
                                ("former", "former rule", ""), ("wald", "Wald", ""),
                                ("percentile", "percentile", "")],
-    "bench_derive_coverage": [("coverage_min", "coverage min", ""), ("coverage_max", "max", "")],
+    "bench_derive_coverage": [("pooled", "pooled coverage", ""), ("coverage_min", "per coefficient min", ""),
+                              ("coverage_max", "max", ""), ("equal_age_two_sided", "equal-age two-sided", "")],
 }
 
 

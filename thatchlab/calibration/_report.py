@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -381,24 +382,63 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     (:func:`_codes`); counts, sums, buckets and outcomes are ``bincount``
     passes, the buckets and outcomes one joint tally.
     """
+    groups = _group_rows(obs, rows)
+    g, counts, n_groups = groups.g, groups.counts, len(groups.counts)
+    v = obs["derived_confidence"].to_numpy(np.float64, na_value=np.nan).take(rows)
+    cell = _bucket_cells(v, g)
+    is_consumed, is_unconsumed = _add_outcome_states(cell, obs, rows, with_access=access is not None)
+    hist, n_consumed, n_judged = _tally(cell, n_groups)
+    out = {
+        "namespace": groups.namespace,
+        "source": groups.source,
+        "count": counts.astype(np.int64),
+        "median": _group_medians(v, g, counts),
+        "mean": np.bincount(g, weights=v, minlength=n_groups) / counts,
+        "buckets": hist.tolist(),
+        "consumption_utility": _utilities(n_consumed, n_judged),
+    }
+    if not _judges(release or latest_release("ai-memory")):
+        return pd.DataFrame({c: out[c] for c in V070_COLUMNS})
+    acc = None if access is None else np.asarray(access, dtype=np.float64).take(rows)
+    out["consume_access_divergence"] = _divergences(g, n_judged, n_consumed, is_consumed, is_unconsumed, acc)
+    return pd.DataFrame(out)      # one constructor: adding a column to a frame costs more
+
+
+class _Groups(NamedTuple):
+    """The (namespace, source) groups of a window's rows, in the report's order."""
+
+    namespace: np.ndarray   # per group, its namespace (object)
+    source: np.ndarray      # per group, its source (object)
+    counts: np.ndarray      # per group, its number of rows
+    g: np.ndarray           # per row, its group's number
+
+
+def _group_rows(obs: pd.DataFrame, rows: np.ndarray) -> _Groups:
+    """Number the (namespace, source) pairs present among ``rows`` in key order
+    (namespace, then source; a missing key sorts last), each key column factorized
+    once over its distinct objects (:func:`_codes`)."""
     ns_codes, ns_uni = _codes(obs["namespace"], rows, sort=True, na_sentinel=False)
     src_codes, src_uni = _codes(obs["source"], rows, sort=True, na_sentinel=False)
-    v = obs["derived_confidence"].to_numpy(np.float64, na_value=np.nan).take(rows)
     n_src = max(len(src_uni), 1)
     key = ns_codes * n_src + src_codes
     # groups are the (namespace, source) pairs present, in key order: a count per key, no sort
     per_key = np.bincount(key, minlength=len(ns_uni) * n_src)
     groups = np.flatnonzero(per_key)
     n_groups = len(groups)
-    counts = per_key[groups]
     if n_groups == per_key.size:
         g = key
     else:
         renumber = np.zeros(per_key.size, dtype=np.intp)
         renumber[groups] = np.arange(n_groups)
         g = renumber.take(key)
-    median = _group_medians(v, g, counts)
-    mean = np.bincount(g, weights=v, minlength=n_groups) / counts
+    namespace = pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
+                          dtype=object).to_numpy()[groups // n_src]
+    source = np.asarray(src_uni, dtype=object)[groups % n_src]
+    return _Groups(namespace, source, per_key[groups], g)
+
+
+def _bucket_cells(v: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Each row's cell of the joint tally before its outcome state: ``(g·10 + bucket)·3``."""
     # bucket: clamp to [0, 1] with NaN to 0 (minimum keeps NaN, fmax drops it), ×10, floor, at most 9
     scaled = np.fmax(np.minimum(v, 1.0), 0.0)
     scaled *= 10.0
@@ -406,46 +446,61 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     np.minimum(cell, 9, out=cell)
     cell += g * 10
     cell *= 3                           # outcome state: 0 null, 1 judged, 2 judged and consumed
+    return cell
+
+
+def _add_outcome_states(cell: np.ndarray, obs: pd.DataFrame, rows: np.ndarray, *, with_access: bool):
+    """Add each row's outcome state to its ``cell`` in place (0 null, 1 judged, 2 judged and
+    consumed; every non-null outcome is judged, legacy ``recalled``/``skipped`` included).
+
+    Returns ``(is_consumed, is_unconsumed)``, the row masks the access sums need, or None
+    where a mask is not needed: without access counts every access sum is 0.
+    """
+    if "recall_outcome" not in obs.columns:
+        return None, None
+    outcome = obs["recall_outcome"]
     is_consumed = is_unconsumed = None
-    if "recall_outcome" in obs.columns and is_text_dtype(obs["recall_outcome"].dtype):
+    if is_text_dtype(outcome.dtype):
         # a text dtype: judged = present, two Arrow comparisons instead of coding every value
-        outcome = obs["recall_outcome"]
         state = present(outcome).view(np.int8) + text_equal(outcome, "consumed").view(np.int8)
         state = state.take(rows)        # 0 null, 1 judged, 2 consumed: one gather for both tests
         cell += state
-        if access is not None:          # without access counts every access sum is 0: no need to look
+        if with_access:                 # without access counts every access sum is 0: no need to look
             is_consumed = state == 2
             is_unconsumed = text_equal(outcome, "unconsumed").take(rows)
-    elif "recall_outcome" in obs.columns:
-        codes, uniques = _codes(obs["recall_outcome"], rows, sort=False, na_sentinel=True)
-        cell += codes >= 0              # every non-null outcome, legacy recalled/skipped included
-        hit = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "consumed"]
-        if hit:
-            is_consumed = codes == hit[0]
-            cell += is_consumed
-        miss = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "unconsumed"]
-        if miss and access is not None:
-            is_unconsumed = codes == miss[0]
+        return is_consumed, is_unconsumed
+    codes, uniques = _codes(outcome, rows, sort=False, na_sentinel=True)
+    cell += codes >= 0                  # every non-null outcome, legacy recalled/skipped included
+    hit = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "consumed"]
+    if hit:
+        is_consumed = codes == hit[0]
+        cell += is_consumed
+    miss = [j for j, u in enumerate(uniques) if isinstance(u, str) and u == "unconsumed"]
+    if miss and with_access:
+        is_unconsumed = codes == miss[0]
+    return is_consumed, is_unconsumed
+
+
+def _tally(cell: np.ndarray, n_groups: int):
+    """One ``bincount`` of the cells: per group its 10 buckets, consumed and judged counts."""
     tally = np.bincount(cell, minlength=n_groups * 30).reshape(n_groups, 10, 3)
     hist = tally.sum(axis=2)
     n_consumed = tally[:, :, 2].sum(axis=1)
     n_judged = n_consumed + tally[:, :, 1].sum(axis=1)
+    return hist, n_consumed, n_judged
+
+
+def _utilities(n_consumed: np.ndarray, n_judged: np.ndarray) -> pd.Series:
+    """``consumed / judged`` per group, None where nothing is judged."""
     with np.errstate(invalid="ignore", divide="ignore"):
         util = n_consumed / n_judged
-    out = {
-        "namespace": pd.Series(ns_uni.to_numpy(object) if hasattr(ns_uni, "to_numpy") else ns_uni,
-                               dtype=object).to_numpy()[groups // n_src],
-        "source": np.asarray(src_uni, dtype=object)[groups % n_src],
-        "count": counts.astype(np.int64),
-        "median": median,
-        "mean": mean,
-        "buckets": hist.tolist(),
-        "consumption_utility": pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)],
-                                         dtype=object),
-    }
-    if not _judges(release or latest_release("ai-memory")):
-        return pd.DataFrame({c: out[c] for c in V070_COLUMNS})
-    acc = None if access is None else np.asarray(access, dtype=np.float64).take(rows)
+    return pd.Series([float(u) if j > 0 else None for u, j in zip(util, n_judged, strict=True)], dtype=object)
+
+
+def _divergences(g, n_judged, n_consumed, is_consumed, is_unconsumed, acc) -> pd.Series:
+    """Each group's ``consume_access_divergence`` (None when nothing is judged) from the
+    window rows' access counts ``acc`` (None: all 0) and outcome masks (None: no such row)."""
+    n_groups = len(n_judged)
     sum_c = (np.bincount(g, weights=np.where(is_consumed, acc, 0.0), minlength=n_groups)
              if is_consumed is not None and acc is not None else np.zeros(n_groups))
     sum_u = (np.bincount(g, weights=np.where(is_unconsumed, acc, 0.0), minlength=n_groups)
@@ -460,5 +515,4 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
         div.append({"consumed_count": consumed, "unconsumed_count": unconsumed,
                     "mean_access_consumed": float(sum_c[j]) / consumed if consumed else None,
                     "mean_access_unconsumed": float(sum_u[j]) / unconsumed if unconsumed else None})
-    out["consume_access_divergence"] = pd.Series(div, dtype=object)
-    return pd.DataFrame(out)      # one constructor: adding a column to a frame costs more
+    return pd.Series(div, dtype=object)

@@ -387,49 +387,11 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, mem
                           release=None) -> CalibrationReport:
     """Aggregate shadow observations into the per-(namespace, source) calibration report.
 
-    Window: ``observed_at >= now − days`` (inclusive, no upper bound), with
-    ``days`` in 0..=36500 (anything else raises); ``days == 0`` keeps the
-    rows at or after ``now``. Per group, sorted by namespace then source,
-    over ``derived_confidence``: count, median (mean of the two middle
-    values for an even count), mean, 10 buckets ``min(int(clamp(v, 0, 1)·10),
-    9)``, and ``consumption_utility = consumed / judged`` where *judged* is
-    every non-null ``recall_outcome`` — legacy values such as ``recalled``
-    and ``skipped`` count in the denominator and only ``consumed`` above it
-    (None when nothing in the group is judged).
-
-    Production's window test is a string comparison: ``observed_at`` as
-    stored against the cutoff written as :func:`cutoff_text` (``…+00:00``).
-    A row another writer stored as ``2025-12-11T19:19:39Z`` with now
-    ``2025-12-12T19:19:39.890849474Z`` and ``days=1`` is 0.89 s before the
-    cutoff ``2025-12-11T19:19:39.890849474+00:00``, yet inside the window,
-    because at the first difference ``'Z' > '.'``. thatchlab reproduces it:
-    text is compared as stored (``observed_at`` given as strings, or the
-    ``observed_at_text`` column of :func:`thatchlab.logs.read_shadow_observations`);
-    timestamps are compared as the text thatchlab writes for them, which
-    orders like the instants.
-
-    Releases (``release``; default the newest, ``CalibrationParams().release``), after
-    ``alphaonedev/ai-memory-mcp`` ``src/confidence/calibrate.rs``:
-
-    * ``"v0.7.0"`` (release/v0.7.0): count, median, mean and buckets only — no
-      utility, no divergence, no backfill (``ledger`` is not read); ``days`` is not
-      range-checked (a negative one puts the cutoff after ``now``).
-    * ``"a78a228"`` (@a78a2284): with ``ledger`` given, NULL outcomes are first
-      backfilled from it (:func:`backfill_recall_outcomes`, as the sweep does before
-      aggregating); rows carry ``consumption_utility`` and
-      ``consume_access_divergence``, whose access counts come from ``memories``
-      (``id``, ``access_count``) by a left join: an observation without its
-      memory (or with no ``memories`` given) counts access 0.
-    * ``"0a5770a"`` (@0a5770af): ``audience=None`` or ``"admin"`` is ``a78a228``
-      exactly (``"admin"`` is that sweep; an agent literally named ``admin`` is
-      ``CalibrationAudience.for_caller("admin")``); a caller (an agent id, or a
-      :class:`CalibrationAudience`) needs
-      ``memories`` and keeps only the observations whose memory exists and the
-      caller may read (see :mod:`thatchlab.calibration._audience`: visibility,
-      lifecycle, no substrate namespace on the observation or the memory), and
-      never backfills; an empty, anonymous or ill-shaped caller raises
-      :class:`CallerRequiredError` with production's refusal text. Earlier releases
-      take no caller.
+    Keeps the rows with ``observed_at >= now − days``, compared as production
+    compares them (the stored text against :func:`cutoff_text`), and reports
+    per group the count, median, mean, buckets and, from ``a78a228`` on, the
+    consumption utility and the consume/access divergence. The exact rules of
+    the window, the aggregates and each release are in :mod:`thatchlab.calibration`.
 
     Parameters
     ----------
@@ -440,9 +402,9 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, mem
     now : aware time
         The end of the window (engines never read the clock).
     days : float, default=30
-        The window's length in days.
+        The window's length in days: 0..=36500 (``v0.7.0``: any finite number).
     audience : CalibrationAudience, str or None, default=None
-        ``None`` or ``"admin"`` for the global sweep, else a caller.
+        ``None`` or ``"admin"`` for the global sweep, else a caller (``0a5770a`` on).
     memories : DataFrame, default=None
         ai-memory's memories (``id``, ``access_count``, ``namespace``,
         ``metadata``, ``lifecycle_state``); needed for a caller.
@@ -482,59 +444,73 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, mem
     <BLANKLINE>
     NAMESPACE                 SOURCE         COUNT  MEDIAN    MEAN    UTIL  HISTOGRAM (0.0..1.0)
     a                         user               2    0.55    0.55    1.00  ....#..#..
-    >>> z = pd.DataFrame({"namespace": ["a"], "source": ["user"], "observed_at": ["2025-12-11T19:19:39Z"],
-    ...                   "derived_confidence": [0.5], "recall_outcome": [None]})
-    >>> calibrate_from_shadow(z, "2025-12-12T19:19:39.890849474Z", days=1).total_observations
-    1
     """
+    rel, aud = _release_and_audience(release, audience)
+    judges = at_least("ai-memory", rel, "a78a228")
+    d = _window_days(days) if judges else _days(days)
+    _check_tables(obs, aud, memories)
+    if judges and aud.is_admin and ledger is not None:
+        obs, _ = backfill_recall_outcomes(obs, ledger)
+    before, present = _before_cutoff(obs, _cutoff_ns(now, d, days))
+    mask = present & ~before          # a missing time never falls in a window
+    pos = None if memories is None else _memory_positions(obs, memories)
+    access = _access_per_row(memories, pos) if judges and pos is not None else None
+    if not aud.is_admin:
+        mask &= _caller_reads(obs, memories, aud.caller, pos)
+    n = int(mask.sum())
+    rows = report_rows(obs, np.flatnonzero(mask), access=access, release=rel) if n else empty_rows(rel)
+    return CalibrationReport(window_days=int(d) if d == int(d) else d, total_observations=n, rows=rows,
+                             release=rel, audience=aud.caller)
+
+
+def _release_and_audience(release, audience):
+    """The resolved release and audience; a caller needs release ``0a5770a`` or later."""
     rel = resolve_release("ai-memory", latest_release("ai-memory") if release is None else release)
     aud = CalibrationAudience.coerce(audience)
     if not aud.is_admin and not at_least("ai-memory", rel, "0a5770a"):
         raise InputError(f"audience: release {rel!r} of ai-memory aggregates every observation (no caller "
                          f"scope before '0a5770a'); got caller {aud.caller!r}; pass release='0a5770a' or "
                          "audience=None")
-    judges = at_least("ai-memory", rel, "a78a228")
-    d = _window_days(days) if judges else _days(days)
-    window_days = int(d) if d == int(d) else d
+    return rel, aud
+
+
+def _check_tables(obs: pd.DataFrame, aud: CalibrationAudience, memories) -> None:
+    """The columns the report reads; a caller's sweep needs ``memories``."""
     _need(obs, ("namespace", "source", "observed_at", "derived_confidence"), "calibrate_from_shadow observations")
-    if not aud.is_admin:
-        if memories is None:
-            raise InputError(f"memories: a sweep scoped to caller {aud.caller!r} joins each observation to its "
-                             "memory; expected the memories table (id, namespace, metadata, lifecycle_state, "
-                             "access_count), got None")
+    if not aud.is_admin and memories is None:
+        raise InputError(f"memories: a sweep scoped to caller {aud.caller!r} joins each observation to its "
+                         "memory; expected the memories table (id, namespace, metadata, lifecycle_state, "
+                         "access_count), got None")
+    if memories is not None:
         _need(memories, ("id",), "calibrate_from_shadow memories")
-    elif memories is not None:
-        _need(memories, ("id",), "calibrate_from_shadow memories")
-    if judges and aud.is_admin and ledger is not None:
-        obs, _ = backfill_recall_outcomes(obs, ledger)
+
+
+def _cutoff_ns(now, d: float, days) -> int:
+    """``now − d`` days in epoch nanoseconds; it must be a time pandas represents."""
     now_ns = as_utc(now, what="now").as_unit("ns").value
     cutoff_ns = now_ns - int(round(d * _DAY_NS))
     if not pd.Timestamp.min.value <= cutoff_ns <= pd.Timestamp.max.value:
         raise InputError(f"days: now − {days!r} days falls outside the years 1677–2262 thatchlab represents; "
                          "expected a smaller window")
-    before, present = _before_cutoff(obs, cutoff_ns)
-    mask = present & ~before          # a missing time never falls in a window
-    access = None
-    if memories is not None:
-        pos = _memory_positions(obs, memories)
-        if judges:
-            counts = _access_counts(memories)
-            access = np.where(pos >= 0, counts.take(np.maximum(pos, 0)) if len(counts) else 0.0, 0.0)
-        if not aud.is_admin:
-            readable = readable_memories(memories, aud.caller)
-            joined = pos >= 0
-            seen = np.zeros(len(obs), dtype=bool)
-            seen[joined] = readable.take(pos[joined])
-            own_ns = np.fromiter((is_substrate_namespace(ns) is False for ns in obs["namespace"].tolist()),
-                                 dtype=bool, count=len(obs))
-            mask &= seen & own_ns
-    n = int(mask.sum())
-    if n == 0:
-        return CalibrationReport(window_days=window_days, total_observations=0, rows=empty_rows(rel),
-                                 release=rel, audience=aud.caller)
-    rows = report_rows(obs, np.flatnonzero(mask), access=access, release=rel)
-    return CalibrationReport(window_days=window_days, total_observations=n, rows=rows, release=rel,
-                             audience=aud.caller)
+    return cutoff_ns
+
+
+def _access_per_row(memories: pd.DataFrame, pos: np.ndarray) -> np.ndarray:
+    """Per observation, its memory's access count: a left join, 0 without the memory."""
+    counts = _access_counts(memories)
+    return np.where(pos >= 0, counts.take(np.maximum(pos, 0)) if len(counts) else 0.0, 0.0)
+
+
+def _caller_reads(obs: pd.DataFrame, memories: pd.DataFrame, caller: str, pos: np.ndarray) -> np.ndarray:
+    """Per observation, whether ``caller`` may read it: its memory exists and is readable
+    (:func:`readable_memories`) and its namespace is not a substrate namespace."""
+    readable = readable_memories(memories, caller)
+    joined = pos >= 0
+    seen = np.zeros(len(obs), dtype=bool)
+    seen[joined] = readable.take(pos[joined])
+    own_ns = np.fromiter((is_substrate_namespace(ns) is False for ns in obs["namespace"].tolist()),
+                         dtype=bool, count=len(obs))
+    return seen & own_ns
 
 
 def _memory_positions(obs: pd.DataFrame, memories: pd.DataFrame) -> np.ndarray:

@@ -373,14 +373,6 @@ def _before_cutoff(obs: pd.DataFrame, cutoff_ns: int):
         before = own.copy()
         before[is_str] = [t < cut for t in stored[is_str].tolist()]
     return before & present, present
-    if not has_text and (isinstance(col.dtype, pd.DatetimeTZDtype) or is_text_dtype(col.dtype)):
-        return _text_before(col, parsed < cutoff_ns, cut) & present, present
-    texts = observed_at_text(col)
-    if has_text:
-        stored = obs[OBSERVED_AT_TEXT].tolist()
-        texts = [t if isinstance(t, str) else own for t, own in zip(stored, texts, strict=True)]
-    before = np.fromiter((t is not None and t < cut for t in texts), dtype=bool, count=len(texts))
-    return before & present, present
 
 
 def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, memories=None, ledger=None,

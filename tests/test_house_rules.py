@@ -44,8 +44,8 @@ def test_the_shape_check_sees_what_it_must(tmp_path):
     finally:
         shape.ROOT = shape_root
     assert found == ["thatchlab/m.py:1: long is 81 lines (max 80)",
-                     "thatchlab/m.py:84: import inside lazy of json",
-                     "thatchlab/m.py:87: deferred import of polars in quiet without a comment saying why"]
+                     "thatchlab/m.py:83: import inside lazy of json",
+                     "thatchlab/m.py:86: deferred import of polars in quiet without a comment saying why"]
 
 
 def test_every_public_callable_has_its_numpydoc_sections():

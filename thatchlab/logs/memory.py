@@ -19,7 +19,9 @@ import json
 import numpy as np
 import pandas as pd
 
+from thatchlab.core._docstrings import fill_doc
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
+from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
@@ -171,6 +173,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return out[list(MEMORY_LOG_COLUMNS) + extra]
 
 
+@fill_doc(source_errors=_docs.SOURCE_ERRORS, validated=_docs.VALIDATED)
 def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a memory log and return it typed (a new frame; the input is untouched).
 
@@ -192,22 +195,9 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     ----------
     df : pandas.DataFrame
         The memory log as read (text times are parsed); it is not modified.
-    source : str, optional
-        The file the frame came from, named in the messages.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
+    {source_errors}
 
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        With ``errors="raise"``, at the first bad row, naming file, row,
-        column and what was expected.
+    {validated}
 
     See Also
     --------
@@ -231,28 +221,11 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     return _typed(valid), rejected
 
 
+@fill_doc(read=_docs.READ)
 def read_memory_log(path, errors: str = "raise"):
     """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`).
 
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated memory log sorted by ``ts`` (stably; a ``UserWarning`` says
-        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        The file is missing or unreadable, or (with ``errors="raise"``) holds
-        a bad row.
+    {read}
 
     See Also
     --------
@@ -263,6 +236,7 @@ def read_memory_log(path, errors: str = "raise"):
     return read_in_time_order(validate_memory_log(raw, source=str(path), errors=errors), path, errors)
 
 
+@fill_doc(write_path=_docs.WRITE_PATH)
 def write_memory_log(df: pd.DataFrame, path):
     """Validate and write a memory log (format by suffix); returns the path.
 
@@ -273,13 +247,7 @@ def write_memory_log(df: pd.DataFrame, path):
     ----------
     df : pandas.DataFrame
         The log; it is validated first and not modified.
-    path : str or path-like
-        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
-
-    Returns
-    -------
-    pathlib.Path
-        The file written.
+    {write_path}
 
     Raises
     ------

@@ -1,0 +1,64 @@
+"""Numpydoc paragraphs the log readers, validators and writers share, each written once.
+
+They are filled into the docstrings by :func:`thatchlab.core._docstrings.fill_doc` at import
+time; see that module for the placeholder rule.
+"""
+
+from __future__ import annotations
+
+#: ``source`` and ``errors`` of every ``validate_*`` function.
+SOURCE_ERRORS = """
+source : str, optional
+    The file the frame came from, named in the messages.
+errors : {"raise", "report"}, default="raise"
+    ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+    rows and returns the rejected ones with their reasons.
+"""
+
+#: ``Returns`` and ``Raises`` of every ``validate_*`` function.
+VALIDATED = """
+Returns
+-------
+pandas.DataFrame or tuple of pandas.DataFrame
+    The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
+
+Raises
+------
+LogValidationError
+    With ``errors="raise"``, at the first bad row, naming file, row,
+    column and what was expected.
+"""
+
+#: ``Parameters``, ``Returns`` and ``Raises`` of every ``read_*`` function that validates.
+READ = """
+Parameters
+----------
+path : str or path-like
+    A ``.jsonl``, ``.csv`` or ``.parquet`` file.
+errors : {"raise", "report"}, default="raise"
+    ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
+    rows and returns the rejected ones with their reasons.
+
+Returns
+-------
+pandas.DataFrame or tuple of pandas.DataFrame
+    The validated log sorted by ``ts`` (stably; a ``UserWarning`` says
+    how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
+
+Raises
+------
+LogValidationError
+    The file is missing or unreadable, or (with ``errors="raise"``) holds
+    a bad row.
+"""
+
+#: ``path`` and ``Returns`` of every ``write_*`` function.
+WRITE_PATH = """
+path : str or path-like
+    The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
+
+Returns
+-------
+pathlib.Path
+    The file written.
+"""

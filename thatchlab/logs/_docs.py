@@ -6,17 +6,21 @@ time; see that module for the placeholder rule.
 
 from __future__ import annotations
 
-#: ``source`` and ``errors`` of every ``validate_*`` function.
-SOURCE_ERRORS = """
-source : str, optional
-    The file the frame came from, named in the messages.
+_ERRORS = """
 errors : {"raise", "report"}, default="raise"
     ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
     rows and returns the rejected ones with their reasons.
 """
 
-#: ``Returns`` and ``Raises`` of every ``validate_*`` function.
-VALIDATED = """
+#: ``Parameters``, ``Returns`` and ``Raises`` of every ``validate_*`` function.
+VALIDATE = """
+Parameters
+----------
+df : pandas.DataFrame
+    The log as read (text times are parsed); it is not modified.
+source : str, optional
+    The file the frame came from, named in the messages.
+""" + _ERRORS.lstrip("\n") + """
 Returns
 -------
 pandas.DataFrame or tuple of pandas.DataFrame
@@ -35,10 +39,7 @@ Parameters
 ----------
 path : str or path-like
     A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-errors : {"raise", "report"}, default="raise"
-    ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-    rows and returns the rejected ones with their reasons.
-
+""" + _ERRORS.lstrip("\n") + """
 Returns
 -------
 pandas.DataFrame or tuple of pandas.DataFrame

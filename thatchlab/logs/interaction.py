@@ -442,7 +442,7 @@ def _floats(s: pd.Series):
     return pd.to_numeric(s.astype(object).where(~null, None), errors="coerce").astype("float64")
 
 
-@fill_doc(source_errors=_docs.SOURCE_ERRORS, validated=_docs.VALIDATED)
+@fill_doc(validate=_docs.VALIDATE)
 def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate an interaction log and return it typed (a new frame; the input is untouched).
 
@@ -468,13 +468,7 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     checked when present (texts, and ``logged_items`` a list of objects on
     messages) and kept after the standard columns.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The interaction log as read (text times are parsed); it is not modified.
-    {source_errors}
-
-    {validated}
+    {validate}
 
     See Also
     --------

@@ -173,7 +173,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return out[list(MEMORY_LOG_COLUMNS) + extra]
 
 
-@fill_doc(source_errors=_docs.SOURCE_ERRORS, validated=_docs.VALIDATED)
+@fill_doc(validate=_docs.VALIDATE)
 def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a memory log and return it typed (a new frame; the input is untouched).
 
@@ -191,13 +191,7 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     ``memory_id`` is the evidence source); when it is null the row touched is
     ``memory_id``.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The memory log as read (text times are parsed); it is not modified.
-    {source_errors}
-
-    {validated}
+    {validate}
 
     See Also
     --------

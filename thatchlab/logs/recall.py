@@ -97,7 +97,7 @@ def _pre(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@fill_doc(source_errors=_docs.SOURCE_ERRORS, validated=_docs.VALIDATED)
+@fill_doc(validate=_docs.VALIDATE)
 def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a recall log and return it typed.
 
@@ -108,13 +108,7 @@ def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     (``1/0`` and ``"true"/"false"`` accepted; ``consumed`` may be null);
     ``corroboration >= 0`` and ``rank >= 1`` whole numbers.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The recall log as read (text times are parsed); it is not modified.
-    {source_errors}
-
-    {validated}
+    {validate}
 
     See Also
     --------

@@ -74,17 +74,11 @@ def _normalise(out):
     return out
 
 
-@fill_doc(source_errors=_docs.SOURCE_ERRORS, validated=_docs.VALIDATED)
+@fill_doc(validate=_docs.VALIDATE)
 def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate an event stream; ``entities`` come back as lists (``[]`` for null).
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The event stream as read (text times are parsed); it is not modified.
-    {source_errors}
-
-    {validated}
+    {validate}
 
     See Also
     --------
@@ -101,17 +95,11 @@ def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     return _normalise(validate_frame(df, EVENT_SPEC, source=source, errors=errors))
 
 
-@fill_doc(source_errors=_docs.SOURCE_ERRORS, validated=_docs.VALIDATED)
+@fill_doc(validate=_docs.VALIDATE)
 def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a recall stream; ``entities`` come back as lists (``[]`` for null).
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The recall stream as read (text times are parsed); it is not modified.
-    {source_errors}
-
-    {validated}
+    {validate}
 
     See Also
     --------

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from thatchlab.core._docstrings import fill_doc
 from thatchlab.scoring._load import (
     NO_MODEL,
     codes_of,
@@ -52,6 +53,21 @@ TABLE_COLUMNS = {
     "provenance": ("id", "item_id", "signal", "detail", "created_at"),
 }
 _TEXT_OF = {"matchers": "description", "items": "statement"}
+
+# the parameters of the cosine scans, written once (filled in by fill_doc)
+_TABLE_DIM = """
+table : {"matchers", "items"}
+    The table scanned.
+dim : int
+    The query's dimension.
+"""
+_STORES_MODEL = """
+stores : list of str, default=None
+    The stores scanned; all when None.
+model : str, default=None
+    A model tag the rows must carry (or none); any when None.
+"""
+_SCAN_PARAMS = _TABLE_DIM + _STORES_MODEL
 
 
 def deterministic_id(table: str, store: str, text: str, n: int) -> str:
@@ -470,6 +486,7 @@ class EngineState:
         """
         return self._vector_rows(table).vectors.vector(position)
 
+    @fill_doc(scan_params=_SCAN_PARAMS)
     def usable(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
         """Boolean mask of the rows a cosine scan may use.
 
@@ -483,14 +500,7 @@ class EngineState:
 
         Parameters
         ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {scan_params}
 
         Returns
         -------
@@ -549,20 +559,14 @@ class EngineState:
         return foreign
 
     # ------------------------------------------------------------------ scans
+    @fill_doc(scan_params=_SCAN_PARAMS)
     def scan_rows(self, table: str, dim: int, *, stores=None, model: str | None = None) -> tuple:
         """``(mask, count)``: :meth:`usable` and how many rows it holds, kept until the
         table next changes (the mask is shared between calls, so it is read-only).
 
         Parameters
         ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {scan_params}
 
         Returns
         -------
@@ -580,19 +584,13 @@ class EngineState:
             self._cache(key, hit)
         return hit
 
+    @fill_doc(scan_params=_SCAN_PARAMS)
     def scan_positions(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
         """The positions of ``scan_rows(...)``'s mask (ascending, read-only), cached likewise.
 
         Parameters
         ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {scan_params}
 
         Returns
         -------
@@ -607,6 +605,7 @@ class EngineState:
             self._cache(key, hit)
         return hit
 
+    @fill_doc(table_dim=_TABLE_DIM, stores_model=_STORES_MODEL)
     def n_foreign_model(self, table: str, dim: int, own: str | None, *, stores=None,
                         model: str | None = None) -> int:
         """How many rows of ``scan_rows(table, dim, stores=stores, model=model)`` carry a
@@ -614,16 +613,10 @@ class EngineState:
 
         Parameters
         ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
+        {table_dim}
         own : str or None
             The embedder's model name.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the scanned rows must carry (or none).
+        {stores_model}
 
         Returns
         -------
@@ -639,6 +632,7 @@ class EngineState:
             self._cache(key, hit)
         return hit
 
+    @fill_doc(stores_model=_STORES_MODEL)
     def cosines(self, table: str, query, *, stores=None, model: str | None = None, floor=None,
                 top: int | None = None) -> tuple:
         """``(positions, cosines)`` of the usable rows (:meth:`usable`) that may reach
@@ -654,10 +648,7 @@ class EngineState:
             The table scanned.
         query : array-like
             The query vector.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {stores_model}
         floor : float, default=None
             The smallest rounded cosine wanted; none when None.
         top : int, default=None

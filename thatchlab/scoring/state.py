@@ -67,7 +67,7 @@ stores : list of str, default=None
 model : str, default=None
     A model tag the rows must carry (or none); any when None.
 """
-_SCAN_PARAMS = _TABLE_DIM + _STORES_MODEL
+_SCAN_PARAMS = _TABLE_DIM + _STORES_MODEL.lstrip("\n")
 
 
 def deterministic_id(table: str, store: str, text: str, n: int) -> str:

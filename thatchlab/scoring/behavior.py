@@ -12,9 +12,10 @@ import re
 
 import pandas as pd
 
+from thatchlab.core._docstrings import fill_doc
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BEHAVIOR_SIGNALS
-from thatchlab.scoring.engine import EngineConfig, Reply, ScoringEngine, _check_text
+from thatchlab.scoring.engine import _ENGINE_PARAMS, EngineConfig, Reply, ScoringEngine, _check_text
 from thatchlab.scoring.seeding import default_behaviors, seed_defaults
 
 __all__ = ["BehaviorEngine", "BEHAVIOR_CONFIG", "default_behaviors", "laziness_flags"]
@@ -25,23 +26,11 @@ BEHAVIOR_CONFIG = EngineConfig(
     signals=BEHAVIOR_SIGNALS, create_signal="codify", created_word="codified")
 
 
+@fill_doc(engine_params=_ENGINE_PARAMS)
 class BehaviorEngine(ScoringEngine):
     """Situational behaviors of the agent, scored like predictions.
 
-    Parameters
-    ----------
-    embedder : Embedder, default=None
-        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
-        model on first use.
-    params : ScoringParams, default=None
-        The release and the scoring parameters; the defaults when None.
-    project_store : str, default="project"
-        The store writes go to by default; reads search it and ``global``.
-    clock : callable, default=None
-        Returns the current time, used when ``now`` is not given.
-    strict_model : bool, default=False
-        Also skip rows tagged with another model than the embedder's in every
-        cosine scan (a research mode; production compares by dimension only).
+    {engine_params}
 
     Attributes
     ----------

@@ -90,6 +90,26 @@ class EngineConfig:
         return ENGINE_TABLES[self.kind]
 
 
+#: The constructor parameters of the engines of one kind (``PredictionEngine``, ``BehaviorEngine``),
+#: filled into their docstrings by ``fill_doc``.
+_ENGINE_PARAMS = """
+Parameters
+----------
+embedder : Embedder, default=None
+    An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
+    model on first use.
+params : ScoringParams, default=None
+    The release and the scoring parameters; the defaults when None.
+project_store : str, default="project"
+    The store writes go to by default; reads search it and ``global``.
+clock : callable, default=None
+    Returns the current time, used when ``now`` is not given.
+strict_model : bool, default=False
+    Also skip rows tagged with another model than the embedder's in every
+    cosine scan (a research mode; production compares by dimension only).
+"""
+
+
 class ScoringEngine(ParamsMixin):
     """The generic engine over stores, matchers, items, edges and provenance.
 

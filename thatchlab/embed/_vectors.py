@@ -218,3 +218,28 @@ def from_blob(blob) -> np.ndarray:
         raise EmbeddingError(
             f"embedding BLOB: expected a multiple of 4 bytes (float32), got {len(raw)} bytes")
     return np.frombuffer(raw, dtype=_LE_F32).astype(np.float32)
+
+
+# the Parameters and Returns every embedder's two methods share (filled in by fill_doc)
+EMBED_QUERIES_DOC = """
+Parameters
+----------
+texts : str or sequence of str
+    The queries.
+
+Returns
+-------
+numpy.ndarray
+    float32, shape (n, dim), unit rows (or zero).
+"""
+EMBED_PASSAGES_DOC = """
+Parameters
+----------
+texts : str or sequence of str
+    The passages.
+
+Returns
+-------
+numpy.ndarray
+    float32, shape (n, dim), unit rows (or zero).
+"""

@@ -220,26 +220,13 @@ def from_blob(blob) -> np.ndarray:
     return np.frombuffer(raw, dtype=_LE_F32).astype(np.float32)
 
 
-# the Parameters and Returns every embedder's two methods share (filled in by fill_doc)
-EMBED_QUERIES_DOC = """
-Parameters
-----------
-texts : str or sequence of str
-    The queries.
+def _embed_doc(what: str) -> str:
+    """The Parameters and Returns of an embedder's method over ``what`` (queries or passages)."""
+    return ("Parameters\n----------\ntexts : str or sequence of str\n"
+            f"    The {what}.\n\n"
+            "Returns\n-------\nnumpy.ndarray\n    float32, shape (n, dim), unit rows (or zero).\n")
 
-Returns
--------
-numpy.ndarray
-    float32, shape (n, dim), unit rows (or zero).
-"""
-EMBED_PASSAGES_DOC = """
-Parameters
-----------
-texts : str or sequence of str
-    The passages.
 
-Returns
--------
-numpy.ndarray
-    float32, shape (n, dim), unit rows (or zero).
-"""
+# the sections every embedder's two methods share (filled in by fill_doc)
+EMBED_QUERIES_DOC = _embed_doc("queries")
+EMBED_PASSAGES_DOC = _embed_doc("passages")

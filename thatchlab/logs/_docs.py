@@ -63,3 +63,16 @@ Returns
 pathlib.Path
     The file written.
 """
+
+#: ``Parameters``, ``Returns`` and ``Raises`` of every ``write_*`` function that validates first.
+WRITE = """
+Parameters
+----------
+df : pandas.DataFrame
+    The log; it is validated first and not modified.
+""" + WRITE_PATH.lstrip("\n") + """
+Raises
+------
+LogValidationError
+    A bad row, an unknown suffix or a value the format cannot hold.
+"""

@@ -525,23 +525,14 @@ def read_interaction_log(path, errors: str = "raise"):
     return read_in_time_order(log, path, errors)
 
 
-@fill_doc(write_path=_docs.WRITE_PATH)
+@fill_doc(write=_docs.WRITE)
 def write_interaction_log(df: pd.DataFrame, path):
     """Validate and write an interaction log (format by suffix); returns the path.
 
     Lists (``surfaced``, ``embedding``) become JSON arrays in JSONL and CSV;
     ``logged_items`` is written as JSON text in every format.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The log; it is validated first and not modified.
-    {write_path}
-
-    Raises
-    ------
-    LogValidationError
-        A bad row, an unknown suffix or a value the format cannot hold.
+    {write}
 
     See Also
     --------

@@ -230,23 +230,14 @@ def read_memory_log(path, errors: str = "raise"):
     return read_in_time_order(validate_memory_log(raw, source=str(path), errors=errors), path, errors)
 
 
-@fill_doc(write_path=_docs.WRITE_PATH)
+@fill_doc(write=_docs.WRITE)
 def write_memory_log(df: pd.DataFrame, path):
     """Validate and write a memory log (format by suffix); returns the path.
 
     The source-policy columns (``source_authority`` ... ``subject_entity_id``) are written only
     when some row carries a value, so logs without them are written as before.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The log; it is validated first and not modified.
-    {write_path}
-
-    Raises
-    ------
-    LogValidationError
-        A bad row, an unknown suffix or a value the format cannot hold.
+    {write}
 
     See Also
     --------

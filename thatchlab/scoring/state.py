@@ -54,7 +54,7 @@ TABLE_COLUMNS = {
 }
 _TEXT_OF = {"matchers": "description", "items": "statement"}
 
-# the parameters of the cosine scans, written once (filled in by fill_doc)
+# parameters several methods share, written once (filled in by fill_doc)
 _TABLE_DIM = """
 table : {"matchers", "items"}
     The table scanned.
@@ -66,6 +66,14 @@ stores : list of str, default=None
     The stores scanned; all when None.
 model : str, default=None
     A model tag the rows must carry (or none); any when None.
+"""
+_COLUMN_POSITIONS = """
+Parameters
+----------
+column : str
+    The column.
+positions : iterable of int
+    Row positions.
 """
 _SCAN_PARAMS = _TABLE_DIM + _STORES_MODEL.lstrip("\n")
 
@@ -167,15 +175,11 @@ class TableView:
         """One whole column."""
         return column_array(self._rows[column], column)
 
+    @fill_doc(column_positions=_COLUMN_POSITIONS)
     def take(self, column: str, positions) -> np.ndarray:
         """The values of ``column`` at ``positions`` (in that order).
 
-        Parameters
-        ----------
-        column : str
-            The column.
-        positions : iterable of int
-            Row positions.
+        {column_positions}
 
         Returns
         -------
@@ -207,15 +211,11 @@ class TableView:
         """
         return self._rows.data[column][position]
 
+    @fill_doc(column_positions=_COLUMN_POSITIONS)
     def cells(self, column: str, positions) -> list:
         """The values of ``column`` at ``positions`` as a list of the stored Python values.
 
-        Parameters
-        ----------
-        column : str
-            The column.
-        positions : iterable of int
-            Row positions.
+        {column_positions}
 
         Returns
         -------

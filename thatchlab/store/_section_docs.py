@@ -17,6 +17,14 @@ conn : sqlite3.Connection
     A connection to the file.
 """
 
+#: ``Parameters`` of ``read``: the file to read.
+READ_PARAMS = """
+Parameters
+----------
+conn : sqlite3.Connection
+    A read-only connection to the file.
+"""
+
 
 def section_docs(obj_type: str, obj_text: str, params_type: str, write_raises: str) -> dict[str, str]:
     """The shared sections for a section module whose objects are ``obj_type``.

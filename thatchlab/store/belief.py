@@ -18,7 +18,7 @@ from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.belief import BELIEF_STATUSES
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.store._cells import check_cells, opt, time_text
-from thatchlab.store._section_docs import PRESENT_PARAMS, section_docs
+from thatchlab.store._section_docs import PRESENT_PARAMS, READ_PARAMS, section_docs
 
 # the docstring sections this module shares with the other store sections (see _section_docs)
 _DOCS = section_docs(
@@ -154,14 +154,12 @@ def _params_from_meta(conn) -> BeliefParams:
         return BeliefParams()
 
 
+@fill_doc(read_params=READ_PARAMS)
 def read(conn) -> BeliefStore:
     """The belief store in a file (read-only connection), rows in insertion order,
     with the parameters recorded in ``thatchlab_meta`` (defaults otherwise).
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A read-only connection to the file.
+    {read_params}
 
     Returns
     -------

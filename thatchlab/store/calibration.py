@@ -31,7 +31,7 @@ from thatchlab.core.params.production import production_params
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.core.time import utc_column
 from thatchlab.store._cells import check_cells, opt
-from thatchlab.store._section_docs import PRESENT_PARAMS, section_docs
+from thatchlab.store._section_docs import PRESENT_PARAMS, READ_PARAMS, section_docs
 
 # the docstring sections this module shares with the other store sections (see _section_docs)
 _DOCS = section_docs(
@@ -165,13 +165,11 @@ def present(conn) -> bool:
             or bool(table_columns(conn, "confidence_shadow_observations")))
 
 
+@fill_doc(read_params=READ_PARAMS)
 def read(conn) -> CalibrationState:
     """The calibration state in a file (read-only connection), rows in insertion order.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A read-only connection to the file.
+    {read_params}
 
     Returns
     -------

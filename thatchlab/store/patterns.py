@@ -21,7 +21,7 @@ from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.store._cells import check_cells, opt, time_text
-from thatchlab.store._section_docs import PRESENT_PARAMS, section_docs
+from thatchlab.store._section_docs import PRESENT_PARAMS, READ_PARAMS, section_docs
 
 # the docstring sections this module shares with the other store sections (see _section_docs)
 _DOCS = section_docs(
@@ -150,13 +150,11 @@ def _params_from_meta(conn):
         return None
 
 
+@fill_doc(read_params=READ_PARAMS)
 def read(conn) -> pd.DataFrame:
     """The patterns in a file as :func:`mine` returns them (``attrs`` keep params and mining time).
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A read-only connection to the file.
+    {read_params}
 
     Returns
     -------

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from thatchlab.core._docstrings import fill_doc
 from thatchlab.core.errors import EmbeddingError, InputError, ParamsError
 from thatchlab.core.jsfmt import js_number, r3, to_fixed
 from thatchlab.core.params import ParamsMixin, ScoringParams, at_least
@@ -41,6 +42,19 @@ from thatchlab.scoring.state import ID_NAMESPACE, EngineState, deterministic_id,
 
 __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAMESPACE",
            "EngineConfig", "ScoringEngine", "Reply", "Nudge", "ITEM_COLUMNS"]
+
+# the Parameters and Returns of the engine's two embedding methods, written once (filled in by fill_doc)
+_EMBED_SECTIONS = """
+Parameters
+----------
+texts : iterable of str
+    The texts.
+
+Returns
+-------
+ndarray
+    float32 of shape (n, dim).
+"""
 
 
 #: Signals that change an item's counts (the others are confidence-neutral).
@@ -263,19 +277,12 @@ class ScoringEngine(ParamsMixin):
 
 
     # ------------------------------------------------------------ embedding
+    @fill_doc(embed_sections=_EMBED_SECTIONS)
     def embed_queries(self, texts) -> np.ndarray:
         """Query vectors of ``texts`` (the embedder's query prefix applies), checked:
         float32 of shape (n, dim), finite.
 
-        Parameters
-        ----------
-        texts : iterable of str
-            The texts.
-
-        Returns
-        -------
-        ndarray
-            float32 of shape (n, dim).
+        {embed_sections}
 
         Raises
         ------
@@ -289,19 +296,12 @@ class ScoringEngine(ParamsMixin):
         """
         return self._embed(list(texts), "query")
 
+    @fill_doc(embed_sections=_EMBED_SECTIONS)
     def embed_passages(self, texts) -> np.ndarray:
         """Passage vectors of ``texts`` (no prefix), as matcher and item texts are
         embedded; checked like :meth:`embed_queries`.
 
-        Parameters
-        ----------
-        texts : iterable of str
-            The texts.
-
-        Returns
-        -------
-        ndarray
-            float32 of shape (n, dim).
+        {embed_sections}
 
         Raises
         ------

@@ -28,7 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 
 __all__ = ["EPS", "LN2", "SIGNAL_FIELDS", "derive", "derive_signals", "signals_json", "freshness_factor",
            "decayed", "confidence_tier", "recall_score"]

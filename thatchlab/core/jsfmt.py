@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 
 __all__ = ["js_round", "to_fixed", "js_number", "r3"]
 

@@ -12,7 +12,7 @@ import datetime as _dt
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import all_text, is_text_dtype, native_times
 from thatchlab.core.errors import TimeError
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 
 __all__ = ["VectorRows", "MARGIN", "exact_cosines", "loop_cosines"]
 

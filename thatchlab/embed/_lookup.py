@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import EmbeddingError, EmbeddingLookupError, InputError
 from thatchlab.embed._vectors import (
     EMBED_PASSAGES_DOC,

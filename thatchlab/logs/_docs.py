@@ -1,6 +1,6 @@
 """Numpydoc paragraphs the log readers, validators and writers share, each written once.
 
-They are filled into the docstrings by :func:`thatchlab.core._docstrings.fill_doc` at import
+They are filled into the docstrings by :func:`thatchlab.core.docstrings.fill_doc` at import
 time; see that module for the placeholder rule.
 """
 

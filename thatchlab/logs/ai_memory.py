@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, ThatchlabError
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
 from thatchlab.core.sqlite import connect_readonly, table_names

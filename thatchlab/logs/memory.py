@@ -19,7 +19,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table
 from thatchlab.logs._order import read_in_time_order

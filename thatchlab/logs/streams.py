@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import is_text_dtype, nonempty_text, object_text
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table

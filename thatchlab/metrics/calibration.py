@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import MetricInputError
 
 __all__ = ["brier", "log_loss", "clip_eps", "ece", "reliability_curve", "calibration_bins", "calibration_summary"]

@@ -12,7 +12,7 @@ import re
 
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BEHAVIOR_SIGNALS
 from thatchlab.scoring.engine import _ENGINE_PARAMS, EngineConfig, Reply, ScoringEngine, _check_text

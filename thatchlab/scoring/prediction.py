@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import PREDICTION_SIGNALS
 from thatchlab.core.time import resolve_now

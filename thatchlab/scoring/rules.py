@@ -40,7 +40,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.params import at_least
 
 __all__ = ["NEAR_DUPLICATE_COSINE", "drops_near_duplicates", "keep_flags", "row_order_key",

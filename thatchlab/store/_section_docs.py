@@ -4,7 +4,7 @@ Each of those modules has the same functions (``create``, ``write``, ``present``
 ``check_equal``, ``default_params``, ``model``) over its own kind of object; what their
 docstrings say is the same but for the object's and the parameters' types. :func:`section_docs`
 writes those sections once for a given kind, and the modules fill them into their docstrings
-with :func:`thatchlab.core._docstrings.fill_doc`.
+with :func:`thatchlab.core.docstrings.fill_doc`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import json
 import pandas as pd
 
 from thatchlab.belief import EVIDENCE_COLUMNS, MEMORY_COLUMNS, BeliefParams, BeliefStore
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.belief import BELIEF_STATUSES
 from thatchlab.core.sqlite import require_tables, table_columns

@@ -24,7 +24,7 @@ from thatchlab.calibration import (
     CalibrationState,
     observed_at_text,
 )
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
 from thatchlab.core.params.production import production_params

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.anticipation import PATTERN_COLUMNS, PATTERN_TYPES
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.sqlite import require_tables, table_columns

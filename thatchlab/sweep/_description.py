@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.sweep.reading import (
     _RELEASE_TAIL,
     identification,

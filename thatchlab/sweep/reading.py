@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from thatchlab.core._docstrings import fill_doc
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.production import SYSTEMS, setting
 from thatchlab.sweep.registry import EngineSpec, engines, get_engine, metric_list

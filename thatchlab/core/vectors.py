@@ -23,6 +23,14 @@ from thatchlab.core.docstrings import fill_doc
 
 __all__ = ["VectorRows", "MARGIN", "exact_cosines", "loop_cosines"]
 
+# the Returns of the two row-wise cosine functions (filled in by fill_doc)
+_ROWWISE_RETURNS = """
+Returns
+-------
+numpy.ndarray
+    ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+"""
+
 # the cosine searches' shared parameters and returns, written once (filled in by fill_doc)
 _FLOOR_TOP = """
 floor : float, optional
@@ -55,6 +63,7 @@ _FLOAT32 = np.dtype(np.float32)
 MARGIN = 2e-3
 
 
+@fill_doc(rowwise_returns=_ROWWISE_RETURNS)
 def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosines of two float64 matrices of the same shape: dot / (‖a‖ ‖b‖), 0
     when a norm is 0.
@@ -68,10 +77,7 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b : numpy.ndarray
         float64 matrices of the same shape ``(n, dim)``.
 
-    Returns
-    -------
-    numpy.ndarray
-        ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+    {rowwise_returns}
 
     See Also
     --------
@@ -89,6 +95,7 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+@fill_doc(rowwise_returns=_ROWWISE_RETURNS)
 def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosines computed the way production's loop does, to the last bit.
 
@@ -108,10 +115,7 @@ def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b : array-like
         Matrices of the same shape ``(n, dim)`` (float32 values, as production stores them).
 
-    Returns
-    -------
-    numpy.ndarray
-        ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+    {rowwise_returns}
 
     See Also
     --------

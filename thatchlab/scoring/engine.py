@@ -104,40 +104,37 @@ class EngineConfig:
         return ENGINE_TABLES[self.kind]
 
 
-#: The constructor parameters of the engines of one kind (``PredictionEngine``, ``BehaviorEngine``),
-#: filled into their docstrings by ``fill_doc``.
-_ENGINE_PARAMS = """
-Parameters
-----------
+# constructor parameters every scoring engine documents alike (filled in by fill_doc)
+_EMBEDDER_PARAM = """
 embedder : Embedder, default=None
     An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
     model on first use.
-params : ScoringParams, default=None
-    The release and the scoring parameters; the defaults when None.
+"""
+_STORE_CLOCK_PARAMS = """
 project_store : str, default="project"
     The store writes go to by default; reads search it and ``global``.
 clock : callable, default=None
     Returns the current time, used when ``now`` is not given.
-strict_model : bool, default=False
-    Also skip rows tagged with another model than the embedder's in every
-    cosine scan (a research mode; production compares by dimension only).
 """
+#: The whole Parameters section of the engines of one kind (``PredictionEngine``, ``BehaviorEngine``).
+_ENGINE_PARAMS = ("Parameters\n----------\n" + _EMBEDDER_PARAM.lstrip("\n")
+                  + "params : ScoringParams, default=None\n"
+                  "    The release and the scoring parameters; the defaults when None.\n"
+                  + _STORE_CLOCK_PARAMS.lstrip("\n")
+                  + "strict_model : bool, default=False\n"
+                  "    Also skip rows tagged with another model than the embedder's in every\n"
+                  "    cosine scan (a research mode; production compares by dimension only).\n")
 
-
+@fill_doc(embedder_param=_EMBEDDER_PARAM, store_clock_params=_STORE_CLOCK_PARAMS)
 class ScoringEngine(ParamsMixin):
     """The generic engine over stores, matchers, items, edges and provenance.
 
     Parameters
     ----------
-    embedder : Embedder, default=None
-        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
-        model on first use.
+    {embedder_param}
     params : ScoringParams, default=None
         :class:`~thatchlab.core.params.ScoringParams`; the defaults when None.
-    project_store : str, default="project"
-        The store writes go to by default; reads search it and ``global``.
-    clock : callable, default=None
-        Returns the current time, used when ``now`` is not given.
+    {store_clock_params}
     strict_model : bool, default=False
         Production compares vectors by dimension only: every cosine scan
         (nudges, queries, the matcher and item dedup of writes, feedback and

@@ -15,7 +15,14 @@ import pandas as pd
 from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BEHAVIOR_SIGNALS
-from thatchlab.scoring.engine import _ENGINE_PARAMS, EngineConfig, Reply, ScoringEngine, _check_text
+from thatchlab.scoring.engine import (
+    _ENGINE_PARAMS,
+    _STORE_NOW_PARAMS,
+    EngineConfig,
+    Reply,
+    ScoringEngine,
+    _check_text,
+)
 from thatchlab.scoring.seeding import default_behaviors, seed_defaults
 
 __all__ = ["BehaviorEngine", "BEHAVIOR_CONFIG", "default_behaviors", "laziness_flags"]
@@ -58,6 +65,7 @@ class BehaviorEngine(ScoringEngine):
     config = BEHAVIOR_CONFIG
     _matcher_arg = "situation"
 
+    @fill_doc(store_now_params=_STORE_NOW_PARAMS)
     def codify(self, situation: str, behavior: str, rationale=None, store=None, now=None, *,
                vectors=None) -> Reply:
         """The ``behavior_codify`` tool: create or link a rule; confidence unchanged.
@@ -70,10 +78,7 @@ class BehaviorEngine(ScoringEngine):
             What to do.
         rationale : str, default=None
             Why; recorded with the rule and in the provenance.
-        store : str, default=None
-            The target store; the project store when None.
-        now : time, default=None
-            The time of the write; the engine's clock when None.
+        {store_now_params}
         vectors : pair of array-like, default=None
             The passage vectors of ``(situation, behavior)`` when already
             embedded (replays).

@@ -116,6 +116,13 @@ project_store : str, default="project"
 clock : callable, default=None
     Returns the current time, used when ``now`` is not given.
 """
+#: ``store`` and ``now`` of the tools that write.
+_STORE_NOW_PARAMS = """
+store : str, default=None
+    The target store; the project store when None.
+now : time, default=None
+    The time of the write; the engine's clock when None.
+"""
 #: The whole Parameters section of the engines of one kind (``PredictionEngine``, ``BehaviorEngine``).
 _ENGINE_PARAMS = ("Parameters\n----------\n" + _EMBEDDER_PARAM.lstrip("\n")
                   + "params : ScoringParams, default=None\n"
@@ -573,6 +580,7 @@ class ScoringEngine(ParamsMixin):
         return Reply(text=text, action="query", items=items, n_foreign_model=n_foreign)
 
     # ------------------------------------------------------------ writes
+    @fill_doc(store_now_params=_STORE_NOW_PARAMS)
     def write(self, matcher: str, statement: str, signal: str, rationale=None, store=None, now=None, *,
               vectors=None) -> Reply:
         """The update / codify transaction under any signal of the engine's vocabulary.
@@ -592,10 +600,7 @@ class ScoringEngine(ParamsMixin):
             One of the engine's signals.
         rationale : str, default=None
             Recorded with the item and in the provenance.
-        store : str, default=None
-            The target store; the project store when None.
-        now : time, default=None
-            The time of the write; the engine's clock when None.
+        {store_now_params}
         vectors : pair of array-like, default=None
             The passage vectors of ``(matcher, statement)``.
 

@@ -16,6 +16,7 @@ from thatchlab.core.params import PREDICTION_SIGNALS
 from thatchlab.core.time import resolve_now
 from thatchlab.scoring.engine import (
     _ENGINE_PARAMS,
+    _STORE_NOW_PARAMS,
     EngineConfig,
     Reply,
     ScoringEngine,
@@ -192,6 +193,7 @@ class PredictionEngine(ScoringEngine):
         result = WriteResult(action="marked", store=store, reply_prefix=f"[marked {status}]")
         return Reply(text=result.text, action="marked", store=store, result=result)
 
+    @fill_doc(store_now_params=_STORE_NOW_PARAMS)
     def update(self, matcher: str, prediction: str, signal: str, rationale=None, store=None,
                now=None, *, vectors=None) -> Reply:
         """The ``prediction_update`` tool: one transaction of matcher dedup,
@@ -207,10 +209,7 @@ class PredictionEngine(ScoringEngine):
             One of ``create``, ``confirm``, ``disconfirm`` or ``soft``.
         rationale : str, default=None
             Recorded with the item and in the provenance.
-        store : str, default=None
-            The target store; the project store when None.
-        now : time, default=None
-            The time of the write; the engine's clock when None.
+        {store_now_params}
         vectors : pair of array-like, default=None
             The passage vectors of ``(matcher, prediction)`` when already
             embedded (replays).

@@ -75,7 +75,8 @@ column : str
 positions : iterable of int
     Row positions.
 """
-_SCAN_PARAMS = _TABLE_DIM + _STORES_MODEL.lstrip("\n")
+#: the whole Parameters section of the cosine scans
+_SCAN_PARAMS = "Parameters\n----------\n" + _TABLE_DIM.lstrip("\n") + _STORES_MODEL.lstrip("\n")
 
 
 def deterministic_id(table: str, store: str, text: str, n: int) -> str:
@@ -498,8 +499,6 @@ class EngineState:
         tag never filters it. Naming ``model`` (the engine's ``strict_model``
         mode) also requires the row to carry that tag or none.
 
-        Parameters
-        ----------
         {scan_params}
 
         Returns
@@ -564,8 +563,6 @@ class EngineState:
         """``(mask, count)``: :meth:`usable` and how many rows it holds, kept until the
         table next changes (the mask is shared between calls, so it is read-only).
 
-        Parameters
-        ----------
         {scan_params}
 
         Returns
@@ -588,8 +585,6 @@ class EngineState:
     def scan_positions(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
         """The positions of ``scan_rows(...)``'s mask (ascending, read-only), cached likewise.
 
-        Parameters
-        ----------
         {scan_params}
 
         Returns

@@ -28,8 +28,21 @@ import math
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
+
 __all__ = ["EPS", "LN2", "SIGNAL_FIELDS", "derive", "derive_signals", "signals_json", "freshness_factor",
            "decayed", "confidence_tier", "recall_score"]
+
+
+def _age_params(age_default: str) -> str:
+    """The ``age_days`` and ``half_life_days`` parameters (``age_default`` follows age's type)."""
+    return (f"age_days : float, array or Series{age_default}\n    Age in days; negative ages count as 0.\n"
+            "half_life_days : float, array or Series, default=30.0\n    Half-life in days, floored at ``EPS``.\n")
+
+
+# the age and half-life parameters of the decay functions, written once (filled in by fill_doc)
+_AGE_PARAMS = _age_params("")
+_AGE0_PARAMS = _age_params(", default=0.0")
 
 #: Floor of the half-life, so a zero half-life means "instantly stale", not a division by zero.
 EPS = float(np.finfo(np.float64).eps)
@@ -76,6 +89,7 @@ def _freshness(age, hl) -> np.ndarray:
     return np.clip(_libm(math.exp, -age * LN2 / hl), 0.0, 1.0)
 
 
+@fill_doc(age_params=_AGE_PARAMS)
 def freshness_factor(age_days, half_life_days=30.0):
     """Freshness ``clamp(exp(−max(age, 0)·ln 2 / max(half_life, eps)), 0, 1)``.
 
@@ -87,10 +101,7 @@ def freshness_factor(age_days, half_life_days=30.0):
 
     Parameters
     ----------
-    age_days : float, array or Series
-        Age in days; negative ages count as 0.
-    half_life_days : float, array or Series, default=30.0
-        Half-life in days, floored at ``EPS``.
+    {age_params}
 
     Returns
     -------
@@ -111,6 +122,7 @@ def freshness_factor(age_days, half_life_days=30.0):
     return _wrap(_freshness(age, hl), age_days, half_life_days)
 
 
+@fill_doc(age0_params=_AGE0_PARAMS)
 def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life_days=30.0, *,
            intercept=0.5, atom_bump=0.1, corroboration_weight=0.05, age_penalty=0.02):
     """The auto-derived confidence of a memory from its observable signals.
@@ -134,10 +146,7 @@ def derive(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life
 
     Parameters
     ----------
-    age_days : float, array or Series, default=0.0
-        Age in days; negative ages count as 0.
-    half_life_days : float, array or Series, default=30.0
-        Half-life in days, floored at ``EPS``.
+    {age0_params}
     is_atom : bool, array or Series, default=False
         Whether the memory was derived as an atom (adds ``atom_bump``).
     corroboration : int, array or Series, default=0
@@ -196,6 +205,7 @@ def _stored_count(values):
                      else int(v) for v in a.ravel().tolist()], dtype=np.int64).reshape(a.shape)
 
 
+@fill_doc(age0_params=_AGE0_PARAMS)
 def derive_signals(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, half_life_days=30.0):
     """The signal record that produced a derived value, with production's field names.
 
@@ -213,10 +223,7 @@ def derive_signals(age_days=0.0, is_atom=False, corroboration=0, baseline=0.5, h
 
     Parameters
     ----------
-    age_days : float, array or Series, default=0.0
-        Age in days; negative ages count as 0.
-    half_life_days : float, array or Series, default=30.0
-        Half-life in days, floored at ``EPS``.
+    {age0_params}
     is_atom : bool, array or Series, default=False
         Whether the memory was derived as an atom.
     corroboration : int, array or Series, default=0
@@ -298,6 +305,7 @@ def signals_json(signals) -> str | list[str]:
             for a, t, c, f, b in zip(age, atom, corr, ff, base, strict=True)]
 
 
+@fill_doc(age_params=_AGE_PARAMS)
 def decayed(base, age_days, half_life_days=30.0):
     """Freshness decay on a recall touch: ``clamp(base · exp(−max(age,0)·ln2/max(hl,eps)), 0, 1)``.
 
@@ -312,10 +320,7 @@ def decayed(base, age_days, half_life_days=30.0):
     ----------
     base : float, array or Series
         The confidence before the touch.
-    age_days : float, array or Series
-        Age in days; negative ages count as 0.
-    half_life_days : float, array or Series, default=30.0
-        Half-life in days, floored at ``EPS``.
+    {age_params}
 
     Returns
     -------

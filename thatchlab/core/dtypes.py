@@ -22,21 +22,36 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
+
 __all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "epoch_ns", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
            "factorize"]
+
+
+# the one-parameter sections most of these functions share (filled in by fill_doc)
+_PARAMS_COLUMN = """
+Parameters
+----------
+s : pandas.Series
+    A column.
+"""
+_PARAMS_DTYPE = """
+Parameters
+----------
+dtype : dtype
+    A column's dtype.
+"""
 
 
 def _arrow_type(dtype):
     return dtype.pyarrow_dtype if isinstance(dtype, pd.ArrowDtype) else None
 
 
+@fill_doc(params_dtype=_PARAMS_DTYPE)
 def is_arrow_timestamp(dtype) -> bool:
     """Whether ``dtype`` is an Arrow-backed timestamp (``timestamp[unit, tz][pyarrow]``).
 
-    Parameters
-    ----------
-    dtype : dtype
-        A column's dtype.
+    {params_dtype}
 
     Returns
     -------
@@ -53,13 +68,11 @@ def is_arrow_timestamp(dtype) -> bool:
     return t is not None and pa.types.is_timestamp(t)
 
 
+@fill_doc(params_dtype=_PARAMS_DTYPE)
 def is_timestamp_dtype(dtype) -> bool:
     """Whether ``dtype`` holds instants: ``datetime64[...]`` (aware or naive) or an Arrow timestamp.
 
-    Parameters
-    ----------
-    dtype : dtype
-        A column's dtype.
+    {params_dtype}
 
     Returns
     -------
@@ -74,14 +87,12 @@ def is_timestamp_dtype(dtype) -> bool:
             or is_arrow_timestamp(dtype))
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def native_times(s: pd.Series) -> pd.Series:
     """``s`` with an Arrow timestamp dtype turned into pandas' ``datetime64`` (same unit and zone,
     nulls as ``NaT``); any other column is returned as it is.
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
 
     Returns
     -------
@@ -107,15 +118,13 @@ def native_times(s: pd.Series) -> pd.Series:
     return out.dt.tz_localize("UTC").dt.tz_convert(t.tz)
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def epoch_ns(s: pd.Series):
     """UTC epoch nanoseconds of an aware nanosecond time column (``datetime64[ns, tz]`` or an Arrow
     ``timestamp[ns, tz]``; a missing value is int64's minimum, as ``asi8`` gives it), read without
     a copy where the data allow; None for any other column.
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
 
     Returns
     -------
@@ -156,13 +165,11 @@ def arrow_array(s: pd.Series):
     return data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
 
 
+@fill_doc(params_dtype=_PARAMS_DTYPE)
 def is_text_dtype(dtype) -> bool:
     """Whether every present cell of a column of ``dtype`` is a ``str``, known from the dtype alone.
 
-    Parameters
-    ----------
-    dtype : dtype
-        A column's dtype.
+    {params_dtype}
 
     Returns
     -------
@@ -193,13 +200,11 @@ def is_text_dtype(dtype) -> bool:
     return False
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def all_text(s: pd.Series) -> bool:
     """Whether every cell of ``s`` is a ``str`` (a missing cell is not); vectorised unless ``s`` holds objects.
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
 
     Returns
     -------
@@ -340,13 +345,11 @@ def bool_values(data) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, dtype=bool)
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def present(s: pd.Series) -> np.ndarray:
     """``s.notna()`` as a NumPy bool array (read from the validity bitmap of an Arrow-backed column).
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
 
     Returns
     -------
@@ -359,14 +362,12 @@ def present(s: pd.Series) -> np.ndarray:
     return s.notna().to_numpy(bool)
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def object_text(s: pd.Series) -> pd.Series:
     """A text-dtype column as an object column of ``str`` with ``None`` where a cell is missing
     (what an object frame holds); any other column is returned as it is.
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
 
     Returns
     -------
@@ -380,13 +381,11 @@ def object_text(s: pd.Series) -> pd.Series:
     return pd.Series(cells, index=s.index, name=s.name, dtype=object)
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def nonempty_text(s: pd.Series) -> np.ndarray:
     """Per cell, whether it is a non-empty ``str``; a text dtype is judged by its distinct values.
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
 
     Returns
     -------
@@ -400,16 +399,14 @@ def nonempty_text(s: pd.Series) -> np.ndarray:
     return np.fromiter((isinstance(v, str) and v != "" for v in s.tolist()), dtype=bool, count=len(s))
 
 
+@fill_doc(params_column=_PARAMS_COLUMN)
 def text_equal(s: pd.Series, value: str) -> np.ndarray:
     """Per row, whether the cell is the ``str`` ``value`` (a missing or non-text cell is not), vectorised.
 
     Arrow text is compared by Arrow's kernel, a categorical through its
     categories; an object column compares each cell that is a ``str``.
 
-    Parameters
-    ----------
-    s : pandas.Series
-        A column.
+    {params_column}
     value : str
         The text to look for.
 

@@ -14,9 +14,25 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
+from thatchlab.core.docstrings import fill_doc
+
 __all__ = ["js_round", "to_fixed", "js_number", "r3"]
 
+# the Parameters and Returns of the two rounding functions, written once (filled in by fill_doc)
+_ROUND_SECTIONS = """
+Parameters
+----------
+x : float or array-like of float
+    The values to round.
 
+Returns
+-------
+float or numpy.ndarray
+    A float for a scalar, else a float64 array of ``x``'s shape.
+"""
+
+
+@fill_doc(round_sections=_ROUND_SECTIONS)
 def js_round(x):
     """JavaScript ``Math.round``: the nearest integer, ties toward +infinity.
 
@@ -24,15 +40,7 @@ def js_round(x):
     we round and then correct ties explicitly. Accepts scalars or arrays and
     returns floats (like JavaScript numbers); NaN and infinities pass through.
 
-    Parameters
-    ----------
-    x : float or array-like of float
-        The values to round.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        A float for a scalar, else a float64 array of ``x``'s shape.
+    {round_sections}
 
     See Also
     --------
@@ -55,21 +63,14 @@ def js_round(x):
     return out
 
 
+@fill_doc(round_sections=_ROUND_SECTIONS)
 def r3(x):
     """Round to three decimals the way production does: ``Math.round(x * 1000) / 1000``.
 
     The multiplication happens in float64 first, so 0.1235 → 0.124 (123.5
     rounds up) where decimal rounding of the stored binary value would differ.
 
-    Parameters
-    ----------
-    x : float or array-like of float
-        The values to round.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        A float for a scalar, else a float64 array of ``x``'s shape.
+    {round_sections}
 
     See Also
     --------

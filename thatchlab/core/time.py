@@ -12,10 +12,24 @@ import datetime as _dt
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import all_text, is_text_dtype, native_times
 from thatchlab.core.errors import TimeError
 
 __all__ = ["TIME_RANGE", "as_utc", "as_utc_series", "utc_column", "iso_ms", "iso_s", "system_clock", "resolve_now"]
+
+# the Returns and Raises of the two column converters, written once (filled in by fill_doc)
+_UTC_RETURNS = """
+Returns
+-------
+pandas.Series
+    ``datetime64[ns, UTC]``.
+
+Raises
+------
+TimeError
+    A naive column, or a value :func:`as_utc` refuses.
+"""
 
 UTC = _dt.timezone.utc
 
@@ -86,6 +100,7 @@ def _in_range(ts: pd.Timestamp, value, what) -> pd.Timestamp:
     return ts.as_unit("ns")
 
 
+@fill_doc(utc_returns=_UTC_RETURNS)
 def as_utc_series(values, *, what: str = "ts") -> pd.Series:
     """Parse a column of aware times to ``datetime64[ns, UTC]``; naive values raise.
 
@@ -98,15 +113,7 @@ def as_utc_series(values, *, what: str = "ts") -> pd.Series:
     what : str, default="ts"
         How error messages name the column (a value is ``what[i]``).
 
-    Returns
-    -------
-    pandas.Series
-        ``datetime64[ns, UTC]``.
-
-    Raises
-    ------
-    TimeError
-        A naive column, or a value :func:`as_utc` refuses.
+    {utc_returns}
 
     See Also
     --------
@@ -234,6 +241,7 @@ def resolve_now(now=None, clock=None) -> pd.Timestamp:
     return system_clock()
 
 
+@fill_doc(utc_returns=_UTC_RETURNS)
 def utc_column(values, what: str) -> pd.Series:
     """A column of aware times as ``datetime64[ns, UTC]`` (ISO text parsed in one pass).
 
@@ -248,15 +256,7 @@ def utc_column(values, what: str) -> pd.Series:
     what : str
         How error messages name the column.
 
-    Returns
-    -------
-    pandas.Series
-        ``datetime64[ns, UTC]``.
-
-    Raises
-    ------
-    TimeError
-        A naive column, or a value :func:`as_utc` refuses.
+    {utc_returns}
 
     See Also
     --------

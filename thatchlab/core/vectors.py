@@ -19,7 +19,41 @@ from __future__ import annotations
 
 import numpy as np
 
+from thatchlab.core.docstrings import fill_doc
+
 __all__ = ["VectorRows", "MARGIN", "exact_cosines", "loop_cosines"]
+
+# the Returns of the two row-wise cosine functions (filled in by fill_doc)
+_ROWWISE_RETURNS = """
+Returns
+-------
+numpy.ndarray
+    ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+"""
+
+# the cosine searches' shared parameters and returns, written once (filled in by fill_doc)
+_FLOOR_TOP = """
+floor : float, optional
+    The lowest cosine that matters.
+top : int, optional
+    How many of the largest cosines matter.
+"""
+_QUERY_PARAMS = """
+q : array-like
+    The query vector.
+rows : numpy.ndarray of bool, optional
+    A mask of rows to consider.
+model : str, optional
+    Consider only rows of this model tag (and untagged rows).
+""" + _FLOOR_TOP.lstrip("\n")
+_EXACT_RETURNS = """
+Returns
+-------
+positions : numpy.ndarray
+    Candidate row positions, ascending.
+cosines : numpy.ndarray
+    Their exact float64 cosines.
+"""
 
 #: Rows normalised per step when many are appended at once (the float64 scratch
 #: stays a few MB, small enough to be reused from cache between steps).
@@ -29,6 +63,7 @@ _FLOAT32 = np.dtype(np.float32)
 MARGIN = 2e-3
 
 
+@fill_doc(rowwise_returns=_ROWWISE_RETURNS)
 def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosines of two float64 matrices of the same shape: dot / (‖a‖ ‖b‖), 0
     when a norm is 0.
@@ -42,10 +77,7 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b : numpy.ndarray
         float64 matrices of the same shape ``(n, dim)``.
 
-    Returns
-    -------
-    numpy.ndarray
-        ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+    {rowwise_returns}
 
     See Also
     --------
@@ -63,6 +95,7 @@ def exact_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+@fill_doc(rowwise_returns=_ROWWISE_RETURNS)
 def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosines computed the way production's loop does, to the last bit.
 
@@ -82,10 +115,7 @@ def loop_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b : array-like
         Matrices of the same shape ``(n, dim)`` (float32 values, as production stores them).
 
-    Returns
-    -------
-    numpy.ndarray
-        ``n`` float64 cosines, row ``i`` of ``a`` with row ``i`` of ``b``.
+    {rowwise_returns}
 
     See Also
     --------
@@ -333,6 +363,7 @@ class VectorRows:
             ok &= (m == model) | (m == None)  # noqa: E711 - elementwise on an object array
         return ok
 
+    @fill_doc(query_params=_QUERY_PARAMS)
     def candidates(self, q, rows=None, model=None, *, floor=None, top=None):
         """Rows that may have cosine ≥ ``floor`` and rank among the ``top`` largest.
 
@@ -342,16 +373,7 @@ class VectorRows:
 
         Parameters
         ----------
-        q : array-like
-            The query vector.
-        rows : numpy.ndarray of bool, optional
-            A mask of rows to consider.
-        model : str, optional
-            Consider only rows of this model tag (and untagged rows).
-        floor : float, optional
-            The lowest cosine that matters.
-        top : int, optional
-            How many of the largest cosines matter.
+        {query_params}
 
         Returns
         -------
@@ -369,6 +391,7 @@ class VectorRows:
         ok = self.usable(len(q), rows, model)
         return self._select(q, ok, int(np.count_nonzero(ok)), floor, top)
 
+    @fill_doc(floor_top=_FLOOR_TOP, exact_returns=_EXACT_RETURNS)
     def scan(self, q, mask, n_usable: int, *, floor=None, top=None):
         """:meth:`cosines` over a mask already checked: ``(positions, exact cosines)``.
 
@@ -386,17 +409,9 @@ class VectorRows:
             The rows to consider, a subset of ``usable(len(q))``.
         n_usable : int
             The number of True cells in ``mask``.
-        floor : float, optional
-            The lowest cosine that matters.
-        top : int, optional
-            How many of the largest cosines matter.
+        {floor_top}
 
-        Returns
-        -------
-        positions : numpy.ndarray
-            Candidate row positions, ascending.
-        cosines : numpy.ndarray
-            Their exact float64 cosines.
+        {exact_returns}
         """
         q = np.asarray(q, dtype=np.float64)
         pos, _ = self._select(q, mask, n_usable, floor, top)
@@ -456,28 +471,15 @@ class VectorRows:
         query[...] = np.asarray(q, dtype=np.float64)   # one float64 copy of q per row
         return exact_cosines(block, query)
 
+    @fill_doc(query_params=_QUERY_PARAMS, exact_returns=_EXACT_RETURNS)
     def cosines(self, q, rows=None, model=None, *, floor=None, top=None):
         """``(positions, exact cosines)`` of the candidate rows.
 
         Parameters
         ----------
-        q : array-like
-            The query vector.
-        rows : numpy.ndarray of bool, optional
-            A mask of rows to consider.
-        model : str, optional
-            Consider only rows of this model tag (and untagged rows).
-        floor : float, optional
-            The lowest cosine that matters.
-        top : int, optional
-            How many of the largest cosines matter.
+        {query_params}
 
-        Returns
-        -------
-        positions : numpy.ndarray
-            Candidate row positions, ascending.
-        cosines : numpy.ndarray
-            Their exact float64 cosines.
+        {exact_returns}
 
         See Also
         --------

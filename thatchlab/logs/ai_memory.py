@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, ThatchlabError
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
 from thatchlab.core.sqlite import connect_readonly, table_names
@@ -26,6 +27,14 @@ from thatchlab.core.time import utc_column
 
 __all__ = ["AiMemoryTables", "read_ai_memory", "read_memories", "read_shadow_observations",
            "read_recall_observations", "LEDGER_COLUMNS"]
+
+# the one parameter of every reader here, written once (filled in by fill_doc)
+_DB_PARAMS = """
+Parameters
+----------
+path : str or path-like
+    The ai-memory database (opened read-only).
+"""
 
 #: Columns of ai-memory's ``recall_observations`` ledger that thatchlab reads.
 LEDGER_COLUMNS = ("recall_id", "memory_id", "retriever", "rank", "score", "consumed", "observed_at")
@@ -97,6 +106,7 @@ def _consumed(df, path) -> pd.Series:
     return values.astype(np.int64)
 
 
+@fill_doc(db_params=_DB_PARAMS)
 def read_memories(path) -> pd.DataFrame:
     """ai-memory's ``memories`` table (every column), times parsed to UTC.
 
@@ -113,10 +123,7 @@ def read_memories(path) -> pd.DataFrame:
     ``confidence_source = 'caller_provided'`` and null ``confidence_signals`` /
     ``confidence_decayed_at``.
 
-    Parameters
-    ----------
-    path : str or path-like
-        The ai-memory database (opened read-only).
+    {db_params}
 
     Returns
     -------
@@ -140,6 +147,7 @@ def read_memories(path) -> pd.DataFrame:
     return _times(df, _MEMORY_TIMES, path, "memories")
 
 
+@fill_doc(db_params=_DB_PARAMS)
 def read_shadow_observations(path) -> pd.DataFrame:
     """``confidence_shadow_observations`` with ``observed_at`` parsed, ready for
     :func:`~thatchlab.calibration.calibrate_from_shadow`.
@@ -152,10 +160,7 @@ def read_shadow_observations(path) -> pd.DataFrame:
     compare instants. A confidence that is not a number (text, a blob)
     raises :class:`~thatchlab.core.errors.StoreSchemaError` naming the row.
 
-    Parameters
-    ----------
-    path : str or path-like
-        The ai-memory database (opened read-only).
+    {db_params}
 
     Returns
     -------
@@ -182,6 +187,7 @@ def read_shadow_observations(path) -> pd.DataFrame:
     return df[extra + list(OBSERVATION_COLUMNS)]
 
 
+@fill_doc(db_params=_DB_PARAMS)
 def read_recall_observations(path) -> pd.DataFrame | None:
     """The ``recall_observations`` consumption ledger, or ``None`` when the table is
     absent (older schemas); :func:`~thatchlab.calibration.backfill_recall_outcomes`
@@ -193,10 +199,7 @@ def read_recall_observations(path) -> pd.DataFrame | None:
     ``recall_id`` and ``memory_id``; it is never read as 0. So does text in
     ``rank`` or ``score``.
 
-    Parameters
-    ----------
-    path : str or path-like
-        The ai-memory database (opened read-only).
+    {db_params}
 
     Returns
     -------
@@ -239,13 +242,11 @@ class AiMemoryTables:
     ledger: pd.DataFrame | None
 
 
+@fill_doc(db_params=_DB_PARAMS)
 def read_ai_memory(path) -> AiMemoryTables:
     """All three tables at once; a missing shadow table reads as an empty one.
 
-    Parameters
-    ----------
-    path : str or path-like
-        The ai-memory database (opened read-only).
+    {db_params}
 
     Returns
     -------

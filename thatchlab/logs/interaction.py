@@ -21,10 +21,12 @@ import json
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import dictionary_codes, is_text_dtype
 from thatchlab.core.errors import StoreSchemaError
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
+from thatchlab.logs import _docs
 from thatchlab.logs._core import ABSENT, block_frame, copy_frame, read_log, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
@@ -440,6 +442,7 @@ def _floats(s: pd.Series):
     return pd.to_numeric(s.astype(object).where(~null, None), errors="coerce").astype("float64")
 
 
+@fill_doc(validate=_docs.VALIDATE)
 def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate an interaction log and return it typed (a new frame; the input is untouched).
 
@@ -465,26 +468,7 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     checked when present (texts, and ``logged_items`` a list of objects on
     messages) and kept after the standard columns.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The interaction log as read (text times are parsed); it is not modified.
-    source : str, optional
-        The file the frame came from, named in the messages.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        With ``errors="raise"``, at the first bad row, naming file, row,
-        column and what was expected.
+    {validate}
 
     See Also
     --------
@@ -513,6 +497,7 @@ def _validated(df_in, source, errors):
     return _typed(valid), rejected
 
 
+@fill_doc(read=_docs.READ)
 def read_interaction_log(path, errors: str = "raise"):
     """Read an interaction log (JSONL, CSV or Parquet) and validate it (see
     :func:`validate_interaction_log`); rows sorted by ``ts``, stably.
@@ -527,25 +512,7 @@ def read_interaction_log(path, errors: str = "raise"):
     validation is read again into :func:`~thatchlab.logs.read_table`'s frame,
     so each error is the one ``validate_interaction_log`` raises for it.
 
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated interaction log sorted by ``ts`` (stably; a ``UserWarning`` says
-        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        The file is missing or unreadable, or (with ``errors="raise"``) holds
-        a bad row.
+    {read}
 
     See Also
     --------
@@ -558,28 +525,14 @@ def read_interaction_log(path, errors: str = "raise"):
     return read_in_time_order(log, path, errors)
 
 
+@fill_doc(write=_docs.WRITE)
 def write_interaction_log(df: pd.DataFrame, path):
     """Validate and write an interaction log (format by suffix); returns the path.
 
     Lists (``surfaced``, ``embedding``) become JSON arrays in JSONL and CSV;
     ``logged_items`` is written as JSON text in every format.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The log; it is validated first and not modified.
-    path : str or path-like
-        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
-
-    Returns
-    -------
-    pathlib.Path
-        The file written.
-
-    Raises
-    ------
-    LogValidationError
-        A bad row, an unknown suffix or a value the format cannot hold.
+    {write}
 
     See Also
     --------

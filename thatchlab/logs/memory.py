@@ -19,7 +19,9 @@ import json
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
+from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
@@ -171,6 +173,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return out[list(MEMORY_LOG_COLUMNS) + extra]
 
 
+@fill_doc(validate=_docs.VALIDATE)
 def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a memory log and return it typed (a new frame; the input is untouched).
 
@@ -188,26 +191,7 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     ``memory_id`` is the evidence source); when it is null the row touched is
     ``memory_id``.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The memory log as read (text times are parsed); it is not modified.
-    source : str, optional
-        The file the frame came from, named in the messages.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        With ``errors="raise"``, at the first bad row, naming file, row,
-        column and what was expected.
+    {validate}
 
     See Also
     --------
@@ -231,28 +215,11 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     return _typed(valid), rejected
 
 
+@fill_doc(read=_docs.READ)
 def read_memory_log(path, errors: str = "raise"):
     """Read a memory log (JSONL, CSV or Parquet) and validate it (see :func:`validate_memory_log`).
 
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated memory log sorted by ``ts`` (stably; a ``UserWarning`` says
-        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        The file is missing or unreadable, or (with ``errors="raise"``) holds
-        a bad row.
+    {read}
 
     See Also
     --------
@@ -263,28 +230,14 @@ def read_memory_log(path, errors: str = "raise"):
     return read_in_time_order(validate_memory_log(raw, source=str(path), errors=errors), path, errors)
 
 
+@fill_doc(write=_docs.WRITE)
 def write_memory_log(df: pd.DataFrame, path):
     """Validate and write a memory log (format by suffix); returns the path.
 
     The source-policy columns (``source_authority`` ... ``subject_entity_id``) are written only
     when some row carries a value, so logs without them are written as before.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The log; it is validated first and not modified.
-    path : str or path-like
-        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
-
-    Returns
-    -------
-    pathlib.Path
-        The file written.
-
-    Raises
-    ------
-    LogValidationError
-        A bad row, an unknown suffix or a value the format cannot hold.
+    {write}
 
     See Also
     --------

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
+from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
@@ -95,6 +97,7 @@ def _pre(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@fill_doc(validate=_docs.VALIDATE)
 def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a recall log and return it typed.
 
@@ -105,26 +108,7 @@ def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     (``1/0`` and ``"true"/"false"`` accepted; ``consumed`` may be null);
     ``corroboration >= 0`` and ``rank >= 1`` whole numbers.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The recall log as read (text times are parsed); it is not modified.
-    source : str, optional
-        The file the frame came from, named in the messages.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        With ``errors="raise"``, at the first bad row, naming file, row,
-        column and what was expected.
+    {validate}
 
     See Also
     --------
@@ -168,28 +152,11 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return out[list(RECALL_COLUMNS) + extra]
 
 
+@fill_doc(read=_docs.READ)
 def read_recall_log(path, errors: str = "raise"):
     """Read a recall log (JSONL, CSV or Parquet) and validate it (see :func:`validate_recall_log`).
 
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated recall log sorted by ``ts`` (stably; a ``UserWarning`` says
-        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        The file is missing or unreadable, or (with ``errors="raise"``) holds
-        a bad row.
+    {read}
 
     See Also
     --------

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import is_text_dtype, nonempty_text, object_text
+from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table
 from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import LogSpec, RowRule, validate_frame
@@ -72,29 +74,11 @@ def _normalise(out):
     return out
 
 
+@fill_doc(validate=_docs.VALIDATE)
 def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate an event stream; ``entities`` come back as lists (``[]`` for null).
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The event stream as read (text times are parsed); it is not modified.
-    source : str, optional
-        The file the frame came from, named in the messages.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        With ``errors="raise"``, at the first bad row, naming file, row,
-        column and what was expected.
+    {validate}
 
     See Also
     --------
@@ -111,29 +95,11 @@ def validate_event_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     return _normalise(validate_frame(df, EVENT_SPEC, source=source, errors=errors))
 
 
+@fill_doc(validate=_docs.VALIDATE)
 def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise"):
     """Validate a recall stream; ``entities`` come back as lists (``[]`` for null).
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The recall stream as read (text times are parsed); it is not modified.
-    source : str, optional
-        The file the frame came from, named in the messages.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated, typed copy, or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        With ``errors="raise"``, at the first bad row, naming file, row,
-        column and what was expected.
+    {validate}
 
     See Also
     --------
@@ -150,28 +116,11 @@ def validate_recall_stream(df: pd.DataFrame, source=None, errors: str = "raise")
     return _normalise(validate_frame(df, RECALL_SPEC, source=source, errors=errors))
 
 
+@fill_doc(read=_docs.READ)
 def read_event_log(path, errors: str = "raise"):
     """Read and validate an event stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet.
 
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated event stream sorted by ``ts`` (stably; a ``UserWarning`` says
-        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        The file is missing or unreadable, or (with ``errors="raise"``) holds
-        a bad row.
+    {read}
 
     See Also
     --------
@@ -185,28 +134,11 @@ def read_event_log(path, errors: str = "raise"):
     return read_in_time_order(validate_event_log(raw, source=str(path), errors=errors), path, errors)
 
 
+@fill_doc(read=_docs.READ)
 def read_recall_stream(path, errors: str = "raise"):
     """Read and validate a recall stream from JSONL, CSV (``entities`` as JSON arrays) or Parquet.
 
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl``, ``.csv`` or ``.parquet`` file.
-    errors : {"raise", "report"}, default="raise"
-        ``"raise"`` fails on the first bad row; ``"report"`` keeps the valid
-        rows and returns the rejected ones with their reasons.
-
-    Returns
-    -------
-    pandas.DataFrame or tuple of pandas.DataFrame
-        The validated recall stream sorted by ``ts`` (stably; a ``UserWarning`` says
-        how many rows moved), or ``(valid, rejected)`` with ``errors="report"``.
-
-    Raises
-    ------
-    LogValidationError
-        The file is missing or unreadable, or (with ``errors="raise"``) holds
-        a bad row.
+    {read}
 
     See Also
     --------
@@ -220,6 +152,7 @@ def read_recall_stream(path, errors: str = "raise"):
     return read_in_time_order(validate_recall_stream(raw, source=str(path), errors=errors), path, errors)
 
 
+@fill_doc(write_path=_docs.WRITE_PATH)
 def write_stream(df: pd.DataFrame, path):
     """Write an event or recall stream (``entities`` as JSON arrays in CSV).
 
@@ -227,13 +160,7 @@ def write_stream(df: pd.DataFrame, path):
     ----------
     df : pandas.DataFrame
         The stream; it is not modified.
-    path : str or path-like
-        The file to write; its suffix (``.jsonl``, ``.csv`` or ``.parquet``) picks the format.
-
-    Returns
-    -------
-    pathlib.Path
-        The file written.
+    {write_path}
 
     Raises
     ------

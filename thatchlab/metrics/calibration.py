@@ -12,10 +12,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import MetricInputError
 
 __all__ = ["brier", "log_loss", "clip_eps", "ece", "reliability_curve", "calibration_bins", "calibration_summary"]
 
+# the outcome/forecast parameters and the scores' Raises, written once (filled in by fill_doc)
+_PARAMS_YP = """
+y : array-like of {0, 1}
+    The outcomes (booleans too).
+p : array-like of float
+    The forecasts, probabilities in [0, 1].
+"""
+_PARAMS_YPW = _PARAMS_YP + """\
+weight : array-like of float, default=None
+    Per-forecast weights, finite and non-negative (``None``: equal).
+"""
+_RAISES_SCORE = """
+Raises
+------
+MetricInputError
+    When an outcome is no 0/1 label, a forecast no probability, a weight
+    negative or not finite, or the lengths differ.
+"""
 
 
 def clip_eps(p) -> float:
@@ -92,28 +111,20 @@ def _clean(y, p, weight=None):
     return y, p, w
 
 
+@fill_doc(params_ypw=_PARAMS_YPW, raises_score=_RAISES_SCORE)
 def brier(y, p, weight=None) -> float:
     """Mean squared error of forecasts ``p`` for 0/1 outcomes ``y`` (NaN when empty).
 
     Parameters
     ----------
-    y : array-like of {0, 1}
-        The outcomes (booleans too).
-    p : array-like of float
-        The forecasts, probabilities in [0, 1].
-    weight : array-like of float, default=None
-        Per-forecast weights, finite and non-negative (``None``: equal).
+    {params_ypw}
 
     Returns
     -------
     float
         The (weighted) Brier score.
 
-    Raises
-    ------
-    MetricInputError
-        When an outcome is no 0/1 label, a forecast no probability, a weight
-        negative or not finite, or the lengths differ.
+    {raises_score}
 
     See Also
     --------
@@ -132,6 +143,7 @@ def brier(y, p, weight=None) -> float:
     return round(float(brier_score_loss(y, p.astype(np.float64), sample_weight=w)), 15)
 
 
+@fill_doc(params_ypw=_PARAMS_YPW, raises_score=_RAISES_SCORE)
 def log_loss(y, p, weight=None) -> float:
     """Mean negative log-likelihood of 0/1 outcomes (NaN when empty).
 
@@ -142,23 +154,14 @@ def log_loss(y, p, weight=None) -> float:
 
     Parameters
     ----------
-    y : array-like of {0, 1}
-        The outcomes (booleans too).
-    p : array-like of float
-        The forecasts, probabilities in [0, 1].
-    weight : array-like of float, default=None
-        Per-forecast weights, finite and non-negative (``None``: equal).
+    {params_ypw}
 
     Returns
     -------
     float
         The (weighted) mean log loss.
 
-    Raises
-    ------
-    MetricInputError
-        When an outcome is no 0/1 label, a forecast no probability, a weight
-        negative or not finite, or the lengths differ.
+    {raises_score}
 
     See Also
     --------
@@ -231,6 +234,7 @@ def calibration_bins(p, n_bins: int = 10, strategy: str = "uniform") -> tuple[np
     return edges, np.searchsorted(edges[1:-1], p)
 
 
+@fill_doc(params_yp=_PARAMS_YP)
 def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.DataFrame:
     """Reliability-diagram data: per bin the mean forecast, observed frequency and count.
 
@@ -241,10 +245,7 @@ def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.D
 
     Parameters
     ----------
-    y : array-like of {0, 1}
-        The outcomes (booleans too).
-    p : array-like of float
-        The forecasts, probabilities in [0, 1].
+    {params_yp}
     n_bins : int, default=10
         How many bins.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -285,6 +286,7 @@ def reliability_curve(y, p, n_bins: int = 10, strategy: str = "uniform") -> pd.D
     return out[cols]
 
 
+@fill_doc(params_yp=_PARAMS_YP)
 def ece(y, p, n_bins: int = 10) -> float:
     """Expected calibration error: ``Σ_bins (n_b / n) · |observed_b − mean_forecast_b|``.
 
@@ -293,10 +295,7 @@ def ece(y, p, n_bins: int = 10) -> float:
 
     Parameters
     ----------
-    y : array-like of {0, 1}
-        The outcomes (booleans too).
-    p : array-like of float
-        The forecasts, probabilities in [0, 1].
+    {params_yp}
     n_bins : int, default=10
         How many uniform bins.
 
@@ -321,15 +320,13 @@ def ece(y, p, n_bins: int = 10) -> float:
     return round(float((curve["count"] / n * (curve["observed"] - curve["mean_forecast"]).abs()).sum()), 12)
 
 
+@fill_doc(params_yp=_PARAMS_YP)
 def calibration_summary(y, p, n_bins: int = 10) -> dict:
     """Brier, log-loss, ECE and n in one dict.
 
     Parameters
     ----------
-    y : array-like of {0, 1}
-        The outcomes (booleans too).
-    p : array-like of float
-        The forecasts, probabilities in [0, 1].
+    {params_yp}
     n_bins : int, default=10
         The bins of the ECE.
 

@@ -12,9 +12,17 @@ import re
 
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError
 from thatchlab.core.params import BEHAVIOR_SIGNALS
-from thatchlab.scoring.engine import EngineConfig, Reply, ScoringEngine, _check_text
+from thatchlab.scoring.engine import (
+    _ENGINE_PARAMS,
+    _STORE_NOW_PARAMS,
+    EngineConfig,
+    Reply,
+    ScoringEngine,
+    _check_text,
+)
 from thatchlab.scoring.seeding import default_behaviors, seed_defaults
 
 __all__ = ["BehaviorEngine", "BEHAVIOR_CONFIG", "default_behaviors", "laziness_flags"]
@@ -25,23 +33,11 @@ BEHAVIOR_CONFIG = EngineConfig(
     signals=BEHAVIOR_SIGNALS, create_signal="codify", created_word="codified")
 
 
+@fill_doc(engine_params=_ENGINE_PARAMS)
 class BehaviorEngine(ScoringEngine):
     """Situational behaviors of the agent, scored like predictions.
 
-    Parameters
-    ----------
-    embedder : Embedder, default=None
-        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
-        model on first use.
-    params : ScoringParams, default=None
-        The release and the scoring parameters; the defaults when None.
-    project_store : str, default="project"
-        The store writes go to by default; reads search it and ``global``.
-    clock : callable, default=None
-        Returns the current time, used when ``now`` is not given.
-    strict_model : bool, default=False
-        Also skip rows tagged with another model than the embedder's in every
-        cosine scan (a research mode; production compares by dimension only).
+    {engine_params}
 
     Attributes
     ----------
@@ -69,6 +65,7 @@ class BehaviorEngine(ScoringEngine):
     config = BEHAVIOR_CONFIG
     _matcher_arg = "situation"
 
+    @fill_doc(store_now_params=_STORE_NOW_PARAMS)
     def codify(self, situation: str, behavior: str, rationale=None, store=None, now=None, *,
                vectors=None) -> Reply:
         """The ``behavior_codify`` tool: create or link a rule; confidence unchanged.
@@ -81,10 +78,7 @@ class BehaviorEngine(ScoringEngine):
             What to do.
         rationale : str, default=None
             Why; recorded with the rule and in the provenance.
-        store : str, default=None
-            The target store; the project store when None.
-        now : time, default=None
-            The time of the write; the engine's clock when None.
+        {store_now_params}
         vectors : pair of array-like, default=None
             The passage vectors of ``(situation, behavior)`` when already
             embedded (replays).

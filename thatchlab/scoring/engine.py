@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import EmbeddingError, InputError, ParamsError
 from thatchlab.core.jsfmt import js_number, r3, to_fixed
 from thatchlab.core.params import ParamsMixin, ScoringParams, at_least
@@ -41,6 +42,19 @@ from thatchlab.scoring.state import ID_NAMESPACE, EngineState, deterministic_id,
 
 __all__ = ["posterior_confidence", "evidence_count", "deterministic_id", "ID_NAMESPACE",
            "EngineConfig", "ScoringEngine", "Reply", "Nudge", "ITEM_COLUMNS"]
+
+# the Parameters and Returns of the engine's two embedding methods, written once (filled in by fill_doc)
+_EMBED_SECTIONS = """
+Parameters
+----------
+texts : iterable of str
+    The texts.
+
+Returns
+-------
+ndarray
+    float32 of shape (n, dim).
+"""
 
 
 #: Signals that change an item's counts (the others are confidence-neutral).
@@ -90,20 +104,44 @@ class EngineConfig:
         return ENGINE_TABLES[self.kind]
 
 
+# constructor parameters every scoring engine documents alike (filled in by fill_doc)
+_EMBEDDER_PARAM = """
+embedder : Embedder, default=None
+    An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
+    model on first use.
+"""
+_STORE_CLOCK_PARAMS = """
+project_store : str, default="project"
+    The store writes go to by default; reads search it and ``global``.
+clock : callable, default=None
+    Returns the current time, used when ``now`` is not given.
+"""
+#: ``store`` and ``now`` of the tools that write.
+_STORE_NOW_PARAMS = """
+store : str, default=None
+    The target store; the project store when None.
+now : time, default=None
+    The time of the write; the engine's clock when None.
+"""
+#: The whole Parameters section of the engines of one kind (``PredictionEngine``, ``BehaviorEngine``).
+_ENGINE_PARAMS = ("Parameters\n----------\n" + _EMBEDDER_PARAM.lstrip("\n")
+                  + "params : ScoringParams, default=None\n"
+                  "    The release and the scoring parameters; the defaults when None.\n"
+                  + _STORE_CLOCK_PARAMS.lstrip("\n")
+                  + "strict_model : bool, default=False\n"
+                  "    Also skip rows tagged with another model than the embedder's in every\n"
+                  "    cosine scan (a research mode; production compares by dimension only).\n")
+
+@fill_doc(embedder_param=_EMBEDDER_PARAM, store_clock_params=_STORE_CLOCK_PARAMS)
 class ScoringEngine(ParamsMixin):
     """The generic engine over stores, matchers, items, edges and provenance.
 
     Parameters
     ----------
-    embedder : Embedder, default=None
-        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
-        model on first use.
+    {embedder_param}
     params : ScoringParams, default=None
         :class:`~thatchlab.core.params.ScoringParams`; the defaults when None.
-    project_store : str, default="project"
-        The store writes go to by default; reads search it and ``global``.
-    clock : callable, default=None
-        Returns the current time, used when ``now`` is not given.
+    {store_clock_params}
     strict_model : bool, default=False
         Production compares vectors by dimension only: every cosine scan
         (nudges, queries, the matcher and item dedup of writes, feedback and
@@ -243,19 +281,12 @@ class ScoringEngine(ParamsMixin):
 
 
     # ------------------------------------------------------------ embedding
+    @fill_doc(embed_sections=_EMBED_SECTIONS)
     def embed_queries(self, texts) -> np.ndarray:
         """Query vectors of ``texts`` (the embedder's query prefix applies), checked:
         float32 of shape (n, dim), finite.
 
-        Parameters
-        ----------
-        texts : iterable of str
-            The texts.
-
-        Returns
-        -------
-        ndarray
-            float32 of shape (n, dim).
+        {embed_sections}
 
         Raises
         ------
@@ -269,19 +300,12 @@ class ScoringEngine(ParamsMixin):
         """
         return self._embed(list(texts), "query")
 
+    @fill_doc(embed_sections=_EMBED_SECTIONS)
     def embed_passages(self, texts) -> np.ndarray:
         """Passage vectors of ``texts`` (no prefix), as matcher and item texts are
         embedded; checked like :meth:`embed_queries`.
 
-        Parameters
-        ----------
-        texts : iterable of str
-            The texts.
-
-        Returns
-        -------
-        ndarray
-            float32 of shape (n, dim).
+        {embed_sections}
 
         Raises
         ------
@@ -556,6 +580,7 @@ class ScoringEngine(ParamsMixin):
         return Reply(text=text, action="query", items=items, n_foreign_model=n_foreign)
 
     # ------------------------------------------------------------ writes
+    @fill_doc(store_now_params=_STORE_NOW_PARAMS)
     def write(self, matcher: str, statement: str, signal: str, rationale=None, store=None, now=None, *,
               vectors=None) -> Reply:
         """The update / codify transaction under any signal of the engine's vocabulary.
@@ -575,10 +600,7 @@ class ScoringEngine(ParamsMixin):
             One of the engine's signals.
         rationale : str, default=None
             Recorded with the item and in the provenance.
-        store : str, default=None
-            The target store; the project store when None.
-        now : time, default=None
-            The time of the write; the engine's clock when None.
+        {store_now_params}
         vectors : pair of array-like, default=None
             The passage vectors of ``(matcher, statement)``.
 

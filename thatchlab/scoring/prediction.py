@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError, ParamsError
 from thatchlab.core.params import PREDICTION_SIGNALS
 from thatchlab.core.time import resolve_now
-from thatchlab.scoring.engine import EngineConfig, Reply, ScoringEngine, _check_text, _stamps
+from thatchlab.scoring.engine import (
+    _ENGINE_PARAMS,
+    _STORE_NOW_PARAMS,
+    EngineConfig,
+    Reply,
+    ScoringEngine,
+    _check_text,
+    _stamps,
+)
 from thatchlab.scoring.results import WriteResult
 
 __all__ = ["PredictionEngine", "PREDICTION_CONFIG", "DEDUP_PAIR_COLUMNS"]
@@ -27,23 +36,11 @@ PREDICTION_CONFIG = EngineConfig(
     signals=PREDICTION_SIGNALS, create_signal="create", created_word="created")
 
 
+@fill_doc(engine_params=_ENGINE_PARAMS)
 class PredictionEngine(ScoringEngine):
     """Predictions of the user's decisions, exactly as production thatch scores them.
 
-    Parameters
-    ----------
-    embedder : Embedder, default=None
-        An :class:`~thatchlab.embed.Embedder`; ``None`` loads the bundled
-        model on first use.
-    params : ScoringParams, default=None
-        The release and the scoring parameters; the defaults when None.
-    project_store : str, default="project"
-        The store writes go to by default; reads search it and ``global``.
-    clock : callable, default=None
-        Returns the current time, used when ``now`` is not given.
-    strict_model : bool, default=False
-        Also skip rows tagged with another model than the embedder's in every
-        cosine scan (a research mode; production compares by dimension only).
+    {engine_params}
 
     Attributes
     ----------
@@ -196,6 +193,7 @@ class PredictionEngine(ScoringEngine):
         result = WriteResult(action="marked", store=store, reply_prefix=f"[marked {status}]")
         return Reply(text=result.text, action="marked", store=store, result=result)
 
+    @fill_doc(store_now_params=_STORE_NOW_PARAMS)
     def update(self, matcher: str, prediction: str, signal: str, rationale=None, store=None,
                now=None, *, vectors=None) -> Reply:
         """The ``prediction_update`` tool: one transaction of matcher dedup,
@@ -211,10 +209,7 @@ class PredictionEngine(ScoringEngine):
             One of ``create``, ``confirm``, ``disconfirm`` or ``soft``.
         rationale : str, default=None
             Recorded with the item and in the provenance.
-        store : str, default=None
-            The target store; the project store when None.
-        now : time, default=None
-            The time of the write; the engine's clock when None.
+        {store_now_params}
         vectors : pair of array-like, default=None
             The passage vectors of ``(matcher, prediction)`` when already
             embedded (replays).

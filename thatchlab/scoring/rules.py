@@ -40,10 +40,25 @@ from functools import lru_cache
 
 import numpy as np
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.params import at_least
 
 __all__ = ["NEAR_DUPLICATE_COSINE", "drops_near_duplicates", "keep_flags", "row_order_key",
            "nudge_line", "query_line"]
+
+# the parameters of the two line builders, written once (filled in by fill_doc)
+_LINE_PARAMS = """
+conf_text : str
+    The confidence as printed.
+n_tests : int
+    The evidence count.
+verb : str
+    The engine's verb for that count.
+description : str
+    The matcher's text.
+statement : str
+    The item's text.
+"""
 
 #: production's ``SEMANTIC_DEDUP_COSINE`` (sysread/thatch src/scoring-engine.ts @0182ac19)
 NEAR_DUPLICATE_COSINE = 0.85
@@ -176,22 +191,14 @@ def _loop_cosine(u: np.ndarray, v: np.ndarray, norm_u: float, norm_v: float) -> 
     return dot / norms if norms != 0 else 0.0
 
 
+@fill_doc(line_params=_LINE_PARAMS)
 def query_line(conf_text: str, n_tests: int, verb: str, description: str, statement: str) -> str:
     """One item of a query reply (both releases) and of a ``v0.1.30`` nudge block (without
     the dash a block puts before each item).
 
     Parameters
     ----------
-    conf_text : str
-        The confidence as printed.
-    n_tests : int
-        The evidence count.
-    verb : str
-        The engine's verb for that count.
-    description : str
-        The matcher's text.
-    statement : str
-        The item's text.
+    {line_params}
 
     Returns
     -------
@@ -210,6 +217,7 @@ def query_line(conf_text: str, n_tests: int, verb: str, description: str, statem
     return f"[{conf_text} conf, {int(n_tests)} tests] When {description}: {verb} {statement}"
 
 
+@fill_doc(line_params=_LINE_PARAMS)
 def nudge_line(release: str, conf_text: str, n_tests: int, verb: str, description: str,
                statement: str) -> str:
     """One item of a nudge block under ``release`` (without the dash before it).
@@ -222,16 +230,7 @@ def nudge_line(release: str, conf_text: str, n_tests: int, verb: str, descriptio
     ----------
     release : str
         The thatch release.
-    conf_text : str
-        The confidence as printed.
-    n_tests : int
-        The evidence count.
-    verb : str
-        The engine's verb for that count.
-    description : str
-        The matcher's text.
-    statement : str
-        The item's text.
+    {line_params}
 
     Returns
     -------

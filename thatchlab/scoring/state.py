@@ -24,6 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.scoring._load import (
     NO_MODEL,
     codes_of,
@@ -52,6 +53,30 @@ TABLE_COLUMNS = {
     "provenance": ("id", "item_id", "signal", "detail", "created_at"),
 }
 _TEXT_OF = {"matchers": "description", "items": "statement"}
+
+# parameters several methods share, written once (filled in by fill_doc)
+_TABLE_DIM = """
+table : {"matchers", "items"}
+    The table scanned.
+dim : int
+    The query's dimension.
+"""
+_STORES_MODEL = """
+stores : list of str, default=None
+    The stores scanned; all when None.
+model : str, default=None
+    A model tag the rows must carry (or none); any when None.
+"""
+_COLUMN_POSITIONS = """
+Parameters
+----------
+column : str
+    The column.
+positions : iterable of int
+    Row positions.
+"""
+#: the whole Parameters section of the cosine scans
+_SCAN_PARAMS = "Parameters\n----------\n" + _TABLE_DIM.lstrip("\n") + _STORES_MODEL.lstrip("\n")
 
 
 def deterministic_id(table: str, store: str, text: str, n: int) -> str:
@@ -151,15 +176,11 @@ class TableView:
         """One whole column."""
         return column_array(self._rows[column], column)
 
+    @fill_doc(column_positions=_COLUMN_POSITIONS)
     def take(self, column: str, positions) -> np.ndarray:
         """The values of ``column`` at ``positions`` (in that order).
 
-        Parameters
-        ----------
-        column : str
-            The column.
-        positions : iterable of int
-            Row positions.
+        {column_positions}
 
         Returns
         -------
@@ -191,15 +212,11 @@ class TableView:
         """
         return self._rows.data[column][position]
 
+    @fill_doc(column_positions=_COLUMN_POSITIONS)
     def cells(self, column: str, positions) -> list:
         """The values of ``column`` at ``positions`` as a list of the stored Python values.
 
-        Parameters
-        ----------
-        column : str
-            The column.
-        positions : iterable of int
-            Row positions.
+        {column_positions}
 
         Returns
         -------
@@ -470,6 +487,7 @@ class EngineState:
         """
         return self._vector_rows(table).vectors.vector(position)
 
+    @fill_doc(scan_params=_SCAN_PARAMS)
     def usable(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
         """Boolean mask of the rows a cosine scan may use.
 
@@ -481,16 +499,7 @@ class EngineState:
         tag never filters it. Naming ``model`` (the engine's ``strict_model``
         mode) also requires the row to carry that tag or none.
 
-        Parameters
-        ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {scan_params}
 
         Returns
         -------
@@ -549,20 +558,12 @@ class EngineState:
         return foreign
 
     # ------------------------------------------------------------------ scans
+    @fill_doc(scan_params=_SCAN_PARAMS)
     def scan_rows(self, table: str, dim: int, *, stores=None, model: str | None = None) -> tuple:
         """``(mask, count)``: :meth:`usable` and how many rows it holds, kept until the
         table next changes (the mask is shared between calls, so it is read-only).
 
-        Parameters
-        ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {scan_params}
 
         Returns
         -------
@@ -580,19 +581,11 @@ class EngineState:
             self._cache(key, hit)
         return hit
 
+    @fill_doc(scan_params=_SCAN_PARAMS)
     def scan_positions(self, table: str, dim: int, *, stores=None, model: str | None = None) -> np.ndarray:
         """The positions of ``scan_rows(...)``'s mask (ascending, read-only), cached likewise.
 
-        Parameters
-        ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {scan_params}
 
         Returns
         -------
@@ -607,6 +600,7 @@ class EngineState:
             self._cache(key, hit)
         return hit
 
+    @fill_doc(table_dim=_TABLE_DIM, stores_model=_STORES_MODEL)
     def n_foreign_model(self, table: str, dim: int, own: str | None, *, stores=None,
                         model: str | None = None) -> int:
         """How many rows of ``scan_rows(table, dim, stores=stores, model=model)`` carry a
@@ -614,16 +608,10 @@ class EngineState:
 
         Parameters
         ----------
-        table : {"matchers", "items"}
-            The table scanned.
-        dim : int
-            The query's dimension.
+        {table_dim}
         own : str or None
             The embedder's model name.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the scanned rows must carry (or none).
+        {stores_model}
 
         Returns
         -------
@@ -639,6 +627,7 @@ class EngineState:
             self._cache(key, hit)
         return hit
 
+    @fill_doc(stores_model=_STORES_MODEL)
     def cosines(self, table: str, query, *, stores=None, model: str | None = None, floor=None,
                 top: int | None = None) -> tuple:
         """``(positions, cosines)`` of the usable rows (:meth:`usable`) that may reach
@@ -654,10 +643,7 @@ class EngineState:
             The table scanned.
         query : array-like
             The query vector.
-        stores : list of str, default=None
-            The stores scanned; all when None.
-        model : str, default=None
-            A model tag the rows must carry (or none); any when None.
+        {stores_model}
         floor : float, default=None
             The smallest rounded cosine wanted; none when None.
         top : int, default=None

@@ -13,10 +13,19 @@ import json
 import pandas as pd
 
 from thatchlab.belief import EVIDENCE_COLUMNS, MEMORY_COLUMNS, BeliefParams, BeliefStore
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.belief import BELIEF_STATUSES
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.store._cells import check_cells, opt, time_text
+from thatchlab.store._section_docs import PRESENT_PARAMS, READ_PARAMS, section_docs
+
+# the docstring sections this module shares with the other store sections (see _section_docs)
+_DOCS = section_docs(
+    "BeliefStore or BeliefReplayResult or pandas.DataFrame",
+    "A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.",
+    "BeliefParams",
+    "``obj`` is none of the accepted kinds.")
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "COLUMNS", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -109,27 +118,11 @@ def create(conn) -> None:
         conn.execute(stmt)
 
 
+@fill_doc(write_sections=_DOCS["write_sections"])
 def write(conn, obj, params) -> dict:
     """Insert ``obj``'s rows into the section's tables.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        The export being built (its tables created by :func:`create`).
-    obj : BeliefStore or BeliefReplayResult or pandas.DataFrame
-        A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.
-    params : BeliefParams or None
-        The parameters recorded for the section.
-
-    Returns
-    -------
-    dict
-        ``{table: rows written}``.
-
-    Raises
-    ------
-    StoreWriteError
-        ``obj`` is none of the accepted kinds.
+    {write_sections}
     """
     rows = _rows(_store(obj))
     cols = ", ".join(COLUMNS)
@@ -138,13 +131,11 @@ def write(conn, obj, params) -> dict:
     return {"belief_memories": len(rows)}
 
 
+@fill_doc(present_params=PRESENT_PARAMS)
 def present(conn) -> bool:
     """Whether a file holds this section's tables.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A connection to the file.
+    {present_params}
 
     Returns
     -------
@@ -163,14 +154,12 @@ def _params_from_meta(conn) -> BeliefParams:
         return BeliefParams()
 
 
+@fill_doc(read_params=READ_PARAMS)
 def read(conn) -> BeliefStore:
     """The belief store in a file (read-only connection), rows in insertion order,
     with the parameters recorded in ``thatchlab_meta`` (defaults otherwise).
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A read-only connection to the file.
+    {read_params}
 
     Returns
     -------
@@ -206,22 +195,11 @@ def read(conn) -> BeliefStore:
         raise StoreSchemaError(f"beliefs: invalid rows in 'belief_memories' ({exc})") from None
 
 
+@fill_doc(check_equal_sections=_DOCS["check_equal_sections"])
 def check_equal(a, b, params) -> None:
     """Compare what was given with what was read back from the export.
 
-    Parameters
-    ----------
-    a : BeliefStore or BeliefReplayResult or pandas.DataFrame
-        What was given (written under ``params``).
-    b : BeliefStore or BeliefReplayResult or pandas.DataFrame
-        What :func:`read` returned.
-    params : BeliefParams or None
-        The parameters ``a`` was written under.
-
-    Raises
-    ------
-    AssertionError
-        The rows differ (naming the first that does).
+    {check_equal_sections}
     """
     ra, rb = _rows(_store(a)), _rows(_store(b))
     if ra != rb:
@@ -229,13 +207,11 @@ def check_equal(a, b, params) -> None:
         raise AssertionError(f"belief_memories rows differ after the round trip (first at row {n})")
 
 
+@fill_doc(obj_params=_DOCS["obj_params"])
 def default_params(obj):
     """The parameters to record for ``obj`` when none are given.
 
-    Parameters
-    ----------
-    obj : BeliefStore or BeliefReplayResult or pandas.DataFrame
-        A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.
+    {obj_params}
 
     Returns
     -------
@@ -245,17 +221,10 @@ def default_params(obj):
     return _store(obj).params
 
 
+@fill_doc(model_sections=_DOCS["model_sections"])
 def model(obj):
     """The embedding model of ``obj``'s vectors: None, this section holds no vectors.
 
-    Parameters
-    ----------
-    obj : BeliefStore or BeliefReplayResult or pandas.DataFrame
-        A belief store, a :func:`~thatchlab.replay.run_belief` result or a memories frame.
-
-    Returns
-    -------
-    None
-        Always.
+    {model_sections}
     """
     return None

@@ -24,12 +24,21 @@ from thatchlab.calibration import (
     CalibrationState,
     observed_at_text,
 )
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.calibration import CONFIDENCE_SOURCES, CalibrationParams
 from thatchlab.core.params.production import production_params
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.core.time import utc_column
 from thatchlab.store._cells import check_cells, opt
+from thatchlab.store._section_docs import PRESENT_PARAMS, READ_PARAMS, section_docs
+
+# the docstring sections this module shares with the other store sections (see _section_docs)
+_DOCS = section_docs(
+    "CalibrationState or CalibrationResult or dict",
+    "A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.",
+    "CalibrationParams",
+    "``obj`` is none of the accepted kinds, or lacks a column.")
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -124,27 +133,11 @@ def create(conn) -> None:
         conn.execute(stmt)
 
 
+@fill_doc(write_sections=_DOCS["write_sections"])
 def write(conn, obj, params) -> dict:
     """Insert ``obj``'s rows into the section's tables.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        The export being built (its tables created by :func:`create`).
-    obj : CalibrationState or CalibrationResult or dict
-        A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.
-    params : CalibrationParams or None
-        The parameters recorded for the section.
-
-    Returns
-    -------
-    dict
-        ``{table: rows written}``.
-
-    Raises
-    ------
-    StoreWriteError
-        ``obj`` is none of the accepted kinds, or lacks a column.
+    {write_sections}
     """
     st = _state(obj)
     mem, obs = _memory_rows(st.memories), _obs_rows(st.observations)
@@ -156,13 +149,11 @@ def write(conn, obj, params) -> dict:
     return {"memories": len(mem), "confidence_shadow_observations": len(obs)}
 
 
+@fill_doc(present_params=PRESENT_PARAMS)
 def present(conn) -> bool:
     """Whether a file holds this section's tables.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A connection to the file.
+    {present_params}
 
     Returns
     -------
@@ -174,13 +165,11 @@ def present(conn) -> bool:
             or bool(table_columns(conn, "confidence_shadow_observations")))
 
 
+@fill_doc(read_params=READ_PARAMS)
 def read(conn) -> CalibrationState:
     """The calibration state in a file (read-only connection), rows in insertion order.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A read-only connection to the file.
+    {read_params}
 
     Returns
     -------
@@ -224,22 +213,11 @@ def read(conn) -> CalibrationState:
     return state
 
 
+@fill_doc(check_equal_sections=_DOCS["check_equal_sections"])
 def check_equal(a, b, params) -> None:
     """Compare what was given with what was read back from the export.
 
-    Parameters
-    ----------
-    a : CalibrationState or CalibrationResult or dict
-        What was given (written under ``params``).
-    b : CalibrationState or CalibrationResult or dict
-        What :func:`read` returned.
-    params : CalibrationParams or None
-        The parameters ``a`` was written under.
-
-    Raises
-    ------
-    AssertionError
-        The rows differ (naming the first that does).
+    {check_equal_sections}
     """
     sa, sb = _state(a), _state(b)
     if _memory_rows(sa.memories) != _memory_rows(sb.memories):
@@ -249,13 +227,11 @@ def check_equal(a, b, params) -> None:
         raise AssertionError("confidence_shadow_observations rows differ after the round trip")
 
 
+@fill_doc(obj_params=_DOCS["obj_params"])
 def default_params(obj):
     """The parameters to record for ``obj`` when none are given.
 
-    Parameters
-    ----------
-    obj : CalibrationState or CalibrationResult or dict
-        A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.
+    {obj_params}
 
     Returns
     -------
@@ -268,17 +244,10 @@ def default_params(obj):
     return production_params("calibration")
 
 
+@fill_doc(model_sections=_DOCS["model_sections"])
 def model(obj):
     """The embedding model of ``obj``'s vectors: None, this section holds no vectors.
 
-    Parameters
-    ----------
-    obj : CalibrationState or CalibrationResult or dict
-        A calibration state, a :func:`~thatchlab.replay.run_calibration` result or a dict of ``memories``/``observations``.
-
-    Returns
-    -------
-    None
-        Always.
+    {model_sections}
     """
     return None

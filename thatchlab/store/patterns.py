@@ -16,10 +16,19 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.anticipation import PATTERN_COLUMNS, PATTERN_TYPES
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.store._cells import check_cells, opt, time_text
+from thatchlab.store._section_docs import PRESENT_PARAMS, READ_PARAMS, section_docs
+
+# the docstring sections this module shares with the other store sections (see _section_docs)
+_DOCS = section_docs(
+    "pandas.DataFrame or AnticipationReplayResult",
+    "The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).",
+    "AnticipationParams",
+    "``obj`` is none of the accepted kinds, or lacks a column.")
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -105,27 +114,11 @@ def create(conn) -> None:
         conn.execute(stmt)
 
 
+@fill_doc(write_sections=_DOCS["write_sections"])
 def write(conn, obj, params) -> dict:
     """Insert ``obj``'s rows into the section's tables.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        The export being built (its tables created by :func:`create`).
-    obj : pandas.DataFrame or AnticipationReplayResult
-        The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).
-    params : AnticipationParams or None
-        The parameters recorded for the section.
-
-    Returns
-    -------
-    dict
-        ``{table: rows written}``.
-
-    Raises
-    ------
-    StoreWriteError
-        ``obj`` is none of the accepted kinds, or lacks a column.
+    {write_sections}
     """
     rows = _rows(_frame(obj))
     cols = ["id"] + [_COLS[c] for c in PATTERN_COLUMNS] + ["mined_at"]
@@ -134,13 +127,11 @@ def write(conn, obj, params) -> dict:
     return {"temporal_patterns": len(rows)}
 
 
+@fill_doc(present_params=PRESENT_PARAMS)
 def present(conn) -> bool:
     """Whether a file holds this section's tables.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A connection to the file.
+    {present_params}
 
     Returns
     -------
@@ -159,13 +150,11 @@ def _params_from_meta(conn):
         return None
 
 
+@fill_doc(read_params=READ_PARAMS)
 def read(conn) -> pd.DataFrame:
     """The patterns in a file as :func:`mine` returns them (``attrs`` keep params and mining time).
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        A read-only connection to the file.
+    {read_params}
 
     Returns
     -------
@@ -201,22 +190,11 @@ def read(conn) -> pd.DataFrame:
     return out
 
 
+@fill_doc(check_equal_sections=_DOCS["check_equal_sections"])
 def check_equal(a, b, params) -> None:
     """Compare what was given with what was read back from the export.
 
-    Parameters
-    ----------
-    a : pandas.DataFrame or AnticipationReplayResult
-        What was given (written under ``params``).
-    b : pandas.DataFrame or AnticipationReplayResult
-        What :func:`read` returned.
-    params : AnticipationParams or None
-        The parameters ``a`` was written under.
-
-    Raises
-    ------
-    AssertionError
-        The rows differ (naming the first that does).
+    {check_equal_sections}
     """
     ra, rb = _rows(_frame(a)), _rows(_frame(b))
     if ra != rb:
@@ -224,13 +202,11 @@ def check_equal(a, b, params) -> None:
         raise AssertionError(f"temporal_patterns rows differ after the round trip (first at row {n})")
 
 
+@fill_doc(obj_params=_DOCS["obj_params"])
 def default_params(obj):
     """The parameters to record for ``obj`` when none are given.
 
-    Parameters
-    ----------
-    obj : pandas.DataFrame or AnticipationReplayResult
-        The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).
+    {obj_params}
 
     Returns
     -------
@@ -241,17 +217,10 @@ def default_params(obj):
     return AnticipationParams.from_dict(data) if data else AnticipationParams()
 
 
+@fill_doc(model_sections=_DOCS["model_sections"])
 def model(obj):
     """The embedding model of ``obj``'s vectors: None, this section holds no vectors.
 
-    Parameters
-    ----------
-    obj : pandas.DataFrame or AnticipationReplayResult
-        The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).
-
-    Returns
-    -------
-    None
-        Always.
+    {model_sections}
     """
     return None  # patterns carry no vectors

@@ -20,7 +20,14 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from thatchlab.sweep.reading import identification, metric_direction, spec_of, sweep_release
+from thatchlab.core.docstrings import fill_doc
+from thatchlab.sweep.reading import (
+    _RELEASE_TAIL,
+    identification,
+    metric_direction,
+    spec_of,
+    sweep_release,
+)
 from thatchlab.sweep.registry import EngineSpec
 from thatchlab.sweep.resampling import ClusterStats
 
@@ -157,23 +164,13 @@ class SweepDescription:
             self._identified[metric] = identification(self.rows, metric, self.spec)
         return self._identified[metric]
 
+    @fill_doc(release_tail=_RELEASE_TAIL)
     def release(self, what: str = "decide") -> str | None:
         """The one release the rows replayed (None when they carry none).
 
         Parameters
         ----------
-        what : str, default="decide"
-            Who asks, named in the error.
-
-        Returns
-        -------
-        str or None
-            The release.
-
-        Raises
-        ------
-        InputError
-            When the rows replay several releases.
+        {release_tail}
         """
         if len(self.releases) > 1:
             sweep_release(self.rows, self.spec, what)  # raises, naming each release

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import InputError, warn
 from thatchlab.core.params.production import SYSTEMS, setting
 from thatchlab.sweep.registry import EngineSpec, engines, get_engine, metric_list
@@ -23,6 +24,22 @@ from thatchlab.sweep.registry import EngineSpec, engines, get_engine, metric_lis
 __all__ = ["best", "BestConfig", "pareto", "identification", "metric_direction", "never_shipped", "sweep_release",
            "CONTEXT_FIELDS",
            "pick_candidate", "n_competitors"]
+
+# the tail of sweep_release's sections, shared with SweepDescription.release (filled in by fill_doc)
+_RELEASE_TAIL = """
+what : str, default="decide"
+    Who asks, named in the error.
+
+Returns
+-------
+str or None
+    The release.
+
+Raises
+------
+InputError
+    When the rows replay several releases.
+"""
 
 OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
@@ -158,6 +175,7 @@ def _param_names(spec, results) -> list:
             if f.name in results.columns and f.name not in CONTEXT_FIELDS]
 
 
+@fill_doc(release_tail=_RELEASE_TAIL)
 def sweep_release(results, spec=None, what: str = "decide") -> str | None:
     """The one production release a sweep's rows replayed (None when they carry no ``release``).
 
@@ -170,18 +188,7 @@ def sweep_release(results, spec=None, what: str = "decide") -> str | None:
         A sweep result.
     spec : EngineSpec, optional
         Its engine (names the production system in the error).
-    what : str, default="decide"
-        Who asks, named in the error.
-
-    Returns
-    -------
-    str or None
-        The release.
-
-    Raises
-    ------
-    InputError
-        When the rows replay several releases.
+    {release_tail}
     """
     if "release" not in results.columns or not len(results):
         return None

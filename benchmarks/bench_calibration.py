@@ -113,7 +113,7 @@ def make_observations(n: int, seed: int = 0, text_dtype=None):
         "recall_outcome": outcome,
     }
     if text_dtype is not None:
-        cols = {k: pd.Series(v, dtype=text_dtype) if getattr(v, "dtype", None) == object else v
+        cols = {k: pd.Series(v, dtype=text_dtype) if getattr(getattr(v, "dtype", None), "kind", "") == "O" else v
                 for k, v in cols.items()}
     return pd.DataFrame(cols), now
 

@@ -78,3 +78,24 @@ def test_calling_the_sweep_package_still_sweeps_for_one_release(monkeypatch):
     assert seen["args"] == (("log", {"k": [1.0]}, "brier"), {})
     assert thatchlab.best is thatchlab.sweep.best
     assert thatchlab.PriorFitter is thatchlab.fit.PriorFitter
+
+
+@pytest.mark.parametrize("old,new,name", [
+    ("thatchlab.tune.sweep", "thatchlab.sweep", "config_id"),
+    ("thatchlab.tune.sweep", "thatchlab.sweep", "holdout_segments"),
+    ("thatchlab.tune.decide", "thatchlab.decide", "Decision"),
+    ("thatchlab.tune.decide", "thatchlab.decide._core", "EVIDENCE_COLUMNS"),
+])
+def test_the_old_sweep_and_decide_modules_forward_too(old, new, name):
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated .* use {new}\.{name}"):
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(new), name)
+
+
+def test_the_old_sweep_and_decide_names_stay_callable_after_their_modules_load(monkeypatch):
+    importlib.import_module("thatchlab.tune.sweep")
+    importlib.import_module("thatchlab.tune.decide")
+    monkeypatch.setattr(thatchlab.decide, "decide", lambda *a, **k: ("decided", a))
+    with pytest.warns(DeprecationWarning, match="use thatchlab.decide.decide"):
+        assert tune.decide("results", "log_loss") == ("decided", ("results", "log_loss"))

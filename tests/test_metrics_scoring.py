@@ -205,7 +205,7 @@ def test_estimate_reports_ess_and_its_interval_kind():
 
 
 def test_linearised_standard_errors_literal():
-    from thatchlab.metrics.scoring import _point_se
+    from thatchlab.metrics._counterfactual import _point_se
 
     v, m, p = np.array([1.0, 0, 1, 1]), np.array([1.0, 1, 0, 1]), np.array([0.5, 1, 1, 0.5])
     # SNIPS: θ = 4/5; ψ = w(v − θ)/(Σw/n) = (0.32, −0.64, 0, 0.32); se = √(Σψ² / (n − 1) / n)

@@ -13,8 +13,6 @@ exactly — rounding, ordering, ties, reply texts — over the public
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
@@ -22,10 +20,10 @@ from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import EmbeddingError, InputError, ParamsError
 from thatchlab.core.jsfmt import js_number, r3, to_fixed
 from thatchlab.core.params import ParamsMixin, ScoringParams, at_least
-from thatchlab.core.schema import ENGINE_TABLES
 from thatchlab.core.time import resolve_now
 from thatchlab.core.vectors import MARGIN
 from thatchlab.embed import default_embedder
+from thatchlab.scoring._config import EngineConfig
 from thatchlab.scoring._rank import js_round1, rank_columns
 from thatchlab.scoring.confidence import evidence_count, posterior_confidence
 from thatchlab.scoring.results import (
@@ -59,49 +57,6 @@ ndarray
 
 #: Signals that change an item's counts (the others are confidence-neutral).
 _COUNTING_SIGNALS = ("confirm", "disconfirm", "soft")
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """What distinguishes the prediction and behavior engines.
-
-    Parameters
-    ----------
-    kind : str
-        ``"prediction"`` or ``"behavior"``: the table names' family.
-    noun, plural : str
-        ``"prediction"``/``"predictions"`` or ``"behavior"``/``"behaviors"``.
-    header : str
-        The nudge block's header.
-    verb_untested, verb_tested : str
-        The verb of a line when the evidence count is 0, and otherwise.
-    signals : tuple of str
-        The signals a write may carry.
-    create_signal : str
-        The confidence-neutral signal (``"create"`` / ``"codify"``).
-    created_word : str
-        ``"created"`` / ``"codified"``.
-
-    Attributes
-    ----------
-    tables : dict
-        The production table names of the engine's kind.
-    """
-
-    kind: str                   # "prediction" | "behavior"
-    noun: str                   # "prediction" | "behavior"
-    plural: str                 # "predictions" | "behaviors"
-    header: str                 # nudge block header
-    verb_untested: str          # verb when evidence_count == 0
-    verb_tested: str            # verb otherwise
-    signals: tuple              # signals a write may carry
-    create_signal: str          # the confidence-neutral signal ("create" / "codify")
-    created_word: str           # "created" / "codified"
-
-    @property
-    def tables(self) -> dict:
-        """The production table names of the engine's kind (``ENGINE_TABLES[kind]``)."""
-        return ENGINE_TABLES[self.kind]
 
 
 # constructor parameters every scoring engine documents alike (filled in by fill_doc)

@@ -16,8 +16,6 @@ text and how many rows with the same key came before.
 from __future__ import annotations
 
 import gc
-import hashlib
-import uuid
 from collections import Counter
 from collections.abc import Mapping
 
@@ -25,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.docstrings import fill_doc
+from thatchlab.scoring._ids import ID_NAMESPACE, deterministic_id, prov_text
 from thatchlab.scoring._load import (
     NO_MODEL,
     codes_of,
@@ -35,13 +34,10 @@ from thatchlab.scoring._load import (
     table_frame,
     vector_cells,
 )
-from thatchlab.scoring._rows import Rows, SerialIndex, VectorTableRows, column_array
+from thatchlab.scoring._rows import Rows, SerialIndex, VectorTableRows
+from thatchlab.scoring._view import TableView
 
 __all__ = ["EngineState", "TableView", "TABLE_COLUMNS", "deterministic_id", "ID_NAMESPACE"]
-
-#: The fixed namespace of every deterministic id thatchlab derives.
-ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "thatchlab.ids")
-_NAMESPACE_BYTES = ID_NAMESPACE.bytes
 
 #: Stored columns of each table, in production's order (vectors live apart; the
 #: item foreign key of edges and provenance is called ``item_id`` here).
@@ -67,199 +63,8 @@ stores : list of str, default=None
 model : str, default=None
     A model tag the rows must carry (or none); any when None.
 """
-_COLUMN_POSITIONS = """
-Parameters
-----------
-column : str
-    The column.
-positions : iterable of int
-    Row positions.
-"""
 #: the whole Parameters section of the cosine scans
 _SCAN_PARAMS = "Parameters\n----------\n" + _TABLE_DIM.lstrip("\n") + _STORES_MODEL.lstrip("\n")
-
-
-def deterministic_id(table: str, store: str, text: str, n: int) -> str:
-    """uuid5 over :data:`ID_NAMESPACE` and ``table␟store␟text␟n``.
-
-    ``n`` counts earlier rows with the same (table, store, text), deleted
-    ones included, so replays reproduce the same ids.
-
-    Parameters
-    ----------
-    table : str
-        The production table name.
-    store : str
-        The row's store.
-    text : str
-        The row's text.
-    n : int
-        How many rows with the same key came before.
-
-    Returns
-    -------
-    str
-        The id, in uuid text form.
-
-    Examples
-    --------
-    >>> deterministic_id("predictions", "project", "use tabs", 0) == deterministic_id(
-    ...     "predictions", "project", "use tabs", 0)
-    True
-    """
-    # uuid5 written out (RFC 4122: SHA-1 of namespace + name, version 5, variant bits):
-    # the same text as str(uuid.uuid5(...)) without building a UUID object
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + "\x1f".join([table, store, text, str(n)]).encode()).digest())
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    h = digest[:16].hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-class TableView:
-    """Read-only access to one table of an :class:`EngineState`, in insertion order.
-
-    Columns are those of :data:`TABLE_COLUMNS` (vectors are read with
-    :meth:`EngineState.vector`). Reads return fresh numpy arrays (``float64``
-    for counts, confidences and weights, ``object`` otherwise); changing
-    them never changes the state.
-
-    Parameters
-    ----------
-    rows : Rows
-        The table's rows (internal).
-    name : str
-        The production table name.
-
-    Attributes
-    ----------
-    name : str
-        The production table name.
-    columns : tuple of str
-        The column names.
-    n_added : int
-        How many rows were ever added.
-    serials : ndarray
-        Each row's serial.
-
-    Examples
-    --------
-    >>> from thatchlab.embed import LookupEmbedder
-    >>> from thatchlab.scoring import PredictionEngine
-    >>> eng = PredictionEngine(LookupEmbedder({"writing tests": [1, 0], "use pytest": [0, 1]}))
-    >>> _ = eng.update("writing tests", "use pytest", "confirm", now="2026-01-01T00:00:00Z")
-    >>> items = eng.state.items
-    >>> len(items), items["statement"].tolist(), items["confirm_count"].tolist()
-    (1, ['use pytest'], [1.0])
-    >>> items.row(0)["confidence"], items.take("id", [0]).tolist() == [items.row(0)["id"]]
-    (0.5833333333333334, True)
-    >>> items.cell("statement", 0), items.cell("confirm_count", 0)
-    ('use pytest', 1.0)
-    """
-
-    def __init__(self, rows: Rows, name: str):
-        self._rows = rows
-        self.name = name
-
-    @property
-    def columns(self) -> tuple:
-        """The column names."""
-        return self._rows.columns
-
-    def __len__(self):
-        return len(self._rows)
-
-    def __contains__(self, column):
-        return column in self._rows.data
-
-    def __getitem__(self, column: str) -> np.ndarray:
-        """One whole column."""
-        return column_array(self._rows[column], column)
-
-    @fill_doc(column_positions=_COLUMN_POSITIONS)
-    def take(self, column: str, positions) -> np.ndarray:
-        """The values of ``column`` at ``positions`` (in that order).
-
-        {column_positions}
-
-        Returns
-        -------
-        ndarray
-            A fresh array (float64 for numbers, object otherwise).
-
-        See Also
-        --------
-        cells : The same as a list of the stored values.
-        """
-        col = self._rows[column]
-        idx = positions.tolist() if isinstance(positions, np.ndarray) else [int(p) for p in positions]
-        return column_array([col[p] for p in idx], column)
-
-    def cell(self, column: str, position: int):
-        """The stored Python value of ``column`` at one ``position`` (no copy of the column).
-
-        Parameters
-        ----------
-        column : str
-            The column.
-        position : int
-            The row's position.
-
-        Returns
-        -------
-        object
-            The value.
-        """
-        return self._rows.data[column][position]
-
-    @fill_doc(column_positions=_COLUMN_POSITIONS)
-    def cells(self, column: str, positions) -> list:
-        """The values of ``column`` at ``positions`` as a list of the stored Python values.
-
-        {column_positions}
-
-        Returns
-        -------
-        list
-            The values, in the order of ``positions``.
-
-        See Also
-        --------
-        take : The same as a typed array.
-        """
-        col = self._rows[column]
-        return [col[p] for p in positions]
-
-    def row(self, position: int) -> dict:
-        """One row as a dict of column → value.
-
-        Parameters
-        ----------
-        position : int
-            The row's position.
-
-        Returns
-        -------
-        dict
-            The row.
-        """
-        return {c: self._rows.data[c][position] for c in self._rows.columns}
-
-    @property
-    def n_added(self) -> int:
-        """How many rows were ever added (the next row's serial): with ``len``, it tells
-        whether the table changed since it was last looked at."""
-        return self._rows.next_serial
-
-    @property
-    def serials(self) -> np.ndarray:
-        """Each row's serial: its insertion number in this state (0 first), increasing
-        along the rows and never reused after a delete — a stable name for a row
-        while positions shift."""
-        return self._rows.serial.values.copy()
-
-    def __repr__(self):
-        return f"TableView({self.name!r}, rows={len(self)}, columns={list(self.columns)})"
 
 
 class EngineState:
@@ -1055,8 +860,3 @@ class EngineState:
         self._edges.drop(edge_pos)
         self._provenance.drop(self._provenance_by_item.get(iid, []))
         self._provenance_by_item.pop(iid)
-
-
-def prov_text(item_id: str, signal: str, detail) -> str:
-    """The text a provenance row's id is derived from."""
-    return f"{item_id}\x1f{signal}\x1f{detail if detail is not None else ''}"

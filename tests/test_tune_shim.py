@@ -93,9 +93,12 @@ def test_the_old_sweep_and_decide_modules_forward_too(old, new, name):
     assert value is getattr(importlib.import_module(new), name)
 
 
-def test_the_old_sweep_and_decide_names_stay_callable_after_their_modules_load(monkeypatch):
-    importlib.import_module("thatchlab.tune.sweep")
-    importlib.import_module("thatchlab.tune.decide")
+def test_the_old_sweep_and_decide_modules_are_callable_as_the_functions_were(monkeypatch):
+    # once `import thatchlab.tune.decide` has run, `thatchlab.tune.decide` may be that module: calling
+    # it must still decide (with the warning), as calling the function of the same name did
     monkeypatch.setattr(thatchlab.decide, "decide", lambda *a, **k: ("decided", a))
+    monkeypatch.setattr(thatchlab.sweep, "sweep", lambda *a, **k: ("swept", a))
     with pytest.warns(DeprecationWarning, match="use thatchlab.decide.decide"):
-        assert tune.decide("results", "log_loss") == ("decided", ("results", "log_loss"))
+        assert importlib.import_module("thatchlab.tune.decide")("r", "log_loss") == ("decided", ("r", "log_loss"))
+    with pytest.warns(DeprecationWarning, match="use thatchlab.sweep.sweep"):
+        assert importlib.import_module("thatchlab.tune.sweep")("log", {}) == ("swept", ("log", {}))

@@ -148,19 +148,8 @@ def duckdb_report(con, obs: pd.DataFrame, cutoff) -> list:
 
 
 def polars_report(obs: pd.DataFrame, cutoff) -> list:
-    """polars from the pandas frame: convert, filter the window, one ``group_by(...).agg``."""
-    df = pl.from_pandas(obs[COLUMNS])
-    v, o = pl.col("derived_confidence"), pl.col("recall_outcome")
-    bucket = (v.clip(0.0, 1.0) * 10).floor().cast(pl.Int64).clip(upper_bound=9)
-    judged = o.count()
-    out = (df.filter(pl.col("observed_at") >= cutoff.to_pydatetime())
-             .with_columns(bucket.alias("b"))
-             .group_by(["namespace", "source"])
-             .agg(pl.len().alias("count"), v.median().alias("median"), v.mean().alias("mean"),
-                  *[(pl.col("b") == i).sum().alias(f"b{i}") for i in range(10)],
-                  pl.when(judged > 0).then((o == "consumed").sum() / judged).alias("util"))
-             .sort(["namespace", "source"], nulls_last=True))
-    return [(r[0], r[1], r[2], r[3], r[4], list(r[5:15]), r[15]) for r in out.iter_rows()]
+    """polars from the pandas frame: convert (inside the clock), then the same query as on its own frame."""
+    return polars_native(pl.from_pandas(obs[COLUMNS]), cutoff)
 
 
 def arrow_frame(obs: pd.DataFrame) -> pd.DataFrame:

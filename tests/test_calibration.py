@@ -31,6 +31,7 @@ from thatchlab.calibration import (
     shadow_sample,
     signals_json,
 )
+from thatchlab.calibration._report import _bucket_cells, _bucket_medians, _group_medians, _tally
 from thatchlab.core.errors import InputError, ParamsError, StoreSchemaError, TimeError
 from thatchlab.logs.ai_memory import (
     read_ai_memory,
@@ -339,6 +340,37 @@ def test_report_order_invariant_and_counts_add_up(rows, rnd):
     assert all(sum(x) == c for x, c in zip(a.rows["buckets"], a.rows["count"], strict=True))
     for med in a.rows["median"]:
         assert 0.0 <= med <= 1.0
+
+
+_EDGE_VALUES = [0.0, -0.0, 0.1, 0.1000001, 0.5, 0.95, 1.0, 2.0, -1.0, float("inf"), float("-inf")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.one_of(st.sampled_from(_EDGE_VALUES), st.floats(-0.5, 1.5)),
+                          st.integers(0, 2)), min_size=1, max_size=60))
+def test_bucket_medians_equal_whole_group_medians(cells):
+    # the medians read from the median's buckets alone are bit for bit those of sorting whole groups:
+    # signed zeros (row order decides), values outside [0, 1], infinities, ties across bucket edges
+    g = np.array([c[0] for c in cells])
+    g = np.unique(g, return_inverse=True)[1]             # groups numbered 0.. as the report numbers them
+    v = np.array([c[1] for c in cells], dtype=np.float64)
+    counts = np.bincount(g)
+    cell = _bucket_cells(v, g) + np.array([c[2] for c in cells])     # + an outcome state
+    hist = _tally(cell, len(counts))[0]
+    with np.errstate(invalid="ignore"):                 # inf + -inf in one group: NaN both ways
+        want, got = _group_medians(v, g, counts), _bucket_medians(v, g, counts, hist, cell)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_bucket_medians_literal_and_nan_falls_back():
+    g = np.array([0, 0, 0, 0, 1, 1, 1])
+    v = np.array([0.05, 0.95, 0.31, 0.38, -0.0, 0.0, 0.7])
+    cell = _bucket_cells(v, g)
+    hist = _tally(cell, 2)[0]
+    # group 0 sorted: 0.05 0.31 0.38 0.95 -> (0.31 + 0.38) / 2, both in bucket 3; group 1: -0.0 first
+    got = _bucket_medians(v, g, np.array([4, 3]), hist, cell)
+    assert got.tolist() == [(0.31 + 0.38) / 2, 0.0] and not np.signbit(got[1])      # the +0.0 is the middle
+    assert _bucket_medians(np.append(v[:-1], np.nan), g, np.array([4, 3]), hist, cell) is None
 
 
 # ---------------------------------------------------------------- GC

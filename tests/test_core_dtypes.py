@@ -50,7 +50,7 @@ def test_factorize_equals_object_factorize(backing, sort, na):
 
 
 @pytest.mark.parametrize("backing", ["string[pyarrow]", "arrow", "chunked"])
-@pytest.mark.parametrize("case", ["few", "late value", "many"])
+@pytest.mark.parametrize("case", ["few", "few, none missing", "late value", "many"])
 def test_factorize_of_a_few_rows_of_a_long_column(backing, case):
     # at most 60 % of the rows: they are taken before coding; with few distinct values their codes
     # are looked up in the set of the first 4,096 rows, and a value seen only later (or many
@@ -60,7 +60,9 @@ def test_factorize_of_a_few_rows_of_a_long_column(backing, case):
     pool = np.array(["ns-b", "ns-a", "x", "", "é"], dtype=object)
     values = pool[rng.integers(0, len(pool), n)]
     values[rng.random(n) < 0.1] = None
-    if case == "late value":
+    if case == "few, none missing":
+        values = pool[rng.integers(0, len(pool), n)]
+    elif case == "late value":
         values[11_000] = "zz-late"
     elif case == "many":
         values = np.array([f"id{i % 5000}" for i in range(n)], dtype=object)

@@ -329,7 +329,7 @@ def _codes(column: pd.Series, rows: np.ndarray, *, sort: bool, na_sentinel: bool
     return labels.take(ref_codes), uniques
 
 
-def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray, ranks=None) -> np.ndarray:
     """Each group's median of ``v`` (the mean of the two middle values for an even
     count; NaN sorts last, as in a sort).
 
@@ -337,22 +337,54 @@ def _group_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarr
     of the group codes; each group then selects its middle values
     (``partition``) instead of sorting them. With ``-0.0`` beside ``0.0`` which
     one is "the middle" follows row order, so the groups are sorted stably.
+    ``ranks`` (default the middle ones) are the two positions per group to
+    average, in each group's sorted order.
     """
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
     small = np.uint16 if len(counts) <= 2**16 else np.int64    # 16-bit keys sort by radix
     vs = v.take(np.argsort(g.astype(small), kind="stable"))
     zero = v == 0
     stable = bool(zero.any()) and bool(np.signbit(v[zero]).any())
-    lo_rank, hi_rank = ((counts - 1) // 2).tolist(), (counts // 2).tolist()
+    lo_rank, hi_rank = ((counts - 1) // 2, counts // 2) if ranks is None else ranks
+    lo_rank, hi_rank = lo_rank.tolist(), hi_rank.tolist()
     lo, hi = np.empty(len(counts)), np.empty(len(counts))
     for j, (a, c) in enumerate(zip(starts, counts.tolist())):
         part = vs[a: a + c]            # a view: vs is ours to reorder
         if stable:
             part.sort(kind="stable")
-        elif c > 2:                     # two values: their sum does not depend on the order
+        elif c > 2 or lo_rank[j] == hi_rank[j]:   # the two of two values: their sum ignores the order
             part.partition((lo_rank[j], hi_rank[j]))
         lo[j], hi[j] = part[lo_rank[j]], part[hi_rank[j]]
     return (lo + hi) / 2.0
+
+
+def _bucket_medians(v: np.ndarray, g: np.ndarray, counts: np.ndarray, hist: np.ndarray, cell: np.ndarray):
+    """:func:`_group_medians` read from the median's buckets alone, or None when ``v`` holds a NaN.
+
+    A bucket (:func:`_bucket_cells`) never decreases as the value grows, so a
+    group's values in order are its buckets' values one bucket after another,
+    and a stable sort keeps row order among equal values inside a bucket as it
+    does in the whole group. The histogram ``hist`` therefore names the bucket
+    holding each middle value; only the rows of those (at most two) buckets
+    per group are gathered, about a tenth of the window, and their middle
+    values selected at the ranks less the rows of the buckets below. A NaN
+    sits in bucket 0 but sorts last, so then the answer is None and the caller
+    sorts whole groups.
+    """
+    if np.isnan(v).any():
+        return None
+    n_groups = len(counts)
+    below = np.cumsum(hist, axis=1)                        # rows at or below each bucket, per group
+    lo_rank, hi_rank = (counts - 1) // 2, counts // 2
+    lo_b = (below <= lo_rank[:, None]).sum(axis=1)         # the bucket of each middle value
+    hi_b = (below <= hi_rank[:, None]).sum(axis=1)
+    first = np.where(lo_b > 0, below[np.arange(n_groups), np.maximum(lo_b - 1, 0)], 0)
+    wanted = np.zeros((n_groups, 10), dtype=bool)
+    wanted[np.arange(n_groups), lo_b] = True
+    wanted[np.arange(n_groups), hi_b] = True
+    picked = np.flatnonzero(np.repeat(wanted.ravel(), 3).take(cell))    # a cell is (g·10 + bucket)·3 + state
+    sub_counts = np.bincount(g.take(picked), minlength=n_groups)
+    return _group_medians(v.take(picked), g.take(picked), sub_counts, ranks=(lo_rank - first, hi_rank - first))
 
 
 def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=None) -> pd.DataFrame:
@@ -388,11 +420,12 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     cell = _bucket_cells(v, g)
     is_consumed, is_unconsumed = _add_outcome_states(cell, obs, rows, with_access=access is not None)
     hist, n_consumed, n_judged = _tally(cell, n_groups)
+    median = _bucket_medians(v, g, counts, hist, cell)
     out = {
         "namespace": groups.namespace,
         "source": groups.source,
         "count": counts.astype(np.int64),
-        "median": _group_medians(v, g, counts),
+        "median": _group_medians(v, g, counts) if median is None else median,
         "mean": np.bincount(g, weights=v, minlength=n_groups) / counts,
         "buckets": hist.tolist(),
         "consumption_utility": _utilities(n_consumed, n_judged),

@@ -267,43 +267,51 @@ def _encode(data):
     return codes, np.array(dictionary.to_pylist(), dtype=object)
 
 
-#: Rows :func:`_encode_few` reads its value set from.
+#: Rows :func:`_factorize_few` reads its value set from.
 _HEAD = 4096
 
 
-def _encode_few(data):
-    """:func:`_encode` of Arrow text with few distinct values, or None.
-
-    The distinct values of the first :data:`_HEAD` rows are looked up in one
-    pass (``index_in`` hashes each row once against that small set, cheaper
-    than building the dictionary as it goes); when any present cell is not
-    among them (a value first seen later) the answer is None and the caller
-    encodes the whole column. Codes are -1 for a missing cell, as ``_encode``
-    gives them; the values are those of the first rows, each present below.
-    """
-    import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
-
-    values = pc.unique(data.slice(0, _HEAD))
-    if values.null_count:
-        values = values.drop_null()
-    if 4 * len(values) > min(len(data), _HEAD):      # many distinct values: no small set to look up
-        return None
-    found = pc.index_in(data, value_set=values)
-    if found.null_count != data.null_count:          # some present cell is not in the set
-        return None
-    chunks = found.chunks if hasattr(found, "chunks") else [found]
-    parts = [_integers(c, -1) for c in chunks]
-    codes = (np.concatenate(parts) if len(parts) != 1 else parts[0]) if parts else np.empty(0, np.intp)
-    return codes, np.array(values.to_pylist(), dtype=object)
-
-
-def _encode_rows(s: pd.Series, rows) -> tuple:
-    """:func:`_encode` (or :func:`_encode_few`) of the Arrow text of ``s`` at positions ``rows`` only."""
+def _take_text(s: pd.Series, rows):
+    """The Arrow text of ``s`` at positions ``rows`` (a chunked array)."""
     import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
     import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
 
-    taken = pc.take(arrow_array(s), pa.array(np.asarray(rows, dtype=np.int64)))
-    return _encode_few(taken) or _encode(taken)
+    return pc.take(arrow_array(s), pa.array(np.asarray(rows, dtype=np.int64)))
+
+
+def _factorize_few(taken, *, sort: bool, use_na_sentinel: bool):
+    """:func:`factorize`'s answer for few-valued Arrow text ``taken``, or None.
+
+    The distinct values of the first :data:`_HEAD` rows, put in the asked
+    order first (by value; or, unsorted, in order of first appearance, which
+    ``unique`` keeps), are looked up in one ``index_in`` pass, so its
+    positions are already the codes: no remapping pass. A missing cell gets
+    -1, or with ``use_na_sentinel=False`` the code after the values (the
+    missing value sorts last); unsorted with a missing cell kept as a value,
+    its place depends on where it first appears, and the answer is None.
+    None as well when any present cell is not among the first rows' values.
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+    import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
+
+    has_missing = taken.null_count > 0
+    if has_missing and not (sort or use_na_sentinel):
+        return None
+    head = pc.unique(taken.slice(0, _HEAD)).drop_null().to_pylist()
+    if 4 * len(head) > min(len(taken), _HEAD):      # many distinct values: no small set to look up
+        return None
+    values = sorted(head) if sort else head           # str order: code points, as NumPy sorts str
+    found = pc.index_in(taken, value_set=pa.array(values, type=taken.type))
+    if found.null_count != taken.null_count:          # some present cell is not in the set
+        return None
+    missing = -1 if use_na_sentinel else len(values)
+    parts = [_integers(c, missing) for c in found.chunks]
+    codes = (np.concatenate(parts) if len(parts) > 1 else parts[0]) if parts else np.empty(0, np.intp)
+    if has_missing and not use_na_sentinel:
+        values = values + [np.nan]
+    uniques = np.empty(len(values), dtype=object)
+    uniques[:] = values
+    return codes.astype(np.intp), uniques
 
 
 def _integers(arr, missing: int) -> np.ndarray:
@@ -445,7 +453,9 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
     of an object array gives them. A text column (``string``, Arrow text, a categorical of text) is
     coded once through its categories or Arrow's dictionary encoding (of the
     ``rows`` alone when they are at most ``_TAKE_FIRST`` (0.6) of the column:
-    Arrow hashes every row it encodes, and gathering a row costs less) and the
+    Arrow hashes every row it encodes, and gathering a row costs less; text
+    with few distinct values is then looked up in the first rows' values put
+    in the asked order, so the lookup's positions are the codes) and the
     few distinct values are ordered afterwards; only an object column is
     hashed value by value (by pandas, in C).
 
@@ -485,13 +495,24 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
         return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
     if rows is not None and not isinstance(s.dtype, pd.CategoricalDtype) and len(rows) <= _TAKE_FIRST * len(s):
         # a few of the rows: gathering them costs less than hashing the others (Arrow's hash is per row)
-        codes, values = _encode_rows(s, rows)
+        taken = _take_text(s, rows)
+        answer = _factorize_few(taken, sort=sort, use_na_sentinel=use_na_sentinel)
+        if answer is not None:
+            return answer
+        codes, values = _encode(taken)
         rows, all_seen = None, True                   # the dictionary holds only values of these rows
     else:
         codes, values = dictionary_codes(s)
         all_seen = False
+    return _in_order(codes if rows is None else codes.take(rows), values, all_seen=all_seen, sort=sort,
+                     use_na_sentinel=use_na_sentinel)
+
+
+def _in_order(codes, values, *, all_seen: bool, sort: bool, use_na_sentinel: bool):
+    """:func:`factorize`'s ``(codes, uniques)`` from a dictionary's ``codes`` (-1: missing) and
+    ``values``, ordered as asked; ``all_seen``: every value occurs among ``codes``."""
     k = len(values)
-    slot = codes.astype(np.intp) if rows is None else codes.take(rows).astype(np.intp)
+    slot = codes.astype(np.intp)
     missing = slot < 0
     any_missing = bool(missing.any())
     if any_missing:

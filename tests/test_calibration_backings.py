@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from thatchlab.calibration import calibrate_from_shadow, gc_observations
+from thatchlab.calibration._report import _codes
 
 NOW = "2026-06-01T00:00:00Z"
 
@@ -32,6 +33,10 @@ def _backed(obs, backing):
     text = ["memory_id", "namespace", "source", "recall_outcome"]
     if backing == "category":
         return out.astype({c: "category" for c in text})
+    if backing == "fresh-object":         # a new str per cell, as rows fetched one by one from sqlite3
+        for c in text:
+            out[c] = pd.Series([v.encode().decode() if isinstance(v, str) else v for v in out[c]], dtype=object)
+        return out
     dtype = {"string": "string", "string[pyarrow]": "string[pyarrow]",
              "arrow": pd.ArrowDtype(pa.large_string())}[backing]
     out = out.astype({c: dtype for c in text})
@@ -41,7 +46,7 @@ def _backed(obs, backing):
     return out
 
 
-BACKINGS = ["string", "string[pyarrow]", "arrow", "category"]
+BACKINGS = ["string", "string[pyarrow]", "arrow", "category", "fresh-object"]
 
 
 @pytest.mark.parametrize("backing", BACKINGS)
@@ -69,7 +74,7 @@ def test_report_literal_values_on_arrow_frame():
                                                  "mean_access_consumed": 0.0, "mean_access_unconsumed": 0.0}
 
 
-@pytest.mark.parametrize("backing", BACKINGS)
+@pytest.mark.parametrize("backing", [b for b in BACKINGS if b != "fresh-object"])
 def test_text_times_compare_as_text_on_every_backing(backing):
     # production compares text: 'Z' > '.' keeps a row 0.89 s before the cutoff (calibrate.rs, see _shadow)
     obs = pd.DataFrame({"namespace": ["a", "a", "a"], "source": ["u", "u", "u"],
@@ -99,3 +104,19 @@ def test_stored_text_column_in_arrow():
     # row 0 by its stored text (inside), row 1 by its instant (0.89 s before: outside), row 2 inside
     assert want.total_observations == got.total_observations == 2
     assert got.to_json() == want.to_json()
+
+
+def test_fresh_objects_are_hashed_by_value_once():
+    # a column with a new object per cell skips grouping by reference, with pd.factorize's answer
+    obs = _backed(_observations(n=2_000), "fresh-object")
+    col = obs["namespace"]
+    assert col.map(id).nunique() > 1_000                   # the objects really are fresh
+    rows = np.arange(0, 2_000, 3)
+    for sort in (False, True):
+        for na in (False, True):
+            codes, uniques = _codes(col, rows, sort=sort, na_sentinel=na)
+            want_codes, want_uniques = pd.factorize(col.to_numpy(object)[rows], sort=sort, use_na_sentinel=na)
+            assert codes.tolist() == want_codes.tolist()
+            assert [u if isinstance(u, str) else None for u in uniques] == \
+                [u if isinstance(u, str) else None for u in want_uniques]
+    assert sorted(u for u in uniques if isinstance(u, str)) == ["alpha", "beta", "gamma/é"]

@@ -307,6 +307,10 @@ class _References:
                                     "data": (objects.__array_interface__["data"][0], True)}
 
 
+#: Rows :func:`_codes` looks at to tell a column of shared string objects from fresh ones.
+_HEAD_ROWS = 4096
+
+
 def _codes(column: pd.Series, rows: np.ndarray, *, sort: bool, na_sentinel: bool):
     """``pd.factorize(column.to_numpy(object)[rows], sort=sort, use_na_sentinel=na_sentinel)``,
     hashing each distinct *object* once instead of each row.
@@ -316,13 +320,21 @@ def _codes(column: pd.Series, rows: np.ndarray, *, sort: bool, na_sentinel: bool
     of each reference is then factorized as the full column would be, so
     equal values held by distinct objects still merge, and codes and uniques
     (the first row's object of each value, sorted when asked) are the same.
-    Any other dtype is coded by :func:`thatchlab.core.dtypes.factorize`
-    (categorical codes, Arrow's dictionary encoding) to the same codes and values.
+    When the first :data:`_HEAD_ROWS` rows already hold mostly distinct
+    objects (a fresh string per cell, as rows fetched one by one from
+    ``sqlite3`` hold them) grouping by reference saves nothing, and the rows'
+    values are factorized directly. Any other dtype is coded by
+    :func:`thatchlab.core.dtypes.factorize` (categorical codes, Arrow's
+    dictionary encoding) to the same codes and values.
     """
     if column.dtype != object:     # string, Arrow-backed or categorical: coded without hashing objects
         return factorize(column, rows, sort=sort, use_na_sentinel=na_sentinel)
     objects = column.to_numpy(object)
-    ref_codes, distinct = pd.factorize(np.asarray(_References(objects)).take(rows))
+    references = np.asarray(_References(objects))
+    head = references.take(rows[:_HEAD_ROWS])
+    if 4 * len(pd.unique(head)) > len(head) >= 64:       # mostly fresh objects: hash the values once
+        return pd.factorize(objects.take(rows), sort=sort, use_na_sentinel=na_sentinel)
+    ref_codes, distinct = pd.factorize(references.take(rows))
     one_row = np.empty(len(distinct), dtype=np.intp)
     one_row[ref_codes] = rows           # any row of each reference: they hold the same object
     labels, uniques = pd.factorize(objects.take(one_row), sort=sort, use_na_sentinel=na_sentinel)

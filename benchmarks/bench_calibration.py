@@ -41,13 +41,14 @@ force are printed); each side is timed with ``_util.best_of`` with the same
 DuckDB, polars, pandas, again), keeping each side's best, so a noisy spell on
 the shared machine hits every side alike.
 
-The frame's text cells share their string objects, as in a frame pandas
-builds from Arrow, Parquet or polars (``to_pandas`` deduplicates objects) or
-by indexing a few labels; ours hashes each distinct object once. A frame
-with a fresh string object in every cell (rows fetched one by one, e.g. from
-``sqlite3``) is slower for us: the run also times ours and DuckDB on such a
-copy and prints ``distinct_duckdb_ratio`` (DuckDB / ours there) so the
-weakness is on the record.
+The object frame's text cells share their string objects, as in a frame
+pandas builds from Arrow, Parquet or polars (``to_pandas`` deduplicates
+objects), from a CSV file, or by indexing a few labels; ours hashes each
+distinct object once. A frame with a fresh string object in every cell (rows
+fetched one by one, e.g. from ``sqlite3``) is hashed value by value, and is
+slower for us: the run also times ours and DuckDB on such a copy and prints
+``distinct_duckdb_ratio`` (DuckDB / ours there) so the weakness is on the
+record.
 
 Usage: ``python benchmarks/bench_calibration.py [--ci] [--rows N] [--repeat N] [--rounds N]``
 

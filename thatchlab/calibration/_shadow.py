@@ -553,7 +553,8 @@ def gc_observations(obs: pd.DataFrame, now, retention_days):
     Returns
     -------
     kept : DataFrame
-        The rows kept, with a fresh ``RangeIndex``.
+        The rows kept, with a fresh ``RangeIndex`` (``string_view`` text comes back as
+        ``large_string``: pandas cannot filter a view column).
     n_deleted : int
         How many rows were deleted.
 
@@ -583,4 +584,11 @@ def gc_observations(obs: pd.DataFrame, now, retention_days):
         return obs.copy(), 0
     cutoff = as_utc(now, what="now").as_unit("ns").value - int(round(r * _DAY_NS))
     old, _ = _before_cutoff(obs, cutoff)
-    return obs.loc[~old].reset_index(drop=True), int(old.sum())
+    kept = obs
+    for j in range(obs.shape[1]):
+        col = obs.iloc[:, j]
+        readable = native_times(col) if is_text_dtype(col.dtype) else col     # string_view as large_string
+        if readable is not col:
+            kept = kept.copy(deep=False) if kept is obs else kept
+            kept.isetitem(j, readable)
+    return kept.loc[~old].reset_index(drop=True), int(old.sum())

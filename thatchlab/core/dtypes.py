@@ -90,24 +90,30 @@ def is_timestamp_dtype(dtype) -> bool:
 @fill_doc(params_column=_PARAMS_COLUMN)
 def native_times(s: pd.Series) -> pd.Series:
     """``s`` with an Arrow timestamp dtype turned into pandas' ``datetime64`` (same unit and zone,
-    nulls as ``NaT``); any other column is returned as it is.
+    nulls as ``NaT``), and ``string_view`` text into ``large_string`` (pandas' dtype checks
+    cannot ask a view dtype for its scalar type); any other column is returned as it is.
 
     {params_column}
 
     Returns
     -------
     pandas.Series
-        ``datetime64`` for an Arrow timestamp column, else ``s`` itself.
+        ``datetime64`` for an Arrow timestamp column, ``large_string`` for ``string_view`` text,
+        else ``s`` itself.
 
     See Also
     --------
     epoch_ns
     """
     t = _arrow_type(s.dtype)
-    if t is None or not is_arrow_timestamp(s.dtype):
+    if t is None:
         return s
     import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
+    if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t):
+        return pd.Series(pd.arrays.ArrowExtensionArray(arrow_array(s)), index=s.index, name=s.name)
+    if not is_arrow_timestamp(s.dtype):
+        return s
     # Arrow stores epoch counts in UTC: view them as datetime64 (a null is NaT), no object pass
     chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
     ints = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
@@ -149,6 +155,9 @@ def epoch_ns(s: pd.Series):
 def arrow_array(s: pd.Series):
     """The Arrow data of an Arrow-backed or ``string`` column (one chunked array, no copy for Arrow).
 
+    ``string_view`` text (what polars holds) is read as ``large_string``: Arrow's
+    ``take`` and set-lookup kernels have no view kernels.
+
     Parameters
     ----------
     s : pandas.Series
@@ -162,7 +171,10 @@ def arrow_array(s: pd.Series):
     import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     data = s.array.__arrow_array__()
-    return data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
+    data = data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
+    if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(data.type):
+        data = data.cast(pa.large_string())
+    return data
 
 
 @fill_doc(params_dtype=_PARAMS_DTYPE)

@@ -452,6 +452,8 @@ def _best_rows(results, col, lower, constraint) -> tuple:
 def _least_change(results, spec, tied) -> int:
     """Among equally good rows, the one changing production the least: most fields at their
     default, then the first proposed."""
+    if len(tied) == 1:
+        return tied[0]
     defaults = spec.params_class()
     names = [*_param_names(spec, results), *(c for c in CONTEXT_FIELDS if c in results.columns)]
     same = np.zeros(len(tied), dtype=np.int64)

@@ -38,7 +38,8 @@ def _backed(obs, backing):
             out[c] = pd.Series([v.encode().decode() if isinstance(v, str) else v for v in out[c]], dtype=object)
         return out
     dtype = {"string": "string", "string[pyarrow]": "string[pyarrow]",
-             "arrow": pd.ArrowDtype(pa.large_string()), "arrow-view": pd.ArrowDtype(pa.string_view())}[backing]
+             "arrow": pd.ArrowDtype(pa.large_string()), "arrow-view": pd.ArrowDtype(pa.string_view()),
+             "arrow-dictionary": pd.ArrowDtype(pa.dictionary(pa.int32(), pa.large_string()))}[backing]
     out = out.astype({c: dtype for c in text})
     if backing == "arrow":
         out["observed_at"] = out["observed_at"].astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC")))
@@ -46,7 +47,7 @@ def _backed(obs, backing):
     return out
 
 
-BACKINGS = ["string", "string[pyarrow]", "arrow", "arrow-view", "category", "fresh-object"]
+BACKINGS = ["string", "string[pyarrow]", "arrow", "arrow-view", "arrow-dictionary", "category", "fresh-object"]
 
 
 @pytest.mark.parametrize("backing", BACKINGS)
@@ -81,7 +82,8 @@ def test_text_times_compare_as_text_on_every_backing(backing):
                         "observed_at": ["2025-12-11T19:19:39Z", "2025-12-11T19:19:38Z", None],
                         "derived_confidence": [0.5, 0.25, 0.75], "recall_outcome": [None, "consumed", None]})
     dtype = {"string": "string", "string[pyarrow]": "string[pyarrow]", "arrow": pd.ArrowDtype(pa.string()),
-             "arrow-view": pd.ArrowDtype(pa.string_view()), "category": "category"}[backing]
+             "arrow-view": pd.ArrowDtype(pa.string_view()), "category": "category",
+             "arrow-dictionary": pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string()))}[backing]
     typed = obs.astype({"observed_at": dtype, "namespace": dtype, "source": dtype, "recall_outcome": dtype})
     for frame in (obs, typed):
         rep = calibrate_from_shadow(frame, "2025-12-12T19:19:39.890849474Z", days=1)

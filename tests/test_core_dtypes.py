@@ -11,6 +11,7 @@ from thatchlab.core.dtypes import (
     all_text,
     bool_values,
     factorize,
+    is_arrow_dictionary,
     is_text_dtype,
     native_times,
     present,
@@ -31,6 +32,8 @@ BACKINGS = {
         pa.chunked_array([pa.array(v[:3], pa.string()), pa.array(v[3:], pa.string())]))),
     # polars' own text: Arrow's take and set lookup have no view kernels, so it is read as large_string
     "arrow-view": lambda v: pd.Series(v, dtype=pd.ArrowDtype(pa.string_view())),
+    # Arrow's categorical (polars' Categorical, read_parquet(read_dictionary=...)): coded by its indices
+    "arrow-dictionary": lambda v: pd.Series(v, dtype=pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string()))),
 }
 
 
@@ -51,7 +54,7 @@ def test_factorize_equals_object_factorize(backing, sort, na):
         assert uniques[:3].tolist() == ["a", "b", "é"] and uniques[3] != uniques[3]
 
 
-@pytest.mark.parametrize("backing", ["string[pyarrow]", "arrow", "chunked", "arrow-view"])
+@pytest.mark.parametrize("backing", ["string[pyarrow]", "arrow", "chunked", "arrow-view", "arrow-dictionary"])
 @pytest.mark.parametrize("case", ["few", "few, none missing", "late value", "many"])
 def test_factorize_of_a_few_rows_of_a_long_column(backing, case):
     # at most 60 % of the rows: they are taken before coding; with few distinct values their codes
@@ -93,10 +96,10 @@ def test_factorize_whole_column_first_appearance():
 
 
 def test_text_dtypes_and_cells():
-    assert [is_text_dtype(BACKINGS[b](TEXT).dtype) for b in BACKINGS] == [False] + [True] * 7
+    assert [is_text_dtype(BACKINGS[b](TEXT).dtype) for b in BACKINGS] == [False] + [True] * 8
     assert is_text_dtype(pd.Series([1, 2], dtype="category").dtype) is False
-    assert [all_text(BACKINGS[b](["x", "y"])) for b in BACKINGS] == [True] * 8
-    assert [all_text(BACKINGS[b](TEXT)) for b in BACKINGS] == [False] * 8
+    assert [all_text(BACKINGS[b](["x", "y"])) for b in BACKINGS] == [True] * 9
+    assert [all_text(BACKINGS[b](TEXT)) for b in BACKINGS] == [False] * 9
     for b in BACKINGS:
         s = BACKINGS[b](TEXT)
         assert text_equal(s, "b").tolist() == [True, False, False, True, False, False, False], b
@@ -147,3 +150,30 @@ def test_epoch_ns_reads_aware_nanosecond_columns_only():
     assert epoch_ns(arrow).tolist() == want
     assert epoch_ns(aware.dt.floor("us").astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC")))) is None
     assert epoch_ns(pd.Series([1, 2])) is None
+
+
+def test_an_arrow_dictionary_is_read_from_its_indices_whatever_its_entries():
+    # two chunks with different dictionaries, one repeating a value and one holding a null entry:
+    # the codes are pd.factorize's of the cells, the lookups and presence follow the cells
+    first = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, None, 1], pa.int32()), pa.array(["b", "a", "b"]))
+    second = pa.DictionaryArray.from_arrays(pa.array([1, 0, 2], pa.int32()), pa.array(["é", None, "a"]))
+    s = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([first, second])))
+    cells = ["b", "a", "b", None, "a", None, "é", "a"]
+    assert is_text_dtype(s.dtype) and is_arrow_dictionary(s.dtype)
+    assert present(s).tolist() == [c is not None for c in cells]
+    assert text_equal(s, "b").tolist() == [c == "b" for c in cells]
+    rows = np.array([7, 0, 3, 6, 1, 2])
+    for sort in (False, True):
+        for na in (False, True):
+            codes, uniques = factorize(s, rows, sort=sort, use_na_sentinel=na)
+            want_codes, want_uniques = pd.factorize(np.array(cells, dtype=object)[rows], sort=sort,
+                                                    use_na_sentinel=na)
+            assert codes.tolist() == want_codes.tolist(), (sort, na)
+            assert [u if isinstance(u, str) else None for u in uniques] == \
+                [u if isinstance(u, str) else None for u in want_uniques]
+    assert factorize(s, rows, sort=True)[1].tolist() == ["a", "b", "é"]
+    # one chunk (no unifying): a repeated value shares its first entry's code, a null entry is missing
+    one = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([pa.DictionaryArray.from_arrays(
+        pa.array([2, 0, 3, 1, 0], pa.int32()), pa.array(["b", "a", "b", None]))])))
+    assert factorize(one).__repr__() == factorize(pd.Series(["b", "b", None, "a", "b"], dtype=object)).__repr__()
+    assert present(one).tolist() == [True, True, False, True, True]

@@ -37,6 +37,9 @@ FORMS = {
     "string[pyarrow]": (pd.StringDtype("pyarrow"), "ns"),
     "arrow": (pd.ArrowDtype(pa.string()), "arrow"),
     "category": ("category", "iso"),
+    # Arrow's categorical: polars' Categorical through to_pandas(use_pyarrow_extension_array=True),
+    # read_parquet(read_dictionary=...)
+    "arrow-dictionary": (pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string())), "arrow"),
 }
 
 
@@ -186,7 +189,8 @@ def test_the_forms_are_what_they_say():
     df = pd.DataFrame({"ts": pd.to_datetime(["2026-01-05T09:00:00Z", None], utc=True),
                        "store": pd.Series(["a", None], dtype=object)})
     assert [str(_as(df, f)["store"].dtype) for f in FORMS] == [
-        "object", str(_str_dtype()), "string", "string[pyarrow]", "category"]
+        "object", str(_str_dtype()), "string", "string[pyarrow]", "category",
+        "dictionary<values=string, indices=int32, ordered=0>[pyarrow]"]
     assert _as(df, "arrow")["ts"].dtype == pd.ArrowDtype(pa.timestamp("us", tz="UTC"))
     assert str(_as(df, "str")["ts"].dtype) == "datetime64[us, UTC]"
     assert _as(df, "category")["ts"].tolist() == ["2026-01-05T09:00:00+00:00", None]

@@ -24,7 +24,7 @@ import pandas as pd
 
 from thatchlab.core.docstrings import fill_doc
 
-__all__ = ["is_arrow_timestamp", "is_timestamp_dtype", "native_times", "arrow_array", "epoch_ns", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
+__all__ = ["is_arrow_timestamp", "is_arrow_dictionary", "is_timestamp_dtype", "native_times", "arrow_array", "epoch_ns", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
            "factorize"]
 
 
@@ -186,7 +186,7 @@ def is_text_dtype(dtype) -> bool:
     Returns
     -------
     bool
-        True for ``string``, Arrow text and categoricals of text.
+        True for ``string``, Arrow text (a dictionary of text included) and categoricals of text.
 
     See Also
     --------
@@ -203,6 +203,8 @@ def is_text_dtype(dtype) -> bool:
         return True
     t = _arrow_type(dtype)
     if t is not None:
+        if pa.types.is_dictionary(t):                  # Arrow's categorical
+            t = t.value_type
         return pa.types.is_string(t) or pa.types.is_large_string(t) or (
             hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
     if isinstance(dtype, pd.CategoricalDtype):
@@ -261,7 +263,55 @@ def dictionary_codes(s: pd.Series):
     if isinstance(s.dtype, pd.CategoricalDtype):
         return (np.asarray(s.array.codes),
                 np.asarray(s.array.categories.astype(object), dtype=object))
+    if is_arrow_dictionary(s.dtype):
+        return _dictionary_indices(arrow_array(s))
     return _encode(arrow_array(s))
+
+
+def is_arrow_dictionary(dtype) -> bool:
+    """Whether ``dtype`` is an Arrow dictionary (Arrow's categorical: ``dictionary<...>[pyarrow]``).
+
+    Parameters
+    ----------
+    dtype : dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bool
+        True for an ``ArrowDtype`` of a dictionary type.
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+
+    t = _arrow_type(dtype)
+    return t is not None and pa.types.is_dictionary(t)
+
+
+def _dictionary_indices(data):
+    """:func:`dictionary_codes` of an Arrow dictionary array, read from its indices (no hashing).
+
+    Chunks with different dictionaries are unified first (Arrow cannot unify
+    dictionaries holding a null: those are decoded and encoded afresh). A
+    dictionary may repeat a value or hold a null: the codes then name the first
+    entry of each value, and -1 where the entry is null.
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+
+    if data.num_chunks == 0:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=object)
+    if data.num_chunks > 1:
+        try:
+            data = data.unify_dictionaries()
+        except pa.ArrowInvalid:
+            return _encode(data.cast(data.type.value_type))
+    values = np.array(data.chunk(0).dictionary.to_pylist(), dtype=object)
+    parts = [_integers(c.indices, -1) for c in data.chunks]
+    codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    first, distinct = pd.factorize(values, use_na_sentinel=True)
+    if len(distinct) == len(values) and not (first < 0).any():
+        return codes, values
+    remap = np.append(first, -1)                      # code -1 (a null index) stays -1
+    return remap[codes], np.asarray(distinct, dtype=object)
 
 
 def _encode(data):
@@ -376,6 +426,8 @@ def present(s: pd.Series) -> np.ndarray:
     numpy.ndarray
         One bool per cell, True where a value is present.
     """
+    if is_arrow_dictionary(s.dtype):                  # a null may hide in the dictionary itself
+        return dictionary_codes(s)[0] >= 0
     if isinstance(s.dtype, pd.ArrowDtype) or (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"):
         parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
@@ -435,10 +487,10 @@ def text_equal(s: pd.Series, value: str) -> np.ndarray:
     numpy.ndarray
         One bool per cell.
     """
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        cats = np.asarray(s.array.categories.astype(object), dtype=object)
+    if isinstance(s.dtype, pd.CategoricalDtype) or is_arrow_dictionary(s.dtype):
+        codes, cats = dictionary_codes(s)
         hit = np.append(np.array([isinstance(c, str) and c == value for c in cats], dtype=bool), False)
-        return hit.take(np.asarray(s.array.codes, dtype=np.intp))
+        return hit.take(np.asarray(codes, dtype=np.intp))
     if is_text_dtype(s.dtype):
         import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
         import pyarrow.compute as pc  # heavy: Arrow only for Arrow-backed columns
@@ -505,7 +557,8 @@ def factorize(s: pd.Series, rows=None, *, sort: bool = False, use_na_sentinel: b
             values = values.take(rows)
         codes, uniques = pd.factorize(values, sort=sort, use_na_sentinel=use_na_sentinel)
         return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
-    if rows is not None and not isinstance(s.dtype, pd.CategoricalDtype) and len(rows) <= _TAKE_FIRST * len(s):
+    coded = isinstance(s.dtype, pd.CategoricalDtype) or is_arrow_dictionary(s.dtype)    # codes at hand
+    if rows is not None and not coded and len(rows) <= _TAKE_FIRST * len(s):
         # a few of the rows: gathering them costs less than hashing the others (Arrow's hash is per row)
         taken = _take_text(s, rows)
         answer = _factorize_few(taken, sort=sort, use_na_sentinel=use_na_sentinel)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.display import RichDisplay
-from thatchlab.core.dtypes import factorize, is_text_dtype, present, text_equal
+from thatchlab.core.dtypes import factorize, is_arrow_dictionary, is_text_dtype, present, text_equal
 from thatchlab.core.params import at_least, latest_release, resolve_release
 
 __all__ = ["CalibrationReport", "REPORT_COLUMNS", "V070_COLUMNS", "DIVERGENCE_FIELDS", "empty_rows",
@@ -505,8 +505,9 @@ def _add_outcome_states(cell: np.ndarray, obs: pd.DataFrame, rows: np.ndarray, *
         return None, None
     outcome = obs["recall_outcome"]
     is_consumed = is_unconsumed = None
-    if is_text_dtype(outcome.dtype):
-        # a text dtype: judged = present, two Arrow comparisons instead of coding every value
+    coded = isinstance(outcome.dtype, pd.CategoricalDtype) or is_arrow_dictionary(outcome.dtype)
+    if is_text_dtype(outcome.dtype) and not coded:
+        # Arrow text: judged = present, two Arrow comparisons instead of coding every value
         state = present(outcome).view(np.int8) + text_equal(outcome, "consumed").view(np.int8)
         state = state.take(rows)        # 0 null, 1 judged, 2 consumed: one gather for both tests
         cell += state

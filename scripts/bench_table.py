@@ -54,7 +54,8 @@ BENCHES: dict = {
         [("native_ratio", "faster native peer / ours", "×"), ("native_duckdb_ratio", "DuckDB table / ours", "×"),
          ("native_polars_ratio", "polars frame / ours", "×"), ("ratio", "faster peer on the pandas frame / ours",
                                                                 "×"),
-         ("arrow_ratio", "arrow_ratio", ""), ("distinct_duckdb_ratio", "DuckDB / ours, fresh strings", "×")],
+         ("arrow_ratio", "arrow_ratio", ""), ("dictionary_ratio", "the same with Arrow dictionary text", ""),
+         ("distinct_duckdb_ratio", "DuckDB / ours, fresh strings", "×")],
         [("native_ratio", ">=", 1.0), ("arrow_ratio", ">=", 0.8)]),
     "bench_anticipation": (
         "seed-mode mining of 1M events vs polars and DuckDB (mnemo's `LATERAL` query and a CTE form) on their "

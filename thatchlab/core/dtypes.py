@@ -69,6 +69,23 @@ def is_arrow_timestamp(dtype) -> bool:
 
 
 @fill_doc(params_dtype=_PARAMS_DTYPE)
+def is_arrow_dictionary(dtype) -> bool:
+    """Whether ``dtype`` is an Arrow dictionary (Arrow's categorical: ``dictionary<...>[pyarrow]``).
+
+    {params_dtype}
+
+    Returns
+    -------
+    bool
+        True for an ``ArrowDtype`` of a dictionary type.
+    """
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+
+    t = _arrow_type(dtype)
+    return t is not None and pa.types.is_dictionary(t)
+
+
+@fill_doc(params_dtype=_PARAMS_DTYPE)
 def is_timestamp_dtype(dtype) -> bool:
     """Whether ``dtype`` holds instants: ``datetime64[...]`` (aware or naive) or an Arrow timestamp.
 
@@ -268,33 +285,12 @@ def dictionary_codes(s: pd.Series):
     return _encode(arrow_array(s))
 
 
-def is_arrow_dictionary(dtype) -> bool:
-    """Whether ``dtype`` is an Arrow dictionary (Arrow's categorical: ``dictionary<...>[pyarrow]``).
-
-    Parameters
-    ----------
-    dtype : dtype
-        A column's dtype.
-
-    Returns
-    -------
-    bool
-        True for an ``ArrowDtype`` of a dictionary type.
-    """
-    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
-
-    t = _arrow_type(dtype)
-    return t is not None and pa.types.is_dictionary(t)
-
-
 def _dictionary_indices(data):
     """:func:`dictionary_codes` of an Arrow dictionary array, read from its indices (no hashing).
 
-    Chunks with different dictionaries are unified first (Arrow cannot unify
-    dictionaries holding a null: those are decoded and encoded afresh). A
-    dictionary may repeat a value or hold a null: the codes then name the first
-    entry of each value, and -1 where the entry is null.
-    """
+    Chunks with different dictionaries are unified first (those holding a null, which Arrow cannot
+    unify, are decoded and encoded afresh). A dictionary may repeat a value or hold a null: the
+    codes then name each value's first entry, and -1 where the entry is null."""
     import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     if data.num_chunks == 0:

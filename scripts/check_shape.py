@@ -20,7 +20,7 @@ MAX_LINES = 80
 DEFERRED = {"torch", "sentence_transformers", "transformers", "dask", "distributed", "polars", "duckdb",
             "optuna", "matplotlib", "jinja2", "nbformat", "nbconvert", "nbclient", "lifelines",
             "statsmodels", "IPython", "ipywidgets", "huggingface_hub", "sklearn", "joblib", "pyarrow",
-            "pandera"}
+            "pandera", "scipy"}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from thatchlab.anticipation._groups import first_or_last, pairs_within, session_codes
 from thatchlab.core.errors import InputError
@@ -400,6 +398,9 @@ def mine_cooccurrence(recalls: pd.DataFrame, *, min_obs: int = 3, min_conf: floa
 
 def _components(pairs: pd.DataFrame) -> np.ndarray:
     """Label of each pair: the smallest fact id in its connected component (per workspace)."""
+    from scipy.sparse import coo_matrix  # heavy: SciPy takes about 0.5 s to import
+    from scipy.sparse.csgraph import connected_components  # heavy: as above
+
     if pairs.empty:
         return np.array([], dtype=object)
     nodes = pd.concat([pairs["workspace"] + "\x1f" + pairs["trigger"],

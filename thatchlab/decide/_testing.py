@@ -24,7 +24,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from thatchlab.sweep.reading import OPERATORS
 from thatchlab.sweep.resampling import ratio_resamples
@@ -48,10 +47,14 @@ def t_quantile(q: float, df: float) -> float:
     >>> round(t_quantile(0.975, 4), 4), round(t_quantile(0.975, math.inf), 4)
     (2.7764, 1.96)
     """
+    from scipy import stats as scipy_stats  # heavy: SciPy takes about 0.5 s to import
+
     return float(scipy_stats.norm.ppf(q) if not math.isfinite(df) else scipy_stats.t.ppf(q, df))
 
 
 def _t_sf(x: float, df: float) -> float:
+    from scipy import stats as scipy_stats  # heavy: SciPy takes about 0.5 s to import
+
     return float(scipy_stats.norm.sf(x) if not math.isfinite(df) else scipy_stats.t.sf(x, df))
 
 

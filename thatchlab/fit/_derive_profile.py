@@ -13,7 +13,6 @@ import copy
 import math
 
 import numpy as np
-from scipy import optimize
 
 from thatchlab.calibration import EPS, LN2
 
@@ -390,6 +389,8 @@ def _local_maxima(lik: _Likelihood, theta) -> list:
     maximum up to the clips' kinks. Ends that are one mode (:func:`_same_mode`: equal to ``1e-3``,
     or no valley deeper than ``_VALLEY`` between them) keep the higher.
     """
+    from scipy import optimize  # heavy: SciPy takes about 0.5 s to import
+
     theta = np.asarray(theta, dtype=np.float64)
     names = lik.names
     free = np.arange(len(names))

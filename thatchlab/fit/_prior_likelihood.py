@@ -29,8 +29,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
-from scipy.special import betaln, digamma
 
 from thatchlab.core.errors import InputError
 
@@ -208,12 +206,16 @@ class BetaPairs:
         self.c, self.d, self.w = c, d, w
 
     def value(self, theta) -> float:
+        from scipy.special import betaln  # heavy: SciPy takes about 0.5 s to import
+
         k = math.exp(theta[0])
         p = 1.0 / (1.0 + math.exp(-theta[1]))
         a, b = k * p, k - k * p
         return float(self.w @ (betaln(a + self.c, b + self.d) - betaln(a, b)))
 
     def value_grad(self, theta):
+        from scipy.special import digamma  # heavy: SciPy takes about 0.5 s to import
+
         k = math.exp(theta[0])
         p = float(1.0 / (1.0 + np.exp(-np.float64(theta[1]))))
         a, b = k * p, k * (1 - p)
@@ -336,6 +338,8 @@ def inner_max(objective, which: int, value: float, start: float, bounds) -> tupl
     objective has no curvature, a bounded scalar search over all of
     ``bounds`` (``xatol`` 1e-4). Returns ``(ℓ at the maximum, y)``.
     """
+    from scipy.optimize import minimize_scalar  # heavy: SciPy takes about 0.5 s to import
+
     other = 1 - which
     lo, hi = bounds
 
@@ -405,6 +409,8 @@ class Profile:
         it; scipy has no bracketed Newton), to 1e-8 in the coordinate.
         Without curvature: ``brentq`` over the bracket (``xtol`` 1e-5).
         """
+        from scipy.optimize import brentq  # heavy: SciPy takes about 0.5 s to import
+
         def gap(x):
             return self(x) - target
 

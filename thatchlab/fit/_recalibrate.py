@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
 from thatchlab.core.errors import InputError
 
@@ -60,6 +59,8 @@ def recalibrate(method: str, p_train, y_train, p_test):
     >>> recalibrate("isotonic", [0.2, 0.4, 0.6, 0.8], [0, 0, 1, 1], [0.3, 0.7]).tolist()
     [0.0, 1.0]
     """
+    from scipy import optimize  # heavy: SciPy takes about 0.5 s to import
+
     p_train, y_train, p_test = (np.asarray(a, dtype=np.float64) for a in (p_train, y_train, p_test))
     if method == "isotonic":
         from sklearn.isotonic import IsotonicRegression  # heavy: sklearn, isotonic only

@@ -17,7 +17,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 
 from thatchlab.calibration import derive, recall_features
 from thatchlab.core.errors import InputError, warn
@@ -351,6 +350,8 @@ class DeriveWeightsFitter(BaseFitter):
         compare : Refit on earlier touches and score the later ones.
         predict_proba : Consumption probabilities under the fitted parameters.
         """
+        from scipy import stats  # heavy: SciPy takes about 0.5 s to import
+
         base = self.params if self.params is not None else CalibrationParams()
         names = self._names
         feats, x = self._judged(recalls)
@@ -412,6 +413,8 @@ class DeriveWeightsFitter(BaseFitter):
 
     def _climb(self, start, x, base):
         """The point estimate from ``start``: a simplex, then a BFGS polish (both results)."""
+        from scipy import optimize  # heavy: SciPy takes about 0.5 s to import
+
         simplex = optimize.minimize(self._nll, start, args=(x, base), method="Nelder-Mead",
                                     options=_SIMPLEX_OPTIONS)
         res = optimize.minimize(self._nll, simplex.x, args=(x, base), method="BFGS", options=_BFGS_OPTIONS)
@@ -419,6 +422,8 @@ class DeriveWeightsFitter(BaseFitter):
 
     def _best_start(self, lik, ends, res, x, base):
         """``res``, or the BFGS polish of the multi-start's best maximum when that one is higher."""
+        from scipy import optimize  # heavy: SciPy takes about 0.5 s to import
+
         if ends and ends[0][0] > lik.loglik(res.x) + _KINK_GAIN:
             better_fit = optimize.minimize(self._nll, ends[0][1], args=(x, base), method="BFGS",
                                            options=_BFGS_OPTIONS)
@@ -550,6 +555,8 @@ class DeriveWeightsFitter(BaseFitter):
         are measured from its own peak (within the basin it is a regular maximum) with the same
         cuts, and join the estimate's as a union.
         """
+        from scipy import stats  # heavy: SciPy takes about 0.5 s to import
+
         names = self._names
         joint = float(stats.chi2.ppf(1 - self.alpha, len(names)))
         rows = [(0, ll_hat, 0.0, True, *[_natural(n, v) for n, v in zip(names, theta, strict=True)])]

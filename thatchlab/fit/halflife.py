@@ -15,8 +15,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
-from scipy.stats import chi2, norm
 
 from thatchlab.belief import exposure_segments
 from thatchlab.core.errors import InputError, ThatchlabError
@@ -180,6 +178,8 @@ class HalfLifeFitter(BaseFitter):
 
     def _summarise(self, names, n, d, T) -> pd.DataFrame:
         """``summary_`` from the per-group totals: estimates, exact intervals, log-likelihoods."""
+        from scipy.stats import chi2  # heavy: SciPy takes about 0.5 s to import
+
         with np.errstate(divide="ignore", invalid="ignore"):
             # T = 0: events → rate ∞ (half-life 0, interval [0, 0]); no events → nothing learned (NaN)
             rate = np.where(T > 0, d / T, np.where(d > 0, np.inf, np.nan))
@@ -318,6 +318,9 @@ def weibull_mle(durations, events, alpha: float = 0.05) -> tuple[float, float, f
     >>> round(rho, 4), round(lam, 4), round(lo, 4), round(hi, 4)
     (2.2938, 3.3943, 0.633, 3.9546)
     """
+    from scipy.optimize import brentq  # heavy: SciPy takes about 0.5 s to import
+    from scipy.stats import norm  # heavy: SciPy takes about 0.5 s to import
+
     t = np.maximum(np.asarray(durations, dtype=np.float64).ravel(), 1e-6)
     e = np.asarray(events).astype(bool, copy=False).ravel()
     d = int(np.count_nonzero(e))

@@ -26,9 +26,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
-from scipy.special import betaln
-from scipy.stats import chi2
 
 from thatchlab.core.errors import InputError
 from thatchlab.core.params.scoring import ScoringParams
@@ -99,6 +96,8 @@ def beta_binomial_loglik(c, d, k, p0, weights=None):
     >>> round(beta_binomial_loglik([2], [0], 5, 0.5), 6)   # log(0.5 · 3.5/6)
     -1.232144
     """
+    from scipy.special import betaln  # heavy: SciPy takes about 0.5 s to import
+
     c = np.asarray(c, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
     w = np.ones_like(c) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -465,6 +464,8 @@ class PriorFitter(BaseFitter):
 
     def _finish(self, C: float, D: float, n_items: int):
         """Maximise the chosen objective, detect the boundary, compute the intervals."""
+        from scipy.stats import chi2  # heavy: SciPy takes about 0.5 s to import
+
         self.__dict__.pop("summary_", None)  # unfitted until the fit succeeds
         if C == 0 or D == 0:
             raise InputError("signals: every signal points the same way (no confirm or no disconfirm); "
@@ -511,6 +512,8 @@ class PriorFitter(BaseFitter):
         return -value, -grad
 
     def _maximise(self):
+        from scipy.optimize import minimize  # heavy: SciPy takes about 0.5 s to import
+
         pooled = self._C / (self._C + self._D)
         box = np.array([_LOGK_LO, -_LOGIT_LIM]), np.array([_LOGK_HI, _LOGIT_LIM])
         best = None

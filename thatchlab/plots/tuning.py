@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import chi2
 
 from thatchlab.sweep import metric_direction
 
@@ -262,6 +261,7 @@ def prior_profile(fitter, param: str = "k", n: int = 60, title: str | None = Non
     'profile deviance 2(ℓ̂ − ℓ) (log-likelihood units)'
     """
     from matplotlib.figure import Figure  # heavy: matplotlib only when a figure is drawn
+    from scipy.stats import chi2  # heavy: SciPy takes about 0.5 s to import
 
     s = fitter.summary_.loc[param]
     coef, lo, hi = float(s["coef"]), float(s["ci_lower"]), float(s["ci_upper"])

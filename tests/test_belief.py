@@ -95,6 +95,36 @@ def test_currency_columns_keep_the_index_and_nan_means_none():
     assert out.iloc[0] == 0.5 and out.iloc[1] == 1.0 and np.isnan(out.iloc[2]) and out.iloc[3] == 1.0
 
 
+@pytest.mark.parametrize("unit", ["ns", "us", "s"])
+def test_currency_of_arrow_backed_columns_equals_the_numpy_backed_result(unit):
+    """What read_parquet(dtype_backend="pyarrow") gives: Arrow timestamps (a null is NaT) and
+    doubles (a null is no half-life), in several chunks; the numbers are the same, exactly."""
+    pa = pytest.importorskip("pyarrow")
+    last = pd.Series([T0, T0, pd.NaT, T0, at(-3), T0], index=[10, 11, 12, 13, 14, 15])
+    hl = pd.Series([30.0, np.nan, 30.0, 7.0, 1.5, np.nan], index=last.index)
+    vt = pd.Series([pd.NaT, pd.NaT, pd.NaT, at(30), pd.NaT, at(29)], index=last.index)
+    want = compute_currency(last, at(30), hl, vt)
+    ts = pa.timestamp(unit, tz="UTC")
+
+    def chunked(values, typ):
+        arr = pa.array(values, type=typ, from_pandas=True)
+        return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([arr.slice(0, 2), arr.slice(2)])),
+                         index=last.index)
+
+    got = compute_currency(chunked(last, ts), at(30), chunked(hl, pa.float64()), chunked(vt, ts))
+    assert got.tolist()[:2] == [0.5, 1.0] and np.isnan(got.iloc[2]) and got.iloc[3] == 1.0
+    assert got.iloc[5] == 0.0                       # named date passed: history, whatever the half-life
+    pd.testing.assert_series_equal(got, want)
+    assert list(currency_band(got)) == list(currency_band(want))
+
+
+def test_currency_of_naive_arrow_timestamps_is_refused():
+    pa = pytest.importorskip("pyarrow")
+    naive = pd.Series([T0.tz_localize(None)], dtype=pd.ArrowDtype(pa.timestamp("ns")))
+    with pytest.raises(TimeError, match="naive"):
+        compute_currency(naive, at(1), 30)
+
+
 aware = st.datetimes(min_value=dt.datetime(2020, 1, 1), max_value=dt.datetime(2030, 1, 1),
                      timezones=st.just(UTC))
 half_lives = st.one_of(st.none(), st.floats(min_value=0.01, max_value=5000))

@@ -11,6 +11,7 @@ from thatchlab.core.dtypes import (
     all_text,
     bool_values,
     factorize,
+    float_values,
     is_arrow_dictionary,
     is_text_dtype,
     native_times,
@@ -150,6 +151,18 @@ def test_epoch_ns_reads_aware_nanosecond_columns_only():
     assert epoch_ns(arrow).tolist() == want
     assert epoch_ns(aware.dt.floor("us").astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC")))) is None
     assert epoch_ns(pd.Series([1, 2])) is None
+
+
+def test_float_values_reads_missing_as_nan_from_every_backing():
+    want = [1.5, np.nan, -0.0, 2.0, np.nan]
+    arr = pa.array([9.0, 1.5, None, -0.0, 2.0, None], type=pa.float64()).slice(1)   # an offset, two chunks
+    chunked = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([arr.slice(0, 2), arr.slice(2)])))
+    for s in (chunked, pd.Series(want), pd.Series(want, dtype="Float64"), pd.Series(want, dtype="float32[pyarrow]"),
+              pd.Series([1.5, None, -0.0, 2.0, None], dtype="double[pyarrow]")):
+        got = float_values(s)
+        assert got.dtype == np.float64, s.dtype
+        np.testing.assert_array_equal(got, want)
+        assert np.signbit(got[2]), s.dtype                  # -0.0 read as it is
 
 
 def test_an_arrow_dictionary_is_read_from_its_indices_whatever_its_entries():

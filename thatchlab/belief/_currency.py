@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import epoch_ns, float_values, is_arrow_timestamp, native_times
 from thatchlab.core.errors import InputError, TimeError
 from thatchlab.core.params.belief import BELIEF_CLASSES, NO_DECAY_MEMORY_KINDS, BeliefParams
 from thatchlab.core.time import as_utc, as_utc_series
@@ -48,9 +49,14 @@ def _times(values, what):
     if isinstance(values, np.ndarray) and np.issubdtype(values.dtype, np.datetime64):
         raise TimeError(f"{what}: numpy datetime64 values are naive; expected timezone-aware "
                         "times (e.g. a datetime64[ns, UTC] column)")
+    if isinstance(values, pd.Series) and is_arrow_timestamp(values.dtype):
+        ns = epoch_ns(values)           # aware Arrow nanoseconds: read in place
+        if ns is not None:
+            return ns, ns == _NAT, False
+        values = native_times(values)   # another unit or naive: as pandas' datetime64, no pass per row
     if isinstance(values, (pd.Series, pd.Index)) and isinstance(values.dtype, pd.DatetimeTZDtype):
         arr = values.array          # epoch nanoseconds do not depend on the zone: no conversion
-        ns = (arr if arr.unit == "ns" else arr.as_unit("ns")).asi8
+        ns = (arr if arr.unit == "ns" else as_utc_series(values, what=what).array).asi8   # range checked
     else:
         ns = pd.DatetimeIndex(as_utc_series(pd.Series(values, dtype=object), what=what)).asi8
     return ns, ns == _NAT, False
@@ -78,7 +84,10 @@ def _half_lives(values):
         except (TypeError, ValueError):
             raise InputError(f"half_life_days: expected a number (days) or None, got {values!r}") from None
         return hl, np.isnan(hl), scalar
-    num = np.asarray(values)
+    if isinstance(values, pd.Series) and values.dtype.kind in "fiu":
+        num = float_values(values)       # nullable and Arrow numbers: a missing value is NaN
+    else:
+        num = np.asarray(values)
     if num.dtype.kind in "fiu":          # numeric column: no per-value conversion
         hl = num.astype(np.float64, copy=False)
         return hl, np.zeros(hl.shape, dtype=bool), False

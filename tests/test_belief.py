@@ -256,6 +256,39 @@ def test_derive_columns_match_scalars():
         assert (np.isnan(v) and s is None) or v == s
 
 
+@pytest.mark.parametrize("form", ["object", "string[pyarrow]", "str", "category", "arrow-dictionary"])
+def test_derive_columns_give_the_same_half_lives_from_every_backing(form):
+    """Each rule, literal values per row, whatever backs the text and flag columns."""
+    pa = pytest.importorskip("pyarrow")
+    rows = [  # stored, user_asserted, class, kind, tier -> half-life (NaN: none)
+        (None, False, None, None, "short_term", 30.0),
+        (5.0, False, "nonsense", None, None, 5.0),          # stored wins over an unknown class
+        (None, True, None, None, "short_term", np.nan),     # asserted, no class
+        (None, True, "", None, "short_term", np.nan),       # "" is no class
+        (None, None, "", "fact", "short_term", 30.0),       # a missing flag is False
+        (None, True, "episodic", "document", None, 7.0),    # class beats assertion and kind
+        (None, False, "plan", "trigger", None, 30.0),
+        (None, False, "identity", None, "short_term", np.nan),   # the class's prior is None
+        (None, False, None, "trigger", "short_term", np.nan),
+        (None, False, None, "document", None, np.nan),
+        (None, False, None, None, "long_term", np.nan),
+    ]
+    stored, flag, cls, kind, tier, want = (list(c) for c in zip(*rows))
+    dtype = {"str": pd.StringDtype("pyarrow", na_value=np.nan) if pd.__version__ >= "3" else "string[pyarrow]",
+             "arrow-dictionary": pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string()))}.get(form, form)
+    text = [pd.Series(c, dtype=object).astype(dtype) for c in (cls, kind, tier)]
+    flags = pd.Series(flag, dtype=object if form == "object" else "boolean")
+    got = derive_half_life_days(pd.Series(stored, dtype=float), user_asserted=flags, belief_class=text[0],
+                                kind=text[1], tier=text[2])
+    np.testing.assert_array_equal(got, want)
+    arrow_flags = pd.Series(flag, dtype="bool[pyarrow]")
+    np.testing.assert_array_equal(derive_half_life_days(pd.Series(stored, dtype="double[pyarrow]"),
+                                                        user_asserted=arrow_flags, belief_class=text[0],
+                                                        kind=text[1], tier=text[2]), want)
+    with pytest.raises(InputError, match=r"got 'mood' at position 1"):
+        derive_half_life_days(belief_class=pd.Series(["plan", "mood"], dtype=object).astype(dtype))
+
+
 # -- store: evidence events -------------------------------------------------------------------
 
 def make_store(**params) -> BeliefStore:

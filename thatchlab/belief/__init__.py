@@ -62,10 +62,10 @@ from thatchlab.belief._currency import (
     compute_currency,
     currency_band,
     currency_reference,
-    derive_half_life_days,
     evidence_clock,
 )
 from thatchlab.belief._exposure import exposure_segments
+from thatchlab.belief._half_life import derive_half_life_days
 from thatchlab.belief._policy import (
     EVIDENCE_COLUMNS,
     DerivedAuthority,

@@ -24,10 +24,9 @@ import pandas as pd
 
 from thatchlab.core.dtypes import epoch_ns, float_values, is_arrow_timestamp, native_times
 from thatchlab.core.errors import InputError, TimeError
-from thatchlab.core.params.belief import BELIEF_CLASSES, NO_DECAY_MEMORY_KINDS, BeliefParams
 from thatchlab.core.time import as_utc, as_utc_series
 
-__all__ = ["compute_currency", "currency_band", "derive_half_life_days", "evidence_clock",
+__all__ = ["compute_currency", "currency_band", "evidence_clock",
            "currency_reference", "band_reference", "NS_PER_DAY"]
 
 #: Nanoseconds in a day; ages are ``delta_ns / NS_PER_DAY`` in float64.
@@ -322,152 +321,6 @@ def currency_band(currency):
     out = _BAND_LABELS.take(codes)
     if isinstance(currency, pd.Series):
         return pd.Series(out, index=currency.index, name="band", dtype=object)
-    return out
-
-
-def _text_col(values, n):
-    if _is_scalar(values):
-        v = None if values is None or (isinstance(values, float) and np.isnan(values)) else values
-        return np.array([v] * n, dtype=object)
-    s = pd.Series(values, dtype=object)
-    return s.where(s.notna(), None).to_numpy(dtype=object)
-
-
-#: Half-life production gives unclassified short-term memories.
-SHORT_TERM_HALF_LIFE_DAYS = 30.0
-
-
-def derive_half_life_days(stored=None, *, user_asserted=False, belief_class=None, kind=None,
-                          tier=None, params: BeliefParams | None = None):
-    """The half-life a row decays with, derived at read time (production order).
-
-    1. a stored half-life wins (it must be > 0; NaN passes through as NaN),
-       whatever the class says — even a class thatchlab does not know;
-    2. user asserted without a class → ``None`` (no decay);
-    3. a class → its prior in ``params``;
-    4. memory kind ``document`` or ``trigger`` → ``None``;
-    5. tier ``short_term`` → 30 days (a fixed fallback in production);
-    6. otherwise ``None``.
-
-    The class is only looked at when no half-life is stored, so an unknown
-    class raises only then: ``derive_half_life_days(stored=7.0,
-    belief_class="nonsense")`` is 7.0, ``derive_half_life_days(
-    belief_class="nonsense")`` raises. An empty class (``""``) counts as no
-    class at all.
-
-    Scalars give a float or None; columns a float array (NaN = None, so a
-    stored NaN and "no half-life" look alike there).
-
-    Parameters
-    ----------
-    stored : float, None or column, default=None
-        The row's stored half-life in days.
-    user_asserted : bool or column, default=False
-        Whether the user asserted the row.
-    belief_class : str, None or column, default=None
-        One of the known belief classes; ``""`` is none.
-    kind, tier : str, None or column, default=None
-        The memory kind and tier.
-    params : BeliefParams, default=None
-        Gives the class priors; the defaults when None.
-
-    Returns
-    -------
-    float, None or ndarray
-        The half-life in days (None: no decay; NaN in an array).
-
-    Raises
-    ------
-    InputError
-        Columns of different lengths, a stored half-life <= 0 or not a
-        number, or an unknown class on a row with no stored half-life.
-
-    See Also
-    --------
-    compute_currency : Decays with the half-life.
-
-    Examples
-    --------
-    >>> derive_half_life_days(belief_class="preference")
-    180.0
-    >>> derive_half_life_days(12, belief_class="identity")
-    12.0
-    >>> derive_half_life_days(stored=7.0, belief_class="nonsense")
-    7.0
-    >>> derive_half_life_days(belief_class="", tier="short_term")
-    30.0
-    >>> derive_half_life_days(user_asserted=True) is None
-    True
-    >>> derive_half_life_days(tier="short_term"), derive_half_life_days(kind="trigger", tier="short_term")
-    (30.0, None)
-    """
-    p = params if params is not None else BeliefParams()
-    cols = (stored, user_asserted, belief_class, kind, tier)
-    scalar = all(_is_scalar(v) for v in cols)
-    n = _common_length(cols, scalar)
-    st, st_nan = _stored_half_lives(stored, n)
-    has_stored = ~np.isnan(st) | st_nan
-    ua = _flags(user_asserted, n)
-    cls, has_cls = _classes(belief_class, n)
-    knd, tr = _text_col(kind, n), _text_col(tier, n)
-    _check_classes(cls, has_cls & ~has_stored)
-    out = _half_life_by_rule(st, has_stored, ua, cls, has_cls, knd, tr, p.priors)
-    if not scalar:
-        return out
-    if st_nan[0]:
-        return float("nan")
-    return None if np.isnan(out[0]) else float(out[0])
-
-
-def _common_length(cols, scalar: bool) -> int:
-    """The rows of the column arguments (1 when all are scalars); columns of different lengths raise."""
-    n = 1 if scalar else max(len(v) for v in cols if not _is_scalar(v))
-    if not scalar and any(not _is_scalar(v) and len(v) != n for v in cols):
-        raise InputError("derive_half_life_days: columns differ in length")
-    return n
-
-
-def _stored_half_lives(stored, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(stored half-lives, stored-NaN mask) over ``n`` rows; a stored half-life <= 0 raises."""
-    st, st_nan, _ = _half_lives(stored)
-    _check_positive(st)
-    return np.broadcast_to(st, (n,)), np.broadcast_to(st_nan, (n,))
-
-
-def _flags(values, n: int) -> np.ndarray:
-    """A bool per row (None is False)."""
-    return np.array([bool(v) if v is not None else False for v in _text_col(values, n)], dtype=bool)
-
-
-def _classes(belief_class, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(class per row with ``""`` as None, has-a-class mask)."""
-    cls = _text_col(belief_class, n)
-    cls = np.array([None if c == "" else c for c in cls], dtype=object)   # "" is no class
-    return cls, np.array([c is not None for c in cls], dtype=bool)
-
-
-def _check_classes(cls: np.ndarray, needed: np.ndarray) -> None:
-    """Raise for an unknown class on a row that needs its class (no stored half-life)."""
-    known = set(BELIEF_CLASSES)
-    bad = [i for i in np.flatnonzero(needed) if cls[i] not in known]
-    if bad:
-        raise InputError(f"belief_class: expected one of {list(BELIEF_CLASSES)} (or None) when no "
-                         f"half-life is stored, got {cls[bad[0]]!r} at position {bad[0]}")
-
-
-def _half_life_by_rule(st, has_stored, ua, cls, has_cls, knd, tr, priors) -> np.ndarray:
-    """Production's rules in order, each deciding the rows no earlier rule decided (NaN = None)."""
-    n = len(st)
-    out = np.full(n, np.nan)
-    decided = has_stored.copy()
-    out[decided] = st[decided]                             # a stored NaN stays NaN
-    decided |= ua & ~has_cls
-    use_cls = has_cls & ~decided
-    out[use_cls] = [np.nan if priors[c] is None else priors[c] for c in cls[use_cls]]
-    decided |= use_cls
-    decided |= np.isin(knd, list(NO_DECAY_MEMORY_KINDS)) & ~decided
-    short = (tr == "short_term") & ~decided
-    out[short] = SHORT_TERM_HALF_LIFE_DAYS  # production's fixed fallback, not a class prior
     return out
 
 

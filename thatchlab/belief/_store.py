@@ -37,9 +37,9 @@ from thatchlab.belief._admit import admit as _admit_claims
 from thatchlab.belief._currency import (
     compute_currency,
     currency_band,
-    derive_half_life_days,
     evidence_clock,
 )
+from thatchlab.belief._half_life import derive_half_life_days
 from thatchlab.belief._policy import (
     EVIDENCE_COLUMNS,
     DerivedAuthority,

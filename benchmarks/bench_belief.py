@@ -12,6 +12,11 @@ at one ``now`` two ways in the same run:
   1 without a half-life, the named date's 0/1, then the two band cut-offs —
   no checks, no cases beyond these.
 
+Ours also runs on the same columns Arrow-backed, as ``read_parquet(dtype_backend="pyarrow")``
+gives them (``timestamp[ns, tz=UTC][pyarrow]`` times, ``double[pyarrow]`` half-lives with a
+null for "no decay"): ``arrow_ratio`` is ours on the NumPy-backed columns over ours on the
+Arrow-backed ones, and its results must be identical.
+
 Bands must be identical and currencies equal to 1e-12 relative; both are
 also checked against the plain-Python reference (``currency_reference`` +
 ``band_reference``) on a 20,000-row sample. Exit 1 otherwise. Times are the
@@ -21,7 +26,8 @@ are pinned the same for both (``_util``, printed).
     python benchmarks/bench_belief.py          # 1,000,000 rows
     python benchmarks/bench_belief.py --ci     # 20,000 rows
 
-Last line: ``RESULT bench=belief rows=<n> floor_ratio=<ours_s / floor_s>``.
+Last line: ``RESULT bench=belief rows=<n> floor_ratio=<ours_s / floor_s>
+arrow_ratio=<ours_s / ours on Arrow-backed columns_s; target >= 0.8>``.
 """
 
 from __future__ import annotations
@@ -61,6 +67,14 @@ def make_rows(n: int, seed: int = 0):
     valid_to = pd.Series(t0 + pd.to_timedelta(vt_us, unit="us")).dt.as_unit("ns").where(named)
     now = t0 + pd.Timedelta(days=400)
     return last, now, hl, valid_to
+
+
+def arrow_columns(last, hl, valid_to):
+    """The same columns Arrow-backed (a missing half-life or ``valid_to`` is an Arrow null)."""
+    import pyarrow as pa
+
+    ts = pd.ArrowDtype(pa.timestamp("ns", tz="UTC"))
+    return last.astype(ts), pd.Series(hl, dtype="double[pyarrow]"), valid_to.astype(ts)
 
 
 def ours(last, now, hl, valid_to):
@@ -113,10 +127,12 @@ def main(argv=None) -> int:
     print(f"rows={n}")
     _util.pin_threads()
     print(_util.describe_threads())
+    last_a, hl_a, valid_to_a = arrow_columns(last, hl, valid_to)
     ours(last, now, hl, valid_to)  # one untimed run of each side
     floor(last, now, hl, valid_to)
+    ours(last_a, now, hl_a, valid_to_a)
 
-    ours_s = floor_s = float("inf")
+    ours_s = floor_s = arrow_s = float("inf")
     for _ in range(5):
         t = time.perf_counter()
         cur_o, band_o = ours(last, now, hl, valid_to)
@@ -124,22 +140,29 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         cur_f, band_f = floor(last, now, hl, valid_to)
         floor_s = min(floor_s, time.perf_counter() - t)
+        t = time.perf_counter()
+        cur_a, band_a = ours(last_a, now, hl_a, valid_to_a)
+        arrow_s = min(arrow_s, time.perf_counter() - t)
 
     sample = np.random.default_rng(1).choice(n, size=min(n, 20_000), replace=False)
     cur_r, band_r = reference(last, now, hl, valid_to, sample)
     ok_floor = same(cur_o, band_o, cur_f, band_f)
+    ok_arrow = list(band_a) == list(band_o) and np.array_equal(cur_a, cur_o, equal_nan=True)
     ok_ref = same(cur_o[sample], band_o[sample], cur_r, band_r) and same(cur_f[sample], band_f[sample],
                                                                          cur_r, band_r)
     print(f"thatchlab compute_currency + currency_band (best of 5): {ours_s:.4f} s")
     print(f"bare numpy formula on the same columns (best of 5): {floor_s:.4f} s")
+    print(f"ours on the Arrow-backed columns (best of 5): {arrow_s:.4f} s; "
+          f"arrow_ratio = {ours_s / arrow_s:.3f} (>= 0.8: {'met' if ours_s / arrow_s >= 0.8 else 'NOT met'})")
     print(f"outputs equal (bands exact, currency rtol 1e-12): ours vs floor {ok_floor}, "
-          f"both vs the Python reference on {len(sample):,} rows {ok_ref}")
+          f"both vs the Python reference on {len(sample):,} rows {ok_ref}; "
+          f"Arrow-backed vs NumPy-backed identical {ok_arrow}")
     counts = pd.Series(band_o).value_counts().to_dict()
     print("bands: " + ", ".join(f"{k}={counts.get(k, 0)}" for k in ("current", "fading", "history")))
-    if not (ok_floor and ok_ref):
-        print("MISMATCH between thatchlab, the floor and the reference", file=sys.stderr)
+    if not (ok_floor and ok_ref and ok_arrow):
+        print("MISMATCH between thatchlab, the floor, the reference and the Arrow-backed run", file=sys.stderr)
         return 1
-    print(_util.result("belief", rows=n, floor_ratio=ours_s / floor_s))
+    print(_util.result("belief", rows=n, floor_ratio=ours_s / floor_s, arrow_ratio=ours_s / arrow_s))
     return 0
 
 

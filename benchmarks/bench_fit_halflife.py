@@ -19,6 +19,11 @@ own conversions inside its timed region:
   class's segments (what a survival-analysis user runs), half-life
   ``λ · ln 2`` from its scale ``λ``; its boolean selection per class is timed.
 
+Ours also fits the same segments Arrow-backed, as ``read_parquet(dtype_backend="pyarrow")``
+gives them (``double[pyarrow]`` durations, ``bool[pyarrow]`` events, ``string[pyarrow]``
+classes): ``arrow_ratio`` is ours on the arrays over ours on the Arrow-backed columns, and its
+summary must be identical.
+
 Checks (exit 1 otherwise): our half-lives equal the floor's to 1e-9
 relative and lifelines' to 1e-5 relative (lifelines maximises numerically
 and stops at its optimiser's tolerance, about 2e-6 relative here); every
@@ -36,7 +41,7 @@ ours' best of that same round (the same number of runs each).
     python benchmarks/bench_fit_halflife.py --ci     # 8 classes x 2,000 segments (best of 3, 1 round)
 
 Last line: ``RESULT bench=fit_halflife classes=8 segments=<n> ratio=<lifelines_s / ours_s>
-floor_ratio=<ours_s / floor_s>``. lifelines is an optional extra (``pip install -e '.[lifelines]'``;
+floor_ratio=<ours_s / floor_s> arrow_ratio=<ours_s / ours on Arrow-backed columns_s; target >= 0.8>``. lifelines is an optional extra (``pip install -e '.[lifelines]'``;
 it caps pandas below 3): without it the peer is skipped with a note, and the line has no ``ratio``.
 """
 
@@ -75,6 +80,12 @@ def make_segments(per_class: int, seed: int = 0):
     return np.minimum(life, censor), life <= censor, groups
 
 
+def arrow_columns(t, e, g):
+    """The segments as Arrow-backed Series."""
+    return (pd.Series(t, dtype="double[pyarrow]"), pd.Series(e, dtype="bool[pyarrow]"),
+            pd.Series(g, dtype="string[pyarrow]"))
+
+
 def ours(t, e, g):
     return HalfLifeFitter().fit(t, e, groups=g)
 
@@ -108,11 +119,14 @@ def main() -> int:
     t, e, g = make_segments(per_class)
     print(f"classes={len(HALF_LIVES)} segments={t.size:,} events={int(e.sum()):,}; "
           f"best of {repeat} after 1 warm-up, {rounds} round(s)")
-    best = {"ours": math.inf, "floor": math.inf}
+    ta, ea, ga = arrow_columns(t, e, g)
+    best = {"ours": math.inf, "floor": math.inf, "arrow": math.inf}
     for r in range(rounds):
         ours_s, fit = _util.best_of(ours, t, e, g, repeat=repeat)
         floor_s, ref = _util.best_of(floor, t, e, g, repeat=repeat)
+        arrow_s, fit_arrow = _util.best_of(ours, ta, ea, ga, repeat=repeat)
         best["ours"], best["floor"] = min(best["ours"], ours_s), min(best["floor"], floor_s)
+        best["arrow"] = min(best["arrow"], arrow_s)
         if r == 0:
             ours_first = ours_s
             if ExponentialFitter is None:
@@ -121,7 +135,7 @@ def main() -> int:
                 peer_s, life = math.nan, {}
             else:
                 peer_s, life = _util.best_of(peer, t, e, g, repeat=repeat)
-        print(f"  round {r + 1}: ours {ours_s:.4f} s, floor {floor_s:.4f} s"
+        print(f"  round {r + 1}: ours {ours_s:.4f} s, floor {floor_s:.4f} s, ours on Arrow {arrow_s:.4f} s"
               + (f", lifelines {peer_s:.3f} s" if r == 0 and life else ""))
 
     got, s = fit.half_life_, fit.summary_
@@ -136,6 +150,9 @@ def main() -> int:
         print(f"MISMATCH: half-lives differ by {vs_floor:.2e} (floor) / {vs_life:.2e} (lifelines) relative",
               file=sys.stderr)
         return 1
+    if not fit_arrow.summary_.equals(s):
+        print("MISMATCH: the fit on Arrow-backed columns differs", file=sys.stderr)
+        return 1
     if not inside:
         print("MISMATCH: an interval does not hold its estimate", file=sys.stderr)
         return 1
@@ -145,8 +162,11 @@ def main() -> int:
           "(point estimates only)"
           + (f", lifelines ExponentialFitter per class {peer_s:.3f} s" if life else ""))
     peer_ratio = {"ratio": peer_s / ours_first} if life else {}
+    arrow = best["ours"] / best["arrow"]
+    print(f"ours on Arrow-backed columns {best['arrow']:.4f} s: arrow_ratio = {arrow:.3f} "
+          f"(>= 0.8: {'met' if arrow >= 0.8 else 'NOT met'})")
     print(_util.result("fit_halflife", classes=len(HALF_LIVES), segments=int(t.size),
-                       **peer_ratio, floor_ratio=best["ours"] / best["floor"]))
+                       **peer_ratio, floor_ratio=best["ours"] / best["floor"], arrow_ratio=arrow))
     return 0
 
 

@@ -53,7 +53,7 @@ def test_rows_show_ranges_and_targets(bench_table, tmp_path):
     rows = table.splitlines()
     assert rows[2].endswith("| reduced scipy fit / ours 0.90–1.25×; bincount form / ours 1.20–1.50×; "
                             "`np.unique` form / ours 40.00–45.00×; arrow_ratio 0.95–0.99 (2 runs, n=200000) | "
-                            "`ratio` >= 1.0: 0.90–1.25, met in some runs |")
+                            "`ratio` >= 1.0: 0.90–1.25, met in some runs; `arrow_ratio` >= 0.8: 0.95–0.99, met |")
     assert rows[3].endswith("| no saved run (`python scripts/bench_table.py run bench_sweep`) | — |")
     for _ in range(3):
         bench_table.save("bench_fit_prior", "RESULT bench=fit_prior items=200000 ratio=2.0", results=tmp_path)

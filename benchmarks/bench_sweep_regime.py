@@ -13,7 +13,10 @@ both sides are warmed first on a small log (scikit-learn, pyarrow and every
 lazy import loaded). On a sample of configurations the sweep's rates and
 message counts must equal those of ``plan.run`` with ``regime_outcomes``
 exactly; exit 1 otherwise. Also prints the process's peak RSS and the
-memory of the per-session sums (``attrs["clusters"]``).
+memory of the per-session sums (``attrs["clusters"]``). The same sweep also
+runs on the log Arrow-backed (``string[pyarrow]`` text, Arrow timestamps, as
+``read_parquet(dtype_backend="pyarrow")`` gives it) and must give the same table;
+``arrow_ratio`` is the sweep's time over that run's.
 
     python benchmarks/bench_sweep_regime.py          # 50,000 messages, 1,000 configurations
     python benchmarks/bench_sweep_regime.py --ci     # 2,000 messages, 1,000 configurations
@@ -22,7 +25,8 @@ Fair clocks: threads pinned the same for both sides (``_util``, printed);
 both sides warmed on the same small log, then timed best of ``--repeat``
 (the same N, default 2) from the same in-memory log and embedder.
 
-Last line: ``RESULT bench=sweep_regime configs=<n> ratio=<sweep_s / single_s>``.
+Last line: ``RESULT bench=sweep_regime configs=<n> ratio=<sweep_s / single_s> arrow_ratio=<sweep_s / the same
+sweep of the log Arrow-backed; target >= 0.8>``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _util  # noqa: E402,I001  (pins threads before numpy starts its pools)
 
 import numpy as np
+import pandas as pd
 from bench_sweep import make_log
 
 from thatchlab.core.params import ScoringParams
@@ -89,6 +94,14 @@ def main(argv=None) -> int:
     sweep_s, res = _util.best_of(_sweep, log, emb, repeat=repeat, warmup=0)
     print(f"sweep: {sweep_s:.3f} s for {len(res)} configurations "
           f"({1000 * sweep_s / len(res):.2f} ms per configuration)")
+    arrow_s, arrow_res = _util.best_of(_sweep, _util.arrow_backed(log), emb, repeat=repeat, warmup=0)
+    try:
+        pd.testing.assert_frame_equal(arrow_res, res)
+    except AssertionError as exc:
+        print(f"MISMATCH: the sweep of the Arrow-backed log differs: {exc}")
+        return 1
+    print(f"the same sweep on the Arrow-backed log: {arrow_s:.3f} s, identical (arrow_ratio "
+          f"{sweep_s / arrow_s:.3f}, target >= 0.8)")
     stats = res.attrs["clusters"]
     sessions = {s: len(v) for s, v in stats.labels.items()}
     print(f"per-session sums: {stats.nbytes() / 2**20:.1f} MiB for {len(stats.config_ids)} configurations, "
@@ -114,7 +127,7 @@ def main(argv=None) -> int:
                     return 1
     print("rates and message counts equal to plan.run on 5 sampled configurations")
     print(_util.result("sweep_regime", configs=len(res), single_s=single_s, sweep_s=sweep_s,
-                       ratio=sweep_s / single_s))
+                       ratio=sweep_s / single_s, arrow_ratio=sweep_s / arrow_s))
     return 0
 
 

@@ -113,7 +113,7 @@ FIELDS = {
     "bench_replay": [("floor_ratio", "ours / floor", "×"), ("ratio", "events path / ours", "×"),
                      ("write_ms", "a write", " ms"), ("load_s", "load", " s"), ("arrow_ratio", "arrow_ratio", "")],
     "bench_sweep": [("ratio", "sweep / one replay", "×"), ("arrow_ratio", "arrow_ratio", "")],
-    "bench_sweep_regime": [("ratio", "sweep / one replay", "×")],
+    "bench_sweep_regime": [("ratio", "sweep / one replay", "×"), ("arrow_ratio", "arrow_ratio", "")],
     "bench_closed_loop": [("ratio", "ratio", "×")],
     "bench_fleet": [("ratio", "one process / cluster", "×")],
     "bench_belief": [("floor_ratio", "ours / floor", "×"), ("arrow_ratio", "arrow_ratio", "")],

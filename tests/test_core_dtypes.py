@@ -165,6 +165,20 @@ def test_float_values_reads_missing_as_nan_from_every_backing():
         assert np.signbit(got[2]), s.dtype                  # -0.0 read as it is
 
 
+@pytest.mark.parametrize("index_type", ["uint8", "uint32", "int8", "int64"])
+def test_a_null_in_an_unsigned_dictionary_index_is_missing(index_type):
+    """Arrow allows unsigned dictionary indices: a null among them is missing, never code 255."""
+    cells = ["x", None, "y", "x", None]
+    arr = pa.array(cells).dictionary_encode().cast(pa.dictionary(getattr(pa, index_type)(), pa.string()))
+    s = pd.Series(pd.arrays.ArrowExtensionArray(arr))
+    for na in (True, False):
+        codes, uniques = factorize(s, sort=True, use_na_sentinel=na)
+        want_codes, _ = pd.factorize(np.array(cells, dtype=object), sort=True, use_na_sentinel=na)
+        assert codes.tolist() == want_codes.tolist(), na
+    assert present(s).tolist() == [c is not None for c in cells]
+    assert text_equal(s, "x").tolist() == [True, False, False, True, False]
+
+
 def test_an_arrow_dictionary_is_read_from_its_indices_whatever_its_entries():
     # two chunks with different dictionaries, one repeating a value and one holding a null entry:
     # the codes are pd.factorize's of the cells, the lookups and presence follow the cells

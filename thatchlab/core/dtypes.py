@@ -394,6 +394,8 @@ def _integers(arr, missing: int) -> np.ndarray:
     width = np.dtype(arr.type.to_pandas_dtype())
     values = np.frombuffer(arr.buffers()[1], dtype=width, count=len(arr), offset=arr.offset * width.itemsize)
     if arr.null_count:              # one pass that copies and fills (a masked assignment is two)
+        if values.dtype.kind == "u" and missing < 0:     # unsigned dictionary indices: -1 needs a sign
+            values = values.astype(np.int64)
         values = np.where(_bits(arr.buffers()[0], arr.offset, len(arr)), values, missing)
     return values
 

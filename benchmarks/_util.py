@@ -135,3 +135,17 @@ def arrow_backed(df):
         elif s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
             out[col] = s.astype("string[pyarrow]")
     return out
+
+
+def arrow_run(fn, log, want, *args, repeat: int, warmup: int = 1, **kw):
+    """Best time of ``fn(arrow_backed(log), *args, **kw)`` (timed as :func:`best_of` does), or None
+    with the difference printed when its frame is not ``want``."""
+    import pandas as pd
+
+    seconds, got = best_of(fn, arrow_backed(log), *args, repeat=repeat, warmup=warmup, **kw)
+    try:
+        pd.testing.assert_frame_equal(got, want)
+    except AssertionError as exc:
+        print(f"MISMATCH: the run on the Arrow-backed log differs: {exc}")
+        return None
+    return seconds

@@ -212,3 +212,43 @@ def test_validated_logs_type_their_texts_alike_from_every_form(form, samples):
             assert s.dtype == object, (form, col)
             missing = [v for v in s if not isinstance(v, str)]
             assert missing and all(v is None for v in missing), (form, col)
+
+
+def _export_rows(path) -> dict:
+    """Every table of an export, its rows in file order, as Python values."""
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {n: conn.execute(f'SELECT * FROM "{n}" ORDER BY rowid').fetchall() for n in names}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the samples' own notes (cosines, derived authority)
+def test_every_input_form_exports_the_object_forms_store(samples, embedder, tmp_path):
+    """Replays of each form, exported together (as the main job does), write the same rows; so do a
+    pattern table and a belief table handed to the export in each form directly."""
+    from thatchlab.scoring import PredictionEngine
+    from thatchlab.store import export_sqlite
+
+    def export(form: str):
+        log = logs.validate_interaction_log(_as(samples["interactions"], form))
+        res = replay.run(log, "prediction", embedder=embedder)
+        ev = logs.validate_event_log(_as(samples["events"], form))
+        rc = logs.validate_recall_stream(_as(samples["recalls"], form))
+        patterns = mine(ev, rc, ev["ts"].max() + pd.Timedelta(seconds=1))
+        path = tmp_path / f"{form}.db"
+        export_sqlite(path, prediction=PredictionEngine.from_tables(res.tables, embedder=embedder, params=res.params),
+                      beliefs=replay.run_belief(logs.validate_memory_log(_as(samples["memory"], form))).state,
+                      calibration=replay.run_calibration(logs.validate_recall_log(_as(samples["recall"], form))).state,
+                      patterns=_as(patterns, form), log_end="2026-06-01T00:00:00Z")
+        return _export_rows(path)
+
+    want = export("object")
+    assert all(want[t] for t in ("prediction_matchers", "predictions", "belief_memories", "memories",
+                                 "confidence_shadow_observations", "temporal_patterns")), sorted(want)
+    for form in FORMS:
+        if form != "object":
+            got = export(form)
+            assert sorted(got) == sorted(want), form
+            for table, rows in want.items():
+                assert got[table] == rows, f"{table} as {form}"

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from thatchlab.core.dtypes import native_times
+from thatchlab.core.dtypes import native_times, nonempty_text
 from thatchlab.core.errors import LogValidationError
 from thatchlab.core.time import TIME_RANGE
 from thatchlab.logs._core import (
@@ -32,7 +32,8 @@ from thatchlab.logs._core import (
     surrogate_rows,
 )
 
-__all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values"]
+__all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values", "missing_cells", "text_ok",
+           "is_bool_column"]
 
 
 @dataclass(frozen=True)
@@ -349,6 +350,29 @@ def number_values(s: pd.Series):
     cand[is_bool] = None
     vals = pd.to_numeric(pd.Series(cand, dtype=object), errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     return vals, ~np.isnan(vals)
+
+
+def missing_cells(s: pd.Series, isnull) -> np.ndarray:
+    """Per cell, whether it is missing: ``isnull`` asked of each cell of an object column (a log's
+    own idea of null), pandas' missing values of any other column (the only ones it can hold)."""
+    if s.dtype == object:
+        return np.fromiter((bool(isnull(v)) for v in s.to_numpy(object)), dtype=bool, count=len(s))
+    return s.isna().to_numpy(bool)
+
+
+def text_ok(s: pd.Series, *, nullable: bool = False, isnull=None) -> np.ndarray:
+    """Per cell, a non-empty ``str`` (or, when ``nullable``, a missing cell as ``isnull`` sees it).
+
+    Text dtypes (``string``, Arrow text, categoricals) are judged by their distinct values in one
+    vectorised pass; an object column a cell at a time."""
+    ok = nonempty_text(s)
+    return ok | missing_cells(s, isnull) if nullable else ok
+
+
+def is_bool_column(s: pd.Series) -> bool:
+    """Whether ``s`` holds only booleans (and missing values) by its dtype: ``bool``, ``boolean``
+    or ``bool[pyarrow]``."""
+    return s.dtype == bool or str(s.dtype) in ("boolean", "bool[pyarrow]")
 
 
 def numbers_ok(s: pd.Series, *, whole: bool = False, low=None, high=None, nullable: bool = True,

@@ -20,11 +20,20 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.docstrings import fill_doc
+from thatchlab.core.dtypes import float_values, is_text_dtype, object_text
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table
 from thatchlab.logs._order import read_in_time_order
-from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
+from thatchlab.logs._validate import (
+    LogSpec,
+    RowRule,
+    is_bool_column,
+    missing_cells,
+    numbers_ok,
+    text_ok,
+    validate_frame,
+)
 
 __all__ = ["MEMORY_LOG", "MEMORY_LOG_COLUMNS", "validate_memory_log", "read_memory_log",
            "write_memory_log"]
@@ -50,19 +59,27 @@ def _isnull(v) -> bool:
     return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
+def _missing(df, col) -> np.ndarray:
+    return missing_cells(df[col], _isnull)
+
+
 def _text_ok(col, nullable):
-    return lambda df: df[col].map(lambda v: (isinstance(v, str) and v != "") or (nullable and _isnull(v)))
+    return lambda df: text_ok(df[col], nullable=nullable, isnull=_isnull)
 
 
 def _bool_ok(col):
-    return lambda df: df[col].map(lambda v: isinstance(v, (bool, np.bool_)) or _isnull(v))
+    def test(df):
+        if is_bool_column(df[col]):     # booleans or missing, by dtype
+            return np.full(len(df), True)
+        return df[col].map(lambda v: isinstance(v, (bool, np.bool_)) or _isnull(v))
+    return test
 
 
 def _num_ok(col, positive):
     def test(df):
         ok = numbers_ok(df[col])
         if positive:
-            ok &= numbers_ok(df[col], low=np.nextafter(0.0, 1.0)) | df[col].map(_isnull)
+            ok &= numbers_ok(df[col], low=np.nextafter(0.0, 1.0)) | _missing(df, col)
         return ok
     return test
 
@@ -72,6 +89,12 @@ def _kind_is(df, *kinds):
 
 
 def _authority_ok(df):
+    s = df["source_authority"]
+    if s.dtype.kind in "iuf":           # numbers by dtype (nullable and Arrow ones too)
+        v = float_values(s)
+        with np.errstate(invalid="ignore"):
+            return np.isnan(v) | ((v == np.floor(v)) & (v >= 0) & (v <= 5))
+
     def one(v):
         if _isnull(v):
             return True
@@ -82,6 +105,9 @@ def _authority_ok(df):
 
 
 def _families_ok(df):
+    if df["evidence_families"].dtype != object and df["evidence_families"].isna().all():
+        return np.full(len(df), True)   # a column of nulls (read as floats or Arrow nulls)
+
     def one(v):
         if isinstance(v, np.ndarray):
             v = v.tolist()
@@ -103,7 +129,7 @@ MEMORY_LOG = LogSpec(
         RowRule("text", "a non-empty text on write rows",
                 lambda df: ~_kind_is(df, "write") | _text_ok("text", False)(df)),
         RowRule("belief_class", f"one of {list(BELIEF_CLASSES)} or null",
-                lambda df: df["belief_class"].isin(BELIEF_CLASSES) | df["belief_class"].map(_isnull)),
+                lambda df: df["belief_class"].isin(BELIEF_CLASSES).to_numpy(bool) | _missing(df, "belief_class")),
         RowRule("half_life_days", "a number of days > 0, or null (no decay)",
                 _num_ok("half_life_days", True)),
         RowRule("authority", "a number (higher = more authoritative) or null",
@@ -111,10 +137,11 @@ MEMORY_LOG = LogSpec(
         RowRule("target_memory_id", "a non-empty text id or null", _text_ok("target_memory_id", True)),
         RowRule("user_asserted", "true or false (or null)", _bool_ok("user_asserted")),
         RowRule("confirmed", "true or false on review rows",
-                lambda df: _bool_ok("confirmed")(df) & (~_kind_is(df, "review") | df["confirmed"].map(
-                    lambda v: not _isnull(v)))),
+                lambda df: _bool_ok("confirmed")(df) & (~_kind_is(df, "review").to_numpy(bool)
+                                                        | ~_missing(df, "confirmed"))),
         RowRule("still_true", "true, false or null on read rows; null elsewhere",
-                lambda df: _bool_ok("still_true")(df) & (_kind_is(df, "read") | df["still_true"].map(_isnull))),
+                lambda df: _bool_ok("still_true")(df) & (_kind_is(df, "read").to_numpy(bool)
+                                                         | _missing(df, "still_true"))),
         RowRule("source_authority", "an integer from 0 to 5 (omi's source order) or null", _authority_ok),
         RowRule("evidence_families", "a list of non-empty texts (a JSON array in CSV) or null", _families_ok),
         RowRule("eligible", "true or false (or null = true)", _bool_ok("eligible")),
@@ -132,15 +159,20 @@ def _decode_families(v):
     return v.tolist() if isinstance(v, np.ndarray) else v
 
 
+def _all_missing(s: pd.Series) -> bool:
+    """A column of nulls by its dtype (read as floats, or as Arrow nulls): nothing to decode."""
+    return s.dtype != object and bool(s.isna().all())
+
+
 def _pre(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
-    if "evidence_families" in out.columns:
+    if "evidence_families" in out.columns and not _all_missing(out["evidence_families"]):
         out["evidence_families"] = out["evidence_families"].astype(object).map(_decode_families)
-    if "source_authority" in out.columns:
+    if "source_authority" in out.columns and out["source_authority"].dtype.kind not in "iuf":
         out["source_authority"] = out["source_authority"].astype(object).map(
             lambda v: _to_number(v) if isinstance(v, str) else v)
     for col in _BOOLS:
-        if col in out.columns:
+        if col in out.columns and not is_bool_column(out[col]):   # text and 1/0 to booleans
             out[col] = out[col].map(
                 lambda v: _BOOL_TEXT.get(v, v) if isinstance(v, str) else
                 (bool(v) if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
@@ -157,17 +189,29 @@ def _to_number(v):
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
-    out["evidence_families"] = out["evidence_families"].map(
-        lambda v: None if not isinstance(v, (list, tuple)) and _isnull(v) else [str(x) for x in v]).astype(object)
+    fam = out["evidence_families"]
+    if _all_missing(fam):
+        out["evidence_families"] = pd.Series([None] * len(out), index=out.index, dtype=object)
+    else:
+        out["evidence_families"] = fam.map(
+            lambda v: None if not isinstance(v, (list, tuple)) and _isnull(v) else [str(x) for x in v]).astype(object)
     for col in _NUMS:
-        out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
+        s = out[col]
+        out[col] = (np.array(float_values(s)) if s.dtype.kind in "iuf" else
+                    pd.to_numeric(s, errors="coerce").astype("float64"))
     for col in _BOOLS:
-        out[col] = pd.array([None if _isnull(v) else bool(v) for v in out[col]], dtype="boolean")
+        s = out[col]
+        out[col] = s.astype("boolean") if is_bool_column(s) else pd.array(
+            [None if _isnull(v) else bool(v) for v in s], dtype="boolean")
     out["source_authority"] = out["source_authority"].astype("Int64")
     for col in ("memory_id", "kind", "text", "belief_class", "tier", "memory_kind", "target_memory_id",
                 "subject_scope", "subject_entity_id"):
+        s = out[col]
+        if is_text_dtype(s.dtype):      # str or missing: read through the distinct values
+            out[col] = object_text(s)
+            continue
         # built as object: Series.map would infer pandas 3's str dtype and turn the None back into NaN
-        out[col] = pd.Series([None if _isnull(v) else str(v) for v in out[col].to_numpy(dtype=object)],
+        out[col] = pd.Series([None if _isnull(v) else str(v) for v in s.to_numpy(dtype=object)],
                              index=out.index, dtype=object)
     extra = [c for c in out.columns if c not in MEMORY_LOG_COLUMNS]
     return out[list(MEMORY_LOG_COLUMNS) + extra]

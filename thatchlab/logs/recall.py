@@ -15,7 +15,14 @@ from thatchlab.core.docstrings import fill_doc
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table
 from thatchlab.logs._order import read_in_time_order
-from thatchlab.logs._validate import LogSpec, RowRule, numbers_ok, validate_frame
+from thatchlab.logs._validate import (
+    LogSpec,
+    RowRule,
+    is_bool_column,
+    numbers_ok,
+    text_ok,
+    validate_frame,
+)
 
 __all__ = ["RECALL_LOG", "RECALL_COLUMNS", "validate_recall_log", "read_recall_log"]
 
@@ -41,12 +48,15 @@ def _schema():
 
 
 def _text_ok(col):
-    return lambda df: df[col].map(lambda v: isinstance(v, str) and v != "")
+    return lambda df: text_ok(df[col])
 
 
 def _bool_ok(col, nullable):
     def test(df):
-        return df[col].map(lambda v: isinstance(v, (bool, np.bool_)) or (nullable and _isnull(v)))
+        s = df[col]
+        if is_bool_column(s):           # booleans by dtype: only a missing cell can fail
+            return np.full(len(s), True) if nullable else s.notna().to_numpy(bool)
+        return s.map(lambda v: isinstance(v, (bool, np.bool_)) or (nullable and _isnull(v)))
     return test
 
 
@@ -90,7 +100,7 @@ RECALL_LOG = LogSpec(
 def _pre(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in ("is_atom", "consumed"):
-        if col in out.columns:
+        if col in out.columns and not is_bool_column(out[col]):   # text and 1/0 to booleans
             out[col] = out[col].map(lambda v: _BOOL_TEXT.get(v, v) if isinstance(v, str) else
                                     (bool(v) if isinstance(v, (int, float, np.integer, np.floating))
                                      and not isinstance(v, bool) and v in (0, 1) else v)).astype(object)
@@ -145,7 +155,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out["is_atom"] = out["is_atom"].astype(bool)
     out["rank"] = pd.to_numeric(out["rank"], errors="coerce").astype("Int64")
     out["score"] = pd.to_numeric(out["score"], errors="coerce").astype("float64")
-    out["consumed"] = pd.array([None if _isnull(v) else bool(v) for v in out["consumed"]], dtype="boolean")
+    consumed = out["consumed"]
+    out["consumed"] = (consumed.astype("boolean") if is_bool_column(consumed) else
+                       pd.array([None if _isnull(v) else bool(v) for v in consumed], dtype="boolean"))
     for col in ("recall_id", "memory_id", "namespace", "source"):
         out[col] = out[col].astype(object)
     extra = [c for c in out.columns if c not in RECALL_COLUMNS]

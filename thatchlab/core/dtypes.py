@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core._buffers import fixed_values, validity_bits
 from thatchlab.core.docstrings import fill_doc
 
 __all__ = ["is_arrow_timestamp", "is_arrow_dictionary", "is_timestamp_dtype", "native_times", "arrow_array", "epoch_ns", "float_values", "dictionary_codes", "bool_values", "present", "text_equal", "object_text", "nonempty_text", "is_text_dtype", "all_text",
@@ -132,7 +133,7 @@ def native_times(s: pd.Series) -> pd.Series:
     if not is_arrow_timestamp(s.dtype):
         return s
     # Arrow stores epoch counts in UTC: view them as datetime64 (a null is NaT), no object pass
-    chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
+    chunks = [fixed_values(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
     ints = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
     values = ints.view(f"datetime64[{t.unit}]")
     out = pd.Series(values, index=s.index, name=s.name, copy=False)
@@ -165,7 +166,7 @@ def epoch_ns(s: pd.Series):
         return None
     import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
-    chunks = [_integers(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
+    chunks = [fixed_values(c.view(pa.int64()), np.iinfo(np.int64).min) for c in arrow_array(s).chunks]
     return np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
 
 
@@ -181,7 +182,7 @@ def float_values(s: pd.Series) -> np.ndarray:
         float64 values; possibly a read-only view of the column's data.
     """
     if str(_arrow_type(s.dtype)) == "double":
-        parts = [_integers(c, np.nan) for c in arrow_array(s).chunks]
+        parts = [fixed_values(c, np.nan) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if len(parts) != 1 else parts[0]
     return s.to_numpy(np.float64, na_value=np.nan)
 
@@ -318,7 +319,7 @@ def _dictionary_indices(data):
         except pa.ArrowInvalid:
             return _encode(data.cast(data.type.value_type))
     values = np.array(data.chunk(0).dictionary.to_pylist(), dtype=object)
-    parts = [_integers(c.indices, -1) for c in data.chunks]
+    parts = [fixed_values(c.indices, -1) for c in data.chunks]
     codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
     first, distinct = pd.factorize(values, use_na_sentinel=True)
     if len(distinct) == len(values) and not (first < 0).any():
@@ -337,7 +338,7 @@ def _encode(data):
     if enc.num_chunks == 0:
         return np.empty(0, dtype=np.intp), np.empty(0, dtype=object)
     dictionary = enc.chunk(0).dictionary
-    parts = [_integers(c.indices, -1) for c in enc.chunks]
+    parts = [fixed_values(c.indices, -1) for c in enc.chunks]
     codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return codes, np.array(dictionary.to_pylist(), dtype=object)
 
@@ -380,32 +381,13 @@ def _factorize_few(taken, *, sort: bool, use_na_sentinel: bool):
     if found.null_count != taken.null_count:          # some present cell is not in the set
         return None
     missing = -1 if use_na_sentinel else len(values)
-    parts = [_integers(c, missing) for c in found.chunks]
+    parts = [fixed_values(c, missing) for c in found.chunks]
     codes = (np.concatenate(parts) if len(parts) > 1 else parts[0]) if parts else np.empty(0, np.intp)
     if has_missing and not use_na_sentinel:
         values = values + [np.nan]
     uniques = np.empty(len(values), dtype=object)
     uniques[:] = values
     return codes.astype(np.intp), uniques
-
-
-def _integers(arr, missing: int) -> np.ndarray:
-    """An Arrow integer array's values as NumPy (read from its buffer), ``missing`` at its nulls."""
-    width = np.dtype(arr.type.to_pandas_dtype())
-    values = np.frombuffer(arr.buffers()[1], dtype=width, count=len(arr), offset=arr.offset * width.itemsize)
-    if arr.null_count:              # one pass that copies and fills (a masked assignment is two)
-        if values.dtype.kind == "u" and missing < 0:     # unsigned dictionary indices: -1 needs a sign
-            values = values.astype(np.int64)
-        values = np.where(_bits(arr.buffers()[0], arr.offset, len(arr)), values, missing)
-    return values
-
-
-def _bits(buffer, offset: int, n: int) -> np.ndarray:
-    """``n`` bits of an Arrow bitmap from bit ``offset`` as a NumPy bool array (no buffer: all True)."""
-    if buffer is None:
-        return np.ones(n, dtype=bool)
-    raw = np.frombuffer(buffer, dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little", count=offset + n)[offset:].view(bool)
 
 
 def bool_values(data) -> np.ndarray:
@@ -424,8 +406,8 @@ def bool_values(data) -> np.ndarray:
     out = []
     for c in (data.chunks if hasattr(data, "chunks") else [data]):
         valid, value = c.buffers()[0], c.buffers()[1]
-        bits = _bits(value, c.offset, len(c))
-        out.append(bits & _bits(valid, c.offset, len(c)) if valid is not None else bits)
+        bits = validity_bits(value, c.offset, len(c))
+        out.append(bits & validity_bits(valid, c.offset, len(c)) if valid is not None else bits)
     return np.concatenate(out) if out else np.zeros(0, dtype=bool)
 
 
@@ -443,7 +425,7 @@ def present(s: pd.Series) -> np.ndarray:
     if is_arrow_dictionary(s.dtype):                  # a null may hide in the dictionary itself
         return dictionary_codes(s)[0] >= 0
     if isinstance(s.dtype, pd.ArrowDtype) or (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"):
-        parts = [_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
+        parts = [validity_bits(c.buffers()[0], c.offset, len(c)) for c in arrow_array(s).chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
     return s.notna().to_numpy(bool)
 

@@ -285,6 +285,9 @@ def test_derive_columns_give_the_same_half_lives_from_every_backing(form):
     np.testing.assert_array_equal(derive_half_life_days(pd.Series(stored, dtype="double[pyarrow]"),
                                                         user_asserted=arrow_flags, belief_class=text[0],
                                                         kind=text[1], tier=text[2]), want)
+    category_flags = pd.Series(flag, dtype=object).astype("category")     # booleans as categories, NaN missing
+    np.testing.assert_array_equal(derive_half_life_days(pd.Series(stored, dtype=float), user_asserted=category_flags,
+                                                        belief_class=text[0], kind=text[1], tier=text[2]), want)
     with pytest.raises(InputError, match=r"got 'mood' at position 1"):
         derive_half_life_days(belief_class=pd.Series(["plan", "mood"], dtype=object).astype(dtype))
 

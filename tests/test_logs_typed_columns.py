@@ -44,7 +44,7 @@ def _objects(df: pd.DataFrame) -> pd.DataFrame:
 
 
 MEMORY_TYPED = {
-    "user_asserted": ["bool", "boolean", "bool[pyarrow]"], "still_true": ["boolean", "bool[pyarrow]"],
+    "user_asserted": ["bool", "boolean", "bool[pyarrow]", "category"], "still_true": ["boolean", "bool[pyarrow]"],
     "eligible": ["boolean", "bool[pyarrow]"], "source_authority": ["Int64", "int64[pyarrow]", "float64"],
     "half_life_days": ["double[pyarrow]", "Float64"],
     "belief_class": ["string[pyarrow]", "category", pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string()))],
@@ -86,7 +86,8 @@ def test_a_bad_typed_memory_cell_is_named(column, value, expected):
         validate_memory_log(_objects(df))
 
 
-RECALL_TYPED = {"is_atom": ["bool", "boolean", "bool[pyarrow]"], "consumed": ["boolean", "bool[pyarrow]"],
+RECALL_TYPED = {"is_atom": ["bool", "boolean", "bool[pyarrow]", "category"],
+                "consumed": ["boolean", "bool[pyarrow]", "category"],
                 "recall_id": ["string[pyarrow]", "category"], "namespace": ["string[pyarrow]", "category"]}
 
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_bool_dtype
 
 from thatchlab.belief._currency import _check_positive, _half_lives, _is_scalar
 from thatchlab.core.dtypes import factorize
@@ -141,10 +142,10 @@ def _stored_half_lives(stored, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _flags(values, n: int) -> np.ndarray:
     """A bool per row (a missing value is False)."""
-    if isinstance(values, (pd.Series, np.ndarray)) and values.dtype == bool:
-        return np.asarray(values, dtype=bool)
-    if isinstance(values, pd.Series) and str(values.dtype) in ("boolean", "bool[pyarrow]"):
-        return values.to_numpy(bool, na_value=False)      # nullable booleans: NA is False
+    if isinstance(values, pd.Series) and is_bool_dtype(values.dtype):
+        return values.to_numpy(bool, na_value=False)      # booleans by dtype (nullable ones: NA is False)
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        return values
     return _per_row(*_coded(values, n), bool)
 
 

@@ -32,8 +32,7 @@ from thatchlab.logs._core import (
     surrogate_rows,
 )
 
-__all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values", "missing_cells", "text_ok",
-           "is_bool_column"]
+__all__ = ["LogSpec", "RowRule", "validate_frame", "numbers_ok", "number_values", "missing_cells", "text_ok"]
 
 
 @dataclass(frozen=True)
@@ -367,12 +366,6 @@ def text_ok(s: pd.Series, *, nullable: bool = False, isnull=None) -> np.ndarray:
     vectorised pass; an object column a cell at a time."""
     ok = nonempty_text(s)
     return ok | missing_cells(s, isnull) if nullable else ok
-
-
-def is_bool_column(s: pd.Series) -> bool:
-    """Whether ``s`` holds only booleans (and missing values) by its dtype: ``bool``, ``boolean``
-    or ``bool[pyarrow]``."""
-    return s.dtype == bool or str(s.dtype) in ("boolean", "bool[pyarrow]")
 
 
 def numbers_ok(s: pd.Series, *, whole: bool = False, low=None, high=None, nullable: bool = True,

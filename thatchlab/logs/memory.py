@@ -18,6 +18,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_bool_dtype
 
 from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import float_values, is_text_dtype, object_text
@@ -28,7 +29,6 @@ from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import (
     LogSpec,
     RowRule,
-    is_bool_column,
     missing_cells,
     numbers_ok,
     text_ok,
@@ -69,7 +69,7 @@ def _text_ok(col, nullable):
 
 def _bool_ok(col):
     def test(df):
-        if is_bool_column(df[col]):     # booleans or missing, by dtype
+        if is_bool_dtype(df[col].dtype):     # booleans or missing, by dtype
             return np.full(len(df), True)
         return df[col].map(lambda v: isinstance(v, (bool, np.bool_)) or _isnull(v))
     return test
@@ -172,7 +172,7 @@ def _pre(df: pd.DataFrame) -> pd.DataFrame:
         out["source_authority"] = out["source_authority"].astype(object).map(
             lambda v: _to_number(v) if isinstance(v, str) else v)
     for col in _BOOLS:
-        if col in out.columns and not is_bool_column(out[col]):   # text and 1/0 to booleans
+        if col in out.columns and not is_bool_dtype(out[col].dtype):   # text and 1/0 to booleans
             out[col] = out[col].map(
                 lambda v: _BOOL_TEXT.get(v, v) if isinstance(v, str) else
                 (bool(v) if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
@@ -201,7 +201,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
                     pd.to_numeric(s, errors="coerce").astype("float64"))
     for col in _BOOLS:
         s = out[col]
-        out[col] = s.astype("boolean") if is_bool_column(s) else pd.array(
+        out[col] = s.astype("boolean") if is_bool_dtype(s.dtype) else pd.array(
             [None if _isnull(v) else bool(v) for v in s], dtype="boolean")
     out["source_authority"] = out["source_authority"].astype("Int64")
     for col in ("memory_id", "kind", "text", "belief_class", "tier", "memory_kind", "target_memory_id",

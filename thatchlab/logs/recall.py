@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_bool_dtype
 
 from thatchlab.core.docstrings import fill_doc
 from thatchlab.logs import _docs
@@ -18,7 +19,6 @@ from thatchlab.logs._order import read_in_time_order
 from thatchlab.logs._validate import (
     LogSpec,
     RowRule,
-    is_bool_column,
     numbers_ok,
     text_ok,
     validate_frame,
@@ -54,7 +54,7 @@ def _text_ok(col):
 def _bool_ok(col, nullable):
     def test(df):
         s = df[col]
-        if is_bool_column(s):           # booleans by dtype: only a missing cell can fail
+        if is_bool_dtype(s.dtype):           # booleans by dtype: only a missing cell can fail
             return np.full(len(s), True) if nullable else s.notna().to_numpy(bool)
         return s.map(lambda v: isinstance(v, (bool, np.bool_)) or (nullable and _isnull(v)))
     return test
@@ -100,7 +100,7 @@ RECALL_LOG = LogSpec(
 def _pre(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in ("is_atom", "consumed"):
-        if col in out.columns and not is_bool_column(out[col]):   # text and 1/0 to booleans
+        if col in out.columns and not is_bool_dtype(out[col].dtype):   # text and 1/0 to booleans
             out[col] = out[col].map(lambda v: _BOOL_TEXT.get(v, v) if isinstance(v, str) else
                                     (bool(v) if isinstance(v, (int, float, np.integer, np.floating))
                                      and not isinstance(v, bool) and v in (0, 1) else v)).astype(object)
@@ -156,7 +156,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     out["rank"] = pd.to_numeric(out["rank"], errors="coerce").astype("Int64")
     out["score"] = pd.to_numeric(out["score"], errors="coerce").astype("float64")
     consumed = out["consumed"]
-    out["consumed"] = (consumed.astype("boolean") if is_bool_column(consumed) else
+    out["consumed"] = (consumed.astype("boolean") if is_bool_dtype(consumed.dtype) else
                        pd.array([None if _isnull(v) else bool(v) for v in consumed], dtype="boolean"))
     for col in ("recall_id", "memory_id", "namespace", "source"):
         out[col] = out[col].astype(object)

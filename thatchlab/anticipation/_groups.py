@@ -10,7 +10,31 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["session_codes", "first_or_last", "pairs_within"]
+from thatchlab.core.errors import InputError
+from thatchlab.core.time import as_utc_series
+
+__all__ = ["session_codes", "first_or_last", "pairs_within", "require_values", "utc_ns"]
+
+
+def require_values(df: pd.DataFrame, what: str, columns) -> None:
+    """Raise :class:`InputError` naming the first row of ``df`` with no value in one of ``columns``
+    (a null key would be coded -1 and counted with another group)."""
+    for col in columns:
+        missing = df[col].isna().to_numpy(bool)
+        if missing.any():
+            raise InputError(f"{what}: row {int(np.flatnonzero(missing)[0])}, column {col!r}: "
+                             "expected a value, got null")
+
+
+def utc_ns(col: pd.Series, what: str) -> np.ndarray:
+    """A time column as UTC nanoseconds; a null time raises :class:`InputError`."""
+    if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
+        ts = col.array.asi8  # UTC nanoseconds already, in range by construction
+    else:
+        ts = as_utc_series(col.reset_index(drop=True), what=f"{what}.ts").array.asi8
+    if (ts == np.iinfo(np.int64).min).any():
+        raise InputError(f"{what}.ts: null timestamps; expected an aware time on every row")
+    return ts
 
 
 def session_codes(workspace, session):

@@ -12,8 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from thatchlab.anticipation._groups import first_or_last, pairs_within, session_codes
-from thatchlab.core.errors import InputError
+from thatchlab.anticipation._groups import (
+    first_or_last,
+    pairs_within,
+    require_values,
+    session_codes,
+    utc_ns,
+)
+from thatchlab.core.frames import need_columns
 from thatchlab.core.time import as_utc_series
 
 _DAY_NS = 86400 * 10**9
@@ -22,12 +28,8 @@ __all__ = ["mine_periodic", "mine_conditional", "mine_cooccurrence", "co_recall_
            "cooccurrence_groups", "slot_of"]
 
 
-def _need(df, what, cols):
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"{what}: expected a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise InputError(f"{what}: missing column(s) {missing}; expected {list(cols)}")
+#: The columns of :func:`mine_periodic`'s frame, in order.
+_PERIODIC_COLUMNS = ["workspace", "trigger", "target", "observations", "confidence", "last_seen", "slot", "weeks"]
 
 
 def slot_of(ts, *, slot_hours: int = 2, timezone: str = "UTC"):
@@ -111,12 +113,12 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
     0  0:4      m             3        0.75      3
     """
     topic = "topic" if "topic" in getattr(recalls, "columns", ()) else "fact_id"
-    _need(recalls, "recalls", ["ts", "workspace", topic])
-    cols = ["workspace", "trigger", "target", "observations", "confidence", "last_seen", "slot", "weeks"]
+    recalls = need_columns(recalls, "recalls", ["ts", "workspace", topic])
     if recalls.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in _PERIODIC_COLUMNS})
+    require_values(recalls, "recalls", ("workspace", topic))
     ts = as_utc_series(recalls["ts"].reset_index(drop=True), what="recalls.ts")
-    utc_ns = ts.array.asi8
+    times_ns = utc_ns(ts, "recalls")
     slot, monday, n_buckets = _week_slots(ts, slot_hours, timezone)
     w_code, w_uni = pd.factorize(recalls["workspace"].to_numpy(), sort=True)
     t_code, t_uni = pd.factorize(recalls[topic].to_numpy(), sort=True)
@@ -127,7 +129,7 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
     obs = np.bincount(k_code)
     weeks = np.bincount(pd.unique(k_code.astype(np.int64) * (1 << 32) + (monday - monday.min())) >> 32,
                         minlength=len(k_uni))
-    last = _latest(k_code, len(k_uni), utc_ns)
+    last = _latest(k_code, len(k_uni), times_ns)
     share = obs / _totals(ws_slot, k_uni // n_t)
     keep = (share >= min_share) & (obs >= min_obs) & (weeks >= min_weeks)
     k = k_uni[keep]
@@ -137,7 +139,7 @@ def mine_periodic(recalls: pd.DataFrame, *, slot_hours: int = 2, timezone: str =
                         "observations": obs[keep].astype(np.int64), "confidence": share[keep],
                         "last_seen": pd.to_datetime(last[keep], utc=True).as_unit("ns"), "slot": text,
                         "weeks": weeks[keep].astype(np.int64)})
-    return out.sort_values(["workspace", "slot", "target"], kind="stable").reset_index(drop=True)[cols]
+    return out.sort_values(["workspace", "slot", "target"], kind="stable").reset_index(drop=True)[_PERIODIC_COLUMNS]
 
 
 def _week_slots(ts: pd.Series, slot_hours, timezone) -> tuple[np.ndarray, np.ndarray, int]:
@@ -170,6 +172,7 @@ def _mentions(df, what):
         return pd.DataFrame({"workspace": [], "session": [], "entity": [], "ts": pd.Series(
             dtype="datetime64[ns, UTC]")})
     ts = as_utc_series(df["ts"].reset_index(drop=True), what=f"{what}.ts")
+    utc_ns(ts, what)                                   # a null time raises
     ent = df["entities"].reset_index(drop=True).map(
         lambda v: [] if v is None or (isinstance(v, float) and np.isnan(v)) else list(v))
     lens = ent.map(len).to_numpy()
@@ -226,8 +229,10 @@ def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: in
       trigger   target  observations  confidence
     0    prod  runbook             3         1.0
     """
-    _need(events, "events", ["ts", "workspace", "session"])
-    _need(recalls, "recalls", ["ts", "workspace", "session", "fact_id"])
+    events = need_columns(events, "events", ["ts", "workspace", "session"])
+    recalls = need_columns(recalls, "recalls", ["ts", "workspace", "session", "fact_id"])
+    require_values(events, "events", ("workspace", "session"))
+    require_values(recalls, "recalls", ("workspace", "session", "fact_id"))
     cols = ["workspace", "trigger", "target", "observations", "confidence", "last_seen", "trigger_sessions"]
     parts = [x for x in (_mentions(events, "events"), _mentions(recalls, "recalls")) if len(x)]
     m = pd.concat(parts, ignore_index=True) if parts else _mentions(events.iloc[0:0], "events")
@@ -261,7 +266,7 @@ def _session_firsts(m: pd.DataFrame, recalls: pd.DataFrame) -> tuple:
     """Per session, the first mention of each entity and the first recall of each fact, as
     (session, entity code, ns) and (session, fact code, ns); the workspace code of each
     session; and the workspace, entity and fact values the codes number (sorted)."""
-    rts = as_utc_series(recalls["ts"].reset_index(drop=True), what="recalls.ts").array.asi8
+    rts = utc_ns(recalls["ts"], "recalls")
     n_m = len(m)
     sess, ws, ws_uni = session_codes(np.r_[m["workspace"].to_numpy(), recalls["workspace"].to_numpy()],
                                      np.r_[m["session"].to_numpy(), recalls["session"].to_numpy()])
@@ -311,14 +316,15 @@ def co_recall_count(recalls: pd.DataFrame) -> pd.DataFrame:
       trigger target  co_recall_count  sessions_trigger
     0       a      b                1                 2
     """
-    _need(recalls, "recalls", ["ts", "workspace", "session", "fact_id"])
+    recalls = need_columns(recalls, "recalls", ["ts", "workspace", "session", "fact_id"])
+    require_values(recalls, "recalls", ("workspace", "session", "fact_id"))
     cols = ["workspace", "trigger", "target", "co_recall_count", "sessions_trigger", "sessions_target",
             "last_seen"]
     if recalls.empty:
         out = pd.DataFrame({c: pd.Series(dtype=np.int64 if "s" in c[:9] else object) for c in cols})
         out["last_seen"] = pd.Series(dtype="datetime64[ns, UTC]")
         return out
-    t = as_utc_series(recalls["ts"].reset_index(drop=True), what="recalls.ts").array.asi8
+    t = utc_ns(recalls["ts"], "recalls")
     sess, ws, ws_uni = session_codes(recalls["workspace"].to_numpy(), recalls["session"].to_numpy())
     sess_ws = np.zeros(int(sess.max()) + 1, dtype=np.int64)
     sess_ws[sess] = ws

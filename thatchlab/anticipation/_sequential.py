@@ -20,10 +20,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from thatchlab.anticipation._groups import require_values, utc_ns
 from thatchlab.anticipation._seqcount import count_pairs
 from thatchlab.core.errors import InputError
+from thatchlab.core.frames import null_columns_as_none
 from thatchlab.core.params.anticipation import SEQUENTIAL_MODES, parse_duration
-from thatchlab.core.time import as_utc_series
 
 __all__ = ["mine_sequential", "SEQUENTIAL_COLUMNS"]
 
@@ -47,7 +48,7 @@ def _stream(events) -> tuple[pd.DataFrame, str]:
     if missing:
         raise InputError(f"events: missing column(s) {missing}; expected ts, workspace, name "
                          "(or fact_id for a recall stream)")
-    return events, name_col
+    return null_columns_as_none(events), name_col
 
 
 def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min_conf: float = 0.5,
@@ -117,7 +118,7 @@ def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min
     out_cols = SEQUENTIAL_COLUMNS + (["trigger_kind", "target_kind"] if has_kind else [])
     if len(events) == 0:
         return _empty(out_cols)
-    ts = _utc_ns(events["ts"])
+    ts = utc_ns(events["ts"], "events")
     codes = _name_codes(events, name_col, has_kind)
     rows = _kept_pairs(ts, codes, w_ns, mode, min_obs, min_conf)
     return _pattern_frame(rows, codes, out_cols)
@@ -134,25 +135,11 @@ class _Codes(NamedTuple):
     node_uni: np.ndarray
 
 
-def _utc_ns(col: pd.Series) -> np.ndarray:
-    """The event times as UTC nanoseconds; a null time raises."""
-    if isinstance(col.dtype, pd.DatetimeTZDtype) and col.dtype.unit == "ns":
-        ts = col.array.asi8  # UTC nanoseconds already, in range by construction
-    else:
-        ts = as_utc_series(col.reset_index(drop=True), what="events.ts").array.asi8
-    if (ts == np.iinfo(np.int64).min).any():
-        raise InputError("events.ts: null timestamps; expected an aware time on every row")
-    return ts
-
-
 def _name_codes(events: pd.DataFrame, name_col: str, has_kind: bool) -> _Codes:
     """Factorise workspaces and names (sorted); with kinds, a node is a (kind, name) pair."""
+    require_values(events, "events", ("workspace", name_col))
     ws_code, ws_uni = pd.factorize(events["workspace"].to_numpy(), sort=True)
     nm_code, nm_uni = pd.factorize(events[name_col].to_numpy(), sort=True)
-    for col, code in (("workspace", ws_code), (name_col, nm_code)):
-        if (code < 0).any():
-            raise InputError(f"events: row {int(np.flatnonzero(code < 0)[0])}, column {col!r}: "
-                             "expected a value, got null")
     kd_uni = None
     if has_kind:
         kd_code, kd_uni = pd.factorize(events["kind"].to_numpy(), sort=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.core.dtypes import native_times
 from thatchlab.core.errors import InputError
+from thatchlab.core.frames import null_columns_as_none
 
 __all__ = ["recall_features"]
 
@@ -41,20 +43,29 @@ def recall_features(recalls: pd.DataFrame) -> pd.DataFrame:
     >>> list(recall_features(RecallWorld(n_memories=10, n_recalls=30, seed=1).log).columns)
     ['ts', 'age_days', 'is_atom', 'corroboration', 'consumed']
     """
+    if not isinstance(recalls, pd.DataFrame):
+        raise InputError(f"recalls: expected a pandas DataFrame, got {type(recalls).__name__}")
     need = ("is_atom", "corroboration", "consumed")
     missing = [c for c in need if c not in recalls.columns]
     if missing or not ({"ts", "created_at"} <= set(recalls.columns) or "age_days" in recalls.columns):
         raise InputError(f"recalls: missing column(s) {missing or ['ts', 'created_at']}; expected a recall "
                          "log (ts, created_at, is_atom, corroboration, consumed) or an age_days column")
+    recalls = null_columns_as_none(recalls)
     judged = recalls.loc[recalls["consumed"].notna()].reset_index(drop=True)
+    ts = _utc_ns(judged["ts"]) if "ts" in judged.columns else None
     if "age_days" in judged.columns:
         age = judged["age_days"].to_numpy(np.float64)
     else:
-        ts = pd.to_datetime(judged["ts"], utc=True).dt.as_unit("ns")
-        age = (ts.array.asi8 - pd.to_datetime(judged["created_at"], utc=True).dt.as_unit("ns").array.asi8) / _DAY_NS
+        age = (ts.array.asi8 - _utc_ns(judged["created_at"]).array.asi8) / _DAY_NS
     out = pd.DataFrame({"age_days": age, "is_atom": judged["is_atom"].astype(bool).to_numpy(),
                         "corroboration": judged["corroboration"].to_numpy(np.float64),
                         "consumed": judged["consumed"].astype(bool).astype(np.float64).to_numpy()})
-    if "ts" in judged.columns:
-        out.insert(0, "ts", pd.to_datetime(judged["ts"], utc=True))
+    if ts is not None:
+        out.insert(0, "ts", ts)
     return out
+
+
+def _utc_ns(col: pd.Series) -> pd.Series:
+    """A time column as ``datetime64[ns, UTC]`` (Arrow timestamps read as pandas' own; text parsed,
+    a naive time taken as UTC)."""
+    return pd.to_datetime(native_times(col), utc=True).dt.as_unit("ns")

@@ -33,6 +33,7 @@ from thatchlab.calibration._report import CalibrationReport, empty_rows, report_
 from thatchlab.core.dtypes import arrow_array, bool_values, epoch_ns, is_text_dtype, native_times
 from thatchlab.core.dtypes import present as present_cells
 from thatchlab.core.errors import InputError, warn
+from thatchlab.core.frames import need_columns
 from thatchlab.core.params import at_least, latest_release, resolve_release
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
@@ -44,14 +45,6 @@ __all__ = ["OBSERVATION_COLUMNS", "LEDGER_ABSENT_WARNING", "shadow_sample", "bac
 
 LEDGER_ABSENT_WARNING = "recall_observations ledger absent, skipping consumption utility backfill"
 _DAY_NS = 86_400 * 10**9
-
-
-def _need(df, columns, what):
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"{what}: expected a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InputError(f"{what}: missing column(s) {missing}; expected columns {list(columns)}")
 
 
 def _rng(rng) -> np.random.Generator:
@@ -105,10 +98,10 @@ def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: Calibratio
     (0.493069, 0.9, None)
     """
     params = params if params is not None else CalibrationParams()
-    tcol = "ts" if "ts" in recalls.columns else "observed_at"
+    tcol = "ts" if "ts" in getattr(recalls, "columns", ()) else "observed_at"
     acol = "created_at" if "created_at" in getattr(recalls, "columns", ()) else "age_days"
-    _need(recalls, ("memory_id", "namespace", "source", tcol, "caller_confidence", acol,
-                    "is_atom", "corroboration"), "shadow_sample recalls")
+    recalls = need_columns(recalls, "shadow_sample recalls", ("memory_id", "namespace", "source", tcol,
+                                                               "caller_confidence", acol, "is_atom", "corroboration"))
     try:
         rate = float(sample_rate)
     except (TypeError, ValueError):
@@ -197,7 +190,7 @@ def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
     >>> out["recall_outcome"].tolist(), n
     (['consumed', 'unconsumed', None], 2)
     """
-    _need(obs, ("memory_id",), "backfill observations")
+    obs = need_columns(obs, "backfill observations", ("memory_id",))
     out = obs.copy()
     if "recall_outcome" not in out.columns:
         out["recall_outcome"] = None
@@ -206,7 +199,7 @@ def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
     if ledger is None:
         warn(LEDGER_ABSENT_WARNING, UserWarning)
         return out, 0
-    _need(ledger, ("memory_id", "consumed"), "recall_observations ledger")
+    ledger = need_columns(ledger, "recall_observations ledger", ("memory_id", "consumed"))
     any_consumed = pd.Series(_consumed(ledger["consumed"].to_numpy(), "recall_observations ledger"),
                              index=ledger["memory_id"].to_numpy()).groupby(level=0).any()
     verdict = pd.Series(np.where(any_consumed.to_numpy(), "consumed", "unconsumed"),
@@ -440,7 +433,7 @@ def calibrate_from_shadow(obs: pd.DataFrame, now, days=30, *, audience=None, mem
     rel, aud = _release_and_audience(release, audience)
     judges = at_least("ai-memory", rel, "a78a228")
     d = _window_days(days) if judges else _days(days)
-    _check_tables(obs, aud, memories)
+    obs, memories = _check_tables(obs, aud, memories)
     if judges and aud.is_admin and ledger is not None:
         obs, _ = backfill_recall_outcomes(obs, ledger)
     before, present = _before_cutoff(obs, _cutoff_ns(now, d, days))
@@ -466,15 +459,18 @@ def _release_and_audience(release, audience):
     return rel, aud
 
 
-def _check_tables(obs: pd.DataFrame, aud: CalibrationAudience, memories) -> None:
-    """The columns the report reads; a caller's sweep needs ``memories``."""
-    _need(obs, ("namespace", "source", "observed_at", "derived_confidence"), "calibrate_from_shadow observations")
+def _check_tables(obs: pd.DataFrame, aud: CalibrationAudience, memories):
+    """``(obs, memories)`` checked for the columns the report reads (:func:`need_columns`); a caller's
+    sweep needs ``memories``."""
+    obs = need_columns(obs, "calibrate_from_shadow observations",
+                       ("namespace", "source", "observed_at", "derived_confidence"))
     if not aud.is_admin and memories is None:
         raise InputError(f"memories: a sweep scoped to caller {aud.caller!r} joins each observation to its "
                          "memory; expected the memories table (id, namespace, metadata, lifecycle_state, "
                          "access_count), got None")
     if memories is not None:
-        _need(memories, ("id",), "calibrate_from_shadow memories")
+        memories = need_columns(memories, "calibrate_from_shadow memories", ("id",))
+    return obs, memories
 
 
 def _cutoff_ns(now, d: float, days) -> int:
@@ -508,7 +504,12 @@ def _caller_reads(obs: pd.DataFrame, memories: pd.DataFrame, caller: str, pos: n
 def _memory_positions(obs: pd.DataFrame, memories: pd.DataFrame) -> np.ndarray:
     """Per observation, the position of its memory in ``memories`` (``-1``: none; ids are unique)."""
     ids = memories["id"]
-    dup = ids.duplicated(keep=False) & ids.notna()
+    absent = ids.isna().to_numpy(bool)
+    if absent.any():
+        i = int(np.flatnonzero(absent)[0])
+        raise InputError(f"memories: row {i}, column 'id': expected a memory id, got null; ai-memory's "
+                         "memories.id is a primary key")
+    dup = ids.duplicated(keep=False)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         raise InputError(f"memories: row {i}, column 'id': duplicate id {ids.iloc[i]!r}; ai-memory's "
@@ -578,7 +579,7 @@ def gc_observations(obs: pd.DataFrame, now, retention_days):
     ...                 "2025-12-12T19:19:39.890849474Z", 1)[1]
     0
     """
-    _need(obs, ("observed_at",), "gc_observations observations")
+    obs = need_columns(obs, "gc_observations observations", ("observed_at",))
     r = _days(retention_days, "retention_days")
     if r <= 0:
         return obs.copy(), 0

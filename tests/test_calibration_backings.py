@@ -37,9 +37,13 @@ def _backed(obs, backing):
         for c in text:
             out[c] = pd.Series([v.encode().decode() if isinstance(v, str) else v for v in out[c]], dtype=object)
         return out
+    if backing == "arrow-dictionary":     # built by Arrow: pandas' astype to it needs pyarrow >= 25
+        for c in text:
+            coded = pa.array(out[c].to_numpy(dtype=object, na_value=None), type=pa.large_string()).dictionary_encode()
+            out[c] = pd.Series(pd.arrays.ArrowExtensionArray(coded), index=out.index)
+        return out
     dtype = {"string": "string", "string[pyarrow]": "string[pyarrow]",
-             "arrow": pd.ArrowDtype(pa.large_string()), "arrow-view": pd.ArrowDtype(pa.string_view()),
-             "arrow-dictionary": pd.ArrowDtype(pa.dictionary(pa.int32(), pa.large_string()))}[backing]
+             "arrow": pd.ArrowDtype(pa.large_string()), "arrow-view": pd.ArrowDtype(pa.string_view())}[backing]
     out = out.astype({c: dtype for c in text})
     if backing == "arrow":
         out["observed_at"] = out["observed_at"].astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC")))

@@ -209,7 +209,9 @@ def read_user_files(location: str, column: str, user: str, files) -> list:
         keys = [seg for seg in str(path).split("/")[:-1] if seg.startswith(key)]
         if not keys or unquote(keys[-1][len(key):]) != user:
             continue
-        df = pq.read_table(path, filesystem=fs).to_pandas()
+        # the file alone: no partition discovery (its column would clash with a user column the
+        # file holds, which pyarrow 23 refuses to merge when their dictionary index types differ)
+        df = pq.read_table(path, filesystem=fs, partitioning=None).to_pandas()
         out.append((path, df.drop(columns=[column]) if column in df.columns else df))
     if not out:
         raise InputError(f"{location}: no file of {column}={user!r} among {list(files)[:3]}; expected "

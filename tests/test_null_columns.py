@@ -23,7 +23,7 @@ from tests.test_input_dtypes import _same_frame, _same_metrics
 from thatchlab import anticipation, calibration, datasets, logs, replay
 from thatchlab.belief import BeliefStore
 from thatchlab.core.errors import InputError, ThatchlabError
-from thatchlab.core.frames import is_arrow_null, need_columns, null_columns_as_none
+from thatchlab.core.frames import is_arrow_null, need_columns, plain_columns
 from thatchlab.fit import DeriveWeightsFitter, PriorFitter
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")   # the samples' own notes
@@ -41,19 +41,19 @@ def test_null_columns_become_object_nones_and_the_input_is_kept():
     df = pd.DataFrame({"a": [1, 2]}, index=[5, 6])
     df["b"] = _nulls(2, df.index)
     df.attrs["source"] = "x.parquet"
-    out = null_columns_as_none(df)
+    out = plain_columns(df)
     assert out["b"].dtype == object and out["b"].tolist() == [None, None]
     assert out.index.tolist() == [5, 6] and out.attrs == {"source": "x.parquet"}
     assert str(df["b"].dtype) == "null[pyarrow]"                # the input is not modified
     plain = pd.DataFrame({"a": [1]})
-    assert null_columns_as_none(plain) is plain                  # nothing to change: the frame itself
+    assert plain_columns(plain) is plain                  # nothing to change: the frame itself
     assert is_arrow_null(pd.ArrowDtype(pa.null())) and not is_arrow_null(pd.ArrowDtype(pa.string()))
 
 
 def test_duplicate_names_keep_their_places():
     df = pd.DataFrame([[1, None]], columns=["x", "x"])
     df.isetitem(1, _nulls(1, df.index))
-    out = null_columns_as_none(df)
+    out = plain_columns(df)
     assert list(out.columns) == ["x", "x"] and out.iloc[0, 0] == 1 and out.iloc[0, 1] is None
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from thatchlab.anticipation._miners import slot_of
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.time import as_utc
 
@@ -77,7 +77,7 @@ class Prefetcher:
         if missing:
             raise InputError(f"patterns: missing column(s) {missing}; expected the output of mine()")
         self.params = params if params is not None else AnticipationParams()
-        self.patterns = null_columns_as_none(patterns).reset_index(drop=True)
+        self.patterns = plain_columns(patterns).reset_index(drop=True)
         self.edges = self._edges(self.patterns)
 
     @staticmethod

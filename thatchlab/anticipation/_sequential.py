@@ -23,7 +23,7 @@ import pandas as pd
 from thatchlab.anticipation._groups import require_values, utc_ns
 from thatchlab.anticipation._seqcount import count_pairs
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.params.anticipation import SEQUENTIAL_MODES, parse_duration
 
 __all__ = ["mine_sequential", "SEQUENTIAL_COLUMNS"]
@@ -48,7 +48,7 @@ def _stream(events) -> tuple[pd.DataFrame, str]:
     if missing:
         raise InputError(f"events: missing column(s) {missing}; expected ts, workspace, name "
                          "(or fact_id for a recall stream)")
-    return null_columns_as_none(events), name_col
+    return plain_columns(events), name_col
 
 
 def mine_sequential(events: pd.DataFrame, *, window="24h", min_obs: int = 3, min_conf: float = 0.5,

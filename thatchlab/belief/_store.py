@@ -50,7 +50,7 @@ from thatchlab.belief._policy import (
     source_authority as _source_authority,
 )
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.params import ParamsMixin
 from thatchlab.core.params.belief import (
     BELIEF_CLASSES,
@@ -160,7 +160,7 @@ def memories_frame(rows) -> pd.DataFrame:
 
 def _events_records(events) -> list[dict]:
     if isinstance(events, pd.DataFrame):
-        return null_columns_as_none(events).to_dict(orient="records")
+        return plain_columns(events).to_dict(orient="records")
     if isinstance(events, dict):
         return [events]
     return [dict(e) for e in events]
@@ -228,7 +228,7 @@ class BeliefStore(ParamsMixin):
         if memories is not None:
             if not isinstance(memories, pd.DataFrame):
                 raise InputError(f"memories: expected a DataFrame, got {type(memories).__name__}")
-            for i, rec in enumerate(null_columns_as_none(memories).to_dict(orient="records")):
+            for i, rec in enumerate(plain_columns(memories).to_dict(orient="records")):
                 self.write(rec, _where=f"memories row {i}")
 
     # -- state ------------------------------------------------------------------------------

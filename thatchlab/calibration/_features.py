@@ -7,7 +7,7 @@ import pandas as pd
 
 from thatchlab.core.dtypes import native_times
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 
 __all__ = ["recall_features"]
 
@@ -50,7 +50,7 @@ def recall_features(recalls: pd.DataFrame) -> pd.DataFrame:
     if missing or not ({"ts", "created_at"} <= set(recalls.columns) or "age_days" in recalls.columns):
         raise InputError(f"recalls: missing column(s) {missing or ['ts', 'created_at']}; expected a recall "
                          "log (ts, created_at, is_atom, corroboration, consumed) or an age_days column")
-    recalls = null_columns_as_none(recalls)
+    recalls = plain_columns(recalls)
     judged = recalls.loc[recalls["consumed"].notna()].reset_index(drop=True)
     ts = _utc_ns(judged["ts"]) if "ts" in judged.columns else None
     if "age_days" in judged.columns:

@@ -1,11 +1,18 @@
 """Frames at the boundary: what a public entry point does first with a frame it is handed.
 
-A column in which no cell holds a value reaches pandas in Arrow's ``null`` type
-(``null[pyarrow]``) when it was read by ``read_parquet(dtype_backend="pyarrow")``,
-by polars (``pl.Null``) or by DuckDB from Arrow. Nothing downstream should have
-to know that type: it is turned into what pandas' NumPy reader makes of the same
-file, an ``object`` column of ``None``, so such a frame gives exactly what its
-object form gives.
+Two Arrow column types have no place in the rest of the package, so they are
+turned into their plain equivalents once, here:
+
+* a column in which no cell holds a value reaches pandas in Arrow's ``null`` type
+  (``null[pyarrow]``) when it was read by ``read_parquet(dtype_backend="pyarrow")``,
+  by polars (``pl.Null``) or by DuckDB from Arrow; it becomes what pandas' NumPy
+  reader makes of the same file, an ``object`` column of ``None``;
+* text in Arrow's ``string_view`` layout (polars' own, and what Arrow tables built
+  with views hold), alone or as a dictionary's values, becomes ``large_string``,
+  the layout Arrow's ``take``, ``filter`` and set-lookup kernels read (they have no
+  view kernels).
+
+Such a frame then gives exactly what its object form gives.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 
-__all__ = ["is_arrow_null", "null_columns_as_none", "need_columns"]
+__all__ = ["is_arrow_null", "plain_columns", "need_columns"]
 
 
 def is_arrow_null(dtype) -> bool:
@@ -44,8 +51,9 @@ def is_arrow_null(dtype) -> bool:
     return pa.types.is_null(dtype.pyarrow_dtype)
 
 
-def null_columns_as_none(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with each column of Arrow's ``null`` type as an ``object`` column of ``None``.
+def plain_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each column of Arrow's ``null`` type as an ``object`` column of ``None`` and each
+    ``string_view`` text column (or dictionary of it) as ``large_string``.
 
     The input is not modified: a shallow copy (index, names and ``attrs`` kept)
     is returned when some column changes, else ``df`` itself.
@@ -58,27 +66,52 @@ def null_columns_as_none(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The frame with no ``null[pyarrow]`` column.
+        The frame with no ``null[pyarrow]`` or view-text column.
 
     Examples
     --------
     >>> import pyarrow as pa
-    >>> df = pd.DataFrame({"a": [1, 2], "b": pd.array([None, None], dtype=pd.ArrowDtype(pa.null()))})
-    >>> out = null_columns_as_none(df)
-    >>> str(out["b"].dtype), out["b"].tolist(), str(df["b"].dtype)
-    ('object', [None, None], 'null[pyarrow]')
+    >>> df = pd.DataFrame({"a": pd.array([None, None], dtype=pd.ArrowDtype(pa.null())),
+    ...                    "b": pd.array(["x", None], dtype=pd.ArrowDtype(pa.string_view()))})
+    >>> out = plain_columns(df)
+    >>> str(out["a"].dtype), out["a"].tolist(), str(out["b"].dtype), str(df["b"].dtype)
+    ('object', [None, None], 'large_string[pyarrow]', 'string_view[pyarrow]')
     """
-    where = [i for i, dtype in enumerate(df.dtypes) if is_arrow_null(dtype)]
-    if not where:
+    changed = {}
+    for i, dtype in enumerate(df.dtypes):
+        if is_arrow_null(dtype):
+            changed[i] = pd.Series(np.full(len(df), None, dtype=object), index=df.index)
+        else:
+            plain = _plain_text_type(dtype)
+            if plain is not None:
+                data = df.iloc[:, i].array.__arrow_array__()
+                changed[i] = pd.Series(pd.arrays.ArrowExtensionArray(data.cast(plain)), index=df.index)
+    if not changed:
         return df
     out = df.copy(deep=False)
-    for i in where:
-        out.isetitem(i, pd.Series(np.full(len(df), None, dtype=object), index=df.index))
+    for i, col in changed.items():
+        out.isetitem(i, col)
     return out
 
 
+def _plain_text_type(dtype):
+    """The Arrow type to read a ``string_view`` column (or a dictionary of one) as; None for any other."""
+    if not isinstance(dtype, pd.ArrowDtype):
+        return None
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+
+    if not hasattr(pa.types, "is_string_view"):
+        return None
+    t = dtype.pyarrow_dtype
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_dictionary(t) and pa.types.is_string_view(t.value_type):
+        return pa.dictionary(t.index_type, pa.large_string(), t.ordered)
+    return None
+
+
 def need_columns(df, what: str, columns) -> pd.DataFrame:
-    """Check that ``df`` is a frame holding ``columns``; return it as :func:`null_columns_as_none` does.
+    """Check that ``df`` is a frame holding ``columns``; return it as :func:`plain_columns` does.
 
     Parameters
     ----------
@@ -92,7 +125,7 @@ def need_columns(df, what: str, columns) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``df``, its ``null[pyarrow]`` columns as ``object`` columns of ``None``.
+        ``df``, its ``null[pyarrow]`` and view-text columns made plain (:func:`plain_columns`).
 
     Raises
     ------
@@ -109,4 +142,4 @@ def need_columns(df, what: str, columns) -> pd.DataFrame:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(f"{what}: missing column(s) {missing}; expected columns {list(columns)}")
-    return null_columns_as_none(df)
+    return plain_columns(df)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from thatchlab.core.dtypes import factorize, is_text_dtype
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 
 __all__ = ["signal_counts", "signal_sequence"]
 
@@ -45,7 +45,7 @@ def _signal_flags(signals: pd.DataFrame) -> dict:
     missing item id raises :class:`InputError` naming its row.
     """
     if isinstance(signals, pd.DataFrame):
-        signals = null_columns_as_none(signals)
+        signals = plain_columns(signals)
     if isinstance(signals, pd.DataFrame) and "item_id" in signals.columns and "signal" in signals.columns \
             and is_text_dtype(signals["signal"].dtype) and is_text_dtype(signals["item_id"].dtype):
         return _text_signal_flags(signals)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from thatchlab.core.dtypes import native_times, nonempty_text
 from thatchlab.core.errors import LogValidationError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.time import TIME_RANGE
 from thatchlab.logs._core import (
     _SURROGATE,
@@ -129,7 +129,7 @@ def validate_frame(df: pd.DataFrame, spec: LogSpec, *, source=None, errors: str 
         raise ValueError("errors must be 'raise' or 'report'")
     where = f"{source}: " if source is not None else ""
     _check_columns(df, spec, where, source)
-    df = null_columns_as_none(df)   # a column of Arrow's null type is read as pandas' NumPy reader gives it
+    df = plain_columns(df)   # Arrow null columns as None, view text as large_string
     absent = {c for c in spec.optional if c not in df.columns} | set(df.attrs.get(ABSENT, ()))
     out = _working_copy(df, spec, copy)
     failures = _cell_failures(df, out, spec)

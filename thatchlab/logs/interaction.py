@@ -24,7 +24,7 @@ import pandas as pd
 from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import dictionary_codes, is_text_dtype
 from thatchlab.core.errors import StoreSchemaError
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.params.scoring import PREDICTION_SIGNALS
 from thatchlab.core.sqlite import connect_readonly
 from thatchlab.logs import _docs
@@ -486,7 +486,7 @@ def validate_interaction_log(df: pd.DataFrame, source=None, errors: str = "raise
     >>> v["kind"].tolist(), str(v["ts"].dtype)
     (['message', 'prediction_update'], 'datetime64[ns, UTC]')
     """
-    return _validated(_pre(null_columns_as_none(df)) if isinstance(df, pd.DataFrame) else df, source, errors)
+    return _validated(_pre(plain_columns(df)) if isinstance(df, pd.DataFrame) else df, source, errors)
 
 
 def _validated(df_in, source, errors):

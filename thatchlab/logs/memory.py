@@ -22,7 +22,7 @@ from pandas.api.types import is_bool_dtype
 
 from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.dtypes import float_values, is_text_dtype, object_text
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.params.belief import BELIEF_CLASSES, MEMORY_LOG_KINDS
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table, write_table
@@ -252,7 +252,7 @@ def validate_memory_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     >>> v["still_true"].tolist(), str(v["ts"].dtype)
     ([<NA>, True], 'datetime64[ns, UTC]')
     """
-    df_in = _pre(null_columns_as_none(df)) if isinstance(df, pd.DataFrame) else df
+    df_in = _pre(plain_columns(df)) if isinstance(df, pd.DataFrame) else df
     res = validate_frame(df_in, MEMORY_LOG, source=source, errors=errors)
     if errors == "raise":
         return _typed(res)

@@ -13,7 +13,7 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype
 
 from thatchlab.core.docstrings import fill_doc
-from thatchlab.core.frames import null_columns_as_none
+from thatchlab.core.frames import plain_columns
 from thatchlab.logs import _docs
 from thatchlab.logs._core import read_table
 from thatchlab.logs._order import read_in_time_order
@@ -139,7 +139,7 @@ def validate_recall_log(df: pd.DataFrame, source=None, errors: str = "raise"):
     if isinstance(df, pd.DataFrame):
         spec = LogSpec(name=RECALL_LOG.name, required=RECALL_LOG.required, optional=RECALL_LOG.optional,
                        times=RECALL_LOG.times, schema=_schema(), rules=RECALL_LOG.rules)
-        df_in = _pre(null_columns_as_none(df))
+        df_in = _pre(plain_columns(df))
     else:
         df_in = df
     res = validate_frame(df_in, spec, source=source, errors=errors)

@@ -98,6 +98,7 @@ def world():
     s["embedder"] = LookupEmbedder({t: rng.normal(size=8) for t in sorted(texts)})
     s["obs"] = replay.run_calibration(logs.validate_recall_log(s["recall"])).observations
     s["now"] = s["obs"]["observed_at"].max()
+    s["stream_end"] = logs.validate_event_log(s["events"])["ts"].max() + pd.Timedelta(seconds=1)
     return s
 
 
@@ -115,6 +116,8 @@ ENTRIES = {
     "sequential miner": ("events", lambda d, w: anticipation.mine_sequential(d)),
     "periodic miner": ("recalls", lambda d, w: anticipation.mine_periodic(d)),
     "co-occurrence miner": ("recalls", lambda d, w: anticipation.mine_cooccurrence(d)),
+    "every miner (events)": ("events", lambda d, w: anticipation.mine(d, w["recalls"], w["stream_end"])),
+    "every miner (recalls)": ("recalls", lambda d, w: anticipation.mine(w["events"], d, w["stream_end"])),
 }
 
 

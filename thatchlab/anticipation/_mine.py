@@ -14,6 +14,7 @@ import pandas as pd
 from thatchlab.anticipation._miners import mine_conditional, mine_cooccurrence, mine_periodic
 from thatchlab.anticipation._sequential import mine_sequential
 from thatchlab.core.errors import InputError
+from thatchlab.core.frames import plain_columns
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.time import as_utc, as_utc_series
 
@@ -58,7 +59,7 @@ def in_lookback(df: pd.DataFrame, now, lookback) -> pd.DataFrame:
     ts = as_utc_series(df["ts"].reset_index(drop=True), what="ts")
     start = lookback_start(now, lookback)
     mask = ((ts < now) if start is None else (ts >= start) & (ts < now)).to_numpy()
-    return df.reset_index(drop=True)[mask].reset_index(drop=True)
+    return plain_columns(df).reset_index(drop=True)[mask].reset_index(drop=True)
 
 
 def lookback_start(now, lookback):

@@ -8,9 +8,9 @@ turned into their plain equivalents once, here:
   by polars (``pl.Null``) or by DuckDB from Arrow; it becomes what pandas' NumPy
   reader makes of the same file, an ``object`` column of ``None``;
 * text in Arrow's ``string_view`` layout (polars' own, and what Arrow tables built
-  with views hold), alone or as a dictionary's values, becomes ``large_string``,
+  with views hold), alone or inside a dictionary or a list, becomes ``large_string``,
   the layout Arrow's ``take``, ``filter`` and set-lookup kernels read (they have no
-  view kernels).
+  view kernels); a list view (Arrow's other list layout) becomes a list.
 
 Such a frame then gives exactly what its object form gives.
 """
@@ -84,8 +84,7 @@ def plain_columns(df: pd.DataFrame) -> pd.DataFrame:
         else:
             plain = _plain_text_type(dtype)
             if plain is not None:
-                data = df.iloc[:, i].array.__arrow_array__()
-                changed[i] = pd.Series(pd.arrays.ArrowExtensionArray(data.cast(plain)), index=df.index)
+                changed[i] = _cast(df.iloc[:, i], plain)
     if not changed:
         return df
     out = df.copy(deep=False)
@@ -94,20 +93,58 @@ def plain_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _cast(col: pd.Series, arrow_type) -> pd.Series:
+    """``col`` cast to ``arrow_type``; as objects (lists of ``str``, None) where Arrow has no such cast
+    or its cast is not a valid array."""
+    import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
+
+    data = col.array.__arrow_array__()
+    try:
+        cast = data.cast(arrow_type)
+        cast.validate(full=True)          # pyarrow 26 casts a list view holding a null to an invalid list
+        return pd.Series(pd.arrays.ArrowExtensionArray(cast), index=col.index)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        cells = np.empty(len(col), dtype=object)
+        cells[:] = data.to_pylist()
+        return pd.Series(cells, index=col.index)
+
+
 def _plain_text_type(dtype):
-    """The Arrow type to read a ``string_view`` column (or a dictionary of one) as; None for any other."""
+    """The Arrow type to read a column holding ``string_view`` text or a list view as (the text as
+    ``large_string`` in the same dictionary or list around it; a list view as a list); None for any
+    other column."""
     if not isinstance(dtype, pd.ArrowDtype):
         return None
     import pyarrow as pa  # heavy: Arrow only for Arrow-backed columns
 
     if not hasattr(pa.types, "is_string_view"):
         return None
-    t = dtype.pyarrow_dtype
+    return _without_views(dtype.pyarrow_dtype, pa)
+
+
+def _without_views(t, pa):
+    """``t`` with ``string_view`` replaced by ``large_string`` and list views by lists (recursively; pandas 2
+    reads no list view's cells as lists), or None when ``t`` holds neither."""
     if pa.types.is_string_view(t):
         return pa.large_string()
-    if pa.types.is_dictionary(t) and pa.types.is_string_view(t.value_type):
-        return pa.dictionary(t.index_type, pa.large_string(), t.ordered)
+    if pa.types.is_dictionary(t):
+        inner = _without_views(t.value_type, pa)
+        return None if inner is None else pa.dictionary(t.index_type, inner, t.ordered)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or _is_list_view(t, pa):
+        inner = _without_views(t.value_type, pa)
+        if inner is None and not _is_list_view(t, pa):
+            return None
+        inner = t.value_type if inner is None else inner
+        if pa.types.is_list(t):
+            return pa.list_(inner)
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(inner, t.list_size)
+        return pa.large_list(inner)                 # a large list, or a list view read as a list
     return None
+
+
+def _is_list_view(t, pa) -> bool:
+    return any(getattr(pa.types, name, lambda _: False)(t) for name in ("is_list_view", "is_large_list_view"))
 
 
 def need_columns(df, what: str, columns) -> pd.DataFrame:

@@ -176,7 +176,6 @@ READ_BACK = {"pyarrow": lambda d: _parquet(d, "pyarrow"), "numpy_nullable": lamb
 
 FITS = {
     "recall_features": ("recall", lambda d: calibration.recall_features(d)),
-    "DeriveWeightsFitter": ("recall", lambda d: DeriveWeightsFitter().fit(d).summary_),
     "validate_interaction_log (behavior)": ("behavior", lambda d: logs.validate_interaction_log(d)),
     "run_belief": ("memory", lambda d: (lambda r: (r.metrics, r.events))(replay.run_belief(logs.validate_memory_log(d)))),
 }
@@ -188,6 +187,13 @@ def test_samples_read_back_by_arrow_readers_give_the_object_forms_answers(fit, f
     key, fn = FITS[fit]
     frame = inputs[key]
     _same(fn(frame.copy()), fn(READ_BACK[form](frame)), f"{fit} from {form}")
+
+
+def test_the_derive_fitter_fits_a_log_read_back_with_the_arrow_backend(inputs):
+    """It fits on :func:`recall_features`, which raised on Arrow timestamps (one form suffices here)."""
+    recall = inputs["recall"]
+    want = DeriveWeightsFitter().fit(recall.copy()).summary_
+    _same(want, DeriveWeightsFitter().fit(_parquet(recall, "pyarrow")).summary_, "derive fit")
 
 
 def test_recall_features_reads_arrow_times_as_pandas_times(inputs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 import subprocess
 import sys
@@ -14,12 +15,18 @@ PKG = Path(__file__).resolve().parents[1] / "thatchlab"
 SCORING = PKG / "scoring"
 
 
-def _private_names(package: Path) -> set[str]:
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per test run (every check walks the same files)."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@functools.cache
+def _private_names(package: Path) -> frozenset[str]:
     """Every ``_name`` a package defines on its classes or instances."""
     names = set()
     for path in package.rglob("*.py"):
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -30,13 +37,12 @@ def _private_names(package: Path) -> set[str]:
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                 if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                     names.add(node.attr)
-    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+    return frozenset(n for n in names if n.startswith("_") and not n.startswith("__"))
 
 
 def _private_touches(path: Path, private: set[str]) -> list[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
     hits = []
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Attribute) and node.attr in private:
             owner = node.value
             if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from thatchlab.anticipation import mine
-from thatchlab.core.errors import ExportExistsError, StoreSchemaError
+from thatchlab.core.errors import ExportExistsError, StoreSchemaError, StoreWriteError
 from thatchlab.core.params import AnticipationParams
 from thatchlab.store import export_sqlite, import_sqlite
 from thatchlab.synth import PatternWorld
@@ -56,3 +56,36 @@ def test_empty_patterns_round_trip(tmp_path):
     export_sqlite(tmp_path / "e.db", patterns=empty)
     back = import_sqlite(tmp_path / "e.db").patterns
     assert back.empty and list(back.columns) == list(empty.columns)
+
+
+@pytest.mark.parametrize(("column", "value", "expected"), [
+    ("observations", "x", "a whole number >= 0, got 'x'"),          # before: a raw ValueError from int()
+    ("confidence", "high", "a finite number >= 0, got 'high'"),      # before: a raw ValueError from float()
+    ("last_seen", "yesterday", "an aware time, got 'yesterday'"),    # before: pandas' raw DateParseError
+    ("last_seen", "2026-01-01T00:00:00", "an aware time, got '2026-01-01T00:00:00'"),
+    ("weeks", 2.5, r"a whole number >= 0, got 2\.5"),                # before: written as 2, silently
+    ("confidence", -1.0, r"a finite number >= 0, got -1\.0"),        # before: SQLite's CHECK, no row named
+    ("type", "weird", r"one of \['sequential', 'periodic', 'conditional', 'co-occurrence'\], got 'weird'"),
+    ("workspace", None, "a value, got None"),                        # before: SQLite's NOT NULL, no row named
+    ("avg_delay_s", float("inf"), "a finite number, got inf"),
+])
+def test_a_bad_cell_is_named_by_row_and_column_and_nothing_is_written(tmp_path, patterns, column, value, expected):
+    bad = patterns.copy()
+    bad[column] = bad[column].astype(object)
+    bad.loc[3, column] = value
+    with pytest.raises(StoreWriteError, match=rf"patterns row 3, column '{column}': expected {expected}"):
+        export_sqlite(tmp_path / "p.db", patterns=bad)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_whole_floats_and_aware_text_are_written_as_the_table_holds_them(tmp_path, patterns):
+    edited = patterns.copy()
+    edited["observations"] = edited["observations"].astype(float)
+    edited["last_seen"] = [t.isoformat() for t in edited["last_seen"]]
+    export_sqlite(tmp_path / "a.db", patterns=patterns)
+    export_sqlite(tmp_path / "b.db", patterns=edited)
+    rows = []
+    for name in ("a.db", "b.db"):
+        with sqlite3.connect(tmp_path / name) as conn:
+            rows.append(conn.execute("SELECT * FROM temporal_patterns ORDER BY id").fetchall())
+    assert rows[0] == rows[1]

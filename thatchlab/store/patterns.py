@@ -28,7 +28,8 @@ _DOCS = section_docs(
     "pandas.DataFrame or AnticipationReplayResult",
     "The patterns :func:`~thatchlab.anticipation.mine` returns (or a replay result holding them).",
     "AnticipationParams",
-    "``obj`` is none of the accepted kinds, or lacks a column.")
+    "``obj`` is none of the accepted kinds, lacks a column, or holds a cell the table cannot hold (its row "
+    "and column named).")
 
 __all__ = ["KEY", "ENGINE", "TABLES", "DDL", "create", "write", "present", "read", "check_equal",
            "default_params", "model"]
@@ -82,24 +83,48 @@ def _frame(obj) -> pd.DataFrame:
 
 
 def _rows(df: pd.DataFrame) -> list:
+    """The table's rows of a pattern frame, each cell checked against what the table holds
+    (:class:`StoreWriteError` naming the row and column of the first cell it cannot hold)."""
     mined_at = time_text(df.attrs.get("now")) if df.attrs.get("now") else None
     out = []
     for i, rec in enumerate(df.reindex(columns=PATTERN_COLUMNS).itertuples(index=False)):
-        vals = []
-        for col, v in zip(PATTERN_COLUMNS, rec):
-            if col == "last_seen":
-                vals.append(time_text(v))
-            elif col in ("observations", "weeks"):
-                v = opt(v)
-                vals.append(None if v is None else int(v))
-            elif col in ("confidence", "avg_delay_s"):
-                v = opt(v)
-                vals.append(None if v is None else float(v))
-            else:
-                v = opt(v)
-                vals.append(None if v is None else str(v))
-        out.append((i, *vals, mined_at))
+        out.append((i, *(_cell(i, col, opt(v)) for col, v in zip(PATTERN_COLUMNS, rec)), mined_at))
     return out
+
+
+#: Columns that must hold a value (NOT NULL in the table).
+_REQUIRED = ("type", "workspace", "trigger", "target", "confidence", "observations")
+
+
+def _cell(i: int, col: str, v):
+    """Cell ``v`` (missing already None) of row ``i`` as the table stores it, or StoreWriteError."""
+    if v is None:
+        if col in _REQUIRED:
+            _refuse(i, col, "a value", v)
+        return None
+    if col == "type" and v not in PATTERN_TYPES:
+        _refuse(i, col, f"one of {list(PATTERN_TYPES)}", v)
+    if col == "last_seen":
+        try:
+            return time_text(v)
+        except (ValueError, TypeError, AttributeError):            # not a time, or a naive one
+            _refuse(i, col, "an aware time", v)
+    if col in ("confidence", "avg_delay_s", "observations", "weeks"):
+        return _number(i, col, v)
+    return str(v)
+
+
+def _number(i: int, col: str, v):
+    whole = col in ("observations", "weeks")
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+    if not ok or (whole and v != int(v)) or (col in ("confidence", "observations", "weeks") and v < 0):
+        _refuse(i, col, "a whole number >= 0" if whole else
+                "a finite number >= 0" if col == "confidence" else "a finite number", v)
+    return int(v) if whole else float(v)
+
+
+def _refuse(i: int, col: str, expected: str, v):
+    raise StoreWriteError(f"patterns row {i}, column {col!r}: expected {expected}, got {v!r}")
 
 
 def create(conn) -> None:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from thatchlab.anticipation._miners import slot_of
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import plain_columns
+from thatchlab.core.frames import float_column, plain_columns
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.time import as_utc
 
@@ -84,6 +84,7 @@ class Prefetcher:
     def _edges(p: pd.DataFrame) -> pd.DataFrame:
         """(pattern_id, workspace, cue_kind, cue, fact, confidence, type) for every usable pattern."""
         pid = np.arange(len(p))
+        conf = float_column(p["confidence"], "patterns", "confidence")
         tk = p["trigger_kind"] if "trigger_kind" in p else pd.Series("event", index=p.index)
         gk = p["target_kind"] if "target_kind" in p else pd.Series("fact", index=p.index)
         typ = p["type"]
@@ -93,11 +94,11 @@ class Prefetcher:
         ok = (kind != "") & ((typ != "sequential") | (gk.fillna("fact") == "fact")).to_numpy()
         fwd = pd.DataFrame({"pattern_id": pid, "workspace": p["workspace"].to_numpy(), "cue_kind": kind,
                             "cue": p["trigger"].to_numpy(), "fact": p["target"].to_numpy(),
-                            "confidence": p["confidence"].to_numpy(np.float64), "type": typ.to_numpy()})[ok]
+                            "confidence": conf, "type": typ.to_numpy()})[ok]
         co = (typ == "co-occurrence").to_numpy()
         back = pd.DataFrame({"pattern_id": pid, "workspace": p["workspace"].to_numpy(), "cue_kind": "fact",
                              "cue": p["target"].to_numpy(), "fact": p["trigger"].to_numpy(),
-                             "confidence": p["confidence"].to_numpy(np.float64), "type": typ.to_numpy()})[co]
+                             "confidence": conf, "type": typ.to_numpy()})[co]
         return pd.concat([fwd, back], ignore_index=True)
 
     def cues(self, context: dict, key=0) -> pd.DataFrame:

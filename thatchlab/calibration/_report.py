@@ -26,6 +26,7 @@ import pandas as pd
 
 from thatchlab.core.display import RichDisplay
 from thatchlab.core.dtypes import factorize, is_arrow_dictionary, is_text_dtype, present, text_equal
+from thatchlab.core.frames import float_column
 from thatchlab.core.params import at_least, latest_release, resolve_release
 
 __all__ = ["CalibrationReport", "REPORT_COLUMNS", "V070_COLUMNS", "DIVERGENCE_FIELDS", "empty_rows",
@@ -428,7 +429,7 @@ def report_rows(obs: pd.DataFrame, rows: np.ndarray, *, access=None, release=Non
     """
     groups = _group_rows(obs, rows)
     g, counts, n_groups = groups.g, groups.counts, len(groups.counts)
-    v = obs["derived_confidence"].to_numpy(np.float64, na_value=np.nan).take(rows)
+    v = float_column(obs["derived_confidence"], "calibrate_from_shadow observations", "derived_confidence").take(rows)
     cell = _bucket_cells(v, g)
     is_consumed, is_unconsumed = _add_outcome_states(cell, obs, rows, with_access=access is not None)
     hist, n_consumed, n_judged = _tally(cell, n_groups)

@@ -33,7 +33,7 @@ from thatchlab.calibration._report import CalibrationReport, empty_rows, report_
 from thatchlab.core.dtypes import arrow_array, bool_values, epoch_ns, is_text_dtype, native_times
 from thatchlab.core.dtypes import present as present_cells
 from thatchlab.core.errors import InputError, warn
-from thatchlab.core.frames import need_columns
+from thatchlab.core.frames import float_column, need_columns
 from thatchlab.core.params import at_least, latest_release, resolve_release
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
@@ -102,19 +102,12 @@ def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: Calibratio
     acol = "created_at" if "created_at" in getattr(recalls, "columns", ()) else "age_days"
     recalls = need_columns(recalls, "shadow_sample recalls", ("memory_id", "namespace", "source", tcol,
                                                                "caller_confidence", acol, "is_atom", "corroboration"))
-    try:
-        rate = float(sample_rate)
-    except (TypeError, ValueError):
-        raise InputError(f"sample_rate: expected a number in [0, 1], got {sample_rate!r}") from None
-    rate = 0.0 if np.isnan(rate) else min(max(rate, 0.0), 1.0)
-    keep = _rng(rng).random(len(recalls)) < rate
+    keep = _rng(rng).random(len(recalls)) < _rate(sample_rate)
+    caller = float_column(recalls["caller_confidence"], "shadow_sample recalls", "caller_confidence")[keep]
+    float_column(recalls["corroboration"], "shadow_sample recalls", "corroboration")   # text refused by row
     sub = recalls.loc[keep]
     observed = utc_column(sub[tcol].reset_index(drop=True), f"recalls.{tcol}")
-    if acol == "created_at":
-        created = utc_column(sub["created_at"].reset_index(drop=True), "recalls.created_at")
-        age = (observed.array.asi8 - created.array.asi8) / _DAY_NS
-    else:
-        age = sub["age_days"].to_numpy(np.float64)
+    age = _ages(sub, acol, observed, np.flatnonzero(keep))
     atom = pd.notna(sub["is_atom"]).to_numpy() & sub["is_atom"].to_numpy(object).astype(bool)
     counts = pd.to_numeric(sub["corroboration"], errors="coerce")
     if pd.api.types.is_integer_dtype(counts.dtype):
@@ -130,11 +123,33 @@ def shadow_sample(recalls: pd.DataFrame, sample_rate, rng, *, params: Calibratio
         "namespace": sub["namespace"].to_numpy(object),
         "source": sub["source"].to_numpy(object),
         "observed_at": observed,
-        "caller_confidence": sub["caller_confidence"].to_numpy(np.float64),
+        "caller_confidence": caller,
         "derived_confidence": np.asarray(derived, dtype=np.float64).reshape(-1),
         "signals": pd.Series(signals_json(sig) if len(sub) else [], dtype=object),
         "recall_outcome": pd.Series([None] * len(sub), dtype=object),
     })
+
+
+def _ages(sub: pd.DataFrame, acol: str, observed: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """Each kept touch's age in days: ``ts − created_at`` (a missing ``created_at`` raises, naming
+    the row of ``recalls``), or the ``age_days`` given."""
+    if acol != "created_at":
+        return sub["age_days"].to_numpy(np.float64)
+    created = utc_column(sub["created_at"].reset_index(drop=True), "recalls.created_at")
+    missing = created.isna().to_numpy()
+    if missing.any():
+        raise InputError(f"shadow_sample recalls row {int(rows[np.flatnonzero(missing)[0]])}, column "
+                         "'created_at': expected an aware time, got null")
+    return (observed.array.asi8 - created.array.asi8) / _DAY_NS
+
+
+def _rate(sample_rate) -> float:
+    """The sample rate clamped to [0, 1] (NaN keeps none); InputError unless it is a number."""
+    try:
+        rate = float(sample_rate)
+    except (TypeError, ValueError):
+        raise InputError(f"sample_rate: expected a number in [0, 1], got {sample_rate!r}") from None
+    return 0.0 if np.isnan(rate) else min(max(rate, 0.0), 1.0)
 
 
 def _consumed(values, what) -> np.ndarray:

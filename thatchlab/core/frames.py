@@ -22,7 +22,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 
-__all__ = ["is_arrow_null", "plain_columns", "need_columns"]
+__all__ = ["is_arrow_null", "plain_columns", "need_columns", "float_column"]
 
 
 def is_arrow_null(dtype) -> bool:
@@ -180,3 +180,43 @@ def need_columns(df, what: str, columns) -> pd.DataFrame:
     if missing:
         raise InputError(f"{what}: missing column(s) {missing}; expected columns {list(columns)}")
     return plain_columns(df)
+
+
+def float_column(s: pd.Series, what: str, column: str) -> np.ndarray:
+    """A column of numbers as float64 (NaN where missing); :class:`InputError` names the first cell
+    that is neither missing nor a number (text that spells a number counts as one; a boolean does not).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The column.
+    what : str
+        How the message names the frame (``"{what} row i, column c"``; rows by position).
+    column : str
+        How the message names the column.
+
+    Returns
+    -------
+    numpy.ndarray
+        One float64 per cell.
+
+    Raises
+    ------
+    InputError
+        A cell that is not a number.
+
+    Examples
+    --------
+    >>> float_column(pd.Series([0.5, None, "0.25"], dtype=object), "obs", "c").tolist()
+    [0.5, nan, 0.25]
+    """
+    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        return s.to_numpy(np.float64, na_value=np.nan)
+    cells = s.to_numpy(object)
+    numbers = pd.to_numeric(pd.Series(cells), errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    bad = (np.isnan(numbers) & ~pd.isna(cells)) | np.fromiter(
+        (isinstance(v, (bool, np.bool_)) for v in cells), dtype=bool, count=len(cells))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{what} row {i}, column {column!r}: expected a number, got {cells[i]!r}")
+    return numbers

@@ -82,3 +82,22 @@ def test_a_bad_pattern_confidence_is_named():
     with pytest.raises(InputError, match=r"patterns row 2, column 'confidence': expected a number, got 'high'"):
         anticipation.Prefetcher(_with(patterns, "confidence", "high"))
     assert np.isfinite(anticipation.Prefetcher(patterns).edges["confidence"]).all()
+
+
+@pytest.mark.parametrize(("column", "value", "expected"), [
+    ("corroboration_count", "x", "a whole number >= 0, got 'x'"),        # before: int()'s raw ValueError
+    ("corroboration_count", 2.5, r"a whole number >= 0, got 2\.5"),      # before: stored as 2, silently
+    ("corroboration_count", -1, "a whole number >= 0, got -1"),
+    ("evidence", "x", r"a list of evidence ids \(or a JSON array of them\), got the text 'x'"),           # before: json's raw JSONDecodeError
+    ("evidence", -1, "a list of evidence ids or null, got -1"),                  # before: "'int' object is not iterable"
+])
+def test_a_bad_cell_of_a_belief_store_frame_is_named(column, value, expected):
+    from thatchlab.belief import BeliefStore
+
+    memories = replay.run_belief(logs.validate_memory_log(datasets.load_memory_log().head(300))).state.memories
+    assert len(memories) > 3
+    with pytest.raises(InputError, match=rf"memories row 2, column '{column}': expected {expected}"):
+        BeliefStore(_with(memories.reset_index(drop=True), column, value))
+    kept = BeliefStore(memories).memories
+    assert BeliefStore(_with(memories.reset_index(drop=True), "evidence", None)).memories.loc[2, "evidence"] == []
+    assert len(kept) == len(memories)

@@ -73,20 +73,31 @@ def _authority_value(v, where: str):
     return int(v)
 
 
-def _families_value(v, where: str) -> tuple:
+def json_list(v, where: str, what: str):
+    """A cell holding a list: the list (a JSON array's text decoded, an array as a list), None when the
+    cell is null; InputError naming ``where`` and ``what`` (the items expected) for anything else."""
     if isinstance(v, str):
         try:
             v = json.loads(v)
         except json.JSONDecodeError:
-            raise InputError(f"{where}, column 'evidence_families': expected a list of texts (or a JSON "
-                             f"array of them), got the text {v!r}") from None
-    if v is None or (np.ndim(v) == 0 and _null(v)):
-        return ()
+            raise InputError(f"{where}: expected a list of {what} (or a JSON array of them), got the text "
+                             f"{v!r}") from None
     if isinstance(v, np.ndarray):
         v = v.tolist()
-    if not isinstance(v, (list, tuple, set, frozenset)) or not all(isinstance(x, str) and x for x in v):
-        raise InputError(f"{where}, column 'evidence_families': expected a list of non-empty texts or "
-                         f"null, got {v!r}")
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return list(v)
+    if v is None or _null(v):
+        return None
+    raise InputError(f"{where}: expected a list of {what} or null, got {v!r}")
+
+
+def _families_value(v, where: str) -> tuple:
+    where = f"{where}, column 'evidence_families'"
+    v = json_list(v, where, "non-empty texts")
+    if v is None:
+        return ()
+    if not all(isinstance(x, str) and x for x in v):
+        raise InputError(f"{where}: expected a list of non-empty texts or null, got {v!r}")
     return tuple(sorted(set(v)))
 
 

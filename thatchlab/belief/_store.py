@@ -27,7 +27,6 @@ Production's edges, kept as they are:
 from __future__ import annotations
 
 import copy as _copy
-import json
 from types import MappingProxyType
 
 import numpy as np
@@ -43,6 +42,7 @@ from thatchlab.belief._half_life import derive_half_life_days
 from thatchlab.belief._policy import (
     EVIDENCE_COLUMNS,
     DerivedAuthority,
+    json_list,
     norm_evidence_fields,
     original_evidence_time,
 )
@@ -86,6 +86,22 @@ def _null(v) -> bool:
     return False
 
 
+def _count(v, where: str) -> int:
+    """A whole number >= 0 (a whole float or its text included), or InputError."""
+    try:
+        n = float(v)
+    except (TypeError, ValueError):
+        n = float("nan")
+    if isinstance(v, (bool, np.bool_)) or not (np.isfinite(n) and n == int(n) and n >= 0):
+        raise InputError(f"{where}: expected a whole number >= 0, got {v!r}")
+    return int(n)
+
+
+def _evidence(v, where: str) -> list:
+    """The evidence ids: a list (or its JSON text) of ids; null is none; anything else InputError."""
+    return [str(x) for x in json_list(v, where, "evidence ids") or []]
+
+
 def _norm_row(raw: dict, where: str) -> dict:
     """A clean row dict (aware Timestamps, floats, None for missing)."""
     row = {}
@@ -106,11 +122,9 @@ def _norm_row(raw: dict, where: str) -> dict:
         elif col == "user_asserted":
             row[col] = False if _null(v) else bool(v)
         elif col == "corroboration_count":
-            row[col] = 0 if _null(v) else int(v)
+            row[col] = 0 if _null(v) else _count(v, f"{where}, column {col!r}")
         elif col == "evidence":
-            if isinstance(v, str):
-                v = json.loads(v)
-            row[col] = [] if v is None or (np.ndim(v) == 0 and _null(v)) else [str(x) for x in v]
+            row[col] = _evidence(v, f"{where}, column {col!r}")
         else:
             row[col] = None if _null(v) else str(v)
     if row["id"] is None or row["text"] is None:

@@ -458,7 +458,8 @@ def test_ai_memory_reader_errors(tmp_path):
 
 
 @pytest.mark.parametrize("module", [
-    "thatchlab.calibration._derive", "thatchlab.calibration._shadow", "thatchlab.calibration._report",
+    "thatchlab.calibration._derive", "thatchlab.calibration._shadow", "thatchlab.calibration._window",
+    "thatchlab.calibration._report",
     "thatchlab.logs.ai_memory", "thatchlab.core.params.calibration", "thatchlab.logs.recall",
     "thatchlab.replay.calibration", "thatchlab.synth.recall", "thatchlab.fit.derive",
     "thatchlab.plots.calibration",

@@ -53,14 +53,15 @@ EVIDENCE_DEFAULTS = dict(source_authority=None, evidence_families=(), evidence_t
 _TOP = max(SOURCE_AUTHORITY.values())
 
 
-def _null(v) -> bool:
+def is_null(v) -> bool:
+    """Whether a cell is missing (None, NaT, NA or a NaN float)."""
     if v is None or v is pd.NaT or v is pd.NA:
         return True
     return isinstance(v, (float, np.floating)) and math.isnan(v)
 
 
 def _authority_value(v, where: str):
-    if _null(v):
+    if is_null(v):
         return None
     ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
@@ -86,7 +87,7 @@ def json_list(v, where: str, what: str):
         v = v.tolist()
     if isinstance(v, (list, tuple, set, frozenset)):
         return list(v)
-    if v is None or _null(v):
+    if v is None or is_null(v):
         return None
     raise InputError(f"{where}: expected a list of {what} or null, got {v!r}")
 
@@ -102,7 +103,7 @@ def _families_value(v, where: str) -> tuple:
 
 
 def _eligible_value(v, where: str) -> bool:
-    if _null(v):
+    if is_null(v):
         return True
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
@@ -119,10 +120,10 @@ def norm_evidence_fields(raw: dict, where: str) -> dict:
     return dict(
         source_authority=_authority_value(raw.get("source_authority"), where),
         evidence_families=_families_value(raw.get("evidence_families"), where),
-        evidence_time=None if _null(raw.get("evidence_time")) else as_utc(
+        evidence_time=None if is_null(raw.get("evidence_time")) else as_utc(
             raw.get("evidence_time"), what=f"{where}, column 'evidence_time'").as_unit("ns"),
         eligible=_eligible_value(raw.get("eligible"), where),
-        subject_entity_id=None if _null(ent) or ent == "" else str(ent),
+        subject_entity_id=None if is_null(ent) or ent == "" else str(ent),
     )
 
 
@@ -193,15 +194,15 @@ def source_authority(row, derived: DerivedAuthority | None = None) -> int:
     (2, 0)
     """
     v = row.get("source_authority")
-    if not _null(v):
+    if not is_null(v):
         return int(v)
     if derived is not None:
         derived.note(row.get("id", row.get("memory_id")))
     ua = row.get("user_asserted")
-    if not _null(ua) and bool(ua):
+    if not is_null(ua) and bool(ua):
         return _TOP
     a = row.get("authority")
-    if _null(a):
+    if is_null(a):
         return SOURCE_AUTHORITY["unknown"]
     return int(math.floor(min(max(float(a), 0.0), float(_TOP))))
 
@@ -294,9 +295,9 @@ def original_evidence_time(row, default=None):
         The time.
     """
     base = row.get("evidence_time")
-    if _null(base):
+    if is_null(base):
         base = row.get("captured_at")
-    if _null(base):
+    if is_null(base):
         base = default
     corr = row.get("last_corroborated_at")
-    return base if _null(corr) or corr <= base else corr
+    return base if is_null(corr) or corr <= base else corr

@@ -42,19 +42,18 @@ from thatchlab.belief._half_life import derive_half_life_days
 from thatchlab.belief._policy import (
     EVIDENCE_COLUMNS,
     DerivedAuthority,
-    json_list,
+    is_null,
     norm_evidence_fields,
     original_evidence_time,
 )
 from thatchlab.belief._policy import (
     source_authority as _source_authority,
 )
+from thatchlab.belief._rows import MEMORY_COLUMNS, memories_frame, norm_row
 from thatchlab.core.errors import InputError
 from thatchlab.core.frames import plain_columns
 from thatchlab.core.params import ParamsMixin
 from thatchlab.core.params.belief import (
-    BELIEF_CLASSES,
-    BELIEF_STATUSES,
     EVIDENCE_EVENTS,
     OWNER_AUTHORSHIP_MIN,
     SOURCE_AUTHORITY,
@@ -64,113 +63,6 @@ from thatchlab.core.params.belief import (
 from thatchlab.core.time import as_utc, iso_ms
 
 __all__ = ["BeliefStore", "MEMORY_COLUMNS", "EVIDENCE_COLUMNS"]
-
-#: Columns of a memory row, in order (the ``belief_memories`` table).
-MEMORY_COLUMNS = ("id", "text", "belief_class", "half_life_days", "user_asserted", "kind", "tier",
-                  "subject_scope", "authority", "captured_at", "last_corroborated_at", "valid_to",
-                  "confidence", "corroboration_count", "superseded_by", "evidence", "status")
-_TIMES = ("captured_at", "last_corroborated_at", "valid_to")
-_FLOATS = ("half_life_days", "authority", "confidence")
-_TEXTS = ("id", "text", "belief_class", "kind", "tier", "subject_scope", "superseded_by", "status")
-_DEFAULTS = dict(belief_class=None, half_life_days=None, user_asserted=False, kind=None, tier=None,
-                 subject_scope=None, authority=None, last_corroborated_at=None, valid_to=None,
-                 confidence=1.0, corroboration_count=0, superseded_by=None, evidence=(),
-                 status="active")
-
-
-def _null(v) -> bool:
-    if v is None or v is pd.NaT or v is pd.NA:
-        return True
-    if isinstance(v, (float, np.floating)) and np.isnan(v):
-        return True
-    return False
-
-
-def _count(v, where: str) -> int:
-    """A whole number >= 0 (a whole float or its text included), or InputError."""
-    try:
-        n = float(v)
-    except (TypeError, ValueError):
-        n = float("nan")
-    if isinstance(v, (bool, np.bool_)) or not (np.isfinite(n) and n == int(n) and n >= 0):
-        raise InputError(f"{where}: expected a whole number >= 0, got {v!r}")
-    return int(n)
-
-
-def _evidence(v, where: str) -> list:
-    """The evidence ids: a list (or its JSON text) of ids; null is none; anything else InputError."""
-    return [str(x) for x in json_list(v, where, "evidence ids") or []]
-
-
-def _norm_row(raw: dict, where: str) -> dict:
-    """A clean row dict (aware Timestamps, floats, None for missing)."""
-    row = {}
-    for col in MEMORY_COLUMNS:
-        v = raw.get(col, _DEFAULTS.get(col))
-        if col == "status" and _null(v):
-            v = "active"
-        if col in _TIMES:
-            row[col] = None if _null(v) else as_utc(v, what=f"{where}, column {col!r}").as_unit("ns")
-        elif col in _FLOATS:
-            if _null(v):
-                row[col] = _DEFAULTS.get(col) if col == "confidence" else None
-            else:
-                try:
-                    row[col] = float(v)
-                except (TypeError, ValueError):
-                    raise InputError(f"{where}, column {col!r}: expected a number, got {v!r}") from None
-        elif col == "user_asserted":
-            row[col] = False if _null(v) else bool(v)
-        elif col == "corroboration_count":
-            row[col] = 0 if _null(v) else _count(v, f"{where}, column {col!r}")
-        elif col == "evidence":
-            row[col] = _evidence(v, f"{where}, column {col!r}")
-        else:
-            row[col] = None if _null(v) else str(v)
-    if row["id"] is None or row["text"] is None:
-        raise InputError(f"{where}: a memory row needs 'id' and 'text'")
-    if row["captured_at"] is None:
-        raise InputError(f"{where}, column 'captured_at': expected an aware time, got null")
-    if row["belief_class"] == "":
-        row["belief_class"] = None          # an empty class is no class (production)
-    if (row["belief_class"] is not None and row["belief_class"] not in BELIEF_CLASSES
-            and row["half_life_days"] is None):
-        # a stored half-life wins over the class, so an unknown class only matters without one
-        raise InputError(f"{where}, column 'belief_class': expected one of {list(BELIEF_CLASSES)} "
-                         f"or null (any class when half_life_days is stored), "
-                         f"got {row['belief_class']!r}")
-    if row["half_life_days"] is not None and not row["half_life_days"] > 0:
-        raise InputError(f"{where}, column 'half_life_days': expected > 0 or null, "
-                         f"got {row['half_life_days']!r}")
-    if row["status"] not in BELIEF_STATUSES:
-        raise InputError(f"{where}, column 'status': expected one of {list(BELIEF_STATUSES)}, "
-                         f"got {row['status']!r}")
-    row.update(norm_evidence_fields(raw, where))
-    return row
-
-
-def memories_frame(rows) -> pd.DataFrame:
-    """Rows (dicts) → a DataFrame with the memory dtypes."""
-    rows = list(rows)
-    df = pd.DataFrame.from_records(rows, columns=list(MEMORY_COLUMNS) + list(EVIDENCE_COLUMNS))
-    for col in _TIMES:
-        df[col] = pd.to_datetime(pd.Series([r[col] for r in rows], dtype=object), utc=True
-                                 ).dt.as_unit("ns") if rows else pd.Series(dtype="datetime64[ns, UTC]")
-    for col in _FLOATS:
-        df[col] = pd.to_numeric(df[col]).astype(np.float64)
-    df["user_asserted"] = df["user_asserted"].astype(bool)
-    df["corroboration_count"] = df["corroboration_count"].astype(np.int64)
-    df["evidence"] = pd.Series([list(r["evidence"]) for r in rows], dtype=object)
-    for col in _TEXTS + ("subject_entity_id",):
-        df[col] = df[col].astype(object)
-    df["source_authority"] = pd.array([r.get("source_authority") for r in rows], dtype="Int64")
-    df["evidence_families"] = pd.Series([list(r.get("evidence_families", ())) for r in rows], dtype=object)
-    df["evidence_time"] = pd.to_datetime(pd.Series([r.get("evidence_time") for r in rows], dtype=object),
-                                         utc=True).dt.as_unit("ns") if rows else pd.Series(
-                                             dtype="datetime64[ns, UTC]")
-    df["eligible"] = pd.Series([bool(r.get("eligible", True)) for r in rows], dtype=bool)
-    return df
-
 
 def _events_records(events) -> list[dict]:
     if isinstance(events, pd.DataFrame):
@@ -358,7 +250,7 @@ class BeliefStore(ParamsMixin):
         InputError
             A bad row, or an id already in the store.
         """
-        new = _norm_row(dict(row), _where or f"write of {row.get('id')!r}")
+        new = norm_row(dict(row), _where or f"write of {row.get('id')!r}")
         if new["id"] in self._rows:
             raise InputError(f"{_where or 'write'}: memory {new['id']!r} already exists")
         self._rows[new["id"]] = new
@@ -459,8 +351,8 @@ class BeliefStore(ParamsMixin):
             raise InputError(f"event {i}, column 'kind': expected one of {list(EVIDENCE_EVENTS)}, "
                              f"got {kind!r}")
         ts = as_utc(ev.get("ts"), what=f"event {i}, column 'ts'").as_unit("ns")
-        source = None if _null(ev.get("memory_id")) else str(ev.get("memory_id"))
-        target = None if _null(ev.get("target_memory_id")) else str(ev.get("target_memory_id"))
+        source = None if is_null(ev.get("memory_id")) else str(ev.get("memory_id"))
+        target = None if is_null(ev.get("target_memory_id")) else str(ev.get("target_memory_id"))
         mid = target if target is not None else source
         if mid is None:
             raise InputError(f"event {i}: expected a memory_id or target_memory_id")
@@ -472,7 +364,7 @@ class BeliefStore(ParamsMixin):
         row = self._rows[mid]
         if kind == "review":
             confirmed = ev.get("confirmed")
-            if _null(confirmed):
+            if is_null(confirmed):
                 raise InputError(f"event {i} (review): column 'confirmed' must be true or false")
             if bool(confirmed):
                 return self._restate(row, ts, pointer, kind)
@@ -496,7 +388,7 @@ class BeliefStore(ParamsMixin):
             return self._done(mid, kind, "resolved", ("valid_to",))
         # contradicted
         auth = ev.get("authority")
-        new_auth = 0.0 if _null(auth) else float(auth)
+        new_auth = 0.0 if is_null(auth) else float(auth)
         old_auth = 0.0 if row["authority"] is None else row["authority"]
         if new_auth < old_auth:
             # production lowers truth whatever the source; only superseding needs authority

@@ -1,7 +1,7 @@
 """Frames at the boundary: what a public entry point does first with a frame it is handed.
 
-Two Arrow column types have no place in the rest of the package, so they are
-turned into their plain equivalents once, here:
+Some Arrow column types have no place in the rest of the package, so they are
+turned into their plain equivalents once, here (:func:`plain_columns`):
 
 * a column in which no cell holds a value reaches pandas in Arrow's ``null`` type
   (``null[pyarrow]``) when it was read by ``read_parquet(dtype_backend="pyarrow")``,
@@ -12,7 +12,9 @@ turned into their plain equivalents once, here:
   the layout Arrow's ``take``, ``filter`` and set-lookup kernels read (they have no
   view kernels); a list view (Arrow's other list layout) becomes a list.
 
-Such a frame then gives exactly what its object form gives.
+Such a frame then gives exactly what its object form gives. The cells of frames
+nobody validated are read as numbers by :func:`float_column` (a column) and
+:func:`number_cell` (one cell), which name what they cannot read.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 
-__all__ = ["is_arrow_null", "plain_columns", "need_columns", "float_column"]
+__all__ = ["is_arrow_null", "plain_columns", "need_columns", "float_column", "number_cell"]
 
 
 def is_arrow_null(dtype) -> bool:
@@ -232,3 +234,38 @@ def _spells_number(v) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def number_cell(v, *, whole: bool = False, nonnegative: bool = False):
+    """One cell as a number, or None when it is not one that fits.
+
+    A real number or text spelling one counts, when finite; a boolean does not.
+
+    Parameters
+    ----------
+    v : object
+        The cell.
+    whole : bool, default=False
+        Require a whole number (returned as ``int``).
+    nonnegative : bool, default=False
+        Require ``>= 0``.
+
+    Returns
+    -------
+    float, int or None
+        The number, or None.
+
+    Examples
+    --------
+    >>> number_cell("3", whole=True), number_cell(2.5, whole=True), number_cell(True), number_cell(-1.0)
+    (3, None, None, -1.0)
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    try:
+        n = float(v)
+    except (TypeError, ValueError):
+        return None
+    if not np.isfinite(n) or (whole and n != int(n)) or (nonnegative and n < 0):
+        return None
+    return int(n) if whole else n

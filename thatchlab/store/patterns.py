@@ -18,6 +18,7 @@ import pandas as pd
 from thatchlab.anticipation import PATTERN_COLUMNS, PATTERN_TYPES
 from thatchlab.core.docstrings import fill_doc
 from thatchlab.core.errors import StoreSchemaError, StoreWriteError
+from thatchlab.core.frames import number_cell
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.sqlite import require_tables, table_columns
 from thatchlab.store._cells import check_cells, opt, time_text
@@ -115,12 +116,12 @@ def _cell(i: int, col: str, v):
 
 
 def _number(i: int, col: str, v):
-    whole = col in ("observations", "weeks")
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
-    if not ok or (whole and v != int(v)) or (col in ("confidence", "observations", "weeks") and v < 0):
+    whole, nonnegative = col in ("observations", "weeks"), col != "avg_delay_s"
+    n = None if isinstance(v, str) else number_cell(v, whole=whole, nonnegative=nonnegative)   # no text here
+    if n is None:
         _refuse(i, col, "a whole number >= 0" if whole else
-                "a finite number >= 0" if col == "confidence" else "a finite number", v)
-    return int(v) if whole else float(v)
+                "a finite number >= 0" if nonnegative else "a finite number", v)
+    return n
 
 
 def _refuse(i: int, col: str, expected: str, v):

@@ -79,11 +79,14 @@ def test_export_killed_mid_write_leaves_target_intact(tmp_path, delay):
     if target.exists():
         _target_is_whole(target)
         assert len(import_sqlite(target).prediction.tables["items"]) == 3000
-    # any leftover is a hidden temp file, never the target; the next writer removes it
+    # any leftover is a hidden temp file of the database or of its manifest (a kill can land in
+    # either write), never the target; the next write of each removes it
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-    assert all(name.startswith(".store.db.") for name in leftovers)
+    assert all(name.startswith((".store.db.", ".store.manifest.json.")) for name in leftovers), leftovers
     from thatchlab.store._core import write_bytes_atomic
-    write_bytes_atomic(tmp_path / "store.db", target.read_bytes() if target.exists() else b"")
+    for name in ("store.db", "store.manifest.json"):
+        path = tmp_path / name
+        write_bytes_atomic(path, path.read_bytes() if path.exists() else b"")
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -101,3 +104,23 @@ def test_merge_killed_mid_write_keeps_production(tmp_path, delay):
     con = sqlite3.connect(prod)
     assert con.execute("SELECT COUNT(*) FROM entries").fetchone() == (500,)
     con.close()
+
+
+def test_next_export_removes_a_dead_writers_temp_files(tmp_path):
+    """A writer killed inside either of an export's two atomic writes (database, then manifest)
+    leaves a hidden temp file; the next export to that path removes both kinds."""
+    from tests._stores import toy_export_and_production
+
+    export, _ = toy_export_and_production(tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = [tmp_path / f".export.db.{dead.pid}.tmp", tmp_path / f".export.manifest.json.{dead.pid}.tmp"]
+    for p in stale:
+        p.write_bytes(b"half a write")
+    from thatchlab.store import export_sqlite
+
+    before = import_sqlite(export).prediction.tables["items"]
+    out = export_sqlite(export, prediction=import_sqlite(export).prediction, overwrite=True)
+    assert [p.exists() for p in stale] == [False, False]
+    assert out.manifest_path.name == "export.manifest.json"
+    assert import_sqlite(export).prediction.tables["items"]["statement"].tolist() == before["statement"].tolist()

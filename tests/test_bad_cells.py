@@ -1,11 +1,14 @@
-"""A cell the calibration functions and the prefetcher cannot read is named by row and column.
+"""A cell the calibration functions, the miners and the prefetcher cannot read is named by row and column.
 
 Called on frames nobody validated (a recall log, shadow observations or patterns a researcher
 built or edited), these read numbers and times straight from the cells. Before: text in a
 number column raised NumPy's raw ``ValueError``, an unparsable time pandas' raw
 ``DateParseError``, a boolean passed as the number 1, a missing ``corroboration`` reached the
 derive fit as NaN (a raw ``LinAlgError``), and a missing ``created_at`` gave the shadow
-sampler an age of about 350 years (the time minus pandas' missing-time sentinel).
+sampler an age of about 350 years (the time minus pandas' missing-time sentinel). A list or
+a dict in a key column (a miner's workspace, session, name or fact; an item, ledger or memory id)
+raised pandas' raw ``unhashable type`` error, and ``mine_conditional`` read text in ``entities``
+letter by letter.
 """
 
 from __future__ import annotations
@@ -101,3 +104,86 @@ def test_a_bad_cell_of_a_belief_store_frame_is_named(column, value, expected):
     kept = BeliefStore(memories).memories
     assert BeliefStore(_with(memories.reset_index(drop=True), "evidence", None)).memories.loc[2, "evidence"] == []
     assert len(kept) == len(memories)
+
+
+@pytest.fixture(scope="module")
+def streams():
+    ev = datasets.load_events().head(300).reset_index(drop=True)
+    rc = datasets.load_recalls().head(300).reset_index(drop=True)
+    return ev, rc
+
+
+KEY_CASES = [   # before: pandas' raw "unhashable type: 'list'" (or 'dict') from the miners' factorize
+    ("mine_periodic", "recalls", "workspace"),
+    ("mine_periodic", "recalls", "fact_id"),
+    ("mine_sequential", "events", "workspace"),
+    ("mine_sequential", "events", "name"),
+    ("co_recall_count", "recalls", "session"),
+    ("mine_cooccurrence", "recalls", "fact_id"),
+    ("mine_conditional", "events", "session"),
+    ("mine_conditional", "recalls", "fact_id"),
+]
+MINERS = {
+    "mine_periodic": lambda ev, rc: anticipation.mine_periodic(rc),
+    "mine_sequential": lambda ev, rc: anticipation.mine_sequential(ev),
+    "co_recall_count": lambda ev, rc: anticipation.co_recall_count(rc),
+    "mine_cooccurrence": lambda ev, rc: anticipation.mine_cooccurrence(rc),
+    "mine_conditional": lambda ev, rc: anticipation.mine_conditional(ev, rc),
+}
+
+
+@pytest.mark.parametrize(("miner", "frame", "column"), KEY_CASES)
+@pytest.mark.parametrize("value", [["a"], {"a": 1}])
+def test_a_key_cell_that_cannot_key_a_group_is_named(streams, miner, frame, column, value):
+    ev, rc = streams
+    ev, rc = (_with(ev, column, value), rc) if frame == "events" else (ev, _with(rc, column, value))
+    kind = type(value).__name__
+    with pytest.raises(InputError, match=rf"{frame}: row 2, column '{column}': expected text or a number, "
+                                         rf"got a {kind} "):
+        MINERS[miner](ev, rc)
+
+
+def test_entities_that_are_not_a_list_of_names_are_named(streams):
+    ev, rc = streams
+    valid = logs.validate_event_log(ev), logs.validate_recall_stream(rc)
+    mined = anticipation.mine_conditional(*valid)
+    for value in (-1, "prod", ["prod", 3]):         # before: "'int' object is not iterable"; "prod" read as p, r, o, d
+        with pytest.raises(InputError, match=r"events: row 2, column 'entities': expected a list of entity names"):
+            anticipation.mine_conditional(_with(valid[0], "entities", value), valid[1])
+    with_none = _with(valid[0], "entities", None)        # a missing list is no mention, as []
+    assert anticipation.mine_conditional(with_none, valid[1]).equals(
+        anticipation.mine_conditional(_with(valid[0], "entities", []), valid[1]))
+    assert len(mined) > 0
+
+
+def test_a_null_kind_in_a_mined_stream_is_named():
+    # before: the null kind was coded -1 and its rows counted under another (kind, name) node
+    t = pd.Timestamp("2026-01-05T09:00Z")
+    ev = pd.DataFrame({"ts": [t + pd.Timedelta(hours=h) for h in range(6)], "workspace": "w",
+                       "name": ["a", "b"] * 3, "kind": ["x", None, "x", "y", "x", "y"]})
+    with pytest.raises(InputError, match=r"events: row 1, column 'kind': expected a value, got null"):
+        anticipation.mine_sequential(ev, min_obs=1, mode="fraction")
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    ("prior", r"signals: row 2, column 'item_id': expected text or a number, got a list \['a'\]"),
+    ("ledger", r"recall_observations ledger: row 2, column 'memory_id': expected text or a number, got a list"),
+    ("caller", r"memories: row 2, column 'id': expected text or a number, got a list"),
+])
+def test_an_id_that_cannot_key_a_group_is_named(recall, call, message):
+    from thatchlab.fit import PriorFitter
+
+    obs = replay.run_calibration(logs.validate_recall_log(recall)).observations
+    now = obs["observed_at"].max()
+    ids = obs["memory_id"].drop_duplicates().reset_index(drop=True)
+    memories = pd.DataFrame({"id": ids, "access_count": 1, "namespace": obs["namespace"].iloc[0],
+                             "metadata": '{"agent_id": "a1"}', "lifecycle_state": "active"})
+    ledger = pd.DataFrame({"memory_id": ids, "consumed": 1})
+    signals = pd.DataFrame({"item_id": list("aabbc"), "signal": ["confirm", "disconfirm", "confirm", "confirm",
+                                                                 "disconfirm"]})
+    calls = {"prior": lambda: PriorFitter().fit(_with(signals, "item_id", ["a"])),
+             "ledger": lambda: calibration.backfill_recall_outcomes(obs, _with(ledger, "memory_id", ["a"])),
+             "caller": lambda: calibration.calibrate_from_shadow(obs, now, days=3650, audience="a1",
+                                                                 memories=_with(memories, "id", ["a"]))}
+    with pytest.raises(InputError, match=message):
+        calls[call]()

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from thatchlab.core.errors import InputError
+from thatchlab.core.frames import key_column
 from thatchlab.core.time import as_utc_series
 
 __all__ = ["session_codes", "first_or_last", "pairs_within", "require_values", "utc_ns"]
@@ -18,12 +19,14 @@ __all__ = ["session_codes", "first_or_last", "pairs_within", "require_values", "
 
 def require_values(df: pd.DataFrame, what: str, columns) -> None:
     """Raise :class:`InputError` naming the first row of ``df`` with no value in one of ``columns``
-    (a null key would be coded -1 and counted with another group)."""
+    (a null key would be coded -1 and counted with another group), or with a value that cannot
+    key a group (a list, a dict: :func:`~thatchlab.core.frames.key_column`)."""
     for col in columns:
         missing = df[col].isna().to_numpy(bool)
         if missing.any():
             raise InputError(f"{what}: row {int(np.flatnonzero(missing)[0])}, column {col!r}: "
                              "expected a value, got null")
+        key_column(df[col], what, col)
 
 
 def utc_ns(col: pd.Series, what: str) -> np.ndarray:

@@ -19,7 +19,8 @@ from thatchlab.anticipation._groups import (
     session_codes,
     utc_ns,
 )
-from thatchlab.core.frames import need_columns
+from thatchlab.core.errors import InputError
+from thatchlab.core.frames import cell_repr, need_columns
 from thatchlab.core.time import as_utc_series
 
 _DAY_NS = 86400 * 10**9
@@ -173,13 +174,32 @@ def _mentions(df, what):
             dtype="datetime64[ns, UTC]")})
     ts = as_utc_series(df["ts"].reset_index(drop=True), what=f"{what}.ts")
     utc_ns(ts, what)                                   # a null time raises
-    ent = df["entities"].reset_index(drop=True).map(
-        lambda v: [] if v is None or (isinstance(v, float) and np.isnan(v)) else list(v))
-    lens = ent.map(len).to_numpy()
+    ent = _entity_lists(df["entities"], what)
+    lens = np.fromiter(map(len, ent), dtype=np.intp, count=len(ent))
     idx = np.repeat(np.arange(len(df)), lens)
     flat = [x for v in ent for x in v]
     return pd.DataFrame({"workspace": df["workspace"].to_numpy()[idx], "session": df["session"].to_numpy()[idx],
                          "entity": np.asarray(flat, dtype=object), "ts": ts.to_numpy()[idx]})
+
+
+def _entity_lists(col: pd.Series, what: str) -> list:
+    """Each row's entity names as a list (``[]`` for a missing cell); :class:`InputError` names the
+    first cell that is not a list of names (text alone would be read letter by letter)."""
+    out = []
+    for i, v in enumerate(col):
+        if isinstance(v, (list, tuple, np.ndarray)):
+            names = list(v)
+            for x in names:
+                if not isinstance(x, str):
+                    raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names, "
+                                     f"got {cell_repr(v)}")
+            out.append(names)
+        elif v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+            out.append([])
+        else:
+            raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names or null, "
+                             f"got {cell_repr(v)}")
+    return out
 
 
 def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: int = 3,

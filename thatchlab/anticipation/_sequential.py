@@ -137,7 +137,7 @@ class _Codes(NamedTuple):
 
 def _name_codes(events: pd.DataFrame, name_col: str, has_kind: bool) -> _Codes:
     """Factorise workspaces and names (sorted); with kinds, a node is a (kind, name) pair."""
-    require_values(events, "events", ("workspace", name_col))
+    require_values(events, "events", ("workspace", name_col, "kind") if has_kind else ("workspace", name_col))
     ws_code, ws_uni = pd.factorize(events["workspace"].to_numpy(), sort=True)
     nm_code, nm_uni = pd.factorize(events[name_col].to_numpy(), sort=True)
     kd_uni = None

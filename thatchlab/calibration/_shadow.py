@@ -41,7 +41,7 @@ from thatchlab.calibration._window import (
 )
 from thatchlab.core.dtypes import is_text_dtype, native_times
 from thatchlab.core.errors import InputError, warn
-from thatchlab.core.frames import float_column, need_columns
+from thatchlab.core.frames import float_column, key_column, need_columns
 from thatchlab.core.params import at_least, latest_release, resolve_release
 from thatchlab.core.params.calibration import CalibrationParams
 from thatchlab.core.schema import OBSERVATION_COLUMNS, OBSERVED_AT_TEXT
@@ -223,8 +223,9 @@ def backfill_recall_outcomes(obs: pd.DataFrame, ledger: pd.DataFrame | None):
         warn(LEDGER_ABSENT_WARNING, UserWarning)
         return out, 0
     ledger = need_columns(ledger, "recall_observations ledger", ("memory_id", "consumed"))
+    ids = key_column(ledger["memory_id"], "recall_observations ledger", "memory_id")
     any_consumed = pd.Series(_consumed(ledger["consumed"].to_numpy(), "recall_observations ledger"),
-                             index=ledger["memory_id"].to_numpy()).groupby(level=0).any()
+                             index=ids.to_numpy()).groupby(level=0).any()
     verdict = pd.Series(np.where(any_consumed.to_numpy(), "consumed", "unconsumed"),
                         index=any_consumed.index, dtype=object)
     mapped = out["memory_id"].map(verdict)
@@ -364,6 +365,7 @@ def _memory_positions(obs: pd.DataFrame, memories: pd.DataFrame) -> np.ndarray:
         i = int(np.flatnonzero(absent)[0])
         raise InputError(f"memories: row {i}, column 'id': expected a memory id, got null; ai-memory's "
                          "memories.id is a primary key")
+    key_column(ids, "memories", "id")
     dup = ids.duplicated(keep=False)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])

@@ -14,7 +14,8 @@ turned into their plain equivalents once, here (:func:`plain_columns`):
 
 Such a frame then gives exactly what its object form gives. The cells of frames
 nobody validated are read as numbers by :func:`float_column` (a column) and
-:func:`number_cell` (one cell), which name what they cannot read.
+:func:`number_cell` (one cell), and as group keys by :func:`key_column`, which
+name what they cannot read.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pandas as pd
 
 from thatchlab.core.errors import InputError
 
-__all__ = ["is_arrow_null", "plain_columns", "need_columns", "float_column", "number_cell"]
+__all__ = ["is_arrow_null", "plain_columns", "need_columns", "float_column", "number_cell", "key_column", "cell_repr"]
 
 
 def is_arrow_null(dtype) -> bool:
@@ -226,6 +227,82 @@ def float_column(s: pd.Series, what: str, column: str) -> np.ndarray:
         i = int(np.flatnonzero(flags)[0])
         raise InputError(f"{what} row {i}, column {column!r}: expected a number, got {cells[i]!r}")
     return numbers
+
+
+#: What :func:`pandas.api.types.infer_dtype` calls a column whose cells can all be hashed.
+_HASHABLE_KINDS = frozenset({"empty", "string", "bytes", "integer", "floating", "mixed-integer-float", "decimal",
+                             "boolean", "datetime", "datetime64", "date", "timedelta", "timedelta64", "time",
+                             "period", "categorical"})
+
+
+def key_column(s: pd.Series, what: str, column: str) -> pd.Series:
+    """Check that every cell of ``s`` can key a group (a value that hashes, not a list or a dict);
+    return ``s``.
+
+    Only an ``object`` column can hold such cells; its cells are looked at one by one
+    only when pandas cannot tell its kind in one pass (text, numbers, times, none at all).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The key column.
+    what : str
+        How the message names the frame (``"{what}: row i, column c"``; rows by position).
+    column : str
+        How the message names the column.
+
+    Returns
+    -------
+    pandas.Series
+        ``s`` itself.
+
+    Raises
+    ------
+    InputError
+        A cell that cannot key a group (the first one).
+
+    Examples
+    --------
+    >>> key_column(pd.Series(["a", None, 3], dtype=object), "recalls", "fact_id").tolist()
+    ['a', None, 3]
+    >>> key_column(pd.Series(["a", ["b"]], dtype=object), "recalls", "fact_id")
+    Traceback (most recent call last):
+    ...
+    thatchlab.core.errors.InputError: recalls: row 1, column 'fact_id': expected text or a number, got a list ['b']
+    """
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in _HASHABLE_KINDS:
+        return s
+    for i, v in enumerate(s.to_numpy(object)):
+        try:
+            hash(v)
+        except TypeError:
+            raise InputError(f"{what}: row {i}, column {column!r}: expected text or a number, "
+                             f"got a {type(v).__name__} {cell_repr(v)}") from None
+    return s
+
+
+def cell_repr(v, width: int = 60) -> str:
+    """A cell as an error message shows it: its ``repr``, cut to ``width`` characters.
+
+    Parameters
+    ----------
+    v : object
+        The cell.
+    width : int, default=60
+        The most characters shown (an ellipsis ends a cut ``repr``).
+
+    Returns
+    -------
+    str
+        The ``repr``, cut.
+
+    Examples
+    --------
+    >>> cell_repr(["x" * 80], width=12)
+    "['xxxxxxx..."
+    """
+    text = repr(v)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _spells_number(v) -> bool:

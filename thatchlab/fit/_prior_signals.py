@@ -12,7 +12,7 @@ import pandas as pd
 
 from thatchlab.core.dtypes import factorize, is_text_dtype
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import plain_columns
+from thatchlab.core.frames import key_column, plain_columns
 
 __all__ = ["signal_counts", "signal_sequence"]
 
@@ -50,7 +50,7 @@ def _signal_flags(signals: pd.DataFrame) -> dict:
             and is_text_dtype(signals["signal"].dtype) and is_text_dtype(signals["item_id"].dtype):
         return _text_signal_flags(signals)
     sig = _signal_column(signals)
-    item = signals["item_id"].to_numpy()
+    item = key_column(signals["item_id"], "signals", "item_id").to_numpy()
     codes, items = pd.factorize(item)
     if codes.size and codes.min() < 0:
         row = int(np.flatnonzero(codes < 0)[0])

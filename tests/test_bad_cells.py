@@ -187,3 +187,16 @@ def test_an_id_that_cannot_key_a_group_is_named(recall, call, message):
                                                                  memories=_with(memories, "id", ["a"]))}
     with pytest.raises(InputError, match=message):
         calls[call]()
+
+
+def test_mine_names_a_missing_key_in_its_own_stream(streams):
+    # before: mine() mined the union of both streams and named a recall's missing fact as
+    # "events: row <len(events) + i>, column 'name'"
+    ev, rc = streams
+    now = ev["ts"].max() + pd.Timedelta(seconds=1)
+    with pytest.raises(InputError, match=r"^recalls: row 2, column 'fact_id': expected a value, got null$"):
+        anticipation.mine(ev, _with(rc, "fact_id", None), now)
+    with pytest.raises(InputError, match=r"^events: row 2, column 'name': expected a value, got null$"):
+        anticipation.mine(_with(ev, "name", None), rc, now)
+    with pytest.raises(InputError, match=r"^recalls: row 2, column 'workspace': expected text or a number"):
+        anticipation.mine(ev, _with(rc, "workspace", ["w"]), now)

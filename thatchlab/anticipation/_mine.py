@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thatchlab.anticipation._groups import require_values
 from thatchlab.anticipation._miners import mine_conditional, mine_cooccurrence, mine_periodic
 from thatchlab.anticipation._sequential import mine_sequential
 from thatchlab.core.errors import InputError
-from thatchlab.core.frames import plain_columns
+from thatchlab.core.frames import need_columns, plain_columns
 from thatchlab.core.params.anticipation import AnticipationParams
 from thatchlab.core.time import as_utc, as_utc_series
 
@@ -181,6 +182,9 @@ def mine(events: pd.DataFrame, recalls: pd.DataFrame, now, params: AnticipationP
     if not isinstance(params, AnticipationParams):
         raise InputError(f"params: expected AnticipationParams, got {type(params).__name__}")
     now = as_utc(now, what="now")
+    # the union below numbers recall rows after the events: name a missing key in its own stream first
+    for frame, what, keys in ((events, "events", ("workspace", "name")), (recalls, "recalls", ("workspace", "fact_id"))):
+        require_values(need_columns(frame, what, ["ts", *keys]), what, keys)
     ev = in_lookback(events, now, params.lookback)
     rc = in_lookback(recalls, now, params.lookback)
     seq = mine_sequential(event_recall_union(ev, rc), window=params.window, min_obs=params.min_obs,

@@ -9,6 +9,8 @@ All three are group-by operations over the recall (and event) streams.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 
@@ -185,21 +187,23 @@ def _mentions(df, what):
 def _entity_lists(col: pd.Series, what: str) -> list:
     """Each row's entity names as a list (``[]`` for a missing cell); :class:`InputError` names the
     first cell that is not a list of names (text alone would be read letter by letter)."""
-    out = []
-    for i, v in enumerate(col):
-        if isinstance(v, (list, tuple, np.ndarray)):
-            names = list(v)
-            for x in names:
-                if not isinstance(x, str):
-                    raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names, "
-                                     f"got {cell_repr(v)}")
-            out.append(names)
-        elif v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
-            out.append([])
-        else:
-            raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names or null, "
-                             f"got {cell_repr(v)}")
+    cells = col.tolist()
+    out = [list(v) if isinstance(v, _LISTS) else [] if v is None or v is pd.NA or v != v else _NOT_A_LIST
+           for v in cells]                          # v != v: a float NaN
+    if _NOT_A_LIST in out:
+        i = out.index(_NOT_A_LIST)
+        raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names or null, "
+                         f"got {cell_repr(cells[i])}")
+    kinds = set(map(type, itertools.chain.from_iterable(out)))         # one pass in C; rows only on failure
+    if not all(issubclass(k, str) for k in kinds):
+        i = next(i for i, names in enumerate(out) if not all(isinstance(x, str) for x in names))
+        raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names, "
+                         f"got {cell_repr(out[i])}")
     return out
+
+
+_LISTS = (list, tuple, np.ndarray)
+_NOT_A_LIST = object()
 
 
 def mine_conditional(events: pd.DataFrame, recalls: pd.DataFrame, *, min_obs: int = 3,

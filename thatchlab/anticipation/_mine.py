@@ -116,6 +116,15 @@ def event_recall_union(events: pd.DataFrame, recalls: pd.DataFrame) -> pd.DataFr
     return pd.concat([e, r], ignore_index=True)
 
 
+def _keyed(df, what: str, name: str) -> pd.DataFrame:
+    """``df`` made plain, each row's workspace and ``name`` checked: :func:`mine` mines the union
+    of both streams, which numbers recall rows after the events, so a missing key is named in
+    its own stream first."""
+    df = need_columns(df, what, ["ts", "workspace", name])
+    require_values(df, what, ("workspace", name))
+    return df
+
+
 def _frame(df, type_, trigger_kind=None, target_kind=None):
     out = df.reindex(columns=PATTERN_COLUMNS)
     out["type"] = type_
@@ -182,11 +191,8 @@ def mine(events: pd.DataFrame, recalls: pd.DataFrame, now, params: AnticipationP
     if not isinstance(params, AnticipationParams):
         raise InputError(f"params: expected AnticipationParams, got {type(params).__name__}")
     now = as_utc(now, what="now")
-    # the union below numbers recall rows after the events: name a missing key in its own stream first
-    for frame, what, keys in ((events, "events", ("workspace", "name")), (recalls, "recalls", ("workspace", "fact_id"))):
-        require_values(need_columns(frame, what, ["ts", *keys]), what, keys)
-    ev = in_lookback(events, now, params.lookback)
-    rc = in_lookback(recalls, now, params.lookback)
+    ev = in_lookback(_keyed(events, "events", "name"), now, params.lookback)
+    rc = in_lookback(_keyed(recalls, "recalls", "fact_id"), now, params.lookback)
     seq = mine_sequential(event_recall_union(ev, rc), window=params.window, min_obs=params.min_obs,
                           min_conf=params.min_conf, mode=params.mode)
     per = mine_periodic(rc, slot_hours=params.slot_hours, timezone=params.timezone,

@@ -188,8 +188,7 @@ def _entity_lists(col: pd.Series, what: str) -> list:
     """Each row's entity names as a list (``[]`` for a missing cell); :class:`InputError` names the
     first cell that is not a list of names (text alone would be read letter by letter)."""
     cells = col.tolist()
-    out = [list(v) if isinstance(v, _LISTS) else [] if v is None or v is pd.NA or v != v else _NOT_A_LIST
-           for v in cells]                          # v != v: a float NaN
+    out = [list(v) if isinstance(v, _LISTS) else [] if _missing(v) else _NOT_A_LIST for v in cells]
     if _NOT_A_LIST in out:
         i = out.index(_NOT_A_LIST)
         raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names or null, "
@@ -200,6 +199,10 @@ def _entity_lists(col: pd.Series, what: str) -> list:
         raise InputError(f"{what}: row {i}, column 'entities': expected a list of entity names, "
                          f"got {cell_repr(out[i])}")
     return out
+
+
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v))
 
 
 _LISTS = (list, tuple, np.ndarray)
